@@ -1,0 +1,343 @@
+"""CHC front-end: SMT-LIB2 `(set-logic HORN)` files (CHC-COMP format) into the program IR.
+
+Why into the CFA and not a separate graph type: one IR means every engine (BMC, k-induction, TPA, the
+multi-loop engine) and every printer works on Horn clauses too. The translation is the usual one:
+
+  predicate P            -> a location; its arguments -> "slot" variables (the k-th Int argument of every
+                            predicate is the variable `i<k>`, the k-th Bool argument `b<k>`, so predicates in
+                            a chain share state and transition systems stay small)
+  fact   phi -> Q(u)     -> edge init -> Q:  havoc clause vars; assume phi; Q's slots := u
+  rule   P(t) & phi -> Q(u) -> edge P -> Q: the same, with P's slots equated to t (a clause variable used
+                            as a plain argument is replaced by the slot itself, so no equation is needed)
+  query  P(t) & phi -> false -> edge P -> exit: ...; assume phi; assert false ("chc-query")
+
+So the clauses are satisfiable (sat, safe) iff the assertion is never violated (TRUE). Only linear clauses over
+Int/Bool (LIA) are in scope; anything else raises UnsupportedError. SMT-LIB `div`/`mod` are Euclidean;
+they are rewritten into C's truncating `/` and `%` (constant divisors only).
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import z3
+
+from looprover.errors import InputError, UnsupportedError
+from looprover.program.cfa import Assert, Assign, Assume, Havoc, Program, ProgramBuilder, SrcLoc
+from looprover.program.expr import (
+    BOOL, FALSE, MATH_INT, TRUE, Binary, BoolConst, Expr, IntConst, Unary, Var, and_, binary, cmp, ite, not_,
+    or_,
+)
+
+QUERY_PROP = "chc-query"
+
+
+@dataclass
+class Clause:
+    """A Horn clause with its quantified variables instantiated as fresh z3 constants."""
+    body_preds: list[z3.ExprRef]   # predicate applications in the body (at most one in scope)
+    constraint: z3.BoolRef         # the interpreted part of the body
+    head: z3.ExprRef | None        # predicate application, or None for a query (head false)
+    variables: list[z3.ExprRef]
+    index: int
+
+
+def load_chc_program(path: str | os.PathLike) -> Program:
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"{path}: no such file")
+    text = path.read_text(errors="replace")
+    if not text.strip():
+        raise InputError(f"{path}: empty file")
+    try:
+        assertions = z3.parse_smt2_string(text)
+    except z3.Z3Exception as exc:
+        raise InputError(f"{path}: cannot parse SMT-LIB2: {exc}") from None
+    preds: dict[str, z3.FuncDeclRef] = {}
+    clauses = [_split_clause(a, i, preds, path) for i, a in enumerate(assertions)]
+    return _build_program(path, preds, clauses)
+
+
+# ------------------------------------------------------------------------------------ clause shapes
+def _is_pred_app(t: z3.ExprRef, preds: dict[str, z3.FuncDeclRef]) -> bool:
+    return z3.is_app(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED and z3.is_bool(t) and \
+        t.decl().name() in preds
+
+
+def _split_clause(a: z3.ExprRef, index: int, preds: dict, path: Path) -> Clause:
+    variables: list[z3.ExprRef] = []
+    body = a
+    while z3.is_quantifier(body):
+        if not body.is_forall():
+            raise UnsupportedError("existential quantifier in a clause", f"{path}: assertion {index + 1}")
+        n = body.num_vars()
+        consts = [z3.Const(f"{body.var_name(i)}!{index}", body.var_sort(i)) for i in range(n)]
+        variables.extend(consts)
+        # de Bruijn index 0 is the last bound variable
+        body = z3.substitute_vars(body.body(), *reversed(consts))
+    var_ids = {v.get_id() for v in variables}
+
+    def collect_preds(t: z3.ExprRef) -> None:
+        # Uninterpreted Bool-valued applications that are not bound variables are predicates.
+        if z3.is_app(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED and t.get_id() not in var_ids:
+            if z3.is_bool(t):
+                d = t.decl()
+                preds.setdefault(d.name(), d)
+            else:
+                raise UnsupportedError(f"uninterpreted function {t.decl().name()}",
+                                       f"{path}: assertion {index + 1}")
+        for c in t.children():
+            collect_preds(c)
+
+    collect_preds(body)
+    if z3.is_implies(body):
+        lhs, head = body.arg(0), body.arg(1)
+    elif z3.is_not(body):                          # (not (and body...)) is a query
+        lhs, head = body.arg(0), z3.BoolVal(False)
+    elif z3.is_or(body):                           # (or (not b1) ... h)
+        heads = [c for c in body.children() if _is_pred_app(c, preds)]
+        negs = [c for c in body.children() if not _is_pred_app(c, preds)]
+        if len(heads) > 1:
+            raise UnsupportedError("clause with several positive predicates", f"{path}: assertion {index + 1}")
+        head = heads[0] if heads else z3.BoolVal(False)
+        lhs = z3.And(*[z3.Not(c) for c in negs]) if negs else z3.BoolVal(True)
+    else:
+        lhs, head = z3.BoolVal(True), body
+    conj = _flatten_and(lhs)
+    body_preds = [c for c in conj if _is_pred_app(c, preds)]
+    rest = [c for c in conj if not _is_pred_app(c, preds)]
+    if len(body_preds) > 1:
+        raise UnsupportedError(f"non-linear clause ({len(body_preds)} predicates in the body)",
+                               f"{path}: assertion {index + 1}")
+    for c in rest:
+        if _mentions_pred(c, preds):
+            raise UnsupportedError("predicate under negation or disjunction", f"{path}: assertion {index + 1}")
+    if z3.is_false(head):
+        head_app = None
+    elif _is_pred_app(head, preds):
+        head_app = head
+    else:
+        # An interpreted head h: P(t) & phi -> h is the query P(t) & phi & !h -> false.
+        rest.append(z3.Not(head))
+        head_app = None
+    return Clause(body_preds, z3.And(*rest) if rest else z3.BoolVal(True), head_app, variables, index)
+
+
+def _flatten_and(t: z3.ExprRef) -> list[z3.ExprRef]:
+    if z3.is_and(t):
+        out = []
+        for c in t.children():
+            out.extend(_flatten_and(c))
+        return out
+    return [t]
+
+
+def _mentions_pred(t: z3.ExprRef, preds: dict) -> bool:
+    return _is_pred_app(t, preds) or any(_mentions_pred(c, preds) for c in t.children())
+
+
+# ------------------------------------------------------------------------------------- translation
+def _ir_type(sort: z3.SortRef, where: str):
+    if sort.kind() == z3.Z3_INT_SORT:
+        return MATH_INT
+    if sort.kind() == z3.Z3_BOOL_SORT:
+        return BOOL
+    raise UnsupportedError(f"sort {sort}", where)
+
+
+class _Translator:
+    """z3 terms over clause variables -> IR expressions over slots and pooled temporaries."""
+
+    def __init__(self, mapping: dict[int, Expr], where: str):
+        self.mapping = mapping
+        self.where = where
+        self.memo: dict[int, Expr] = {}
+
+    def __call__(self, t: z3.ExprRef) -> Expr:
+        key = t.get_id()
+        if key not in self.memo:
+            self.memo[key] = self._tr(t)
+        return self.memo[key]
+
+    def _tr(self, t: z3.ExprRef) -> Expr:
+        if t.get_id() in self.mapping:
+            return self.mapping[t.get_id()]
+        if z3.is_int_value(t):
+            return IntConst(t.as_long(), MATH_INT)
+        if z3.is_true(t):
+            return TRUE
+        if z3.is_false(t):
+            return FALSE
+        k = t.decl().kind() if z3.is_app(t) else None
+        args = [self(c) for c in t.children()]
+        if k == z3.Z3_OP_ADD:
+            return _fold("+", args)
+        if k == z3.Z3_OP_SUB:
+            return _fold("-", args)
+        if k == z3.Z3_OP_MUL:
+            return _fold("*", args)
+        if k == z3.Z3_OP_UMINUS:
+            return Unary("-", args[0], MATH_INT)
+        if k in (z3.Z3_OP_IDIV, z3.Z3_OP_MOD):
+            return self._euclid(k, t, args)
+        if k in (z3.Z3_OP_LE, z3.Z3_OP_LT, z3.Z3_OP_GE, z3.Z3_OP_GT):
+            op = {z3.Z3_OP_LE: "<=", z3.Z3_OP_LT: "<", z3.Z3_OP_GE: ">=", z3.Z3_OP_GT: ">"}[k]
+            return cmp(op, args[0], args[1])
+        if k == z3.Z3_OP_EQ:
+            return cmp("==", args[0], args[1])
+        if k == z3.Z3_OP_DISTINCT:
+            return and_(*[cmp("!=", a, b) for i, a in enumerate(args) for b in args[i + 1:]])
+        if k == z3.Z3_OP_AND:
+            return and_(*args)
+        if k == z3.Z3_OP_OR:
+            return or_(*args)
+        if k == z3.Z3_OP_NOT:
+            return not_(args[0])
+        if k == z3.Z3_OP_IMPLIES:
+            return or_(not_(args[0]), args[1])
+        if k == z3.Z3_OP_XOR:
+            return cmp("!=", args[0], args[1])
+        if k == z3.Z3_OP_ITE:
+            return ite(args[0], args[1], args[2])
+        raise UnsupportedError(f"operator {t.decl().name()}", self.where)
+
+    def _euclid(self, k, t: z3.ExprRef, args: list[Expr]) -> Expr:
+        """SMT-LIB div/mod (remainder always in [0, |d|)) from C's truncating / and %."""
+        d = t.arg(1)
+        if not z3.is_int_value(d) or d.as_long() == 0:
+            raise UnsupportedError("div/mod by a non-constant", self.where)
+        dv = d.as_long()
+        x, ad = args[0], IntConst(abs(dv), MATH_INT)
+        r = binary("%", binary("+", binary("%", x, ad), ad), ad)
+        if k == z3.Z3_OP_MOD:
+            return r
+        return binary("/", binary("-", x, r), IntConst(dv, MATH_INT))
+
+
+def _fold(op: str, args: list[Expr]) -> Expr:
+    out = args[0]
+    for a in args[1:]:
+        out = binary(op, out, a)
+    return out
+
+
+def _build_program(path: Path, preds: dict[str, z3.FuncDeclRef], clauses: list[Clause]) -> Program:
+    b = ProgramBuilder(path.stem, data_model="CHC", source_file=str(path))
+    b.exit = b.new_loc(name="error")
+    loc = {name: b.new_loc(name=name) for name in preds}
+    pools: dict[str, list[Var]] = {}
+
+    def pooled(kind: str, type_, k: int) -> Var:
+        """The k-th variable of a pool (slots `i<k>`/`b<k>`, temporaries `h…`, parallel-assign `n…`)."""
+        key = f"{kind}{'i' if type_ == MATH_INT else 'b'}"
+        pool = pools.setdefault(key, [])
+        while len(pool) <= k:
+            name = f"{key}{len(pool)}" if kind else f"{'i' if type_ == MATH_INT else 'b'}{len(pool)}"
+            pool.append(b.declare(name, type_, kind="temp" if kind else "local"))
+        return pool[k]
+
+    slots: dict[str, list[Var]] = {}
+    for name, d in preds.items():
+        counters = {MATH_INT: 0, BOOL: 0}
+        vs = []
+        for i in range(d.arity()):
+            t = _ir_type(d.domain(i), f"{path}: predicate {name}")
+            vs.append(pooled("", t, counters[t]))
+            counters[t] += 1
+        slots[name] = vs
+
+    for c in clauses:
+        where = f"{path}: assertion {c.index + 1}"
+        src = SrcLoc(str(path), c.index + 1)
+        mapping: dict[int, Expr] = {}
+        equations: list[tuple[z3.ExprRef, Var]] = []
+        src_loc = b.init
+        if c.body_preds:
+            app = c.body_preds[0]
+            src_loc = loc[app.decl().name()]
+            for arg, slot in zip(app.children(), slots[app.decl().name()]):
+                if z3.is_const(arg) and arg.decl().kind() == z3.Z3_OP_UNINTERPRETED and arg.get_id() not in mapping:
+                    mapping[arg.get_id()] = slot
+                else:
+                    equations.append((arg, slot))
+        defs, constraint = _definitions(c, mapping)
+        counters = {MATH_INT: 0, BOOL: 0}
+        havoc: list[Var] = []
+        for v in c.variables:
+            if v.get_id() not in mapping and v.get_id() not in defs:
+                t = _ir_type(v.sort(), where)
+                h = pooled("h", t, counters[t])
+                counters[t] += 1
+                mapping[v.get_id()] = h
+                havoc.append(h)
+        tr = _Translator(mapping, where)
+        for vid, term in defs.items():
+            mapping[vid] = tr(term)
+        cond = and_(*[cmp("==", slot, tr(arg)) for arg, slot in equations], *[tr(x) for x in constraint])
+        stmts: list = [Havoc(tuple(havoc), src)] if havoc else []
+        if cond != TRUE:
+            stmts.append(Assume(cond, src))
+        if c.head is None:
+            b.add_edge(src_loc, b.exit, *stmts, Assert(FALSE, QUERY_PROP, src))
+            continue
+        name = c.head.decl().name()
+        targets = slots[name]
+        values = [tr(a) for a in c.head.children()]
+        stmts.extend(_parallel_assign(targets, values, lambda t, k: pooled("n", t, k), src))
+        b.add_edge(src_loc, loc[name], *stmts)
+    return b.build()
+
+
+def _definitions(c: Clause, mapping: dict[int, Expr]) -> tuple[dict[int, z3.ExprRef], list[z3.ExprRef]]:
+    """Top-level conjuncts `v = t` (v a clause variable not bound to a slot, not occurring in t) become
+    substitutions v := t, so primed variables are not havocked and re-constrained. Returns the definitions
+    (closed under each other) and the remaining conjuncts with the definitions substituted."""
+    clause_vars = {v.get_id() for v in c.variables}
+    defs: dict[int, tuple[z3.ExprRef, z3.ExprRef]] = {}   # id -> (var, term)
+    rest: list[z3.ExprRef] = []
+
+    def subst(t: z3.ExprRef) -> z3.ExprRef:
+        return z3.substitute(t, *[(v, d) for v, d in defs.values()]) if defs else t
+
+    for cj in _flatten_and(c.constraint):
+        cj = subst(cj)
+        done = False
+        if z3.is_eq(cj):
+            for v, t in ((cj.arg(0), cj.arg(1)), (cj.arg(1), cj.arg(0))):
+                if (z3.is_const(v) and v.get_id() in clause_vars and v.get_id() not in mapping
+                        and v.get_id() not in defs and not _occurs(v, t)):
+                    defs = {k: (w, z3.substitute(d, (v, t))) for k, (w, d) in defs.items()}
+                    defs[v.get_id()] = (v, t)
+                    done = True
+                    break
+        if not done:
+            rest.append(cj)
+    rest = [z3.simplify(subst(cj)) for cj in rest]
+    return {k: d for k, (_, d) in defs.items()}, [cj for cj in rest if not z3.is_true(cj)]
+
+
+def _occurs(v: z3.ExprRef, t: z3.ExprRef) -> bool:
+    if t.eq(v):
+        return True
+    return any(_occurs(v, ch) for ch in t.children())
+
+
+def _parallel_assign(targets: list[Var], values: list[Expr], temp, src: SrcLoc) -> list[Assign]:
+    """`targets := values` simultaneously: route a value through a temporary only when its target is read
+    by another pending value (so the common shifts like i0 := i0 + 1 need none)."""
+    from looprover.program.expr import free_vars
+    pending = [(t, v) for t, v in zip(targets, values) if t != v]
+    reads = [free_vars(v) for _, v in pending]
+    needs_temp = [any(t in reads[j] for j in range(len(pending)) if j != i) for i, (t, _) in enumerate(pending)]
+    first, direct, last = [], [], []
+    counters = {MATH_INT: 0, BOOL: 0}
+    for (t, v), via in zip(pending, needs_temp):
+        if via:
+            tmp = temp(t.type, counters[t.type])
+            counters[t.type] += 1
+            first.append(Assign(tmp, v, src))
+            last.append(Assign(t, tmp, src))
+        else:
+            direct.append(Assign(t, v, src))
+    return first + direct + last
