@@ -1,0 +1,72 @@
+"""The C front-end: a C file (SV-COMP conventions) -> `Program`.
+
+    load_c_program(path, data_model="ILP32") -> Program
+
+`.c` files are preprocessed with `gcc -E` for the data model's target (`-m32` for ILP32), `.i` files are taken as
+preprocessed; libclang parses the text for `i386-pc-linux-gnu` (ILP32) or `x86_64-pc-linux-gnu` (LP64) and
+`lower` turns the typed AST into the CFA (every function inlined into `main`).
+
+Errors: `InputError` (missing/unreadable/empty file, preprocessor or compiler errors with file:line, no `main`,
+unknown data model) and `UnsupportedError(construct, SrcLoc)` for anything that cannot be modelled soundly
+(floating point, unions, bit-fields, recursion, calls to undefined functions such as malloc or printf,
+function pointers, pointer/integer casts, string literals other than char-array initialisers, inline asm...).
+
+Semantics chosen (details in `lower.py` and `memory.py`): explicit casts for every C conversion; `_Bool` is
+the IR's BOOL; left-to-right evaluation where C leaves the order open; SV-COMP built-ins modelled by name
+(`reach_error` = `Assert(false, "unreach-call")`, `__VERIFIER_nondet_X` = havoc of a `nondet` variable of type X,
+`__VERIFIER_assume`/`assume_abort_if_not` = `Assume`, `abort`/`exit`/`__assert_fail` = jump to `Program.exit`);
+pointers are (object id, offset) pairs over address-taken objects, and dereferencing an invalid pointer (UB)
+is blocked with an `Assume`.
+"""
+from __future__ import annotations
+
+import os
+import threading
+
+from looprover.errors import InputError, UnsupportedError
+from looprover.program.cfa import Program
+
+__all__ = ["load_c_program"]
+
+
+# Parsing and lowering recurse as deep as the program's expressions nest; the main thread's 8 MB C stack
+# overflows (a segfault inside libclang) on machine-generated code, so the work runs on a thread with a larger
+# stack (address space is reserved, memory is only used as the recursion needs it).
+_STACK_BYTES = 256 * 1024 * 1024
+
+
+def load_c_program(path: str | os.PathLike, data_model: str = "ILP32") -> Program:
+    result: dict = {}
+
+    def work() -> None:
+        try:
+            result["program"] = _load(path, data_model)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+            result["error"] = exc
+
+    try:
+        old = threading.stack_size(_STACK_BYTES)
+    except (ValueError, RuntimeError):  # platform without settable stacks: run here
+        return _load(path, data_model)
+    try:
+        t = threading.Thread(target=work, name="looprover-c-frontend", daemon=True)
+        t.start()
+    finally:
+        threading.stack_size(old)
+    t.join()
+    if "error" in result:
+        raise result["error"]
+    return result["program"]
+
+
+def _load(path: str | os.PathLike, data_model: str) -> Program:
+    from looprover.frontend.c.lower import lower
+    from looprover.frontend.c.parse import parse
+
+    try:
+        parsed = parse(path, data_model)
+    except (InputError, UnsupportedError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - libclang/ctypes failures must not escape as tracebacks
+        raise InputError(f"{path}: cannot parse: {type(exc).__name__}: {exc}") from exc
+    return lower(parsed, data_model)

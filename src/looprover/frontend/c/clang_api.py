@@ -1,0 +1,105 @@
+"""The parts of libclang the Python bindings (18.1.1) do not expose, bound with ctypes.
+
+Why: operator kinds, constant evaluation, presumed (line-marker aware) locations and variable initialisers are
+exported by the bundled native library but not wrapped by `clang.cindex`. Reading them from tokens instead would
+re-implement C's grammar badly.
+"""
+from __future__ import annotations
+
+import ctypes
+from functools import lru_cache
+
+import clang.cindex as ci
+
+_lib = None
+
+# CXUnaryOperatorKind (clang-c/Index.h, libclang 17+)
+UO_POST_INC, UO_POST_DEC, UO_PRE_INC, UO_PRE_DEC = 1, 2, 3, 4
+UO_ADDR_OF, UO_DEREF, UO_PLUS, UO_MINUS, UO_NOT, UO_LNOT = 5, 6, 7, 8, 9, 10
+UO_REAL, UO_IMAG, UO_EXTENSION = 11, 12, 13
+
+_CXEval_Int = 1
+
+
+def lib():
+    """The native library with the extra prototypes declared (once)."""
+    global _lib
+    if _lib is not None:
+        return _lib
+    lb = ci.conf.lib
+    lb.clang_getCursorBinaryOperatorKind.argtypes = [ci.Cursor]
+    lb.clang_getCursorBinaryOperatorKind.restype = ctypes.c_int
+    lb.clang_getBinaryOperatorKindSpelling.argtypes = [ctypes.c_int]
+    lb.clang_getBinaryOperatorKindSpelling.restype = ci._CXString
+    lb.clang_getCursorUnaryOperatorKind.argtypes = [ci.Cursor]
+    lb.clang_getCursorUnaryOperatorKind.restype = ctypes.c_int
+    lb.clang_Cursor_Evaluate.argtypes = [ci.Cursor]
+    lb.clang_Cursor_Evaluate.restype = ctypes.c_void_p
+    lb.clang_EvalResult_getKind.argtypes = [ctypes.c_void_p]
+    lb.clang_EvalResult_getKind.restype = ctypes.c_int
+    lb.clang_EvalResult_isUnsignedInt.argtypes = [ctypes.c_void_p]
+    lb.clang_EvalResult_isUnsignedInt.restype = ctypes.c_uint
+    lb.clang_EvalResult_getAsUnsigned.argtypes = [ctypes.c_void_p]
+    lb.clang_EvalResult_getAsUnsigned.restype = ctypes.c_ulonglong
+    lb.clang_EvalResult_getAsLongLong.argtypes = [ctypes.c_void_p]
+    lb.clang_EvalResult_getAsLongLong.restype = ctypes.c_longlong
+    lb.clang_EvalResult_dispose.argtypes = [ctypes.c_void_p]
+    lb.clang_EvalResult_dispose.restype = None
+    lb.clang_getPresumedLocation.argtypes = [ci.SourceLocation, ctypes.POINTER(ci._CXString),
+                                             ctypes.POINTER(ctypes.c_uint), ctypes.POINTER(ctypes.c_uint)]
+    lb.clang_getPresumedLocation.restype = None
+    lb.clang_Cursor_getVarDeclInitializer.argtypes = [ci.Cursor]
+    lb.clang_Cursor_getVarDeclInitializer.restype = ci.Cursor
+    lb.clang_Cursor_isNull.argtypes = [ci.Cursor]
+    lb.clang_Cursor_isNull.restype = ctypes.c_int
+    _lib = lb
+    return lb
+
+
+@lru_cache(maxsize=None)
+def _binary_spelling(kind: int) -> str:
+    return ci._CXString.from_result(lib().clang_getBinaryOperatorKindSpelling(kind))
+
+
+def binary_op(c: ci.Cursor) -> str:
+    """'+', '+=', '&&', ',' ... for BINARY_OPERATOR / COMPOUND_ASSIGNMENT_OPERATOR cursors."""
+    return _binary_spelling(lib().clang_getCursorBinaryOperatorKind(c))
+
+
+def unary_op(c: ci.Cursor) -> int:
+    """One of the UO_* constants (pre/post increment are distinct kinds, unlike their spelling)."""
+    return lib().clang_getCursorUnaryOperatorKind(c)
+
+
+def evaluate_int(c: ci.Cursor) -> int | None:
+    """Clang's constant folding of an integer expression (case labels, sizeof, character literals)."""
+    lb = lib()
+    res = lb.clang_Cursor_Evaluate(c)
+    if not res:
+        return None
+    try:
+        if lb.clang_EvalResult_getKind(res) != _CXEval_Int:
+            return None
+        if lb.clang_EvalResult_isUnsignedInt(res):
+            return int(lb.clang_EvalResult_getAsUnsigned(res))
+        return int(lb.clang_EvalResult_getAsLongLong(res))
+    finally:
+        lb.clang_EvalResult_dispose(res)
+
+
+def presumed_location(loc: ci.SourceLocation) -> tuple[str, int, int]:
+    """File, line and column as `#line` markers present them (the original .c of a preprocessed file)."""
+    fname = ci._CXString()
+    line, col = ctypes.c_uint(), ctypes.c_uint()
+    lib().clang_getPresumedLocation(loc, ctypes.byref(fname), ctypes.byref(line), ctypes.byref(col))
+    return ci._CXString.from_result(fname), line.value, col.value
+
+
+def var_initializer(c: ci.Cursor) -> ci.Cursor | None:
+    """The initialiser expression of a VAR_DECL (children also hold array-size expressions, so they cannot
+    tell it apart)."""
+    init = lib().clang_Cursor_getVarDeclInitializer(c)
+    if init is None or lib().clang_Cursor_isNull(init):
+        return None
+    init._tu = c._tu  # what cindex's own cursor-returning wrappers do (children need the TU)
+    return init

@@ -1,0 +1,94 @@
+"""Objects, values and lvalues of the C front-end: how C storage maps onto IR variables.
+
+Memory model (why it is sound for the programs we accept):
+  * Every C object is flattened into leaf variables (see `ctype.Leaf`). Arrays are IR arrays indexed by the
+    flattened element number (row-major for multi-dimensional arrays; struct arrays become one array per field).
+  * An object whose address is taken (`&x`, or an array used as a pointer) gets a positive integer id. A pointer
+    is a pair (object id, element offset in units of its pointee type); 0 is NULL.
+  * A `T*` pointer can only hold ids of objects containing `T`s: the front-end rejects every way of forging a
+    pointer (integer-to-pointer, pointer casts between different pointee types, void* round trips, malloc,
+    string literals, unknown functions). So dereferencing is a case split over the address-taken objects that
+    contain a `T`; the invalid case (NULL, dangling, wrong object) is undefined behaviour and is blocked with an
+    `Assume` (the unreach-call property presupposes UB-free executions).
+  * Locals of inlined functions get fresh variables per call site, except address-taken ones, which get one
+    storage per declaration: without recursion at most one activation of a function is live, and pointers into
+    dead activations are dangling (UB) anyway.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from looprover.frontend.c.ctype import OFF, CType
+from looprover.program.expr import TRUE, Expr, IntConst, IntType, Var
+
+
+@dataclass
+class Obj:
+    """A C object with storage: its IR variables by leaf path, and its id if its address is taken."""
+    name: str
+    ctype: CType
+    vars: dict[tuple, Var]
+    kind: str
+    id: int | None = None
+    is_array: bool = False  # leaves stored in IR arrays at the top level (the object is a C array)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """Where one leaf of an lvalue lives: a scalar variable (`index` None), or an IR array and the flattened
+    index of the element (for array-typed lvalues: of the first element of the sub-array)."""
+    var: Var
+    index: Expr | None
+
+
+@dataclass
+class LV:
+    """An lvalue of C type `ctype`.
+
+    `alts` are guarded alternatives (one with guard TRUE unless the lvalue comes from dereferencing a pointer
+    with several candidate objects); exactly one guard holds on every UB-free execution.
+    `addr` is the lvalue's own address as a pointer value (object id, offset in units of `ctype`), when the
+    model can represent it (whole objects and array elements; not struct members).
+    """
+    ctype: CType
+    alts: list[tuple[Expr, dict[tuple, Cell]]]
+    addr: tuple[Expr, Expr] | None = None
+
+
+@dataclass
+class Val:
+    """An rvalue: one IR expression per leaf of `ctype` (scalars have the single leaf path `()`)."""
+    ctype: CType
+    leaves: dict[tuple, Expr] = field(default_factory=dict)
+
+    @property
+    def e(self) -> Expr:
+        return self.leaves[()]
+
+    @property
+    def obj(self) -> Expr:
+        return self.leaves[()]
+
+    @property
+    def off(self) -> Expr:
+        return self.leaves[(OFF,)]
+
+
+def scalar(ctype: CType, e: Expr) -> Val:
+    return Val(ctype, {(): e})
+
+
+def pointer(ctype: CType, obj: Expr, off: Expr) -> Val:
+    return Val(ctype, {(): obj, (OFF,): off})
+
+
+def single(ctype: CType, cells: dict[tuple, Cell], addr=None) -> LV:
+    return LV(ctype, [(TRUE, cells)], addr)
+
+
+def is_zero(e: Expr) -> bool:
+    return isinstance(e, IntConst) and e.value == 0
+
+
+def idx_const(v: int, t: IntType) -> IntConst:
+    return IntConst(t.wrap(v), t)

@@ -1,0 +1,164 @@
+"""Preprocess (gcc -E) and parse (libclang) a C file for a data model; compiler errors become InputError.
+
+Why gcc for preprocessing: the libclang wheel ships without its builtin headers and without system include
+paths, while the SV-COMP `.c` files include glibc headers. For ILP32 we preprocess with `-m32` so that glibc's
+`__WORDSIZE`-dependent typedefs (int64_t, size_t, LONG_MAX) match the 32-bit target clang parses for; hosts
+without the 32-bit multilib headers get the x86 biarch headers of the host plus an empty `gnu/stubs-32.h`
+(it only lists unimplemented libc functions).
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import clang.cindex as ci
+
+from looprover.errors import InputError
+from looprover.frontend.c.clang_api import presumed_location
+
+TRIPLES = {"ILP32": "i386-pc-linux-gnu", "LP64": "x86_64-pc-linux-gnu"}
+
+# glibc headers preprocessed by a recent gcc use _FloatN types that clang 18 does not know as keywords (measured,
+# see stack.md); needed for `.i` files produced elsewhere.
+_GLIBC_FLOAT_DEFINES = ["-D_Float128=__float128", "-D_Float64x=long double", "-D_Float32x=double",
+                        "-D_Float64=double", "-D_Float32=float"]
+# When we preprocess, we make gcc present itself as the GNU C version clang claims to be (4.2), so that glibc
+# selects declarations clang can parse (e.g. no `__malloc__(deallocator)` attributes, no _FloatN keywords).
+_AS_CLANG = ["-U__GNUC__", "-D__GNUC__=4", "-U__GNUC_MINOR__", "-D__GNUC_MINOR__=2",
+             "-U__GNUC_PATCHLEVEL__", "-D__GNUC_PATCHLEVEL__=1"]
+# gcc accepts these (as warnings) and so must we: all benchmark inputs pass `gcc -fsyntax-only`.
+_RELAX = ["-Wno-error=implicit-function-declaration", "-Wno-error=int-conversion",
+          "-Wno-error=incompatible-pointer-types", "-Wno-error=implicit-int", "-Wno-error=return-type",
+          "-Wno-error=incompatible-function-pointer-types"]
+
+# libclang parses on a helper thread with its own (8 MB) stack unless told not to; we give the calling thread
+# a large stack instead (see load_c_program), which deep expressions in generated code need.
+os.environ.setdefault("LIBCLANG_NOTHREADS", "1")
+
+_index: ci.Index | None = None
+_shim_dir: str | None = None
+
+
+@dataclass
+class Parsed:
+    tu: ci.TranslationUnit
+    path: str            # the input file as given
+    presumed: bool       # report presumed (line-marker) locations: True for .c files we preprocessed
+
+    def where(self, loc: ci.SourceLocation) -> tuple[str, int, int]:
+        if self.presumed:
+            f, line, col = presumed_location(loc)
+            return (f or self.path), line, col
+        f = loc.file.name if loc.file is not None else self.path
+        return f, loc.line, loc.column
+
+
+def _shim() -> str:
+    """A directory holding an empty gnu/stubs-32.h (one per user, shared by all processes: the portfolio and
+    the benchmark runner start many)."""
+    global _shim_dir
+    if _shim_dir is None or not os.path.isfile(os.path.join(_shim_dir, "gnu", "stubs-32.h")):
+        uid = os.getuid() if hasattr(os, "getuid") else 0
+        d = os.path.join(tempfile.gettempdir(), f"looprover-inc32-{uid}")
+        os.makedirs(os.path.join(d, "gnu"), exist_ok=True)
+        stub = Path(d, "gnu", "stubs-32.h")
+        if not stub.is_file():
+            tmp = stub.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text("/* looprover: no unimplemented-function stubs needed */\n")
+            os.replace(tmp, stub)  # atomic: concurrent processes never see a partial file
+        _shim_dir = d
+    return _shim_dir
+
+
+@lru_cache(maxsize=None)
+def _multiarch(gcc: str) -> str:
+    try:
+        return subprocess.run([gcc, "-print-multiarch"], capture_output=True, text=True, timeout=30).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def _gcc_flags(data_model: str, gcc: str) -> list[str]:
+    if data_model != "ILP32":
+        return []
+    flags = ["-m32"]
+    arch = _multiarch(gcc)
+    if arch:
+        flags += ["-idirafter", f"/usr/include/{arch}"]
+    flags += ["-idirafter", _shim()]
+    return flags
+
+
+def _run_cpp(gcc: str, flags: list[str], path: Path):
+    cmd = [gcc, "-E", "-std=gnu17", *flags, *_AS_CLANG, "-I", str(path.parent), str(path)]
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=120)
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise InputError(f"{path}: preprocessing failed: {exc}") from None
+
+
+def preprocess(path: Path, data_model: str) -> str | None:
+    """`gcc -E` output for a .c file, or None when gcc is not installed (libclang then preprocesses)."""
+    gcc = shutil.which("gcc")
+    if gcc is None:
+        return None
+    flags = _gcc_flags(data_model, gcc)
+    r = _run_cpp(gcc, flags, path)
+    if r.returncode != 0 and flags and "-m32" in r.stderr:
+        # a gcc built without 32-bit support: host headers (only matters for __WORDSIZE-dependent typedefs)
+        r = _run_cpp(gcc, [], path)
+    if r.returncode != 0:
+        msg = "\n".join(l for l in r.stderr.splitlines() if "error" in l) or r.stderr.strip()
+        raise InputError(f"preprocessing failed: {msg}")
+    return r.stdout
+
+
+def parse(path_like: str | os.PathLike, data_model: str) -> Parsed:
+    if data_model not in TRIPLES:
+        raise InputError(f"unknown data model {data_model!r} (expected ILP32 or LP64)")
+    path = Path(path_like)
+    shown = str(path_like)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"{shown}: no such file") from None
+    except OSError as exc:
+        raise InputError(f"{shown}: cannot read: {exc.strerror or exc}") from None
+    if not raw.strip():
+        raise InputError(f"{shown}: empty file")
+
+    args = ["-x", "c", "-std=gnu17", "-target", TRIPLES[data_model], "-Ulinux", "-Uunix", "-Ui386",
+            *_RELAX, "-ferror-limit=0", "-fbracket-depth=100000"]
+    unsaved = None
+    presumed = False
+    if path.suffix == ".i":
+        args += _GLIBC_FLOAT_DEFINES
+    else:
+        text = preprocess(path, data_model)
+        if text is None:
+            args += ["-I", str(path.parent)]
+        else:
+            unsaved = [(shown, text)]
+        presumed = True
+    global _index
+    if _index is None:
+        _index = ci.Index.create()
+    try:
+        tu = _index.parse(shown, args=args, unsaved_files=unsaved)
+    except ci.TranslationUnitLoadError as exc:
+        raise InputError(f"{shown}: clang could not parse the file: {exc}") from None
+    parsed = Parsed(tu, shown, presumed)
+    errors = []
+    for d in tu.diagnostics:
+        if d.severity >= ci.Diagnostic.Error:
+            f, line, _ = parsed.where(d.location) if d.location.file is not None else (shown, 0, 0)
+            errors.append(f"{f}:{line}: error: {d.spelling}")
+    if errors:
+        more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
+        raise InputError("; ".join(errors[:5]) + more)
+    return parsed
