@@ -1,0 +1,234 @@
+"""Counterexamples from SMT models, and their replay on the original program with the concrete interpreter.
+
+A FALSE verdict is only as good as this replay: the trace's edges are executed with `program.interp`'s
+expression semantics (`Evaluator`), the havocs get the model's values in order, and the run must reach a
+violated assertion. A trace that blocks, leaves the path, divides by zero or (by default) overflows a signed
+integer is refused: it would be evidence of an encoding bug or rely on undefined behaviour.
+
+Why a stepping loop instead of `interp.run(..., choose=...)`: `choose` is only called at nondeterministic
+locations and does not learn the step number, so it cannot tell where in the trace the run is (a location
+can be visited many times). Following the trace edge by edge is exact, and it lets stores update arrays in
+place (`interp.execute_edge` copies an array on every store, quadratic on long array traces). Statement
+semantics are four lines; all expression semantics come from the interpreter.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import z3
+
+from looprover.program.cfa import Assert, Assign, Assume, Havoc, Program
+from looprover.program.expr import ArrayType, BoolType, IntType, Store, Type, Var
+from looprover.program.interp import ArrayValue, Evaluator, UndefinedBehavior, default_value
+from looprover.smt.encode import EdgeEnc, Encoder, Violation
+from looprover.verdict import Counterexample, TraceStep
+
+
+@dataclass
+class ModelCounterexample(Counterexample):
+    """A `Counterexample` that also records the value of every havocked variable in trace order.
+
+    `inputs` are only the `nondet` scalars (what a harness feeds); replay also needs the values the model
+    chose for other havocs (uninitialised locals, abstraction havocs).
+    """
+    havocs: list[Any] = field(default_factory=list)
+    length: int = 0           # number of CFA edges (the last one contains the violated assertion)
+
+
+class ModelArray(ArrayValue):
+    """An array value read lazily from a z3 model. Reads of base cells are recorded in `touched` (shared by
+    copies) so that the array can be turned into a plain, picklable `ArrayValue` after the replay."""
+
+    def __init__(self, read: Callable[[int], Any], default: Any, cells: dict | None = None,
+                 touched: dict | None = None):
+        super().__init__(default, cells if cells is not None else {})
+        self.read = read
+        self.touched = touched if touched is not None else {}
+
+    def get(self, i):
+        if i in self.cells:
+            return self.cells[i]
+        if i not in self.touched:
+            self.touched[i] = self.read(i)
+        return self.touched[i]
+
+    def copy(self) -> "ModelArray":
+        return ModelArray(self.read, self.default, dict(self.cells), self.touched)
+
+    def materialize(self) -> ArrayValue:
+        return ArrayValue(self.default, {**self.touched, **self.cells})
+
+
+# ------------------------------------------------------------------------------------ model -> trace
+class TraceBuilder:
+    """Accumulates model paths (possibly several, e.g. one per transition-system step) into a trace."""
+
+    def __init__(self, program: Program, enc: Encoder):
+        self.program = program
+        self.enc = enc
+        self.steps: list[TraceStep] = []
+        self.inputs: list[Any] = []
+        self.havocs: list[Any] = []
+        self.violated_at = None
+
+    def value(self, term, t: Type, ev: Callable[[z3.ExprRef], z3.ExprRef]) -> Any:
+        """The model's value of an SSA value (a z3 term, or a Python constant the encoder folded)."""
+        if not isinstance(term, z3.ExprRef):
+            return term
+        if isinstance(t, ArrayType):
+            enc = self.enc
+            elem = t.elem
+
+            def read(i: int, term=term, ev=ev) -> Any:
+                raw = enc.to_python(ev(z3.Select(term, enc.value(i, t.index))), elem)
+                # integer mode normalises reads of bounded elements with the exact wrap (see encode.py)
+                return elem.wrap(raw) if isinstance(elem, IntType) else raw
+            return ModelArray(read, default_value(elem))
+        return self.enc.to_python(ev(term), t)
+
+    def _cname(self, name: str) -> str:
+        info = self.program.variables.get(name)
+        return (info.c_name or name) if info is not None else name
+
+    def _record(self, edge, written, havocs, cells, ev) -> None:
+        vals: dict[str, Any] = {}
+        cell_names = {n for n, _, _ in cells}
+        for name, term in written.items():
+            t = self.program.variables[name].var.type
+            if isinstance(t, ArrayType):
+                if name in cell_names:
+                    continue
+                vals[self._cname(name)] = "<array>"
+            else:
+                vals[self._cname(name)] = self.value(term, t, ev)
+        for name, i, v in cells:
+            t = self.program.variables[name].var.type
+            idx = self.enc.to_python(ev(i), t.index)
+            vals[f"{self._cname(name)}[{idx}]"] = self.enc.to_python(ev(v), t.elem)
+        for var, c in havocs:
+            val = self.value(c, var.type, ev)
+            self.havocs.append(val)
+            info = self.program.variables.get(var.name)
+            if info is not None and info.kind == "nondet" and not isinstance(var.type, ArrayType):
+                self.inputs.append(val)
+        self.steps.append(TraceStep(edge, edge.src_loc, vals))
+
+    def add_path(self, path: Sequence[EdgeEnc], violation: Violation | None,
+                 ev: Callable[[z3.ExprRef], z3.ExprRef]) -> None:
+        for ee in path:
+            self._record(ee.edge, ee.written, ee.havocs, ee.cells, ev)
+        if violation is not None:
+            self._record(violation.edge, violation.written, violation.havocs, violation.cells, ev)
+            self.violated_at = violation.stmt.src or violation.edge.src_loc
+
+    def build(self, initial_env: dict[str, z3.ExprRef], ev0: Callable[[z3.ExprRef], z3.ExprRef]
+              ) -> ModelCounterexample:
+        initial = {}
+        for name, info in self.program.variables.items():
+            if name in initial_env:
+                initial[name] = self.value(initial_env[name], info.var.type, ev0)
+        return ModelCounterexample(self.steps, self.inputs, initial, False, self.violated_at,
+                                   havocs=self.havocs, length=len(self.steps))
+
+
+# ------------------------------------------------------------------------------------ replay
+@dataclass
+class ReplayResult:
+    ok: bool
+    reason: str = ""
+    steps: int = 0
+    overflowed: bool = False
+    violated: Assert | None = None
+    state: dict = field(default_factory=dict)
+
+
+class _Havocs:
+    def __init__(self, program: Program, cex: Counterexample):
+        self.kinds = {n: i.kind for n, i in program.variables.items()}
+        self.all = list(getattr(cex, "havocs", None) or [])
+        self.use_all = hasattr(cex, "havocs") and bool(self.all)
+        self.inputs = list(cex.inputs)
+        self.pos = 0
+        self.ipos = 0
+
+    def __call__(self, v: Var):
+        if self.use_all:
+            if self.pos >= len(self.all):
+                raise IndexError("trace has fewer havoc values than the replay needs")
+            val = self.all[self.pos]
+            self.pos += 1
+            if isinstance(val, ArrayValue):
+                val = val.copy()
+            return val
+        # A plain Counterexample: harness semantics (nondet scalars from `inputs`, everything else 0).
+        if self.kinds.get(v.name) == "nondet" and not isinstance(v.type, ArrayType):
+            val = self.inputs[self.ipos] if self.ipos < len(self.inputs) else 0
+            self.ipos += 1
+            return bool(val) if isinstance(v.type, BoolType) else v.type.wrap(val)
+        return default_value(v.type)
+
+
+def replay(program: Program, cex: Counterexample, bitvector: bool = False, allow_overflow: bool = False
+           ) -> ReplayResult:
+    """Execute the trace's edges on `program` from its initial values; ok iff an assertion fails on it."""
+    ev = Evaluator("wrap" if bitvector else "math")
+    state: dict[str, Any] = {n: default_value(i.var.type) for n, i in program.variables.items()}
+    for n, v in cex.initial.items():
+        if n in state:
+            state[n] = v.copy() if isinstance(v, ArrayValue) else v
+    oracle = _Havocs(program, cex)
+    loc = program.init
+    n = 0
+    try:
+        for n, step in enumerate(cex.steps):
+            edge = step.edge
+            if loc == program.exit:
+                return ReplayResult(False, f"trace continues after program exit at step {n}", n)
+            if edge.src != loc:
+                return ReplayResult(False, f"step {n} leaves from L{edge.src}, not from L{loc}", n)
+            for st in edge.stmts:
+                if isinstance(st, Assign):
+                    rhs = st.rhs
+                    if isinstance(rhs, Store) and rhs.array == st.lhs:
+                        arr = state[st.lhs.name]
+                        idx, val = ev.eval(rhs.index, state), ev.eval(rhs.value, state)
+                        arr.cells[idx] = val    # in place: every variable owns its array (see below)
+                    else:
+                        val = ev.eval(rhs, state)
+                        state[st.lhs.name] = val.copy() if isinstance(val, ArrayValue) else val
+                elif isinstance(st, Havoc):
+                    for v in st.vars:
+                        state[v.name] = oracle(v)
+                elif isinstance(st, Assume):
+                    if not ev.eval(st.cond, state):
+                        return ReplayResult(False, f"blocked at step {n} ({edge.src_loc}): {st.cond}", n,
+                                            ev.overflowed)
+                elif isinstance(st, Assert):
+                    if not ev.eval(st.cond, state):
+                        if ev.overflowed and not allow_overflow:
+                            return ReplayResult(False, "the violation depends on signed overflow "
+                                                "(undefined behaviour)", n + 1, True, st)
+                        return ReplayResult(True, "", n + 1, ev.overflowed, st, state)
+            loc = edge.dst
+    except UndefinedBehavior as ub:
+        return ReplayResult(False, f"undefined behaviour at step {n}: {ub}", n, ev.overflowed)
+    except IndexError as err:
+        return ReplayResult(False, str(err), n, ev.overflowed)
+    return ReplayResult(False, "the trace ends without a violated assertion", len(cex.steps), ev.overflowed)
+
+
+def validate(program: Program, cex: Counterexample, bitvector: bool = False) -> ReplayResult:
+    """Replay; on success mark `cex.validated`, trim it to the violating step, and replace lazy model arrays
+    by plain `ArrayValue`s (so the evidence can be pickled across processes)."""
+    res = replay(program, cex, bitvector)
+    if res.ok:
+        cex.validated = True
+        del cex.steps[res.steps:]
+    for name, v in list(cex.initial.items()):
+        if isinstance(v, ModelArray):
+            cex.initial[name] = v.materialize()
+    if isinstance(cex, ModelCounterexample):
+        cex.havocs = [v.materialize() if isinstance(v, ModelArray) else v for v in cex.havocs]
+        cex.length = len(cex.steps)
+    return res
