@@ -1,0 +1,413 @@
+"""Model-based projection (MBP) and exact quantifier elimination over z3 terms (LIA/LRA, Booleans).
+
+Why both: TPA needs a *cheap under-approximation* of `∃v. F` that still contains a given model (to build truly
+reachable midpoints and targets, design/algorithms.md B2) -- that is MBP, a single call per model. Witnesses and
+aux-variable elimination need the *exact* `∃v. F` -- that is QE, which can be much more expensive.
+
+- `project(F, model, keep=... | eliminate=...)` returns R over the kept symbols with `model ⊨ R` and
+  `R ⇒ ∃eliminated. F`. It uses z3's `Z3_qe_model_project` (`ModelRef.project`); integer projection introduces
+  divisibility atoms such as `(1 + y) % 2 == 0`. Variables z3 cannot eliminate (e.g. under non-linear terms) are
+  replaced by their model values, which keeps both properties.
+- `qe(F, eliminate)` returns R with `R ⇔ ∃eliminated. F`, quantifier-free, trying z3 tactics in the order
+  `qe` → `qe2` → `qe_rec`. The result is exact because these tactics are equivalence-preserving goal
+  transformers; we only accept an answer that is quantifier-free and free of the eliminated symbols.
+
+`free_constants` is the vocabulary helper shared with `interpolate.py`.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import z3
+from z3 import z3 as _z3  # _to_expr_ref: wraps a raw AST (not re-exported by the package)
+from z3 import z3core as _C
+
+__all__ = ["ModelValues", "QEError", "Vocabulary", "eliminate_quantifiers", "free_constants", "implicant",
+           "mbp_enumerate", "project", "qe", "vocabulary"]
+
+
+class QEError(RuntimeError):
+    """No QE tactic produced a quantifier-free equivalent within the time limit."""
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# vocabulary helpers
+
+@dataclass
+class Vocabulary:
+    constants: list[z3.ExprRef]          # uninterpreted constants, first-seen order
+    functions: list[z3.FuncDeclRef]      # uninterpreted function symbols of arity > 0
+    quantified: bool                     # a quantifier occurs
+
+
+def vocabulary(*formulas: z3.ExprRef) -> Vocabulary:
+    """One walk over the formulas' DAG collecting what the engines ask about their vocabulary.
+
+    Walks the raw C-level ASTs: creating a Python wrapper per node made these walks a third of the time of a
+    TPA run on small problems (measured with cProfile). The raw pointers need no reference counting because
+    the formulas keep every sub-term alive during the walk.
+    """
+    consts: dict[int, int] = {}
+    funcs: dict[int, object] = {}
+    quantified = False
+    visited: set[int] = set()
+    ctx = formulas[0].ctx if formulas else z3.main_ctx()
+    ref = ctx.ref()
+    for f in formulas:
+        todo = [f.as_ast()]
+        while todo:
+            a = todo.pop()
+            i = _C.Z3_get_ast_id(ref, a)
+            if i in visited:
+                continue
+            visited.add(i)
+            kind = _C.Z3_get_ast_kind(ref, a)
+            if kind == z3.Z3_APP_AST:
+                n = _C.Z3_get_app_num_args(ref, a)
+                d = _C.Z3_get_app_decl(ref, a)
+                if _C.Z3_get_decl_kind(ref, d) == z3.Z3_OP_UNINTERPRETED:
+                    if n == 0:
+                        consts.setdefault(i, a)
+                    else:
+                        funcs.setdefault(_C.Z3_get_ast_id(ref, _C.Z3_func_decl_to_ast(ref, d)), d)
+                for j in range(n - 1, -1, -1):
+                    todo.append(_C.Z3_get_app_arg(ref, a, j))
+            elif kind == z3.Z3_QUANTIFIER_AST:
+                quantified = True
+                todo.append(_C.Z3_get_quantifier_body(ref, a))
+    return Vocabulary([_z3._to_expr_ref(a, ctx) for a in consts.values()],
+                      [z3.FuncDeclRef(d, ctx) for d in funcs.values()], quantified)
+
+
+def free_constants(*formulas: z3.ExprRef) -> list[z3.ExprRef]:
+    """Uninterpreted constants occurring in the formulas, each once, in first-seen (deterministic) order.
+
+    Bound variables of quantifiers are `Var`s in z3, not constants, so they are never reported.
+    """
+    return vocabulary(*formulas).constants
+
+
+def uninterpreted_functions(*formulas: z3.ExprRef) -> list[z3.FuncDeclRef]:
+    """Uninterpreted function symbols of arity > 0 (we support none of them, but callers want to know)."""
+    return vocabulary(*formulas).functions
+
+
+def has_quantifier(f: z3.ExprRef) -> bool:
+    return vocabulary(f).quantified
+
+
+def _ids(vs: Iterable[z3.ExprRef]) -> set[int]:
+    return {v.get_id() for v in vs}
+
+
+def _split_vars(formula: z3.ExprRef, keep: Sequence[z3.ExprRef] | None,
+                eliminate: Sequence[z3.ExprRef] | None) -> list[z3.ExprRef]:
+    """The constants to eliminate, from exactly one of `keep` / `eliminate`."""
+    if (keep is None) == (eliminate is None):
+        raise ValueError("give exactly one of keep= or eliminate=")
+    if eliminate is not None:
+        for v in eliminate:
+            if not (z3.is_const(v) and v.decl().kind() == z3.Z3_OP_UNINTERPRETED):
+                raise ValueError(f"can only eliminate uninterpreted constants, not {v}")
+        present = _ids(free_constants(formula))
+        return [v for v in eliminate if v.get_id() in present]
+    kept = _ids(keep)
+    return [c for c in free_constants(formula) if c.get_id() not in kept]
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# implicants: a cube of literals, true in a model, that implies the formula
+
+class ModelValues:
+    """Truth values in a model, cached per term. The cache keeps each term alive: z3 recycles the ids of freed
+    terms, so caching a temporary (e.g. `a < b` built on the fly) by id alone returned stale values."""
+
+    def __init__(self, m: z3.ModelRef):
+        self.m = m
+        self.cache: dict[int, tuple[z3.ExprRef, bool]] = {}
+
+    def __call__(self, t: z3.BoolRef) -> bool:
+        tid = t.get_id()
+        hit = self.cache.get(tid)
+        if hit is None:
+            hit = (t, z3.is_true(self.m.eval(t, model_completion=True)))
+            self.cache[tid] = hit
+        return hit[1]
+
+
+def _kind(t: z3.ExprRef) -> int | None:
+    return t.decl().kind() if z3.is_app(t) else None
+
+
+def _resolve_ites(t: z3.ExprRef, val: ModelValues) -> tuple[z3.ExprRef, list[z3.BoolRef]]:
+    """Replace every term-level if-then-else in an atom by the branch the model takes; return the conditions.
+
+    `conds ∧ atom'` implies the original atom, and Farkas needs ite-free linear atoms.
+    """
+    conds: list[z3.BoolRef] = []
+    for _ in range(10_000):
+        ites: dict[int, z3.ExprRef] = {}
+        seen: set[int] = set()
+        todo = list(t.children())
+        while todo:
+            u = todo.pop()
+            if u.get_id() in seen or not z3.is_app(u):
+                continue
+            seen.add(u.get_id())
+            if _kind(u) == z3.Z3_OP_ITE:
+                ites[u.get_id()] = u          # outermost ites only: the branches are resolved in the next round
+            elif not z3.is_bool(u):
+                todo.extend(u.children())
+        if not ites:
+            return t, conds
+        pairs = []
+        for u in ites.values():
+            c = u.arg(0)
+            conds.append(c)
+            pairs.append((u, u.arg(1) if val(c) else u.arg(2)))
+        t = z3.substitute(t, *pairs)
+    raise ValueError("implicant: if-then-else nesting too deep")
+
+
+def implicant(f: z3.BoolRef, m: z3.ModelRef, *, split_disequalities: bool = False) -> list[z3.BoolRef]:
+    """Literals, each true in m, whose conjunction implies f (m must satisfy f; ValueError otherwise).
+
+    Disjunctions are resolved by the model (the first true child, preferring one already used), Boolean
+    equivalences by the model values of both sides, term if-then-elses by the branch the model takes (the
+    condition becomes a literal). With `split_disequalities`, an arithmetic `a ≠ b` becomes `a < b` or `a > b`,
+    whichever the model satisfies: projection and Farkas reasoning need convex literals.
+    """
+    val = ModelValues(m)
+    lits: dict[tuple[int, bool], z3.BoolRef] = {}
+    done: set[tuple[int, bool]] = set()
+    alive: list[z3.ExprRef] = []          # `done` is keyed by id: keep temporaries alive so ids are not reused
+    todo: list[tuple[z3.BoolRef, bool]] = [(f, True)]
+    while todo:
+        t, pol = todo.pop()
+        alive.append(t)
+        key = (t.get_id(), pol)
+        if key in done:
+            continue
+        done.add(key)
+        if z3.is_true(t) or z3.is_false(t):
+            if z3.is_true(t) != pol:
+                raise ValueError("implicant: model does not satisfy the formula")
+            continue
+        k = _kind(t)
+        kids = t.children() if z3.is_app(t) else []
+        if k == z3.Z3_OP_NOT:
+            todo.append((kids[0], not pol))
+        elif (k == z3.Z3_OP_AND and pol) or (k == z3.Z3_OP_OR and not pol):
+            todo.extend((c, pol) for c in reversed(kids))
+        elif (k == z3.Z3_OP_OR and pol) or (k == z3.Z3_OP_AND and not pol):
+            good = [c for c in kids if val(c) == pol]
+            if not good:
+                raise ValueError("implicant: model does not satisfy the formula")
+            pick = next((c for c in good if (c.get_id(), pol) in done), good[0])
+            todo.append((pick, pol))
+        elif k == z3.Z3_OP_IMPLIES:
+            a, b = kids
+            if pol:
+                todo.append((a, False) if not val(a) else (b, True))
+            else:
+                todo.extend([(a, True), (b, False)])
+        elif k == z3.Z3_OP_ITE and z3.is_bool(t):
+            c = kids[0]
+            vc = val(c)
+            todo.extend([(c, vc), (kids[1] if vc else kids[2], pol)])
+        elif k in (z3.Z3_OP_EQ, z3.Z3_OP_DISTINCT, z3.Z3_OP_XOR, z3.Z3_OP_IFF) and kids and z3.is_bool(kids[0]):
+            todo.extend((c, val(c)) for c in kids)
+        elif k == z3.Z3_OP_DISTINCT:
+            pairs = [(kids[i], kids[j]) for i in range(len(kids)) for j in range(i + 1, len(kids))]
+            if pol:
+                todo.extend((a == b, False) for a, b in pairs)
+            else:
+                a, b = next((a, b) for a, b in pairs if val(a == b))
+                todo.append((a == b, True))
+        else:
+            atom, conds = _resolve_ites(t, val) if z3.is_app(t) else (t, [])
+            todo.extend((c, val(c)) for c in conds)
+            if (split_disequalities and not pol and _kind(atom) == z3.Z3_OP_EQ and z3.is_arith(atom.arg(0))):
+                a, b = atom.arg(0), atom.arg(1)
+                lit = a < b if val(a < b) else a > b
+                lits.setdefault((lit.get_id(), True), lit)
+                alive.append(lit)
+                continue
+            lit = atom if pol else z3.Not(atom)
+            lits.setdefault((atom.get_id(), pol), lit)
+    return list(lits.values())
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# model-based projection
+
+def _completed_model(model: z3.ModelRef, symbols: Sequence[z3.ExprRef]) -> z3.ModelRef:
+    """`model` extended with a value for every symbol it leaves undefined.
+
+    z3's projection returns `false` when the model does not define a variable of the formula (measured), so a
+    partial model from the caller (e.g. one that only defines the variables of a sub-formula) must be completed.
+    """
+    missing = [c for c in symbols if model.get_interp(c.decl()) is None]
+    if not missing:
+        return model
+    m = z3.Model(ctx=model.ctx)
+    for d in model.decls():
+        if d.arity() == 0:
+            m.update_value(d, model.get_interp(d))
+    for c in symbols:
+        if m.get_interp(c.decl()) is None:
+            m.update_value(c, model.eval(c, model_completion=True))
+    return m
+
+
+def project(formula: z3.BoolRef, model: z3.ModelRef, *, keep: Sequence[z3.ExprRef] | None = None,
+            eliminate: Sequence[z3.ExprRef] | None = None, simplify: bool = True) -> z3.BoolRef:
+    """Model-based projection: R over the kept symbols with `model ⊨ R` and `R ⇒ ∃eliminated. formula`.
+
+    Give exactly one of `keep` (every other constant of `formula` is eliminated) or `eliminate`. `model` must
+    satisfy `formula` (undefined symbols are completed); raises ValueError otherwise. The result is an
+    under-approximation of the existential projection chosen by the model, cheap enough to call per model
+    (about a millisecond on small LIA formulas); enumerate models (`mbp_enumerate`) to get the exact projection.
+    """
+    elim = _split_vars(formula, keep, eliminate)
+    m = _completed_model(model, free_constants(formula))
+    if not z3.is_true(m.eval(formula, model_completion=True)):
+        raise ValueError("project: the model does not satisfy the formula")
+    if not elim:
+        return z3.simplify(formula) if simplify else formula
+    elim_ids = _ids(elim)
+    # Project a convex implicant rather than the formula: z3's projection substitutes model values for variables
+    # under `distinct`/disjunctions, so enumerating models of a formula with `distinct` never terminated
+    # (measured: 441 different projections). Projecting a cube of the formula is still an under-approximation
+    # of ∃elim. formula, true in the model.
+    cube = implicant(formula, m, split_disequalities=True)
+    target = z3.BoolVal(True, formula.ctx) if not cube else cube[0] if len(cube) == 1 else z3.And(cube)
+    try:
+        r = m.project(elim, target)
+    except z3.Z3Exception:
+        r = None
+    if r is not None:
+        # Whatever z3 could not eliminate (non-linear occurrences, unsupported sorts) is fixed to its model value:
+        # R[v := m(v)] is still true in m and still implies ∃v. R.
+        left = [c for c in free_constants(r) if c.get_id() in elim_ids]
+        if left:
+            r = z3.substitute(r, *[(c, m.eval(c, model_completion=True)) for c in left])
+        if has_quantifier(r) or not z3.is_true(m.eval(r, model_completion=True)):
+            r = None
+    if r is None:
+        # Trivial but always valid projection: substitute the model values of all eliminated variables.
+        r = z3.substitute(target, *[(c, m.eval(c, model_completion=True)) for c in elim])
+    return z3.simplify(r) if simplify else r
+
+
+def mbp_enumerate(formula: z3.BoolRef, *, keep: Sequence[z3.ExprRef] | None = None,
+                  eliminate: Sequence[z3.ExprRef] | None = None, timeout: float = 10.0,
+                  max_rounds: int = 1000) -> z3.BoolRef | None:
+    """Exact `∃eliminated. formula` as a disjunction of MBPs, one per model of `formula ∧ ¬(disjuncts so far)`.
+
+    Terminates because MBP has a finite image for LRA/LIA. Returns None on timeout/`max_rounds`. Used as the QE
+    fallback when the tactics give up; usually slower than `qe` on formulas with many disjunctions.
+    """
+    ctx = formula.ctx
+    elim = _split_vars(formula, keep, eliminate)
+    if not elim:
+        return formula
+    deadline = time.monotonic() + timeout
+    s = z3.Solver(ctx=ctx)
+    s.add(formula)
+    parts: list[z3.BoolRef] = []
+    for _ in range(max_rounds):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return None
+        s.set("timeout", max(1, int(left * 1000)))
+        r = s.check()
+        if r == z3.unsat:
+            return z3.simplify(z3.Or(parts)) if parts else z3.BoolVal(False, ctx)
+        if r != z3.sat:
+            return None
+        p = project(formula, s.model(), eliminate=elim)
+        parts.append(p)
+        s.add(z3.Not(p))
+    return None
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# exact quantifier elimination
+
+# Measured on 40 random 4-variable LIA formulas with divisibility atoms (3 s cap): qe2 and qe_rec solved 38 in
+# 3-60 ms each, qe solved 34 and needed up to 0.65 s, but solved one that qe2/qe_rec could not. Each tactic gets a
+# share of the remaining time so that one slow tactic cannot starve the others.
+QE_TACTICS = ("qe2", "qe", "qe_rec")
+_QE_SHARE = {"qe2": 0.4, "qe": 0.6, "qe_rec": 1.0}
+
+
+def _goal_formula(goals: z3.ApplyResult, ctx: z3.Context) -> z3.BoolRef:
+    # explicit contexts throughout: `z3.And([])` would silently build `true` in the *main* context
+    disj = [z3.BoolVal(True, ctx) if len(g) == 0 else g[0] if len(g) == 1 else z3.And(list(g)) for g in goals]
+    if not disj:
+        return z3.BoolVal(False, ctx)
+    return disj[0] if len(disj) == 1 else z3.Or(disj)
+
+
+def _run_qe_tactics(problem: z3.BoolRef, forbidden: set[int], deadline: float,
+                    tactics: Sequence[str]) -> z3.BoolRef | None:
+    """The first tactic result that is quantifier-free and avoids the `forbidden` constant ids."""
+    ctx = problem.ctx
+    for i, name in enumerate(tactics):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        if i + 1 < len(tactics):
+            left *= _QE_SHARE.get(name, 0.5)
+        g = z3.Goal(ctx=ctx)
+        g.add(problem)
+        try:
+            res = _goal_formula(z3.TryFor(z3.Tactic(name, ctx=ctx), max(1, int(left * 1000)))(g), ctx)
+        except z3.Z3Exception:
+            continue
+        voc = vocabulary(res)
+        if voc.quantified or _ids(voc.constants) & forbidden:
+            continue
+        return res
+    return None
+
+
+def eliminate_quantifiers(formula: z3.BoolRef, *, timeout: float = 10.0,
+                          tactics: Sequence[str] = QE_TACTICS) -> z3.BoolRef:
+    """A quantifier-free equivalent of a (quantified) formula, e.g. a Spacer answer with `∃` inside.
+
+    Raises QEError when no tactic succeeds in time.
+    """
+    if not has_quantifier(formula):
+        return formula
+    res = _run_qe_tactics(formula, set(), time.monotonic() + timeout, tactics)
+    if res is None:
+        raise QEError(f"quantifier elimination failed within {timeout:.3g}s")
+    return z3.simplify(res)
+
+
+def qe(formula: z3.BoolRef, *, eliminate: Sequence[z3.ExprRef] | None = None,
+       keep: Sequence[z3.ExprRef] | None = None, timeout: float = 10.0,
+       tactics: Sequence[str] = QE_TACTICS, simplify: bool = True) -> z3.BoolRef:
+    """Exact quantifier elimination: a quantifier-free R over the kept symbols with `R ⇔ ∃eliminated. formula`.
+
+    Tries the tactics in order, each with a share of the time that is left; the first one whose result is
+    quantifier-free and free of the eliminated symbols wins (`qe-light` is not used: it may leave quantifiers).
+    Falls back to `mbp_enumerate` (also exact). Raises QEError when nothing succeeds in time.
+    """
+    elim = _split_vars(formula, keep, eliminate)
+    if not elim:
+        return z3.simplify(formula) if simplify else formula
+    deadline = time.monotonic() + timeout
+    res = _run_qe_tactics(z3.Exists(elim, formula), _ids(elim), deadline, tactics)
+    if res is not None:
+        return z3.simplify(res) if simplify else res
+    left = deadline - time.monotonic()
+    if left > 0:
+        res = mbp_enumerate(formula, eliminate=elim, timeout=left)
+        if res is not None:
+            return res
+    raise QEError(f"quantifier elimination of {len(elim)} variable(s) failed within {timeout:.3g}s")
