@@ -1,0 +1,267 @@
+"""Run benchmark tasks in parallel, each in its own process with hard limits, and score the results.
+
+Why one `python -m looprover verify --json` subprocess per task: it is the same code path a user runs, a
+crash or a runaway solver takes down only that run, and the whole process group (the verifier and its
+portfolio children) can be killed at the wall-clock limit. The memory limit is the verifier's own
+`--memory` (RLIMIT_AS set at its start), so nothing runs between fork and exec in this multi-threaded
+parent. A run that is killed, crashes or runs out of memory counts as UNKNOWN with the reason.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+from looprover.bench.tasks import BenchTask, collect_tasks
+from looprover.errors import InputError
+
+KILL_GRACE = 5.0          # seconds past the task timeout before its process group is killed
+POLL = 0.05
+
+# SV-COMP scoring (https://sv-comp.sosy-lab.org/rules.php)
+SCORE = {"correct-true": 2, "correct-false": 1, "wrong-true": -32, "wrong-false": -16}
+
+CSV_FIELDS = ["task", "property", "expected", "status", "result", "score", "engine", "reason",
+              "cpu_time", "wall_time", "input"]
+
+
+@dataclass
+class RunResult:
+    task: BenchTask
+    status: str            # TRUE | FALSE | UNKNOWN (a run that failed is UNKNOWN with the reason)
+    engine: str
+    reason: str
+    wall_time: float = 0.0
+    cpu_time: float = 0.0
+    ran: bool = True       # False for tasks we did not run (unsupported property, invalid definition)
+
+    @property
+    def category(self) -> str:
+        """correct-true | correct-false | wrong-true | wrong-false | unknown | unsupported | invalid."""
+        if self.task.error is not None:
+            return "invalid"
+        if not self.ran:
+            return "unsupported"
+        if self.status not in ("TRUE", "FALSE") or self.task.expected is None:
+            return "unknown"
+        said_true = self.status == "TRUE"
+        right = said_true == self.task.expected
+        return f"{'correct' if right else 'wrong'}-{'true' if said_true else 'false'}"
+
+    @property
+    def result(self) -> str:
+        c = self.category
+        return c.split("-")[0] if c.startswith(("correct", "wrong")) else c
+
+    @property
+    def score(self) -> int:
+        return SCORE.get(self.category, 0)
+
+
+def verify_command(task: BenchTask, timeout: float, engine: str, memory: int | None,
+                   bitvector: bool = False) -> list[str]:
+    cmd = [sys.executable, "-m", "looprover", "verify", str(task.input_file), "--property", task.property_spec,
+           "--data-model", task.data_model, "--engine", engine, "--timeout", f"{timeout:g}", "--json"]
+    if memory:
+        cmd += ["--memory", str(memory)]
+    if bitvector:
+        cmd.append("--bitvector")
+    return cmd
+
+
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def run_one(task: BenchTask, cmd: Sequence[str], timeout: float, grace: float = KILL_GRACE,
+            stop: threading.Event | None = None) -> RunResult:
+    """Run one verifier process; kill its process group at timeout + grace (or when `stop` is set)."""
+    if task.error is not None:
+        return RunResult(task, "UNKNOWN", "-", task.error, ran=False)
+    if not task.runnable:
+        return RunResult(task, "UNKNOWN", "-", f"unsupported property: {task.property}", ran=False)
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.monotonic()
+        proc = subprocess.Popen(list(cmd), stdout=out, stderr=err, stdin=subprocess.DEVNULL,
+                                start_new_session=True)
+        killed = None
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            if stop is not None and stop.is_set():
+                killed = "interrupted"
+            elif time.monotonic() - start > timeout + grace:
+                killed = f"timeout (killed after {time.monotonic() - start:.1f} s)"
+            if killed:
+                _kill_group(proc.pid)
+                pid, status, usage = os.wait4(proc.pid, 0)
+                break
+            time.sleep(POLL)
+        wall = time.monotonic() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        _kill_group(proc.pid)          # stragglers of a crashed verifier (its portfolio children)
+        out.seek(0)
+        err.seek(0)
+        stdout = out.read().decode(errors="replace")
+        stderr = err.read().decode(errors="replace")
+    cpu = usage.ru_utime + usage.ru_stime
+    if killed:
+        return RunResult(task, "UNKNOWN", "-", killed, wall, cpu)
+    return _interpret(task, proc.returncode, stdout, stderr, wall, cpu)
+
+
+def _interpret(task: BenchTask, code: int, stdout: str, stderr: str, wall: float, cpu: float) -> RunResult:
+    data = None
+    for line in reversed(stdout.strip().splitlines()):
+        try:
+            data = json.loads(line)
+            break
+        except ValueError:
+            continue
+    # what Python, z3 (C++) and thread creation under RLIMIT_AS print when memory runs out
+    memout = any(m in stderr for m in ("MemoryError", "std::bad_alloc", "out of memory",
+                                       "Resource temporarily unavailable"))
+    if isinstance(data, dict) and data.get("status") in ("TRUE", "FALSE", "UNKNOWN"):
+        reason = str(data.get("reason", ""))
+        if data["status"] == "UNKNOWN" and (memout or "out of memory" in reason):
+            reason = f"memout ({reason})"
+        return RunResult(task, data["status"], str(data.get("engine", "-")), reason, wall, cpu)
+    if isinstance(data, dict) and data.get("status") == "ERROR":
+        return RunResult(task, "UNKNOWN", "-", f"error: {data.get('error', '')}", wall, cpu)
+    last = (stderr.strip().splitlines() or [""])[-1][:200]
+    if memout:
+        return RunResult(task, "UNKNOWN", "-", f"memout ({last})", wall, cpu)
+    how = f"killed by signal {-code}" if code < 0 else f"exit code {code}"
+    return RunResult(task, "UNKNOWN", "-", f"error: verifier {how}" + (f": {last}" if last else ""), wall, cpu)
+
+
+def run_tasks(tasks: Sequence[BenchTask], timeout: float, jobs: int = 2, *,
+              command: Callable[[BenchTask], list[str]] | None = None, grace: float = KILL_GRACE,
+              on_result: Callable[[RunResult], None] | None = None, engine: str = "portfolio",
+              memory: int | None = None, bitvector: bool = False) -> list[RunResult]:
+    """All tasks, `jobs` at a time; results in the order of `tasks`."""
+    command = command or (lambda t: verify_command(t, timeout, engine, memory, bitvector))
+    stop = threading.Event()
+    results: dict[int, RunResult] = {}
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = {pool.submit(run_one, t, command(t), timeout, grace, stop): i for i, t in enumerate(tasks)}
+        try:
+            for fut in as_completed(futures):
+                results[futures[fut]] = r = fut.result()
+                if on_result is not None:
+                    on_result(r)
+        except BaseException:
+            stop.set()
+            for f in futures:
+                f.cancel()
+            raise
+    return [results[i] for i in range(len(tasks))]
+
+
+# ------------------------------------------------------------------------------------------- summary
+def summarize(results: Iterable[RunResult], wall_time: float | None = None) -> dict:
+    results = list(results)
+    count = {c: 0 for c in ("correct-true", "correct-false", "wrong-true", "wrong-false", "unknown",
+                            "unsupported", "invalid")}
+    for r in results:
+        count[r.category] += 1
+    ran = [r for r in results if r.ran]
+    return {
+        "runs": len(ran),
+        "correct_true": count["correct-true"],
+        "correct_false": count["correct-false"],
+        "wrong_true": count["wrong-true"],
+        "wrong_false": count["wrong-false"],
+        "unknown": count["unknown"],
+        "unsupported_property": count["unsupported"],
+        "invalid_task": count["invalid"],
+        "score": sum(r.score for r in results),
+        "max_score": sum(2 if r.task.expected else 1 for r in ran),
+        "cpu_time": round(sum(r.cpu_time for r in ran), 2),
+        "wall_time": round(wall_time if wall_time is not None else sum(r.wall_time for r in ran), 2),
+    }
+
+
+def write_csv(results: Iterable[RunResult], path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=CSV_FIELDS)
+        w.writeheader()
+        for r in results:
+            w.writerow({
+                "task": r.task.id, "property": r.task.property,
+                "expected": "" if r.task.expected is None else str(r.task.expected).lower(),
+                "status": r.status, "result": r.result, "score": r.score, "engine": r.engine,
+                "reason": r.reason, "cpu_time": f"{r.cpu_time:.2f}", "wall_time": f"{r.wall_time:.2f}",
+                "input": str(r.task.input_file),
+            })
+
+
+def print_summary(summary: dict, console) -> None:
+    from rich.table import Table
+    table = Table(title="looprover bench", show_header=True)
+    table.add_column("")
+    table.add_column("count", justify="right")
+    rows = [("correct TRUE", "correct_true"), ("correct FALSE", "correct_false"),
+            ("wrong TRUE", "wrong_true"), ("wrong FALSE", "wrong_false"), ("unknown", "unknown"),
+            ("runs", "runs"), ("not run: unsupported property", "unsupported_property"),
+            ("not run: invalid task definition", "invalid_task")]
+    for label, key in rows:
+        table.add_row(label, str(summary[key]))
+    table.add_row("score (SV-COMP)", f"{summary['score']} of {summary['max_score']}")
+    table.add_row("CPU time", f"{summary['cpu_time']:.1f} s")
+    table.add_row("wall time", f"{summary['wall_time']:.1f} s")
+    console.print(table)
+
+
+def run_bench_command(args) -> int:
+    """`looprover bench`: collect, run with a progress bar, write the CSV, print the summary."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    tasks = collect_tasks(args.dir, filter_substr=args.filter)
+    if not tasks:
+        raise InputError(f"{args.dir}: no tasks found (no *.yml task definitions or expected.csv)")
+    to_run = [t for t in tasks if t.runnable]
+    err_console = Console(stderr=True)
+    show = not args.quiet and sys.stderr.isatty()
+    out_path = Path(args.output) if args.output else \
+        Path("bench-results") / f"{Path(args.dir).resolve().name}-{datetime.now():%Y%m%d-%H%M%S}.csv"
+    start = time.monotonic()
+    with Progress(TextColumn("[bold]bench"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TextColumn("{task.description}"), console=err_console, disable=not show) as bar:
+        job = bar.add_task("", total=len(to_run))
+
+        def done(r: RunResult) -> None:
+            if r.ran:
+                bar.update(job, advance=1, description=f"{r.task.id}: {r.status} ({r.result})")
+            if args.verbose:
+                err_console.print(f"{r.task.id} [{r.task.property}]: {r.status} ({r.result}) {r.reason}",
+                                  highlight=False, markup=False)
+
+        results = run_tasks(tasks, args.timeout, args.jobs, on_result=done, engine=args.engine,
+                            memory=args.memory, bitvector=args.bitvector)
+    summary = summarize(results, time.monotonic() - start)
+    write_csv(results, out_path)
+    summary["csv"] = str(out_path)
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        print_summary(summary, Console())
+        print(f"results: {out_path}")
+    return 0

@@ -1,0 +1,122 @@
+"""SV-COMP property files (`.prp`) and the properties looprover knows by name.
+
+Why a parser rather than matching file names: task definitions point at property files by relative path and
+users pass their own copies, so the file's *text* decides what is checked. Each `CHECK(init(f()), FORMULA)`
+line (or `COVER(...)` for test-generation goals) is recognised separately; a file is one property. Text we do
+not recognise is an input error, never a silent default to reachability.
+
+Only `unreach-call` (and `check-sat` for Horn-clause inputs) is verified today; the CLI answers
+UNKNOWN("unsupported property: ...") for every other recognised property.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from looprover.errors import InputError
+
+UNREACH_CALL = "unreach-call"
+CHECK_SAT = "check-sat"       # CHC-COMP tasks: the clauses are satisfiable (= the program is safe)
+
+# properties the engines can check (others are recognised and reported as unsupported)
+VERIFIABLE = frozenset({UNREACH_CALL, CHECK_SAT})
+
+KNOWN = (
+    UNREACH_CALL, "termination", "no-overflow", "valid-memsafety", "valid-memcleanup", "def-behavior",
+    "no-data-race", "coverage-error-call", "coverage-branches", "coverage-conditions", "coverage-statements",
+    CHECK_SAT,
+)
+
+# (regex over the formula with whitespace removed, property name); memory-safety parts are merged below
+_FORMULAS = [
+    (r"LTL\(G!call\((?P<fn>[A-Za-z_]\w*)\(\)\)\)", UNREACH_CALL),
+    (r"LTL\(Fend\)", "termination"),
+    (r"LTL\(G!overflow\)", "no-overflow"),
+    (r"LTL\(Gvalid-(free|deref|memtrack)\)", "valid-memsafety"),
+    (r"LTL\(Gvalid-memcleanup\)", "valid-memcleanup"),
+    (r"LTL\(Gdef-behavior\)", "def-behavior"),
+    (r"LTL\(G!data-race\)", "no-data-race"),
+    (r"FQL\(COVEREDGES\(@CALL\((?P<fn>[A-Za-z_]\w*)\)\)\)", "coverage-error-call"),
+    (r"FQL\(COVEREDGES\(@DECISIONEDGE\)\)", "coverage-branches"),
+    (r"FQL\(COVEREDGES\(@CONDITIONEDGE\)\)", "coverage-conditions"),
+    (r"FQL\(COVEREDGES\(@BASICBLOCKENTRY\)\)", "coverage-statements"),
+]
+_LINE = re.compile(r"^(CHECK|COVER)\(init\((?P<entry>[A-Za-z_]\w*)\(\)\),(?P<formula>.*)\)$")
+
+
+@dataclass(frozen=True)
+class Property:
+    """A property to check: its SV-COMP name, the entry function, and for unreach-call the function whose
+    call must be unreachable (`reach_error` in current SV-COMP)."""
+    name: str
+    entry: str = "main"
+    function: str | None = None
+    path: str | None = None
+
+    def unsupported_reason(self) -> str | None:
+        """Why this property cannot be verified, or None if it can."""
+        if self.name not in VERIFIABLE:
+            return f"unsupported property: {self.name}"
+        if self.name == UNREACH_CALL and self.function != "reach_error":
+            return f"unsupported property: unreachability of {self.function}() (only reach_error)"
+        if self.entry != "main":
+            return f"unsupported property: entry function {self.entry} (only main)"
+        return None
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def parse_property_text(text: str, where: str = "<property>") -> Property:
+    """The property a `.prp` text states; raises InputError for anything unrecognised."""
+    lines = [ln for ln in (re.sub(r"\s+", "", raw) for raw in text.splitlines()) if ln and not ln.startswith("//")]
+    if not lines:
+        raise InputError(f"{where}: empty property file")
+    names: list[str] = []
+    entry, function = "main", None
+    for ln in lines:
+        m = _LINE.match(ln)
+        if m is None:
+            raise InputError(f"{where}: not an SV-COMP property: {ln[:80]!r}")
+        entry = m["entry"]
+        for pattern, name in _FORMULAS:
+            f = re.fullmatch(pattern, m["formula"])
+            if f is not None:
+                names.append(name)
+                function = f.groupdict().get("fn", function)
+                break
+        else:
+            raise InputError(f"{where}: unknown property formula {m['formula'][:80]!r}")
+    distinct = sorted(set(names))
+    if distinct == ["valid-memcleanup", "valid-memsafety"]:   # upstream's file lists all four valid-* parts
+        distinct = ["valid-memsafety"]
+    if len(distinct) > 1:
+        raise InputError(f"{where}: several properties in one file ({', '.join(distinct)})")
+    return Property(distinct[0], entry, function, None)
+
+
+def load_property(spec: str | os.PathLike) -> Property:
+    """A property from a `.prp` file, or from a known name such as `unreach-call` (handy on the command line).
+
+    CHC-COMP task definitions point at an empty `check-sat.prp`; that file name stands for the check-sat
+    property.
+    """
+    path = Path(spec)
+    if path.is_file():
+        try:
+            text = path.read_text(errors="replace")
+        except OSError as exc:
+            raise InputError(f"{path}: cannot read property file: {exc.strerror}") from None
+        if not text.strip() and path.name == "check-sat.prp":
+            return Property(CHECK_SAT, path=str(path))
+        prop = parse_property_text(text, str(path))
+        return Property(prop.name, prop.entry, prop.function, str(path))
+    if str(spec) in KNOWN:
+        return Property(str(spec), function="reach_error" if str(spec) == UNREACH_CALL else None)
+    raise InputError(f"{spec}: no such property file (known property names: {', '.join(KNOWN)})")
+
+
+def default_property() -> Property:
+    return Property(UNREACH_CALL, function="reach_error")

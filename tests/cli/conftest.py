@@ -1,0 +1,110 @@
+"""Fake engines for CLI and portfolio tests: they answer instantly (or hang, crash, raise), so the plumbing
+around the engines is tested without depending on the real ones.
+
+Each fake is a module in a temporary directory registered in `looprover.engines.ENGINES`; the portfolio
+forks its children, so they see the same registration.
+"""
+from __future__ import annotations
+
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+FAKES = {
+    "fake_true": """
+        def verify(program, options):
+            return Verdict(Status.TRUE, "fake_true", "proved by fiat")
+    """,
+    "fake_unknown": """
+        def verify(program, options):
+            return Verdict.unknown("fake_unknown", "gave up")
+    """,
+    "fake_false": """
+        def verify(program, options):
+            steps = [TraceStep(e, e.src_loc, {"x": 1}) for e in program.edges[:2]]
+            cex = Counterexample(steps, inputs=[7], validated=True, violated_at=SrcLoc("prog.c", 9))
+            return Verdict(Status.FALSE, "fake_false", "violation at depth 2", evidence=cex)
+    """,
+    "fake_false_unvalidated": """
+        def verify(program, options):
+            cex = Counterexample([], inputs=[], validated=False)
+            return Verdict(Status.FALSE, "fake_false_unvalidated", "spurious?", evidence=cex)
+    """,
+    "fake_slow_true": """
+        def verify(program, options):
+            time.sleep(1.0)
+            return Verdict(Status.TRUE, "fake_slow_true", "proved slowly")
+    """,
+    "fake_hang": """
+        def verify(program, options):
+            options.report("hanging")
+            while True:         # ignores its deadline, like a stuck solver
+                time.sleep(0.05)
+    """,
+    "fake_crash": """
+        def verify(program, options):
+            os._exit(3)
+    """,
+    "fake_raise": """
+        def verify(program, options):
+            raise RuntimeError("engine bug")
+    """,
+    "fake_unsupported": """
+        def verify(program, options):
+            raise UnsupportedError("floating point", "prog.c:3")
+    """,
+    "fake_z3_evidence": """
+        def verify(program, options):
+            import z3
+            return Verdict(Status.TRUE, "fake_z3_evidence", "invariant", evidence=z3.Int("x") >= 0,
+                           stats={"inv": z3.Int("x") >= 0, "k": 3})
+    """,
+}
+
+HEADER = """
+import os, time
+from looprover.errors import UnsupportedError
+from looprover.program.cfa import SrcLoc
+from looprover.verdict import Counterexample, Status, TraceStep, Verdict
+"""
+
+
+@pytest.fixture
+def fake_engines(tmp_path, monkeypatch):
+    """Registers the fake engines; returns their names."""
+    from looprover import engines
+    pkg = tmp_path / "fakeengines"
+    pkg.mkdir()
+    for name, body in FAKES.items():
+        (pkg / f"{name}.py").write_text(HEADER + textwrap.dedent(body))
+    monkeypatch.syspath_prepend(str(pkg))
+    for name in FAKES:
+        monkeypatch.setitem(engines.ENGINES, name, name)
+        sys.modules.pop(name, None)
+    return list(FAKES)
+
+
+COUNTER_SMT2 = """(set-logic HORN)
+(declare-fun inv (Int Int) Bool)
+(assert (forall ((x Int) (y Int)) (=> (and (= x 0) (= y 0)) (inv x y))))
+(assert (forall ((x Int) (y Int) (x1 Int) (y1 Int))
+  (=> (and (inv x y) (< x 10) (= x1 (+ x 1)) (= y1 (+ y 2))) (inv x1 y1))))
+(assert (forall ((x Int) (y Int)) (=> (and (inv x y) (>= x 10) (not (= y 20))) false)))
+(check-sat)
+"""
+
+
+@pytest.fixture
+def chc_file(tmp_path) -> Path:
+    """A small safe Horn-clause problem: loads without the C front-end."""
+    f = tmp_path / "counter.smt2"
+    f.write_text(COUNTER_SMT2)
+    return f
+
+
+@pytest.fixture
+def chc_program(chc_file):
+    from looprover.frontend.chc import load_chc_program
+    return load_chc_program(chc_file)

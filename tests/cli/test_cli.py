@@ -1,0 +1,255 @@
+"""`looprover verify / transform`: output formats, options, exit codes (with fake engines), and the real
+end-to-end runs on `examples/` once the C front-end and the engines exist."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from looprover import cli
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLES = REPO / "examples"
+
+
+def run_cli(capsys, *argv):
+    code = cli.main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def looprover(*argv, timeout=120):
+    """The real command in a fresh process (what users and the bench runner see)."""
+    return subprocess.run([sys.executable, "-m", "looprover", *map(str, argv)], capture_output=True, text=True,
+                          timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+# ------------------------------------------------------------------------------------------- help
+def test_help_documents_commands_and_exit_codes(capsys):
+    with pytest.raises(SystemExit) as e:
+        cli.main(["--help"])
+    out = capsys.readouterr().out
+    assert e.value.code == 0
+    for word in ("verify", "transform", "bench", "exit codes", "input error", "usage error"):
+        assert word in out
+    with pytest.raises(SystemExit):
+        cli.main(["verify", "--help"])
+    out = capsys.readouterr().out
+    for word in ("--property", "--engine", "portfolio", "--timeout", "--bitvector", "--data-model", "--json",
+                 "exit codes"):
+        assert word in out
+
+
+def test_python_dash_m_works():
+    r = looprover("--help")
+    assert r.returncode == 0 and "verify" in r.stdout
+
+
+@pytest.mark.parametrize("argv", [[], ["verify"], ["frobnicate"], ["verify", "x.c", "--engine", "nope"],
+                                  ["verify", "x.c", "--timeout", "-1"], ["verify", "x.c", "--timeout", "abc"],
+                                  ["verify", "x.c", "--data-model", "ILP64"], ["bench", "d", "--jobs", "0"]])
+def test_usage_errors_exit_2(capsys, argv):
+    with pytest.raises(SystemExit) as e:
+        cli.main(argv)
+    assert e.value.code == cli.EXIT_USAGE
+    assert "usage:" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------- verify, fake engines
+def test_true_text_output(capsys, fake_engines, chc_file):
+    code, out, err = run_cli(capsys, "verify", chc_file, "--engine", "fake_true")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == "TRUE"
+    assert "engine:   fake_true" in out and "reason:   proved by fiat" in out and "time:" in out
+    assert "property: check-sat" in out
+
+
+def test_json_output_shape(capsys, fake_engines, chc_file):
+    code, out, _ = run_cli(capsys, "verify", chc_file, "--engine", "fake_false", "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert set(data) >= {"status", "engine", "reason", "time", "property", "file", "counterexample", "stats"}
+    assert data["status"] == "FALSE" and data["engine"] == "fake_false" and data["property"] == "check-sat"
+    cex = data["counterexample"]
+    assert cex["validated"] is True and cex["inputs"] == [7] and cex["violated_at"] == "prog.c:9"
+    assert len(cex["steps"]) == 2
+    step = cex["steps"][0]
+    assert set(step) == {"location", "edge", "statements", "values"} and step["values"] == {"x": 1}
+    assert any("nondet()" in s or "=" in s for s in step["statements"])
+
+
+def test_false_prints_a_readable_trace(capsys, fake_engines, chc_file):
+    code, out, _ = run_cli(capsys, "verify", chc_file, "--engine", "fake_false")
+    assert code == 0 and out.startswith("FALSE\n")
+    assert "counterexample (validated by replay): reach_error() is reached at prog.c:9" in out
+    assert "inputs" in out and "7" in out
+    assert "counter.smt2:1" in out and "=> x = 1" in out
+
+
+def test_unvalidated_false_is_reported_unknown(capsys, fake_engines, chc_file):
+    code, out, _ = run_cli(capsys, "verify", chc_file, "--engine", "fake_false_unvalidated")
+    assert code == 0 and out.startswith("UNKNOWN") and "not validated" in out
+
+
+def test_internal_error_is_unknown_with_traceback_only_in_debug(capsys, fake_engines, chc_file):
+    code, out, err = run_cli(capsys, "verify", chc_file, "--engine", "fake_raise")
+    assert code == 0 and out.startswith("UNKNOWN")
+    assert "internal error: RuntimeError: engine bug" in out and "Traceback" not in err
+    code, out, err = run_cli(capsys, "verify", chc_file, "--engine", "fake_raise", "--debug")
+    assert code == 0 and "Traceback" in err
+
+
+def test_unsupported_construct_from_engine_is_unknown(capsys, fake_engines, chc_file):
+    code, out, _ = run_cli(capsys, "verify", chc_file, "--engine", "fake_unsupported", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["status"] == "UNKNOWN" and "unsupported: floating point" in data["reason"]
+
+
+def test_portfolio_is_the_default_engine(capsys, fake_engines, chc_file, monkeypatch):
+    from looprover import portfolio
+    monkeypatch.setattr(portfolio, "PORTFOLIO_ENGINES", ("fake_unknown", "fake_true"))
+    code, out, _ = run_cli(capsys, "verify", chc_file, "--json")
+    data = json.loads(out)
+    assert data["status"] == "TRUE" and data["engine"] == "portfolio:fake_true"
+    assert set(data["stats"]["portfolio"]) == {"fake_unknown", "fake_true"}
+
+
+def test_verbose_progress_goes_to_stderr(capsys, fake_engines, chc_file):
+    code, out, err = run_cli(capsys, "verify", chc_file, "--engine", "fake_true", "-v")
+    assert code == 0 and "loading" in err and "running fake_true" in err and "loading" not in out
+
+
+def test_yml_task_supplies_property_and_data_model(tmp_path, capsys, fake_engines, chc_file):
+    (tmp_path / "check-sat.prp").write_text("")
+    (tmp_path / "t.yml").write_text("format_version: '2.0'\ninput_files: counter.smt2\nproperties:\n"
+                                    "  - property_file: check-sat.prp\n    expected_verdict: true\n"
+                                    "options:\n  language: SMT-LIB\n  data_model: LP64\n")
+    code, out, _ = run_cli(capsys, "verify", tmp_path / "t.yml", "--engine", "fake_true", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["status"] == "TRUE" and data["expected"] is True
+    assert data["property"] == "check-sat" and data["data_model"] == "LP64" and data["task"].endswith("t.yml")
+    code, out, _ = run_cli(capsys, "verify", tmp_path / "t.yml", "--engine", "fake_true", "--json",
+                           "--data-model", "ILP32")
+    assert json.loads(out)["data_model"] == "ILP32"
+
+
+def test_unsupported_property_is_unknown(tmp_path, capsys, fake_engines, chc_file):
+    prp = tmp_path / "termination.prp"
+    prp.write_text("CHECK( init(main()), LTL(F end) )\n")
+    code, out, _ = run_cli(capsys, "verify", chc_file, "--property", prp, "--engine", "fake_true")
+    assert code == 0 and out.startswith("UNKNOWN") and "unsupported property: termination" in out
+    code, out, _ = run_cli(capsys, "verify", chc_file, "--property", "unreach-call", "--engine", "fake_true")
+    assert code == 0 and out.startswith("UNKNOWN") and "check-sat" in out
+
+
+# ------------------------------------------------------------------------------------------ transform
+def test_transform_prints_compilable_c(tmp_path, capsys, chc_file, gcc):
+    code, out, _ = run_cli(capsys, "transform", chc_file)
+    assert code == 0 and "int main(void)" in out and "reach_error" in out
+    c = tmp_path / "out.c"
+    code, _, _ = run_cli(capsys, "transform", chc_file, "--technique", "none", "-o", c)
+    assert code == 0
+    assert subprocess.run([gcc, "-fsyntax-only", str(c)], capture_output=True).returncode == 0
+
+
+def test_transform_unknown_technique_is_a_usage_error(capsys, chc_file):
+    code, out, err = run_cli(capsys, "transform", chc_file, "--technique", "magic")
+    assert code == cli.EXIT_USAGE and "unknown technique 'magic'" in err and "none" in err and out == ""
+
+
+def test_transform_missing_file_is_an_input_error(capsys, tmp_path):
+    code, _, err = run_cli(capsys, "transform", tmp_path / "nope.c")
+    assert code == cli.EXIT_INPUT_ERROR and err.startswith("error: ") and "no such file" in err
+
+
+# ------------------------------------------------------------------------ end-to-end (real pipeline)
+EXPECTED = {"count_safe.c": "TRUE", "count_unsafe.c": "FALSE", "max_safe.c": "TRUE", "branch_unsafe.c": "FALSE"}
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_examples_get_their_expected_verdicts(name):
+    r = looprover("verify", EXAMPLES / name, "--json", "--timeout", "60")
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    assert data["status"] == EXPECTED[name], data
+    if data["status"] == "FALSE":
+        assert data["counterexample"]["validated"] and data["counterexample"]["steps"]
+
+
+def test_example_task_yml_and_text_trace():
+    r = looprover("verify", EXAMPLES / "count_unsafe.yml", "--timeout", "60")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("FALSE") and "expected FALSE" in r.stdout and "count_unsafe.c:" in r.stdout
+    assert "    n = " in r.stdout and "(__VERIFIER_nondet_uint() at " in r.stdout   # the input, by C name
+    r = looprover("verify", EXAMPLES / "count_safe.yml", "--property", EXAMPLES / "unreach-call.prp",
+                  "--timeout", "60", "--json")
+    assert json.loads(r.stdout)["status"] == "TRUE"
+
+
+@pytest.mark.parametrize("engine", ["bmc", "kinduction"])
+def test_single_engines_never_contradict_the_examples(engine):
+    for name, expected in EXPECTED.items():
+        r = looprover("verify", EXAMPLES / name, "--engine", engine, "--json", "--timeout", "8")
+        assert r.returncode == 0, r.stderr
+        assert json.loads(r.stdout)["status"] in (expected, "UNKNOWN"), name
+
+
+def test_transform_of_an_example_compiles(tmp_path, gcc):
+    r = looprover("transform", EXAMPLES / "count_unsafe.c")
+    assert r.returncode == 0, r.stderr
+    (tmp_path / "t.c").write_text(r.stdout)
+    assert subprocess.run([gcc, "-fsyntax-only", str(tmp_path / "t.c")]).returncode == 0
+
+
+@pytest.mark.parametrize("task, status", [("loop-acceleration/const_1-1", "TRUE"),
+                                          ("loops/count_up_down-2", "FALSE")])
+def test_shared_svcomp_tasks(shared_dir, task, status):
+    r = looprover("verify", shared_dir / "benchmarks" / "svcomp" / f"{task}.yml", "--json", "--timeout", "30")
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    assert data["expected"] is (status == "TRUE") and data["property"] == "unreach-call"
+    assert data["status"] in (status, "UNKNOWN"), data      # never wrong; UNKNOWN only on a slow machine
+
+
+def test_shared_task_with_only_unsupported_properties(shared_dir):
+    r = looprover("verify", shared_dir / "benchmarks" / "svcomp" / "termination-crafted-lit" / "Velroyen.yml",
+                  "--json")
+    data = json.loads(r.stdout)
+    assert r.returncode == 0 and data["status"] == "UNKNOWN" and data["data_model"] == "LP64"
+    assert data["reason"].startswith("unsupported property: ")
+
+
+def test_transform_of_a_task_and_a_task_with_a_missing_extra_property(tmp_path, capsys, fake_engines, chc_file):
+    (tmp_path / "check-sat.prp").write_text("")
+    (tmp_path / "t.yml").write_text("input_files: counter.smt2\nproperties:\n"
+                                    "  - property_file: gone/coverage.prp\n"
+                                    "  - property_file: check-sat.prp\n    expected_verdict: true\n")
+    code, out, _ = run_cli(capsys, "transform", tmp_path / "t.yml")
+    assert code == 0 and "int main(void)" in out
+    code, out, _ = run_cli(capsys, "verify", tmp_path / "t.yml", "--engine", "fake_true")
+    assert code == 0 and out.startswith("TRUE") and "(expected TRUE)" in out
+
+
+def test_verbose_shows_the_engines_progress_through_the_portfolio(capfd, fake_engines, chc_file, monkeypatch):
+    from looprover import portfolio
+    monkeypatch.setattr(portfolio, "PORTFOLIO_ENGINES", ("fake_hang", "fake_slow_true"))
+    assert cli.main(["verify", str(chc_file), "-v"]) == 0
+    out, err = capfd.readouterr()
+    assert out.startswith("TRUE")
+    assert "[fake_hang] hanging" in err and "portfolio: fake_slow_true answered TRUE" in err
+
+
+def test_engine_tracebacks_from_the_portfolio_only_with_debug(capfd, fake_engines, chc_file, monkeypatch):
+    from looprover import portfolio
+    monkeypatch.setattr(portfolio, "PORTFOLIO_ENGINES", ("fake_raise", "fake_unknown"))
+    assert cli.main(["verify", str(chc_file), "--json"]) == 0
+    out, err = capfd.readouterr()
+    data = json.loads(out)
+    assert "engine bug" in data["reason"] and "Traceback" not in out + err
+    assert cli.main(["verify", str(chc_file), "--debug"]) == 0
+    out, err = capfd.readouterr()
+    assert "Traceback" in err and "RuntimeError: engine bug" in err

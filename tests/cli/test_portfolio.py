@@ -1,0 +1,109 @@
+"""The portfolio: parallel engine processes, first definitive answer, evidence checks, deadlines."""
+from __future__ import annotations
+
+import multiprocessing as mp
+import pickle
+import time
+
+
+from looprover import portfolio
+from looprover.engines import EngineOptions, get_engine
+from looprover.program.cfa import SrcLoc
+from looprover.verdict import Counterexample, Status, Verdict
+
+
+def run(monkeypatch, program, *names, timeout=20.0):
+    monkeypatch.setattr(portfolio, "PORTFOLIO_ENGINES", names)
+    t0 = time.monotonic()
+    v = get_engine("portfolio")(program, EngineOptions(timeout=timeout))
+    return v, time.monotonic() - t0
+
+
+def test_program_is_picklable(chc_program):
+    again = pickle.loads(pickle.dumps(chc_program))
+    assert again == chc_program
+    assert [e for e in again.out_edges(again.init)] == chc_program.out_edges(chc_program.init)
+
+
+def test_accept_demotes_unvalidated_counterexamples():
+    bad = Verdict(Status.FALSE, "bmc", "found", evidence=Counterexample([], [], validated=False))
+    none = Verdict(Status.FALSE, "bmc", "found")
+    good = Verdict(Status.FALSE, "bmc", "found", evidence=Counterexample([], [], validated=True))
+    assert portfolio.accept(bad).status == Status.UNKNOWN
+    assert "not validated" in portfolio.accept(bad).reason
+    assert portfolio.accept(none).status == Status.UNKNOWN
+    assert portfolio.accept(good) is good
+
+
+def test_disagreement_is_unknown():
+    cex = Counterexample([], [], validated=True, violated_at=SrcLoc("a.c", 1))
+    results = {"bmc": Verdict(Status.FALSE, "bmc", "cex", evidence=cex),
+               "kinduction": Verdict(Status.TRUE, "kinduction", "proof")}
+    v = portfolio._decide(results)
+    assert v.status == Status.UNKNOWN and "disagree" in v.reason
+    assert portfolio._decide({"bmc": Verdict.unknown("bmc", "bound")}) is None
+    assert portfolio._decide({"bmc": results["bmc"]}).engine == "portfolio:bmc"
+
+
+def test_first_definitive_answer_wins_and_stragglers_are_killed(monkeypatch, fake_engines, chc_program):
+    v, elapsed = run(monkeypatch, chc_program, "fake_hang", "fake_true")
+    assert v.status == Status.TRUE and v.engine == "portfolio:fake_true"
+    assert elapsed < 10
+    assert v.stats["portfolio"]["fake_hang"]["reason"].startswith("stopped")
+    assert not mp.active_children()
+
+
+def test_validated_false_is_accepted(monkeypatch, fake_engines, chc_program):
+    v, _ = run(monkeypatch, chc_program, "fake_unknown", "fake_false")
+    assert v.status == Status.FALSE and v.evidence.validated and v.evidence.inputs == [7]
+
+
+def test_unvalidated_false_is_not_an_answer(monkeypatch, fake_engines, chc_program):
+    v, _ = run(monkeypatch, chc_program, "fake_false_unvalidated", "fake_slow_true")
+    assert v.status == Status.TRUE
+    assert "not validated" in v.stats["portfolio"]["fake_false_unvalidated"]["reason"]
+    v, _ = run(monkeypatch, chc_program, "fake_false_unvalidated", "fake_unknown")
+    assert v.status == Status.UNKNOWN and "not validated" in v.reason and "gave up" in v.reason
+
+
+def test_deadline_kills_engines_that_ignore_it(monkeypatch, fake_engines, chc_program):
+    v, elapsed = run(monkeypatch, chc_program, "fake_hang", "fake_hang", timeout=1.0)
+    assert v.status == Status.UNKNOWN and "timeout" in v.reason
+    assert elapsed < 1.0 + portfolio.KILL_GRACE + 3
+    assert not mp.active_children()
+
+
+def test_crashes_and_exceptions_are_unknowns_not_failures(monkeypatch, fake_engines, chc_program):
+    v, _ = run(monkeypatch, chc_program, "fake_crash", "fake_raise")
+    assert v.status == Status.UNKNOWN
+    assert "crashed (exit code 3)" in v.reason
+    assert "internal error: RuntimeError: engine bug" in v.reason
+    v, _ = run(monkeypatch, chc_program, "fake_crash", "fake_slow_true")
+    assert v.status == Status.TRUE
+
+
+def test_unsupported_constructs_and_unpicklable_evidence(monkeypatch, fake_engines, chc_program):
+    v, _ = run(monkeypatch, chc_program, "fake_unsupported", "fake_unknown")
+    assert "unsupported: floating point at prog.c:3" in v.reason
+    v, _ = run(monkeypatch, chc_program, "fake_z3_evidence", "fake_hang")
+    assert v.status == Status.TRUE and v.evidence == "x >= 0" and v.stats["k"] == 3
+
+
+def test_progress_lines_are_prefixed_with_the_engine(monkeypatch, fake_engines, chc_program):
+    lines = []
+    monkeypatch.setattr(portfolio, "PORTFOLIO_ENGINES", ("fake_hang", "fake_slow_true"))
+    v = portfolio.verify(chc_program, EngineOptions(timeout=20, progress=lines.append))
+    assert v.status == Status.TRUE
+    assert any(l.startswith("portfolio: started fake_hang") for l in lines)
+    # a child calls its forked copy of the callback (the CLI's prints to stderr), so this list only sees
+    # the parent's own lines
+    assert any("fake_slow_true answered TRUE" in l for l in lines)
+
+
+def test_a_missing_engine_does_not_stop_the_others(monkeypatch, fake_engines, chc_program):
+    monkeypatch.setitem(__import__("looprover.engines").engines.ENGINES, "ghost", "no.such.module")
+    v, _ = run(monkeypatch, chc_program, "ghost", "fake_true")
+    assert v.status == Status.TRUE
+    assert "engine not available" in v.stats["portfolio"]["ghost"]["reason"]
+    v, _ = run(monkeypatch, chc_program, "ghost", "undeclared")
+    assert v.status == Status.UNKNOWN and "ghost: engine not available" in v.reason
