@@ -35,6 +35,7 @@ ENGINES: dict[str, str] = {
     "bmc": "looprover.engines.bmc",
     "kinduction": "looprover.engines.kinduction",
     "portfolio": "looprover.portfolio",
+    "tpa": "looprover.engines.tpa",
 }
 
 

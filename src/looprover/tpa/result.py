@@ -1,0 +1,217 @@
+"""Result objects of the TPA core and the small vocabulary layer they share with the checkers.
+
+Why a separate module: the certificate checkers (`certify.py`) must not depend on the engine that produced the
+certificate -- a SAFE/UNSAFE answer is only as good as a check that does not trust the search.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from enum import Enum
+from fractions import Fraction
+from typing import Any
+
+import z3
+
+from looprover.smt.ts import TransitionSystem
+
+Value = int | bool | Fraction
+State = tuple[Value, ...]          # one value per state variable, in `ts.state` order
+
+
+class TPAStatus(str, Enum):
+    SAFE = "SAFE"
+    UNSAFE = "UNSAFE"
+    UNKNOWN = "UNKNOWN"
+
+
+@dataclass
+class SafeCertificate:
+    """A safe transition invariant TI(x, x') over `ts.state`/`ts.next` (no auxiliary variables).
+
+    kind "right": TI ⊇ Id and TI∘Tr ⊆ TI on Init-sources, so `Inv(x') = ∃x. Init(x) ∧ TI(x, x')` is an
+    inductive invariant; checked as `Init ⇒ TI(x,x)`, `Init ∧ TI(x,x') ∧ Tr(x',x'') ⇒ TI(x,x'')`,
+    `Init ∧ TI ∧ Bad'` unsat.
+    kind "left": the mirror image on Bad-targets, so `¬∃x'. TI(x, x') ∧ Bad(x')` is an inductive invariant;
+    checked as `Bad ⇒ TI(x,x)`, `Tr(x,x') ∧ TI(x',x'') ∧ Bad(x'') ⇒ TI(x,x'')`, `Init ∧ TI ∧ Bad'` unsat.
+    `restricted` says whether closure only holds from Init (right) or towards Bad (left); `level` is the TPA level
+    whose abstraction it came from. `state_invariant` (over `ts.state`) is filled in when QE made it cheap, and only
+    after it was itself checked inductive and safe.
+    """
+    kind: str
+    ti: z3.BoolRef
+    level: int
+    restricted: bool = False
+    state_invariant: z3.BoolRef | None = None
+    checked: bool = False
+
+
+@dataclass
+class UnsafeWitness:
+    """Bad is reachable in exactly `depth` steps of Tr.
+
+    `initial` is a concrete initial state from which a path of exactly `depth` steps ends in `final` ∈ Bad.
+    `path` (all depth+1 states) is present when it was replayed by an exact BMC query (depth ≤ the replay limit).
+    `waypoints` are (step index, state) pairs of the path that the search established; for deep counterexamples
+    they (and `initial`) are what a caller replays the original program from. `checked` says how the path was
+    confirmed: "bmc" (whole path replayed by a fresh solver), or "segments" (every waypoint-to-waypoint segment
+    of at most the replay limit replayed; a longer one must be an exact power 2^j whose formula E_j holds between
+    its ends, with E_j re-validated as an iterated composition of Tr -- see `certify.replay_counterexample`).
+    """
+    depth: int
+    initial: State
+    final: State
+    path: list[State] | None = None
+    waypoints: list[tuple[int, State]] = field(default_factory=list)
+    checked: str = ""
+    names: list[str] = field(default_factory=list)
+
+    def named(self, state: State) -> dict[str, Value]:
+        return dict(zip(self.names, state))
+
+
+@dataclass
+class TPAResult:
+    status: TPAStatus
+    reason: str = ""
+    certificate: SafeCertificate | None = None
+    witness: UnsafeWitness | None = None
+    stats: dict[str, Any] = field(default_factory=dict)
+
+
+# ------------------------------------------------------------------------------------------------- vocabulary
+class Deadline:
+    """An absolute `time.monotonic()` deadline that every solver call derives its timeout from."""
+
+    def __init__(self, at: float):
+        self.at = at
+
+    def left(self) -> float:
+        return self.at - time.monotonic()
+
+    def expired(self) -> bool:
+        return self.left() <= 0
+
+    def ms(self, cap: float | None = None) -> int:
+        left = self.left() if cap is None else min(self.left(), cap)
+        if left <= 0:
+            raise OutOfTime()
+        return max(1, int(left * 1000))
+
+
+class OutOfTime(Exception):
+    """The deadline passed: the run ends with UNKNOWN."""
+
+
+class GiveUp(Exception):
+    """The search cannot continue soundly (solver `unknown`, failed interpolation): UNKNOWN with this reason."""
+
+
+def check(s: z3.Solver, deadline: Deadline, *assumptions: z3.BoolRef, cap: float | None = None) -> z3.CheckSatResult:
+    """`s.check()` with the timeout taken from the deadline; `unknown` becomes OutOfTime or GiveUp, so callers
+    only ever see sat/unsat and can never mistake an unanswered query for an answer."""
+    s.set("timeout", deadline.ms(cap))
+    r = s.check(*assumptions)
+    if r == z3.unknown:
+        if deadline.expired() or "timeout" in s.reason_unknown() or "canceled" in s.reason_unknown():
+            raise OutOfTime()
+        raise GiveUp(f"solver returned unknown ({s.reason_unknown()})")
+    return r
+
+
+def value_of(v: z3.ExprRef) -> Value:
+    """A Python value for a z3 numeral/Boolean of an evaluated model term."""
+    if z3.is_true(v):
+        return True
+    if z3.is_false(v):
+        return False
+    if z3.is_int_value(v):
+        return v.as_long()
+    if z3.is_bv_value(v):
+        return v.as_long()
+    if z3.is_rational_value(v):
+        return Fraction(v.numerator_as_long(), v.denominator_as_long())
+    raise GiveUp(f"cannot read a concrete value from {v} (sort {v.sort()})")
+
+
+def z3_value(val: Value, sort: z3.SortRef) -> z3.ExprRef:
+    if sort.kind() == z3.Z3_BOOL_SORT:
+        return z3.BoolVal(bool(val), sort.ctx)
+    if sort.kind() == z3.Z3_INT_SORT:
+        return z3.IntVal(int(val), sort.ctx)
+    if sort.kind() == z3.Z3_REAL_SORT:
+        return z3.RealVal(val, sort.ctx)
+    if sort.kind() == z3.Z3_BV_SORT:
+        return z3.BitVecVal(int(val), sort.size(), sort.ctx)
+    raise GiveUp(f"unsupported state sort {sort}")
+
+
+def state_of(model: z3.ModelRef, vars_: list[z3.ExprRef]) -> State:
+    return tuple(value_of(model.eval(v, model_completion=True)) for v in vars_)
+
+
+def is_state(vars_: list[z3.ExprRef], state: State, ctx: z3.Context | None = None) -> z3.BoolRef:
+    """The formula `vars = state` (a point)."""
+    if not vars_:
+        return z3.BoolVal(True, ctx)
+    eqs = [v == z3_value(val, v.sort()) for v, val in zip(vars_, state)]
+    return eqs[0] if len(eqs) == 1 else z3.And(eqs)
+
+
+class Vocabulary:
+    """The copies of the state variables the algorithm needs and the renamings between them.
+
+    x = `ts.state`, x' = `ts.next`, x'' = fresh `v!tpa2`; step copies `v!s<t>` for unrollings. Auxiliary
+    variables of Tr get a fresh copy per use (`aux_copy`), so two copies of Tr never share a choice.
+    """
+
+    def __init__(self, ts: TransitionSystem):
+        self.ts = ts
+        self.ctx = ts.init.ctx
+        self.x = list(ts.state)
+        self.x1 = list(ts.next)
+        self.x2 = [z3.Const(f"{v}!tpa2", v.sort()) for v in self.x]
+        self.aux = list(ts.aux_vars)
+        self._aux_counter = 0
+        self._step_vars: dict[int, list[z3.ExprRef]] = {}
+
+    # renamings (z3.substitute is simultaneous, so swaps are safe)
+    @staticmethod
+    def _sub(f: z3.ExprRef, frm: list[z3.ExprRef], to: list[z3.ExprRef]) -> z3.ExprRef:
+        return z3.substitute(f, *zip(frm, to)) if frm else f
+
+    def cur_to(self, f: z3.ExprRef, to: list[z3.ExprRef]) -> z3.ExprRef:
+        return self._sub(f, self.x, to)
+
+    def rel_to(self, f: z3.ExprRef, a: list[z3.ExprRef], b: list[z3.ExprRef]) -> z3.ExprRef:
+        """A relation over (x, x') re-expressed over (a, b)."""
+        return self._sub(f, self.x + self.x1, a + b) if self.x else f
+
+    def identity(self, a: list[z3.ExprRef], b: list[z3.ExprRef]) -> z3.BoolRef:
+        eqs = [u == v for u, v in zip(a, b)]
+        if not eqs:
+            return z3.BoolVal(True, self.ctx)
+        return eqs[0] if len(eqs) == 1 else z3.And(eqs)
+
+    def aux_copy(self, tag: str) -> list[z3.ExprRef]:
+        return [z3.Const(f"{a}!{tag}", a.sort()) for a in self.aux]
+
+    def trans(self, a: list[z3.ExprRef], b: list[z3.ExprRef], tag: str | None) -> z3.BoolRef:
+        """Tr(a, b) with its auxiliary variables renamed to the copy `tag` (None: the original aux names)."""
+        frm = self.x + self.x1
+        to = a + b
+        if tag is not None and self.aux:
+            frm = frm + self.aux
+            to = to + self.aux_copy(tag)
+        return z3.substitute(self.ts.trans, *zip(frm, to)) if frm else self.ts.trans
+
+    def fresh_tag(self, prefix: str) -> str:
+        self._aux_counter += 1
+        return f"{prefix}{self._aux_counter}"
+
+    def step(self, t: int) -> list[z3.ExprRef]:
+        vs = self._step_vars.get(t)
+        if vs is None:
+            vs = [z3.Const(f"{v}!s{t}", v.sort()) for v in self.x]
+            self._step_vars[t] = vs
+        return vs

@@ -1,0 +1,257 @@
+"""TPA core on hand-built transition systems: verdicts, exact depths, and independently re-checked evidence.
+
+Every SAFE is re-checked here with `check_safe_certificate` (fresh solvers, the TS as given) on top of the check
+the engine already ran; every UNSAFE path is checked step by step against Tr with a fresh solver.
+"""
+from __future__ import annotations
+
+import time
+
+import pytest
+import z3
+
+from looprover.tpa import (
+    Deadline, SafeCertificate, TPAOptions, TPAStatus, check_safe_certificate, check_state_invariant,
+    replay_counterexample, solve_tpa,
+)
+from looprover.tpa.core import TPA
+from tpa_systems import (
+    bv_counter, counter, down_up, flag_counter, nondet_step, token_ring, triangular, two_speeds,
+)
+
+TIMEOUT = 60.0
+
+
+def _deadline(seconds: float = 30.0) -> Deadline:
+    return Deadline(time.monotonic() + seconds)
+
+
+def assert_safe(ts, r):
+    assert r.status == TPAStatus.SAFE, r.reason
+    cert = r.certificate
+    assert cert is not None and cert.checked
+    assert check_safe_certificate(ts, cert, _deadline()) is None
+    if cert.state_invariant is not None:
+        assert check_state_invariant(ts, cert.state_invariant, _deadline()) is None
+    return cert
+
+
+def _holds(f: z3.BoolRef, subst) -> bool:
+    s = z3.Solver()
+    s.add(z3.substitute(f, *subst))
+    return s.check() == z3.sat
+
+
+def _val(v, val):
+    if v.sort().kind() == z3.Z3_BOOL_SORT:
+        return z3.BoolVal(val)
+    if v.sort().kind() == z3.Z3_BV_SORT:
+        return z3.BitVecVal(val, v.sort().size())
+    return z3.IntVal(val)
+
+
+def assert_path(ts, w):
+    """The witness path, step by step: Init at 0, Tr between neighbours, Bad at the end."""
+    path = w.path
+    assert path is not None and len(path) == w.depth + 1
+    pt = lambda vs, st: [(v, _val(v, x)) for v, x in zip(vs, st)]      # noqa: E731
+    assert _holds(ts.init, pt(ts.state, path[0]))
+    assert _holds(ts.bad, pt(ts.state, path[-1]))
+    for a, b in zip(path, path[1:]):
+        assert _holds(ts.trans, pt(ts.state, a) + pt(ts.next, b))
+    assert path[0] == w.initial and path[-1] == w.final
+
+
+def assert_unsafe(ts, r, depth: int | None = None):
+    assert r.status == TPAStatus.UNSAFE, r.reason
+    w = r.witness
+    assert w is not None
+    if depth is not None:
+        assert w.depth == depth
+    if w.path is not None:
+        assert_path(ts, w)
+    return w
+
+
+# ------------------------------------------------------------------------------------------ deep counters
+@pytest.mark.parametrize("N", [10, 1000, 10**6])
+def test_safe_counter(N):
+    ts = counter(N)
+    r = solve_tpa(ts, timeout=TIMEOUT)
+    assert_safe(ts, r)
+    assert r.stats["level"] <= 2        # closes at once: independent of N
+
+
+@pytest.mark.parametrize("N", [1000, 10**6])
+def test_unsafe_counter_exact_depth(N):
+    ts = counter(N, unsafe=True)
+    r = solve_tpa(ts, timeout=TIMEOUT)
+    w = assert_unsafe(ts, r, depth=N)
+    assert w.initial == (0, 0) and w.final == (N, 2 * N)
+    if N <= 2000:
+        assert w.checked == "bmc"
+    else:                                # too deep to unroll: initial state + waypoints for a replay
+        assert w.path is None and w.waypoints[0] == (0, (0, 0)) and w.waypoints[-1] == (N, (N, 2 * N))
+    assert r.stats["level"] == (N - 1).bit_length() - 1        # first level with 2^{n+1} ≥ N
+
+
+def test_unsafe_counter_plain_recursion():
+    """Without exact powers the SAT answer is confirmed by the TPA recursion down to the base case."""
+    N = 200
+    ts = counter(N, unsafe=True)
+    r = solve_tpa(ts, timeout=TIMEOUT, options=TPAOptions(exact_powers=False))
+    assert_unsafe(ts, r, depth=N)
+    assert r.stats["base_cases"] >= N // 2 and r.stats["power_queries"] == 0
+
+
+@pytest.mark.parametrize("incremental", [True, False])
+def test_solver_modes_agree(incremental):
+    ts = counter(100, unsafe=True)
+    r = solve_tpa(ts, timeout=TIMEOUT, options=TPAOptions(incremental=incremental, exact_powers=False))
+    assert_unsafe(ts, r, depth=100)
+
+
+# ------------------------------------------------------------------------------------------ nondeterminism
+def test_nondet_step_safe():
+    ts = nondet_step(1000, unsafe=False)
+    assert_safe(ts, solve_tpa(ts, timeout=TIMEOUT))
+
+
+def test_nondet_step_unsafe():
+    N = 1000
+    ts = nondet_step(N, unsafe=True)
+    r = solve_tpa(ts, timeout=TIMEOUT)
+    w = assert_unsafe(ts, r)
+    assert (N + 2) // 2 <= w.depth <= N          # any real path: steps of +1/+2 from 0 to N+1
+    assert w.final == (N + 1,)
+
+
+# ------------------------------------------------------------------------------------------ relational
+def test_relational_sum():
+    ts = down_up(1000)
+    assert_safe(ts, solve_tpa(ts, timeout=TIMEOUT))
+
+
+def test_relational_two_speeds():
+    ts = two_speeds()
+    assert_safe(ts, solve_tpa(ts, timeout=TIMEOUT))
+
+
+# ------------------------------------------------------------------------------------------ plain TPA
+@pytest.mark.parametrize("make", [lambda: counter(4), lambda: down_up(3), two_speeds, token_ring],
+                         ids=["counter4", "down_up3", "two_speeds", "token_ring"])
+def test_plain_tpa_without_seeds(make):
+    """Interpolants alone (no seed lemmas) still reach a checked fixed point on small instances."""
+    ts = make()
+    r = solve_tpa(ts, timeout=TIMEOUT, options=TPAOptions(seed_lemmas=False))
+    assert_safe(ts, r)
+    assert r.stats["seeds"] == 0
+
+
+# ------------------------------------------------------------------------------------------ Bool / bit-vectors
+def test_bool_token_ring():
+    ts = token_ring()
+    assert_safe(ts, solve_tpa(ts, timeout=TIMEOUT))
+
+
+def test_bool_flag_unsafe():
+    ts = flag_counter(unsafe=True)
+    w = assert_unsafe(ts, solve_tpa(ts, timeout=TIMEOUT), depth=7)
+    assert w.final == (7, True)
+
+
+def test_bool_flag_safe():
+    ts = flag_counter(unsafe=False)
+    assert_safe(ts, solve_tpa(ts, timeout=TIMEOUT))
+
+
+def test_bitvector_counter_safe():
+    ts = bv_counter(10, 11)
+    r = solve_tpa(ts, timeout=TIMEOUT)
+    assert r.status != TPAStatus.UNSAFE
+    if r.status == TPAStatus.SAFE:
+        assert_safe(ts, r)
+
+
+def test_bitvector_counter_unsafe():
+    ts = bv_counter(10, 10)
+    r = solve_tpa(ts, timeout=TIMEOUT)
+    assert r.status != TPAStatus.SAFE
+    if r.status == TPAStatus.UNSAFE:
+        assert_unsafe(ts, r, depth=10)
+
+
+# ------------------------------------------------------------------------------------------ giving up
+def test_no_simple_invariant_gives_up_by_deadline():
+    """y = x(x+1)/2 never equals T_{10^6}+1, but no linear transition invariant shows it and the path to
+    that value is 10^6 steps long: TPA must run out of time, not answer."""
+    ts = triangular(10**6 * (10**6 + 1) // 2 + 1)
+    t0 = time.monotonic()
+    r = solve_tpa(ts, timeout=3.0)
+    assert r.status == TPAStatus.UNKNOWN
+    assert "deadline" in r.reason
+    assert time.monotonic() - t0 < 3.0 + 2.5          # the deadline is honoured (soft: last check + cleanup)
+
+
+def test_expired_deadline_is_unknown():
+    r = solve_tpa(counter(10), deadline=time.monotonic() - 1)
+    assert r.status == TPAStatus.UNKNOWN
+
+
+def test_aux_in_init_is_rejected():
+    ts = counter(10)
+    z = z3.Int("z")
+    ts.init = z3.And(ts.init, z == 0)
+    r = solve_tpa(ts, timeout=5)
+    assert r.status == TPAStatus.UNKNOWN and "non-state" in r.reason
+
+
+# ------------------------------------------------------------------------------------------ checkers
+def test_certificate_checker_rejects_wrong_certificates():
+    ts = counter(10)
+    x, y = ts.state
+    x1, y1 = ts.next
+    good = SafeCertificate("right", z3.And(x1 >= x, y1 - y == 2 * (x1 - x), z3.Or(x > 10, x1 <= 10)), 1)
+    assert check_safe_certificate(ts, good, _deadline()) is None
+    for ti in (z3.BoolVal(True), x1 >= x, z3.And(x1 >= x, y1 - y == 2 * (x1 - x)), x1 == x):
+        assert check_safe_certificate(ts, SafeCertificate("right", ti, 1), _deadline()) is not None
+    assert check_safe_certificate(ts, SafeCertificate("left", z3.BoolVal(True), 1), _deadline()) is not None
+    aux = z3.Int("aux")
+    assert "non-state" in check_safe_certificate(ts, SafeCertificate("right", aux == x, 1), _deadline())
+
+
+def test_counterexample_replay_rejects_wrong_depth():
+    ts = counter(10, unsafe=True)
+    ok = replay_counterexample(ts, 10, [(0, (0, 0)), (10, (10, 20))], _deadline())
+    assert not isinstance(ok, str) and ok.depth == 10 and len(ok.path) == 11
+    assert isinstance(replay_counterexample(ts, 9, [(0, (0, 0)), (9, (10, 20))], _deadline()), str)
+    assert isinstance(replay_counterexample(ts, 11, [(0, (0, 0)), (11, (10, 20))], _deadline()), str)
+    # deep claims are replayed per segment: a wrong segment is caught
+    assert isinstance(replay_counterexample(ts, 10, [(0, (0, 0)), (2, (2, 4)), (4, (5, 10)), (10, (10, 20))],
+                                            _deadline(), replay_limit=3), str)
+    # a segment too long to unroll needs a validated exact power that holds between its ends
+    x, y = ts.state
+    x1, y1 = ts.next
+    wp = [(0, (0, 0)), (2, (2, 4)), (6, (6, 12)), (8, (8, 16)), (10, (10, 20))]
+    assert isinstance(replay_counterexample(ts, 10, wp, _deadline(), replay_limit=3), str)
+    e1 = z3.And(x <= 8, x1 == x + 2, y1 == y + 4)
+    e2 = z3.And(x <= 6, x1 == x + 4, y1 == y + 8)
+    ok = replay_counterexample(ts, 10, wp, _deadline(), replay_limit=3, powers=[e1, e2])
+    assert not isinstance(ok, str) and "exact powers" in ok.checked
+    fake = z3.And(x1 == x + 4, y1 == y + 8)          # drops the guard: not an iterated composition of Tr
+    assert "power 2" in replay_counterexample(ts, 10, wp, _deadline(), replay_limit=3, powers=[e1, fake])
+
+
+def test_reset_query_reuses_levels():
+    """Learned levels abstract Tr only: they stay valid for a new Init/Bad (Golem #148 was about this)."""
+    ts = counter(100, unsafe=True)
+    eng = TPA(ts)
+    r1 = eng.solve(time.monotonic() + TIMEOUT)
+    assert r1.status == TPAStatus.UNSAFE and r1.witness.depth == 100
+    x, y = ts.state
+    eng.reset_query(z3.And(x == 50, y == 100), x >= 100)
+    r2 = eng.solve(time.monotonic() + TIMEOUT)
+    assert r2.status == TPAStatus.UNSAFE and r2.witness.depth == 50 and r2.witness.initial == (50, 100)
+    eng.reset_query(z3.And(x == 0, y == 0), z3.And(x >= 100, y != 200))
+    r3 = eng.solve(time.monotonic() + TIMEOUT)
+    assert r3.status == TPAStatus.SAFE and r3.certificate.checked
