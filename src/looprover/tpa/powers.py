@@ -18,24 +18,12 @@ import time
 
 import z3
 
+from looprover.smt.interpolate import term_size
 from looprover.smt.mbp import QEError, qe
 from looprover.tpa.result import Deadline, GiveUp, OutOfTime, State, Vocabulary, check, state_of
 
 MAX_TERM_SIZE = 400          # DAG size above which a power is considered to have blown up
 QE_CAP_SECONDS = 2.0         # per power
-
-
-def _term_size(f: z3.ExprRef) -> int:
-    seen: set[int] = set()
-    todo = [f]
-    while todo:
-        t = todo.pop()
-        if t.get_id() in seen:
-            continue
-        seen.add(t.get_id())
-        if z3.is_app(t):
-            todo.extend(t.children())
-    return len(seen)
 
 
 def _tidy(f: z3.BoolRef, deadline: Deadline) -> z3.BoolRef:
@@ -94,8 +82,8 @@ class ExactPowers:
             except (QEError, z3.Z3Exception) as exc:
                 self.failed = f"QE of power {j + 1} failed: {exc}"
                 r = None
-            if r is not None and _term_size(r) > MAX_TERM_SIZE:
-                self.failed = f"power {j + 1} too large ({_term_size(r)} nodes)"
+            if r is not None and term_size(r) > MAX_TERM_SIZE:
+                self.failed = f"power {j + 1} too large ({term_size(r)} nodes)"
                 r = None
             if r is not None and not self._validate(r, comp, elim, deadline):
                 self.failed = f"power {j + 1} could not be validated"
