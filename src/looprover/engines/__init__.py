@@ -34,6 +34,7 @@ class EngineOptions:
 ENGINES: dict[str, str] = {
     "bmc": "looprover.engines.bmc",
     "kinduction": "looprover.engines.kinduction",
+    "labmc": "looprover.engines.labmc",
     "portfolio": "looprover.portfolio",
     "tpa": "looprover.engines.tpa",
 }
