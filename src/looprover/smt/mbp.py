@@ -5,14 +5,18 @@ reachable midpoints and targets, design/algorithms.md B2) -- that is MBP, a sing
 aux-variable elimination need the *exact* `∃v. F` -- that is QE, which can be much more expensive.
 
 - `project(F, model, keep=... | eliminate=...)` returns R over the kept symbols with `model ⊨ R` and
-  `R ⇒ ∃eliminated. F`. It uses z3's `Z3_qe_model_project` (`ModelRef.project`); integer projection introduces
-  divisibility atoms such as `(1 + y) % 2 == 0`. Variables z3 cannot eliminate (e.g. under non-linear terms) are
-  replaced by their model values, which keeps both properties.
-- `qe(F, eliminate)` returns R with `R ⇔ ∃eliminated. F`, quantifier-free, trying z3 tactics in the order
-  `qe` → `qe2` → `qe_rec`. The result is exact because these tactics are equivalence-preserving goal
-  transformers; we only accept an answer that is quantifier-free and free of the eliminated symbols.
-
-`free_constants` is the vocabulary helper shared with `interpolate.py`.
+  `R ⇒ ∃eliminated. F`. It projects a convex implicant of F under the model (disequalities split by the model)
+  with z3's `Z3_qe_model_project` (`ModelRef.project`): projecting F itself with `distinct` in it gave a
+  different answer per model, so enumerating projections never terminated. Integer projection introduces
+  divisibility atoms such as `(1 + y) % 2 == 0`. Variables z3 cannot eliminate (e.g. under non-linear terms)
+  are replaced by their model values, which keeps both properties.
+- `qe(F, eliminate)` returns R with `R ⇔ ∃eliminated. F`, quantifier-free, trying z3 tactics `qe2` → `qe` →
+  `qe_rec` (each with a share of the time), then `mbp_enumerate`. The result is exact because these tactics
+  are equivalence-preserving goal transformers (and the enumeration is exhaustive); we only accept an answer
+  that is quantifier-free and free of the eliminated symbols. `eliminate_quantifiers` does the same for a
+  formula that already contains quantifiers.
+- `implicant(F, model)` is the model-guided cube extraction shared with `interpolate.py`; `vocabulary` /
+  `free_constants` are the (C-level, fast) vocabulary walks.
 """
 from __future__ import annotations
 
@@ -171,6 +175,62 @@ def _resolve_ites(t: z3.ExprRef, val: ModelValues) -> tuple[z3.ExprRef, list[z3.
     raise ValueError("implicant: if-then-else nesting too deep")
 
 
+class _Raw:
+    """Thin, fast access to raw ASTs of one context (the Python wrappers cost ~10 µs per node; this walk is the
+    inner loop of Farkas interpolation and MBP). Raw sub-terms are kept alive by the formula they come from."""
+
+    def __init__(self, ctx: z3.Context, m: z3.ModelRef):
+        self.ctx, self.ref, self.m = ctx, ctx.ref(), m
+        self.values: dict[int, bool] = {}
+        self.ites: dict[int, bool] = {}
+
+    def id(self, a) -> int:
+        return _C.Z3_get_ast_id(self.ref, a)
+
+    def kind(self, a) -> int | None:
+        if _C.Z3_get_ast_kind(self.ref, a) != z3.Z3_APP_AST:
+            return None
+        return _C.Z3_get_decl_kind(self.ref, _C.Z3_get_app_decl(self.ref, a))
+
+    def args(self, a) -> list:
+        if _C.Z3_get_ast_kind(self.ref, a) != z3.Z3_APP_AST:
+            return []
+        return [_C.Z3_get_app_arg(self.ref, a, i) for i in range(_C.Z3_get_app_num_args(self.ref, a))]
+
+    def sort_kind(self, a) -> int:
+        return _C.Z3_get_sort_kind(self.ref, _C.Z3_get_sort(self.ref, a))
+
+    def value(self, a) -> bool:
+        """Truth value in the model (completed); only called on sub-terms of live formulas."""
+        i = self.id(a)
+        v = self.values.get(i)
+        if v is None:
+            out = (_C.Ast * 1)()
+            if not _C.Z3_model_eval(self.ref, self.m.model, a, True, out):
+                raise ValueError("implicant: model evaluation failed")
+            v = _C.Z3_get_bool_value(self.ref, out[0]) == z3.Z3_L_TRUE
+            self.values[i] = v
+        return v
+
+    def has_term_ite(self, a) -> bool:
+        """Does the atom contain an if-then-else below a non-Boolean position?"""
+        i = self.id(a)
+        hit = self.ites.get(i)
+        if hit is None:
+            hit = False
+            for c in self.args(a):
+                if self.sort_kind(c) == z3.Z3_BOOL_SORT:
+                    continue
+                if self.kind(c) == z3.Z3_OP_ITE or self.has_term_ite(c):
+                    hit = True
+                    break
+            self.ites[i] = hit
+        return hit
+
+    def wrap(self, a) -> z3.ExprRef:
+        return _z3._to_expr_ref(a, self.ctx)
+
+
 def implicant(f: z3.BoolRef, m: z3.ModelRef, *, split_disequalities: bool = False) -> list[z3.BoolRef]:
     """Literals, each true in m, whose conjunction implies f (m must satisfy f; ValueError otherwise).
 
@@ -179,61 +239,68 @@ def implicant(f: z3.BoolRef, m: z3.ModelRef, *, split_disequalities: bool = Fals
     condition becomes a literal). With `split_disequalities`, an arithmetic `a ≠ b` becomes `a < b` or `a > b`,
     whichever the model satisfies: projection and Farkas reasoning need convex literals.
     """
-    val = ModelValues(m)
+    raw = _Raw(f.ctx, m)
+    slow = ModelValues(m)                  # for the rare terms built on the fly (ite resolution, distinct)
     lits: dict[tuple[int, bool], z3.BoolRef] = {}
     done: set[tuple[int, bool]] = set()
-    alive: list[z3.ExprRef] = []          # `done` is keyed by id: keep temporaries alive so ids are not reused
-    todo: list[tuple[z3.BoolRef, bool]] = [(f, True)]
+    alive: list[z3.ExprRef] = [f]          # keeps every term we pushed alive: `done` is keyed by id
+    todo: list[tuple[object, bool]] = [(f.as_ast(), True)]
     while todo:
-        t, pol = todo.pop()
-        alive.append(t)
-        key = (t.get_id(), pol)
+        a, pol = todo.pop()
+        key = (raw.id(a), pol)
         if key in done:
             continue
         done.add(key)
-        if z3.is_true(t) or z3.is_false(t):
-            if z3.is_true(t) != pol:
+        k = raw.kind(a)
+        if k == z3.Z3_OP_TRUE or k == z3.Z3_OP_FALSE:
+            if (k == z3.Z3_OP_TRUE) != pol:
                 raise ValueError("implicant: model does not satisfy the formula")
             continue
-        k = _kind(t)
-        kids = t.children() if z3.is_app(t) else []
         if k == z3.Z3_OP_NOT:
-            todo.append((kids[0], not pol))
+            todo.append((raw.args(a)[0], not pol))
         elif (k == z3.Z3_OP_AND and pol) or (k == z3.Z3_OP_OR and not pol):
-            todo.extend((c, pol) for c in reversed(kids))
+            todo.extend((c, pol) for c in reversed(raw.args(a)))
         elif (k == z3.Z3_OP_OR and pol) or (k == z3.Z3_OP_AND and not pol):
-            good = [c for c in kids if val(c) == pol]
+            good = [c for c in raw.args(a) if raw.value(c) == pol]
             if not good:
                 raise ValueError("implicant: model does not satisfy the formula")
-            pick = next((c for c in good if (c.get_id(), pol) in done), good[0])
+            pick = next((c for c in good if (raw.id(c), pol) in done), good[0])
             todo.append((pick, pol))
         elif k == z3.Z3_OP_IMPLIES:
-            a, b = kids
+            x, y = raw.args(a)
             if pol:
-                todo.append((a, False) if not val(a) else (b, True))
+                todo.append((x, False) if not raw.value(x) else (y, True))
             else:
-                todo.extend([(a, True), (b, False)])
-        elif k == z3.Z3_OP_ITE and z3.is_bool(t):
-            c = kids[0]
-            vc = val(c)
-            todo.extend([(c, vc), (kids[1] if vc else kids[2], pol)])
-        elif k in (z3.Z3_OP_EQ, z3.Z3_OP_DISTINCT, z3.Z3_OP_XOR, z3.Z3_OP_IFF) and kids and z3.is_bool(kids[0]):
-            todo.extend((c, val(c)) for c in kids)
+                todo.extend([(x, True), (y, False)])
+        elif k == z3.Z3_OP_ITE and raw.sort_kind(a) == z3.Z3_BOOL_SORT:
+            c, x, y = raw.args(a)
+            vc = raw.value(c)
+            todo.extend([(c, vc), (x if vc else y, pol)])
+        elif (k in (z3.Z3_OP_EQ, z3.Z3_OP_DISTINCT, z3.Z3_OP_XOR, z3.Z3_OP_IFF)
+              and raw.sort_kind(raw.args(a)[0]) == z3.Z3_BOOL_SORT):
+            todo.extend((c, raw.value(c)) for c in raw.args(a))
         elif k == z3.Z3_OP_DISTINCT:
+            kids = [raw.wrap(c) for c in raw.args(a)]
             pairs = [(kids[i], kids[j]) for i in range(len(kids)) for j in range(i + 1, len(kids))]
             if pol:
-                todo.extend((a == b, False) for a, b in pairs)
+                eqs = [(x == y, False) for x, y in pairs]
             else:
-                a, b = next((a, b) for a, b in pairs if val(a == b))
-                todo.append((a == b, True))
+                x, y = next((x, y) for x, y in pairs if slow(x == y))
+                eqs = [(x == y, True)]
+            alive.extend(e for e, _ in eqs)
+            todo.extend((e.as_ast(), p) for e, p in eqs)
         else:
-            atom, conds = _resolve_ites(t, val) if z3.is_app(t) else (t, [])
-            todo.extend((c, val(c)) for c in conds)
-            if (split_disequalities and not pol and _kind(atom) == z3.Z3_OP_EQ and z3.is_arith(atom.arg(0))):
-                a, b = atom.arg(0), atom.arg(1)
-                lit = a < b if val(a < b) else a > b
+            atom = raw.wrap(a)
+            if raw.has_term_ite(a):
+                atom, conds = _resolve_ites(atom, slow)
+                alive.append(atom)
+                alive.extend(conds)
+                todo.extend((c.as_ast(), slow(c)) for c in conds)
+            if (split_disequalities and not pol and k == z3.Z3_OP_EQ
+                    and raw.sort_kind(raw.args(a)[0]) in (z3.Z3_INT_SORT, z3.Z3_REAL_SORT)):
+                x, y = atom.arg(0), atom.arg(1)
+                lit = x < y if slow(x < y) else x > y
                 lits.setdefault((lit.get_id(), True), lit)
-                alive.append(lit)
                 continue
             lit = atom if pol else z3.Not(atom)
             lits.setdefault((atom.get_id(), pol), lit)
