@@ -589,7 +589,28 @@ class TPA:
         if isinstance(w, str):
             return TPAResult(TPAStatus.UNKNOWN, f"internal error: counterexample of depth {r.steps} failed its "
                                                 f"check: {w}")
+        w.target = r.target
         return TPAResult(TPAStatus.UNSAFE, f"Bad reachable in exactly {w.depth} steps ({w.checked})", witness=w)
+
+    def safety_explanation(self, cert: SafeCertificate) -> z3.BoolRef:
+        """A state set E ⊇ Init from which Bad is unreachable (the multi-loop layer's `preSafe` increment).
+
+        A left certificate, or an unrestricted right one, over-approximates every run that ends in Bad (resp.
+        every run), so `¬∃x'. TI(x,x') ∧ Bad(x')` is safe; an interpolant I of (A = TI ∧ Bad', B = Init) gives
+        the generalisation E = ¬I (Golem's explanation). A right certificate restricted to Init only speaks
+        about Init-sources, so E = Init there, and also when interpolation fails."""
+        if cert.kind == "right" and cert.restricted:
+            return self.init
+        voc = self.voc
+        A = z3.And(cert.ti, voc.cur_to(self.bad, voc.x1))
+        try:
+            r = compute_interpolant(A, self.init, voc.x, min(self.opt.itp_timeout, max(self.deadline.left(), 0.1)),
+                                    check_unsat=True, stats=self.itp_stats)
+        except (SatisfiableError, z3.Z3Exception):
+            return self.init
+        if r is None:
+            return self.init
+        return z3.simplify(z3.Not(r.formula))
 
 
 def solve_tpa(ts: TransitionSystem, deadline: float | None = None, *, timeout: float | None = None,

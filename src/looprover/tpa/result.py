@@ -65,6 +65,7 @@ class UnsafeWitness:
     waypoints: list[tuple[int, State]] = field(default_factory=list)
     checked: str = ""
     names: list[str] = field(default_factory=list)
+    target: z3.BoolRef | None = None     # over `ts.state`: ⊆ Bad, all reachable (MBP-refined post states)
 
     def named(self, state: State) -> dict[str, Value]:
         return dict(zip(self.names, state))
