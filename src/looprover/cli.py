@@ -247,6 +247,10 @@ def counterexample_json(cex: Counterexample, program: Program | None) -> dict[st
         "named_inputs": [{"name": i.name, "call": i.call, "value": value_json(i.value), "location": i.where}
                          for i in _named_inputs(cex, program) if i.name or i.call],
         "initial": value_json(cex.initial),
+        # an abbreviated run (witness.deep): `steps` are its first and last edges, `omitted` ran in between
+        "length": getattr(cex, "length", 0) or len(cex.steps),
+        "omitted": getattr(cex, "omitted", 0),
+        "omitted_at": getattr(cex, "omitted_at", None),
         "steps": [{"location": str(st.src) if st.src else None, "edge": [st.edge.src, st.edge.dst],
                    "statements": [t for t in (stmt_text(s, names) for s in st.edge.stmts) if t],
                    "values": value_json(st.values)} for st in cex.steps],
@@ -272,7 +276,11 @@ def counterexample_lines(cex: Counterexample, program: Program | None) -> list[s
     rows = [(f"{Path(st.src.file).name}:{st.src.line}" if st.src else "-",
              "; ".join(t for t in (stmt_text(s, names) for s in st.edge.stmts) if t),
              ", ".join(f"{k} = {value_text(v)}" for k, v in st.values.items()))
-            for st in cex.steps if st.edge.stmts]
+            if st.edge.stmts else None for st in cex.steps]
+    omitted = getattr(cex, "omitted", 0)
+    if omitted:
+        rows.insert(cex.omitted_at, ("...", f"{omitted} edges executed here are not shown", ""))
+    rows = [r for r in rows if r is not None]
     width = max((len(r[0]) for r in rows), default=0)
     body = [f"    {where:<{width}}  {text}" + (f"   => {vals}" if vals else "") for where, text, vals in rows]
     if len(body) > MAX_TRACE_LINES:

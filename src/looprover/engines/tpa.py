@@ -1,16 +1,20 @@
-"""TPA engine: Program -> cutpoint graph -> one transition system (pc + variables) -> `looprover.tpa` core.
+"""TPA engine: Program -> one transition system -> `looprover.tpa` core.
 
-Like Golem's single-loop transformation, the whole cutpoint graph becomes one transition system whose state
-carries the program counter, so loops in sequence or nested are handled by the same level hierarchy.
+Which system:
+- a program with one loop (Golem's "transition system" shape) becomes the loop's own TS over the program
+  variables (`tpa.program_ts`); anything else becomes the pc-encoded cutpoint-graph system, like Golem's
+  single-loop transformation (loops in sequence or nested share one level hierarchy);
+- in integer mode, wrap-around is split off as a side obligation (`smt.nowrap`): TPA runs on the wrap-free
+  relation with "a wrap is possible" added to Bad, and falls back to the exact system only when the run it
+  finds ends in the wrap part.
 
 Evidence:
-- TRUE: the core's safe transition invariant, already re-checked with fresh solvers against the encoded system
+- TRUE: the core's safe transition invariant, re-checked with fresh solvers against the system it was found for
   (integer mode: exact for executions without signed overflow, like every engine on `CPGSystem`).
-- FALSE: only after the counterexample replays on the *original program* with the concrete interpreter. For
-  depths up to the core's replay limit the exact BMC model of the path (pinned to the core's concrete states)
-  is turned into a CFA trace, as k-induction does. Deeper counterexamples (found through exact powers) are
-  reported as UNKNOWN with the depth and the concrete initial state in the stats: replaying 10^6 cutpoint steps
-  as a CFA trace is not something the witness layer can carry today.
+- FALSE: only after the counterexample replays on the *original program*. Up to `replay_limit` cutpoint steps
+  the exact BMC model of the path, pinned to the core's concrete states, becomes a CFA trace (`validate`).
+  Deeper ones are run on the concrete interpreter from the initial state and first-fragment inputs an SMT
+  query pins to the core's start state (`witness.deep`).
 """
 from __future__ import annotations
 
@@ -23,13 +27,35 @@ from looprover.errors import LooproverError
 from looprover.program.cfa import Program
 from looprover.program.cpg import build_cpg
 from looprover.smt.encode import CPGSystem
+from looprover.smt.nowrap import split_wraps
 from looprover.smt.solver import OutOfTime
+from looprover.smt.ts import TransitionSystem
 from looprover.tpa import TPA, TPAOptions, TPAStatus
-from looprover.tpa.result import GiveUp, UnsafeWitness, is_state
+from looprover.tpa.program_ts import single_loop_system
+from looprover.tpa.result import GiveUp, TPAResult, UnsafeWitness, is_state, z3_value
 from looprover.verdict import Status, Verdict
+from looprover.witness.deep import run_counterexample
 from looprover.witness.replay import TraceBuilder, validate
 
 NAME = "tpa"
+NOWRAP_QE = 2.0            # seconds for the wrap states' quantifier elimination
+EDGES_PER_STEP = 64        # interpreter budget per cutpoint step of a deep counterexample
+
+
+def _run_tpa(ts: TransitionSystem, deadline: float, opts: TPAOptions | None, stats: dict, tag: str) -> TPAResult:
+    try:
+        engine = TPA(ts, opts)
+    except GiveUp as exc:
+        return TPAResult(TPAStatus.UNKNOWN, str(exc))
+    res = engine.solve(deadline)
+    stats[tag] = res.stats
+    return res
+
+
+def _in(ts: TransitionSystem, f: z3.BoolRef, state) -> bool:
+    """Does the concrete `state` satisfy the state formula `f`?"""
+    vals = [z3_value(v, x.sort()) for x, v in zip(ts.state, state)]
+    return z3.is_true(z3.simplify(z3.substitute(f, *zip(ts.state, vals))))
 
 
 def verify(program: Program, options: EngineOptions, *, tpa_options: TPAOptions | None = None) -> Verdict:
@@ -42,21 +68,31 @@ def verify(program: Program, options: EngineOptions, *, tpa_options: TPAOptions 
     try:
         cpg = build_cpg(program)
         sys = CPGSystem(cpg, options.bitvector, options.deadline)
-        ts = sys.ts
-        try:
-            engine = TPA(ts, tpa_options)
-        except GiveUp as exc:
-            return done(Status.UNKNOWN, str(exc))
-        options.report("tpa: solving")
-        res = engine.solve(options.deadline)
-        stats.update(res.stats)
+        loop = single_loop_system(sys, options.deadline)
+        exact = loop.ts if loop is not None else sys.ts
+        stats["system"] = f"loop at L{loop.head}" if loop is not None else "pc-encoded cutpoint graph"
+        ts, split = exact, None
+        if not options.bitvector:
+            split = split_wraps(exact.trans, exact.state, NOWRAP_QE)
+        if split is not None:
+            ts = TransitionSystem(exact.state, exact.next, exact.init, split[0], z3.Or(exact.bad, split[1]),
+                                  exact.names)
+            stats["wrap_split"] = True
+        options.report(f"tpa: solving ({stats['system']}{', wrap-free' if split else ''})")
+        res = _run_tpa(ts, options.deadline, tpa_options, stats, "tpa")
+        if res.status == TPAStatus.UNSAFE and split is not None and not _in(exact, exact.bad, res.witness.final):
+            options.report("tpa: the run found ends in a possible wrap-around; solving the exact system")
+            stats["wrap_fallback"] = True
+            ts = exact
+            res = _run_tpa(ts, options.deadline, tpa_options, stats, "tpa_exact")
         if res.status == TPAStatus.SAFE:
             cert = res.certificate
-            evidence = {"transition_invariant": str(cert.ti), "kind": cert.kind, "level": cert.level,
+            evidence = {"system": stats["system"], "wrap_free": ts is not exact,
+                        "transition_invariant": str(cert.ti), "kind": cert.kind, "level": cert.level,
                         "state_invariant": None if cert.state_invariant is None else str(cert.state_invariant)}
             return done(Status.TRUE, f"TPA: {res.reason}", evidence)
         if res.status == TPAStatus.UNSAFE:
-            return _falsify(program, sys, res.witness, options, done, stats)
+            return _falsify(program, sys, loop, res.witness, options, done, stats, tpa_options)
         return done(Status.UNKNOWN, f"TPA: {res.reason}")
     except OutOfTime:
         return done(Status.UNKNOWN, "timeout")
@@ -64,32 +100,65 @@ def verify(program: Program, options: EngineOptions, *, tpa_options: TPAOptions 
         return done(Status.UNKNOWN, str(err))
 
 
-def _falsify(program: Program, sys: CPGSystem, w: UnsafeWitness, options: EngineOptions, done, stats) -> Verdict:
+def _falsify(program: Program, sys: CPGSystem, loop, w: UnsafeWitness, options: EngineOptions, done, stats,
+             tpa_options: TPAOptions | None) -> Verdict:
+    """Turn a TS counterexample into a replayed program trace (see the module docstring)."""
     ts = sys.ts
     k = w.depth
-    stats["cex_depth"] = k
-    if w.path is None:
-        stats["cex_initial"] = w.named(w.initial)
-        return done(Status.UNKNOWN, f"TPA: error reachable in exactly {k} transition steps ({w.checked}); too "
-                                    f"deep to replay as a program trace")
+    head = None if loop is None else sys.pc_id[loop.head]
+    K = k if loop is None else loop.program_depth(k)
+    stats["cex_depth"] = K
+    if loop is not None:
+        stats["loop_iterations"] = k
+    limit = (tpa_options or TPAOptions()).replay_limit
     s = sys.enc.solver(options.deadline)
-    s.add(ts.at(ts.init, 0), ts.at(ts.bad, k))
-    for j in range(k):
-        s.add(ts.trans_at(j))
-    for j, st in enumerate(w.path):
-        s.add(is_state(ts.step_vars(j), st))
+    s.add(ts.at(ts.init, 0))
+    if K <= limit:
+        s.add(ts.at(ts.bad, K))
+        for j in range(K):
+            s.add(ts.trans_at(j))
+        if loop is None:
+            pins = [(j, st) for j, st in enumerate(w.path)] if w.path is not None else list(w.waypoints)
+        else:
+            for j in range(1, K):
+                s.add(sys.pc_at(j) == head)
+            pins = [(j + 1, (head,) + st) for j, st in
+                    (enumerate(w.path) if w.path is not None else w.waypoints)]
+        for j, st in pins:
+            s.add(is_state(ts.step_vars(j), st))
+        r = s.check()
+        if r != z3.sat:
+            return done(Status.UNKNOWN, f"TPA counterexample of depth {K} has no BMC model ({r})")
+        model = s.model()
+        tb = TraceBuilder(program, sys.enc)
+        for j in range(K):
+            _, path, viol, _, value = sys.step_path(model, j)
+            tb.add_path(path, viol, value)
+            if viol is not None:
+                break
+        cex = tb.build(sys.state_at(0), lambda t: model.eval(t, model_completion=True))
+        rep = validate(program, cex, options.bitvector)
+        if rep.ok:
+            return done(Status.FALSE, f"TPA: assertion violated after {K} cutpoint steps ({len(cex.steps)} edges)",
+                        cex)
+        return done(Status.UNKNOWN, f"TPA counterexample did not replay: {rep.reason}")
+    # deep: pin the start (the program's initial state, or the state entering the loop) and run the program
+    if loop is None:
+        s.add(is_state(ts.step_vars(0), w.initial))
+    else:
+        s.add(ts.trans_at(0), sys.pc_at(1) == head, is_state(ts.step_vars(1), (head,) + tuple(w.initial)))
     r = s.check()
     if r != z3.sat:
-        return done(Status.UNKNOWN, f"TPA counterexample of depth {k} has no BMC model ({r})")
+        return done(Status.UNKNOWN, f"no program run reaches the start state of TPA's counterexample ({r})")
     model = s.model()
     tb = TraceBuilder(program, sys.enc)
-    for j in range(k):
-        _, path, viol, _, value = sys.step_path(model, j)
+    if loop is not None:
+        _, path, viol, _, value = sys.step_path(model, 0)
         tb.add_path(path, viol, value)
-        if viol is not None:
-            break
-    cex = tb.build(sys.state_at(0), lambda t: model.eval(t, model_completion=True))
-    rep = validate(program, cex, options.bitvector)
-    if rep.ok:
-        return done(Status.FALSE, f"TPA: assertion violated after {k} cutpoint steps ({len(cex.steps)} edges)", cex)
-    return done(Status.UNKNOWN, f"TPA counterexample did not replay: {rep.reason}")
+    first = tb.build(sys.state_at(0), lambda t: model.eval(t, model_completion=True))
+    cex, why = run_counterexample(program, first.initial, first.havocs, options.bitvector,
+                                  EDGES_PER_STEP * K + 1000)
+    if cex is None:
+        return done(Status.UNKNOWN, f"TPA: error reachable in {K} cutpoint steps, but {why}")
+    return done(Status.FALSE, f"TPA: assertion violated after {K} cutpoint steps ({cex.length} edges, "
+                              f"replayed by running the program)", cex)

@@ -1,0 +1,86 @@
+"""A program's loop as a plain transition system, when its cutpoint graph has Golem's "transition system" shape.
+
+Why: the pc-encoded whole-program system (`CPGSystem.ts`) folds the program counter and every fragment's
+ite-merged next-state terms into one Tr. TPA's interpolants then have to speak about the pc and the other
+fragments, and on C programs they did not generalise: `deep_safe_N` and `multiloop_safe` ran into the deadline
+at level 9 and 7 (40 s). A program with exactly one loop (entry -> L, L -> L, L -> exit/ERROR) is a TS over
+the program variables alone:
+
+    Init_L(x) = ∃x0, aux. Init(x0) ∧ entry(x0, x, aux)       Tr_L = the self-loop edge of L
+    Bad_L(x)  = ∃aux. L's fragment fails an assertion from x
+
+computed by exact quantifier elimination, so the system is *equivalent* to the program: Bad_L is reachable in
+k steps exactly when the program fails an assertion after k+2 cutpoint steps (entry, k iterations, the failing
+fragment). When QE does not finish quickly, or the shape is different, callers use the pc-encoded system.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import z3
+
+from looprover.program.cpg import ERROR
+from looprover.smt.encode import CPGSystem
+from looprover.smt.mbp import QEError, has_quantifier, qe
+from looprover.smt.ts import TransitionSystem
+
+QE_SHARE = 0.2        # at most this share of the remaining time goes into building the system
+
+
+@dataclass
+class LoopSystem:
+    """The TS of the single loop at cutpoint `head`; its state is `sys.cur` in program-variable order."""
+    ts: TransitionSystem
+    head: int
+    sys: CPGSystem
+
+    def program_depth(self, k: int) -> int:
+        """Cutpoint steps of the program for a TS counterexample of depth k: entry, k iterations, the failure."""
+        return k + 2
+
+
+def _satisfiable(fs: list[z3.BoolRef], timeout: float) -> bool | None:
+    s = z3.Solver()
+    s.set("timeout", max(1, int(timeout * 1000)))
+    s.add(*fs)
+    r = s.check()
+    return None if r == z3.unknown else r == z3.sat
+
+
+def single_loop_system(sys: CPGSystem, deadline: float) -> LoopSystem | None:
+    """The loop's TS, or None when the program is not one loop or the system could not be built in time."""
+    cpg = sys.cpg
+    if len(cpg.cutpoints) != 1:
+        return None
+    head = cpg.cutpoints[0]
+    allowed = {(cpg.init, head), (head, head), (head, ERROR), (head, cpg.exit), (cpg.init, cpg.exit),
+               (cpg.init, ERROR)}
+    by_pair = {(e.src, e.dst): e for e in cpg.edges}
+    if not set(by_pair) <= allowed or (cpg.init, head) not in by_pair:
+        return None
+    budget = max(0.5, (deadline - time.monotonic()) * QE_SHARE)
+    stop = time.monotonic() + budget
+    init0 = z3.And(sys.range_constraints(sys.cur))
+    cur = [sys.cur[v.name] for v in sys.vars]
+    nxt = [sys.nxt[v.name] for v in sys.vars]
+    if (cpg.init, ERROR) in by_pair:
+        # the error right at the start is the pc-encoded system's job (one step); keep the loop TS exact
+        sat = _satisfiable([init0, sys.edge_formula(by_pair[(cpg.init, ERROR)])], stop - time.monotonic())
+        if sat is not False:
+            return None
+    try:
+        entry = z3.And(init0, sys.edge_formula(by_pair[(cpg.init, head)]))
+        init_next = qe(entry, keep=nxt, timeout=max(0.1, stop - time.monotonic()))
+        init = z3.substitute(init_next, *zip(nxt, cur)) if cur else init_next
+        err = by_pair.get((head, ERROR))
+        bad = z3.BoolVal(False) if err is None else qe(sys.edge_formula(err), keep=cur,
+                                                          timeout=max(0.1, stop - time.monotonic()))
+    except QEError:
+        return None
+    if has_quantifier(init) or has_quantifier(bad):
+        return None
+    loop = by_pair.get((head, head))
+    trans = sys.edge_formula(loop) if loop is not None else z3.BoolVal(False)
+    names = [sys.program.variables[v.name].c_name or v.name for v in sys.vars]
+    return LoopSystem(TransitionSystem(cur, nxt, z3.simplify(init), trans, z3.simplify(bad), names), head, sys)

@@ -1,0 +1,146 @@
+"""TPA on C programs: the single-loop system, wrap-around as a side obligation, and deep counterexamples that are
+replayed by running the program (issue 4: deep_safe_N TRUE, underapprox_counter_N FALSE for large N)."""
+from __future__ import annotations
+
+import time
+
+import pytest
+import z3
+
+import enginecases as ec
+from looprover.engines import EngineOptions, tpa
+from looprover.frontend.c import load_c_program
+from looprover.program.cpg import build_cpg
+from looprover.smt.encode import CPGSystem
+from looprover.smt.nowrap import split_wraps
+from looprover.tpa.program_ts import single_loop_system
+from looprover.verdict import Status
+from looprover.witness.deep import RunCounterexample
+
+HEADER = "extern void __assert_fail(void); extern void reach_error(void);\n" \
+         "void __VERIFIER_assert(int c) { if (!c) reach_error(); }\n" \
+         "extern unsigned int __VERIFIER_nondet_uint(void);\n"
+
+DEEP = HEADER + """int main(void) {
+  unsigned int x = 0, y = 0;
+  while (x < @N@u) { x++; y += 2; }
+  __VERIFIER_assert(y @OP@ 2u * @N@u);
+  return 0;
+}"""
+
+
+def load(tmp_path, text: str, name: str = "p.c"):
+    f = tmp_path / name
+    f.write_text(text)
+    return load_c_program(f, "ILP32")
+
+
+def run(prog, timeout=30.0, bitvector=False):
+    return tpa.verify(prog, EngineOptions(timeout=timeout, bitvector=bitvector))
+
+
+@pytest.mark.parametrize("n", [10, 1000, 10**6, 10**9])
+def test_deep_safe_is_true_for_every_n(tmp_path, n):
+    v = run(load(tmp_path, DEEP.replace("@N@", str(n)).replace("@OP@", "==")))
+    assert v.status == Status.TRUE, v.reason
+    assert v.evidence["system"].startswith("loop at") and v.evidence["wrap_free"]
+
+
+@pytest.mark.parametrize("n", [1000, 10**5])
+def test_deep_unsafe_counter_is_false_with_exact_depth(tmp_path, n):
+    v = run(load(tmp_path, DEEP.replace("@N@", str(n)).replace("@OP@", "!=")))
+    assert v.status == Status.FALSE, v.reason
+    cex = v.evidence
+    assert cex.validated
+    assert v.stats["loop_iterations"] == n and v.stats["cex_depth"] == n + 2
+    if n > 2000:      # beyond the BMC replay limit: run on the interpreter, shown abbreviated
+        assert isinstance(cex, RunCounterexample)
+        assert cex.length > n and cex.omitted == cex.length - len(cex.steps)
+
+
+def test_unsafe_counter_bitvector(tmp_path):
+    """Bit-vector mode goes through the same loop system (no wrap split); its interpolants are weaker, so the
+    depth stays small here (N = 5000 does not finish in 30 s)."""
+    v = run(load(tmp_path, DEEP.replace("@N@", "20").replace("@OP@", "!=")), bitvector=True)
+    assert v.status == Status.FALSE and v.evidence.validated
+    assert v.stats["loop_iterations"] == 20 and "wrap_split" not in v.stats
+
+
+def test_wrap_that_matters_is_found_through_the_exact_system(tmp_path):
+    """x wraps from 4294967290 to 4: the wrap-free run ends in a wrap state, the exact system finds the bug."""
+    prog = load(tmp_path, HEADER + """int main(void) {
+      unsigned int x = 4294967290u; int i = 0;
+      while (i < 10) { x++; i++; }
+      __VERIFIER_assert(x > 100u);
+      return 0; }""")
+    v = run(prog)
+    assert v.status == Status.FALSE, v.reason
+    assert v.evidence.validated and v.stats.get("wrap_fallback")
+
+
+def test_harmless_wrap_is_never_a_wrong_answer(tmp_path):
+    """Safe only because of the wrap: the wrap-free system must not be taken for the program."""
+    prog = load(tmp_path, HEADER + """int main(void) {
+      unsigned int x = 4294967290u; int i = 0;
+      while (i < 10) { x++; i++; }
+      __VERIFIER_assert(x < 10u);
+      return 0; }""")
+    v = run(prog, timeout=20)
+    assert v.status in (Status.TRUE, Status.UNKNOWN), v.reason
+    if v.status == Status.TRUE:
+        assert not v.evidence["wrap_free"]
+
+
+def test_nondet_bound_unsafe(tmp_path):
+    """The loop bound is an input: the counterexample carries it, and it replays."""
+    prog = load(tmp_path, HEADER + """int main(void) {
+      unsigned int n = __VERIFIER_nondet_uint(), x = 0, y = 0;
+      if (n > 5000u) return 0;
+      while (x < n) { x++; y += 3; }
+      __VERIFIER_assert(y != 9000u);
+      return 0; }""")
+    v = run(prog)
+    assert v.status == Status.FALSE, v.reason
+    assert v.evidence.validated and v.evidence.inputs == [3000]
+
+
+def test_single_loop_system_shape(tmp_path):
+    one = load(tmp_path, DEEP.replace("@N@", "7").replace("@OP@", "=="), "one.c")
+    sys1 = CPGSystem(build_cpg(one))
+    ls = single_loop_system(sys1, time.monotonic() + 10)
+    assert ls is not None and ls.program_depth(5) == 7
+    x, y = ls.ts.state
+    s = z3.Solver()
+    s.add(ls.ts.init, z3.Not(z3.And(x == 0, y == 0)))
+    assert s.check() == z3.unsat                       # Init is exactly the loop entry
+    s = z3.Solver()
+    s.add(ls.ts.bad, x == 7, y == 14)
+    assert s.check() == z3.unsat                       # the right exit state is not bad
+    two = load(tmp_path, HEADER + """int main(void) { int i = 0, j = 0;
+      while (i < 3) i++; while (j < 3) j++; __VERIFIER_assert(i == j); return 0; }""", "two.c")
+    assert single_loop_system(CPGSystem(build_cpg(two)), time.monotonic() + 10) is None
+
+
+def test_split_wraps_agrees_with_the_exact_relation_off_the_wrap_states():
+    prog = ec.uchar_overflow_bug()
+    sys = CPGSystem(build_cpg(prog))
+    ts = sys.ts
+    split = split_wraps(ts.trans, ts.state, 5.0)
+    assert split is not None
+    plain, wrap_bad = split
+    # Tr_nw ⊆ Tr, and every Tr-step from a non-wrap state is a Tr_nw step
+    s = z3.Solver()
+    s.add(plain, z3.Not(ts.trans))
+    assert s.check() == z3.unsat
+    s = z3.Solver()
+    s.add(ts.trans, z3.Not(wrap_bad), z3.Not(plain))
+    assert s.check() == z3.unsat
+    # and the wrap states are real: c = 255 and a loop step is one
+    s = z3.Solver()
+    s.add(wrap_bad)
+    assert s.check() == z3.sat
+
+
+def test_no_wrap_terms_no_split():
+    x, x1 = z3.Ints("x x'")
+    assert split_wraps(z3.And(x < 10, x1 == x + 1), [x], 1.0) is None
