@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
-"""Time to prove deep_safe_N (a safe loop of N iterations whose proof needs y = 2x) for growing N.
+"""Time to decide deep_safe_N (a safe loop of N iterations whose proof needs y = 2x) for growing N.
 
     .venv/bin/python scripts/deep_safe_table.py [--template PATH] [--engines labmc,bmc] [--timeout S]
                                                 [--n 10,1000,1000000,1000000000] [--repeat R]
 
 LABMC's time should not grow with N: the loop becomes one abstract iteration x = x0 + k, y = y0 + 2k
 (mod 2^32), so the BMC problem is the same size for every N. BMC, for comparison, has to unwind N times.
+TPA's time should not grow with N either (the transition invariant y'-y = 2(x'-x) closes at level 1), and on
+`--template ../shared/examples/underapprox_counter_N.c.in` (the same loop, the assertion negated) its
+counterexample depth is found through exact powers in about log2(N) levels.
 Each run is a fresh `looprover verify` process (what a user sees, including start-up); the table shows the
 verdict and the median wall-clock time over `--repeat` runs.
 """
@@ -59,7 +62,7 @@ def main(argv=None) -> int:
         print(f"{'N':>12} | " + " | ".join(f"{e:^28}" for e in engines))
         print("-" * 13 + "+" + "+".join("-" * 30 for _ in engines))
         for n in ns:
-            f = d / f"deep_safe_{n}.c"
+            f = d / (args.template.name.replace(".c.in", "").replace("_N", "") + f"_{n}.c")
             f.write_text(text.replace("@N@", str(n)))
             cells = []
             for e in engines:

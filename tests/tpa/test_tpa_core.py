@@ -255,3 +255,31 @@ def test_reset_query_reuses_levels():
     eng.reset_query(z3.And(x == 0, y == 0), z3.And(x >= 100, y != 200))
     r3 = eng.solve(time.monotonic() + TIMEOUT)
     assert r3.status == TPAStatus.SAFE and r3.certificate.checked
+
+
+# ------------------------------------------------------------------------------------------ determinism
+DETERMINISM = """
+import sys
+sys.path.insert(0, {here!r})
+from tpa_systems import nondet_step, down_up
+from looprover.tpa import solve_tpa, TPAOptions
+for mk in (lambda: nondet_step(50, True), lambda: down_up(3)):
+    r = solve_tpa(mk(), timeout=60, options=TPAOptions(seed_lemmas=False))
+    w = r.witness
+    print(r.status.value, r.stats['lemmas'], r.stats['queries'], r.stats['interpolations'],
+          w and w.depth, w and w.path)
+"""
+
+
+def test_runs_are_deterministic():
+    """The same command gives the same run: lemmas, query counts, counterexample path. (Interpolation runs in a
+    fresh z3 context per call; the engine's own context is fresh per process. Within one process z3's models
+    depend on the context's history -- term ids -- so this compares two processes, which is what users see.)"""
+    import subprocess
+    import sys
+    from pathlib import Path
+    code = DETERMINISM.format(here=str(Path(__file__).parent))
+    outs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+            for _ in range(2)]
+    assert all(o.returncode == 0 for o in outs), outs[0].stderr
+    assert outs[0].stdout == outs[1].stdout and "UNSAFE" in outs[0].stdout and "SAFE" in outs[0].stdout

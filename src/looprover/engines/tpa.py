@@ -39,7 +39,6 @@ from looprover.witness.replay import TraceBuilder, validate
 
 NAME = "tpa"
 NOWRAP_QE = 2.0            # seconds for the wrap states' quantifier elimination
-EDGES_PER_STEP = 64        # interpreter budget per cutpoint step of a deep counterexample
 
 
 def _run_tpa(ts: TransitionSystem, deadline: float, opts: TPAOptions | None, stats: dict, tag: str) -> TPAResult:
@@ -156,8 +155,9 @@ def _falsify(program: Program, sys: CPGSystem, loop, w: UnsafeWitness, options: 
         _, path, viol, _, value = sys.step_path(model, 0)
         tb.add_path(path, viol, value)
     first = tb.build(sys.state_at(0), lambda t: model.eval(t, model_completion=True))
-    cex, why = run_counterexample(program, first.initial, first.havocs, options.bitvector,
-                                  EDGES_PER_STEP * K + 1000)
+    # a faithful run takes at most one fragment's edges per cutpoint step: a longer one has left TPA's path
+    per_step = max(len(f.edges) for f in sys.cpg.fragments.values())
+    cex, why = run_counterexample(program, first.initial, first.havocs, options.bitvector, per_step * K + 100)
     if cex is None:
         return done(Status.UNKNOWN, f"TPA: error reachable in {K} cutpoint steps, but {why}")
     return done(Status.FALSE, f"TPA: assertion violated after {K} cutpoint steps ({cex.length} edges, "
