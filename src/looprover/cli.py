@@ -366,6 +366,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
         "expected": job.expected if job else None,
         "counterexample": (counterexample_json(verdict.evidence, program)
                            if isinstance(verdict.evidence, Counterexample) else None),
+        # the checked safety evidence of a TRUE (invariants, transition invariants), as the engine reports it
+        "proof": (value_json(verdict.evidence) if verdict.status == Status.TRUE and verdict.evidence is not None
+                  else None),
         "stats": value_json(stats),
     }
     if args.json:

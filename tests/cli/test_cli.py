@@ -253,3 +253,29 @@ def test_engine_tracebacks_from_the_portfolio_only_with_debug(capfd, fake_engine
     assert cli.main(["verify", str(chc_file), "--debug"]) == 0
     out, err = capfd.readouterr()
     assert "Traceback" in err and "RuntimeError: engine bug" in err
+
+
+def test_true_json_carries_the_checked_proof(capsys):
+    """A TRUE comes with its safety evidence in `--json` (here TPA's transition invariant and the state
+    invariant derived from it); a FALSE has none."""
+    code, out, _ = run_cli(capsys, "verify", EXAMPLES / "count_safe.c", "--engine", "tpa", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["status"] == "TRUE"
+    assert data["proof"]["transition_invariant"] and data["proof"]["kind"] in ("left", "right")
+    code, out, _ = run_cli(capsys, "verify", EXAMPLES / "count_unsafe.c", "--engine", "tpa", "--json")
+    data = json.loads(out)
+    assert data["status"] == "FALSE" and data["proof"] is None and data["counterexample"]["validated"]
+
+
+def test_deep_counterexample_is_shown_abbreviated(capsys, tmp_path):
+    """A run of a million iterations is replayed by running the program and printed with the middle left out."""
+    f = tmp_path / "deep.c"
+    f.write_text("extern void reach_error(void);\nint main(void) { unsigned int x = 0, y = 0;\n"
+                 "  while (x < 1000000u) { x++; y += 2u; }\n  if (y == 2000000u) reach_error();\n  return 0; }\n")
+    code, out, _ = run_cli(capsys, "verify", f, "--engine", "tpa", "--json")
+    data = json.loads(out)
+    assert data["status"] == "FALSE", data["reason"]
+    cex = data["counterexample"]
+    assert cex["validated"] and cex["length"] > 1000000 and cex["omitted"] == cex["length"] - len(cex["steps"])
+    code, out, _ = run_cli(capsys, "verify", f, "--engine", "tpa")
+    assert "edges executed here are not shown" in out

@@ -136,6 +136,12 @@ def _conjuncts(f: z3.BoolRef) -> list[z3.BoolRef]:
     return out
 
 
+def _unique(fs: list[z3.BoolRef]) -> list[z3.BoolRef]:
+    """Drop repeated conjuncts (seeds sit in the closure invariants and in every level)."""
+    seen: set[int] = set()
+    return [f for f in fs if not (f.get_id() in seen or seen.add(f.get_id()))]
+
+
 def _mk_and(fs: list[z3.BoolRef], ctx: z3.Context) -> z3.BoolRef:
     if not fs:
         return z3.BoolVal(True, ctx)
@@ -526,10 +532,10 @@ class TPA:
         s = z3.Solver(ctx=self.ctx)
         s.add(*[first(c) for c in inv], first(atr), context, z3.Not(second(atr)))
         if check(s, self.deadline) == z3.unsat:
-            return SafeCertificate(side, _mk_and(inv + self.levels[i], self.ctx), i, restricted=False)
+            return SafeCertificate(side, _mk_and(_unique(inv + self.levels[i]), self.ctx), i, restricted=False)
         s.add(restriction)
         if check(s, self.deadline) == z3.unsat:
-            return SafeCertificate(side, _mk_and(inv + self.levels[i], self.ctx), i, restricted=True)
+            return SafeCertificate(side, _mk_and(_unique(inv + self.levels[i]), self.ctx), i, restricted=True)
         if inv:
             s = z3.Solver(ctx=self.ctx)
             s.add(self.init, *inv, voc.cur_to(self.bad, x1))
