@@ -35,6 +35,7 @@ ENGINES: dict[str, str] = {
     "bmc": "looprover.engines.bmc",
     "kinduction": "looprover.engines.kinduction",
     "labmc": "looprover.engines.labmc",
+    "multiloop": "looprover.engines.multiloop",
     "portfolio": "looprover.portfolio",
     "tpa": "looprover.engines.tpa",
 }

@@ -1,0 +1,214 @@
+"""Multi-loop TPA engine: one TPA instance per loop of the cutpoint graph, loops composed by `tpa.network`.
+
+Program -> cutpoint graph -> `Network` (state = the program variables without a pc; per cutpoint its self-loop
+label, the other CPG edges as bridges) -> `NetworkTPA`. Loops in sequence are solved one at a time, each TPA
+seeing only its own loop body, which is what lets a deep first loop and a second loop be proved separately
+(the pc-encoded single system of `engines/tpa.py` has to abstract both at once).
+
+A cutpoint graph with a cycle through several nodes (nested loops, irreducible flow) is not a DAG of loops:
+the run is handed to the single-system TPA engine, and the verdict says so.
+
+Evidence (as in `engines/tpa.py`):
+- TRUE only after `network.check_proof` re-checked the per-node safe sets with fresh solvers and fresh TPA
+  runs; the sets are in the evidence.
+- FALSE only with a counterexample replayed on the original program: the violating path (nodes and loop
+  iterations) is pinned as the pc sequence of one exact BMC query over `CPGSystem.ts`, whose model becomes a
+  CFA trace for `witness.replay.validate`. Longer than REPLAY_LIMIT steps: the path up to the first deep loop
+  is solved by BMC for the initial state and the inputs read so far, and the program is *run* from there on the
+  interpreter (`witness.deep`); only a run that fails the assertion counts.
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+import traceback
+
+import z3
+
+from looprover.engines import EngineOptions
+from looprover.errors import LooproverError
+from looprover.program.cfa import Program
+from looprover.program.cpg import ERROR, CutpointGraph, build_cpg
+from looprover.smt.encode import CPGSystem, mk_and
+from looprover.smt.solver import OutOfTime
+from looprover.tpa import TPAOptions, TPAStatus
+from looprover.tpa.network import Bridge, Network, NetworkResult, NetworkTPA, check_proof
+from looprover.tpa.result import GiveUp
+from looprover.tpa.result import OutOfTime as TPAOutOfTime
+from looprover.transforms.classify import liveness
+from looprover.verdict import Status, Verdict
+from looprover.witness.deep import run_counterexample
+from looprover.witness.replay import TraceBuilder, validate
+
+NAME = "multiloop"
+REPLAY_LIMIT = 2000        # cutpoint steps a counterexample may have to be replayed by one BMC query
+DEEP_LOOP = 100            # iterations from which a loop is run on the interpreter instead of unrolled
+
+
+def verify(program: Program, options: EngineOptions, *, tpa_options: TPAOptions | None = None) -> Verdict:
+    t0 = time.monotonic()
+    stats: dict = {}
+
+    def done(status: Status, reason: str, evidence=None) -> Verdict:
+        return Verdict(status, NAME, reason, evidence, stats, time.monotonic() - t0)
+
+    try:
+        cpg = build_cpg(program)
+        cycle = _cycle(cpg)
+        if cycle is not None:
+            return _fallback(program, options, cycle, stats, t0)
+        sys = CPGSystem(cpg, options.bitvector, options.deadline)
+        net = network(sys)
+        stats["loops"] = [_label(program, v) for v in net.loops]
+        options.report(f"multiloop: {len(net.loops)} loops, {len(net.bridges)} bridges")
+        res = NetworkTPA(net, tpa_options, options.report).solve(options.deadline)
+        stats.update(res.stats)
+        if res.status == TPAStatus.SAFE:
+            return _prove(program, net, res, options, done, tpa_options)
+        if res.status == TPAStatus.UNSAFE:
+            return _falsify(program, sys, res.path, options, done, stats)
+        return done(Status.UNKNOWN, f"multiloop: {res.reason}")
+    except (OutOfTime, TPAOutOfTime):
+        return done(Status.UNKNOWN, "timeout")
+    except GiveUp as exc:
+        return done(Status.UNKNOWN, f"multiloop: {exc}")
+    except LooproverError as err:
+        return done(Status.UNKNOWN, str(err))
+    except Exception as exc:            # noqa: BLE001 -- an engine bug must end in UNKNOWN, never in a verdict
+        stats["traceback"] = traceback.format_exc()
+        return done(Status.UNKNOWN, f"internal error: {type(exc).__name__}: {exc}")
+
+
+def network(sys: CPGSystem) -> Network:
+    """The cutpoint graph of `sys` as a network over the program variables (the pc becomes the node).
+
+    Each node's vocabulary is the variables live there: CHC slot copies and havoc temporaries are dead at the
+    loop heads, and a loop system over 3 instead of 12 variables is what lets TPA's interpolants converge."""
+    cpg = sys.cpg
+    live_at = liveness(sys.program)
+    live = {v: [sys.cur[x.name] for x in sys.vars if x in live_at.get(v, ())] for v in cpg.nodes if v != ERROR}
+    # ∃dead. Init: the range constraints of the variables live at the entry (one conjunct per variable)
+    entry_live = live_at.get(cpg.init, frozenset())
+    init = mk_and(*(c for x in sys.vars if x in entry_live for c in sys.enc.in_range(sys.cur[x.name], x.type)))
+    loops: dict[int, z3.BoolRef] = {}
+    bridges: list[Bridge] = []
+    for e in cpg.edges:
+        label = sys.edge_formula(e)
+        if e.src == e.dst:
+            if not z3.is_false(label):
+                loops[e.src] = label
+        else:
+            bridges.append(Bridge(e.src, e.dst, label))
+    return Network(
+        state=[sys.cur[v.name] for v in sys.vars], next=[sys.nxt[v.name] for v in sys.vars],
+        entry=cpg.init, init=init, nodes=list(cpg.nodes), loops=loops, bridges=bridges, error=ERROR,
+        names=[sys.program.variables[v.name].c_name or v.name for v in sys.vars], live=live)
+
+
+def _cycle(cpg: CutpointGraph) -> list[int] | None:
+    net = Network([], [], cpg.init, z3.BoolVal(True), list(cpg.nodes), {},
+                  [Bridge(e.src, e.dst, z3.BoolVal(True)) for e in cpg.edges], ERROR)
+    return net.cycle()
+
+
+def _label(program: Program, v: int) -> str:
+    """A cutpoint as the user knows it: its name (CHC predicate, label) or source line."""
+    name = program.loc_names.get(v)
+    src = program.loc_src.get(v)
+    where = name or (f"line {src.line}" if src is not None else "")
+    return f"{v} ({where})" if where else str(v)
+
+
+def _fallback(program: Program, options: EngineOptions, cycle: list[int], stats: dict, t0: float) -> Verdict:
+    from looprover.engines import tpa      # only needed here: a DAG of loops never loads the other engine
+    why = "cutpoint graph has a cycle through " + " -> ".join(_label(program, v) for v in cycle)
+    options.report(f"multiloop: {why}; running the single-system TPA engine")
+    v = tpa.verify(program, options)
+    return dataclasses.replace(v, engine=NAME, reason=f"{why}; single-system TPA: {v.reason}",
+                               stats={**stats, **v.stats, "fallback": "tpa", "fallback_reason": why},
+                               time=time.monotonic() - t0)
+
+
+def _prove(program: Program, net: Network, res: NetworkResult, options: EngineOptions, done,
+           tpa_options: TPAOptions | None) -> Verdict:
+    options.report("multiloop: re-checking the proof")
+    why, how = check_proof(net, res.pre, res.post, options.deadline, tpa_options)
+    if why is not None:
+        return done(Status.UNKNOWN, f"internal error: multiloop proof failed its re-check: {why}")
+    nodes = {_label(program, v): {"preSafe": str(res.pre[v]), "postSafe": str(res.post[v])} for v in res.pre}
+    evidence = {"nodes": nodes, "loop_checks": {_label(program, v): h for v, h in how.items()}}
+    return done(Status.TRUE, f"multiloop: safe sets for {len(net.loops)} loops, re-checked", evidence)
+
+
+def _falsify(program: Program, sys: CPGSystem, path: list[tuple[int, int]], options: EngineOptions, done,
+             stats: dict) -> Verdict:
+    """Replay the violating path [(node, loop iterations), ..., (ERROR, 0)] on the original program."""
+    iterations = [(_label(program, v), d) for v, d in path[:-1] if v in sys.cpg.cutpoints]
+    stats["cex_path"] = [_label(program, v) for v, _ in path]
+    stats["loop_iterations"] = dict(iterations)
+    pcs = [v for v, d in path[:-1] for _ in range(d + 1)] + [path[-1][0]]
+    k = len(pcs) - 1
+    stats["cex_depth"] = k
+    through = ", ".join(f"loop {n}: {d} iteration{'' if d == 1 else 's'}" for n, d in iterations) or "no loop"
+    if k > REPLAY_LIMIT:
+        return _run_deep(program, sys, path, pcs, options, done, through)
+    ts = sys.ts
+    s = sys.enc.solver(options.deadline)
+    s.add(ts.at(ts.init, 0))
+    for j in range(k):
+        s.add(ts.trans_at(j))
+    for j, v in enumerate(pcs):
+        s.add(sys.pc_at(j) == sys.pc_id[v])
+    r = s.check()
+    if r == z3.unknown:
+        return done(Status.UNKNOWN, f"multiloop: counterexample of {k} steps: BMC query unknown ({s.reason_unknown()})")
+    if r != z3.sat:
+        return done(Status.UNKNOWN, f"internal error: multiloop counterexample path ({k} steps; {through}) has "
+                                    f"no BMC model")
+    model = s.model()
+    tb = TraceBuilder(program, sys.enc)
+    for j in range(k):
+        _, steps, viol, _, value = sys.step_path(model, j)
+        tb.add_path(steps, viol, value)
+        if viol is not None:
+            break
+    cex = tb.build(sys.state_at(0), lambda t: model.eval(t, model_completion=True))
+    rep = validate(program, cex, options.bitvector)
+    if rep.ok:
+        return done(Status.FALSE, f"multiloop: assertion violated after {k} cutpoint steps ({through}; "
+                                  f"{len(cex.steps)} edges)", cex)
+    return done(Status.UNKNOWN, f"multiloop counterexample did not replay: {rep.reason}")
+
+
+def _run_deep(program: Program, sys: CPGSystem, path: list[tuple[int, int]], pcs: list[int], options: EngineOptions,
+              done, through: str) -> Verdict:
+    """A path too long to unroll: BMC up to the first deep loop's entry, then run the program from that start."""
+    k = len(pcs) - 1
+    prefix, idx = k, 0
+    for v, d in path[:-1]:
+        if v in sys.cpg.cutpoints and d >= DEEP_LOOP:
+            prefix = idx
+            break
+        idx += d + 1
+    ts = sys.ts
+    s = sys.enc.solver(options.deadline)
+    s.add(ts.at(ts.init, 0))
+    for j in range(prefix):
+        s.add(ts.trans_at(j))
+    for j in range(prefix + 1):
+        s.add(sys.pc_at(j) == sys.pc_id[pcs[j]])
+    if s.check() != z3.sat:
+        return done(Status.UNKNOWN, f"multiloop: counterexample of {k} steps ({through}): no model of its first "
+                                    f"{prefix} steps")
+    model = s.model()
+    tb = TraceBuilder(program, sys.enc)
+    for j in range(prefix):
+        _, steps, viol, _, value = sys.step_path(model, j)
+        tb.add_path(steps, viol, value)
+    first = tb.build(sys.state_at(0), lambda t: model.eval(t, model_completion=True))
+    per_step = max(len(f.edges) for f in sys.cpg.fragments.values())
+    cex, why = run_counterexample(program, first.initial, first.havocs, options.bitvector, per_step * k + 100)
+    if cex is None:
+        return done(Status.UNKNOWN, f"multiloop: counterexample of {k} steps ({through}) not confirmed: {why}")
+    return done(Status.FALSE, f"multiloop: assertion violated after {k} cutpoint steps ({through}; {cex.length} "
+                              f"edges, replayed by running the program)", cex)

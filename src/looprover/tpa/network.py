@@ -1,0 +1,420 @@
+"""Multi-loop TPA over a DAG of loops (design/algorithms.md B4, Golem's `TransitionSystemNetworkManager`).
+
+A *network* is a set of nodes over one state vocabulary x: an entry node with its initial states, per node an
+optional self-loop transition relation (its loop body), and bridge edges between nodes (loop-free code from one
+loop head to the next, or to the error node). Ignoring self-loops the bridges must form a DAG. Each loop gets its
+own TPA instance whose learned levels are reused across queries (they abstract the loop body alone).
+
+Per node v the search maintains two under-approximations of the safe states, both growing monotonically:
+  preSafe[v]   on arrival at v, before any iteration: every run from here avoids the error;
+  postSafe[v]  at v when leaving it: every bridge out of v avoids the error.
+A node without a self-loop has preSafe = postSafe (`pre_of`). The search is a depth-first stack of PRE frames
+(ask the loop's TPA whether postSafe can be left from the reached states) and POST frames (ask each bridge
+whether it can leave postSafe of its target); truly reachable state sets flow forward (TPA targets, MBPs),
+safe sets backward (safety explanations, negated interpolants). When the stack empties the safe sets form a
+proof, which `check_proof` re-checks with fresh solvers and fresh TPA runs; an error reached on a bridge gives
+the path (node, loop iterations) that the caller replays on the original program.
+
+Nothing here is trusted for a verdict: UNSAFE is only a path to replay, SAFE only a proof to re-check.
+"""
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable, Hashable
+
+import z3
+
+from looprover.smt.interpolate import SatisfiableError, compute_interpolant, term_size
+from looprover.smt.mbp import free_constants, project
+from looprover.smt.ts import TransitionSystem
+from looprover.tpa.core import TPA, TPAOptions
+from looprover.tpa.result import Deadline, GiveUp, OutOfTime, TPAStatus, check, is_state
+
+Node = Hashable
+
+MAX_FORMULA = 20_000       # DAG nodes a safe set or reached set may have before the run gives up (blow-up guard)
+ITP_CAP = 10.0             # seconds per blocking-reason interpolation
+
+
+@dataclass(frozen=True)
+class Bridge:
+    """A loop-free edge `src -> dst`: `label` over x, x' and auxiliary constants (existential per use)."""
+    src: Node
+    dst: Node
+    label: z3.BoolRef
+
+
+@dataclass
+class Network:
+    state: list[z3.ExprRef]
+    next: list[z3.ExprRef]
+    entry: Node
+    init: z3.BoolRef                       # over vocab(entry)
+    nodes: list[Node]                      # every node, the error node included
+    loops: dict[Node, z3.BoolRef]          # self-loop relation per node that has one
+    bridges: list[Bridge]
+    error: Node
+    names: list[str] = field(default_factory=list)
+    live: dict[Node, list[z3.ExprRef]] = field(default_factory=dict)   # per node; absent: every state variable
+
+    def vocab(self, v: Node) -> list[z3.ExprRef]:
+        """The state variables node v's safe and reached sets range over (those live at v).
+
+        Only a matter of efficiency, never of soundness: a loop's system over these variables abstracts the
+        others away (`loop_system`), and the bridge obligations are checked over the whole state."""
+        return self.live.get(v, self.state)
+
+    def out(self, v: Node) -> list[Bridge]:
+        """Bridges out of v, error bridges first (the cheapest way to find a bug)."""
+        bs = [b for b in self.bridges if b.src == v]
+        return [b for b in bs if b.dst == self.error] + [b for b in bs if b.dst != self.error]
+
+    def loop_system(self, v: Node, init: z3.BoolRef, bad: z3.BoolRef) -> TransitionSystem:
+        """v's loop body over `vocab(v)`: the copies of the other variables become auxiliaries, which makes it
+        `∃ others, others'. body` -- exact when they are dead at v, an over-approximation in any case."""
+        keep = {x.get_id() for x in self.vocab(v)}
+        pairs, xs, x1s, names = [], [], [], []
+        for x, x1, name in zip(self.state, self.next, self.names or [str(x) for x in self.state]):
+            if x.get_id() in keep:
+                xs.append(x)
+                x1s.append(x1)
+                names.append(name)
+            else:
+                pairs += [(x, z3.Const(f"{x}!dead", x.sort())), (x1, z3.Const(f"{x1}!dead", x1.sort()))]
+        body = _drop_definitions(z3.substitute(self.loops[v], *pairs), [d for _, d in pairs]) if pairs \
+            else self.loops[v]
+        return TransitionSystem(xs, x1s, init, body, bad, names)
+
+    def prime(self, f: z3.BoolRef) -> z3.BoolRef:
+        return z3.substitute(f, *zip(self.state, self.next)) if self.state else f
+
+    def primed(self, xs: list[z3.ExprRef]) -> list[z3.ExprRef]:
+        nxt = {x.get_id(): x1 for x, x1 in zip(self.state, self.next)}
+        return [nxt[x.get_id()] for x in xs]
+
+    def unprime(self, f: z3.BoolRef) -> z3.BoolRef:
+        return z3.substitute(f, *zip(self.next, self.state)) if self.state else f
+
+    def cycle(self) -> list[Node] | None:
+        """A cycle of bridges through several nodes (self-loops do not count), or None for a DAG."""
+        succ: dict[Node, list[Node]] = {}
+        for b in self.bridges:
+            if b.src != b.dst:
+                succ.setdefault(b.src, []).append(b.dst)
+        color: dict[Node, int] = {}
+        for root in self.nodes:
+            if color.get(root):
+                continue
+            stack = [(root, iter(succ.get(root, ())))]
+            path = [root]
+            color[root] = 1
+            while stack:
+                v, it = stack[-1]
+                w = next(it, None)
+                if w is None:
+                    color[v] = 2
+                    stack.pop()
+                    path.pop()
+                elif color.get(w) == 1:
+                    return path[path.index(w):] + [w]
+                elif not color.get(w):
+                    color[w] = 1
+                    stack.append((w, iter(succ.get(w, ()))))
+                    path.append(w)
+        return None
+
+
+def _drop_definitions(f: z3.BoolRef, fresh: list[z3.ExprRef]) -> z3.BoolRef:
+    """Drop top-level conjuncts `d == t` whose `d` is one of `fresh` and occurs nowhere else (∃d. d == t is
+    true): the frame equations of abstracted variables would only burden TPA's interpolation."""
+    parts = list(f.children()) if z3.is_and(f) else [f]
+    count: Counter = Counter(c.get_id() for p in parts for c in free_constants(p))
+    ids = {d.get_id() for d in fresh}
+
+    def droppable(p: z3.BoolRef) -> bool:
+        return z3.is_eq(p) and any(a.get_id() in ids and count[a.get_id()] == 1 and
+                                   not any(a.eq(c) for c in free_constants(b)) for a, b in
+                                   ((p.arg(0), p.arg(1)), (p.arg(1), p.arg(0))))
+
+    keep = [p for p in parts if not droppable(p)]
+    return keep[0] if len(keep) == 1 else z3.And(keep) if keep else z3.BoolVal(True, f.ctx)
+
+
+@dataclass
+class NetworkResult:
+    status: TPAStatus
+    reason: str = ""
+    path: list[tuple[Node, int]] = field(default_factory=list)   # UNSAFE: (node, loop iterations), then error
+    pre: dict[Node, z3.BoolRef] = field(default_factory=dict)     # SAFE: the proof (see `check_proof`)
+    post: dict[Node, z3.BoolRef] = field(default_factory=dict)
+    stats: dict = field(default_factory=dict)
+
+
+@dataclass
+class _Frame:
+    kind: str                    # "PRE" or "POST"
+    node: Node
+    reached: z3.BoolRef          # over vocab(node); each state truly reachable from Init along the stack's path
+    depth: int = 0               # POST: loop iterations that led from the PRE frame's states to `reached`
+    reasons: list[z3.BoolRef] = field(default_factory=list)     # POST: one per blocked child, in order
+
+
+class _SafeSet:
+    """A disjunction kept small: a new disjunct implied by the set is dropped, old ones it implies are removed."""
+
+    def __init__(self, ctx: z3.Context, value: bool):
+        self.ctx = ctx
+        self.parts: list[z3.BoolRef] = [z3.BoolVal(True, ctx)] if value else []
+
+    @property
+    def formula(self) -> z3.BoolRef:
+        if not self.parts:
+            return z3.BoolVal(False, self.ctx)
+        return self.parts[0] if len(self.parts) == 1 else z3.Or(self.parts)
+
+    def add(self, f: z3.BoolRef, deadline: Deadline) -> None:
+        f = z3.simplify(f)
+        if z3.is_false(f) or _valid(z3.Implies(f, self.formula), deadline):
+            return
+        self.parts = [p for p in self.parts if not _valid(z3.Implies(p, f), deadline)] + [f]
+        size = term_size(self.formula)
+        if size > MAX_FORMULA:
+            raise GiveUp(f"safe set grew to {size} terms")
+
+
+def _valid(f: z3.BoolRef, deadline: Deadline) -> bool:
+    s = z3.Solver(ctx=f.ctx)
+    s.add(z3.Not(f))
+    return check(s, deadline) == z3.unsat
+
+
+class NetworkTPA:
+    """The B4 search. `solve` never raises: every failure is an UNKNOWN result with its reason."""
+
+    def __init__(self, net: Network, options: TPAOptions | None = None,
+                 report: Callable[[str], None] | None = None):
+        self.net = net
+        self.opt = options or TPAOptions()
+        self.report = report or (lambda msg: None)
+        ctx = net.init.ctx
+        self.ctx = ctx
+        # nodes without a loop and without bridges (exit) are safe wherever the run arrives
+        terminal = {v for v in net.nodes if v not in net.loops and not net.out(v) and v != net.error}
+        self.pre = {v: _SafeSet(ctx, v in terminal) for v in net.nodes}
+        self.post = {v: _SafeSet(ctx, v in terminal) for v in net.nodes}
+        self._tpa: dict[Node, TPA] = {}
+        self.stats: Counter = Counter()
+        self.times: Counter = Counter()
+        self.deadline = Deadline(time.monotonic())
+
+    def pre_of(self, v: Node) -> z3.BoolRef:
+        if v == self.net.error:
+            return z3.BoolVal(False, self.ctx)
+        return (self.pre[v] if v in self.net.loops else self.post[v]).formula
+
+    def solve(self, deadline: float) -> NetworkResult:
+        self.deadline = Deadline(deadline)
+        t0 = time.monotonic()
+        try:
+            res = self._search()
+        except OutOfTime:
+            res = NetworkResult(TPAStatus.UNKNOWN, "deadline reached")
+        except GiveUp as exc:
+            res = NetworkResult(TPAStatus.UNKNOWN, str(exc))
+        except z3.Z3Exception as exc:
+            res = NetworkResult(TPAStatus.UNKNOWN, f"z3 error: {exc}")
+        except RecursionError:
+            res = NetworkResult(TPAStatus.UNKNOWN, "recursion too deep")
+        except Exception as exc:        # noqa: BLE001 -- an engine bug must end in UNKNOWN, not in a verdict
+            res = NetworkResult(TPAStatus.UNKNOWN, f"internal error: {type(exc).__name__}: {exc}")
+        res.stats.update(dict(self.stats))
+        res.stats.update({k: round(t, 3) for k, t in self.times.items()})
+        res.stats["time"] = round(time.monotonic() - t0, 3)
+        return res
+
+    # ------------------------------------------------------------------------------------------ search
+    def _search(self) -> NetworkResult:
+        net = self.net
+        stack = [_Frame("PRE", net.entry, net.init)]
+        while stack:
+            if self.deadline.expired():
+                raise OutOfTime()
+            f = stack[-1]
+            if f.kind == "PRE":
+                if f.node not in net.loops:           # no loop: arrival = departure
+                    stack[-1] = _Frame("POST", f.node, f.reached)
+                    continue
+                self._traverse_loop(stack)
+            else:
+                found = self._traverse_bridge(stack)
+                if found is not None:
+                    return found
+        return NetworkResult(TPAStatus.SAFE, "every bridge is blocked",
+                             pre={v: self.pre_of(v) for v in net.nodes if v != net.error},
+                             post={v: self.post[v].formula for v in net.nodes if v != net.error})
+
+    def _loop_tpa(self, v: Node) -> TPA:
+        t = self._tpa.get(v)
+        if t is None:
+            false = z3.BoolVal(False, self.ctx)
+            t = self._tpa[v] = TPA(self.net.loop_system(v, false, false), self.opt)
+        return t
+
+    def _traverse_loop(self, stack: list[_Frame]) -> None:
+        f = stack[-1]
+        v = f.node
+        if self._closed(v, f.reached):
+            self.pre[v].add(f.reached, self.deadline)
+            stack.pop()
+            return
+        tpa = self._loop_tpa(v)
+        tpa.reset_query(f.reached, z3.simplify(z3.Not(self.post[v].formula)))
+        self.stats["tpa_queries"] += 1
+        self.report(f"multiloop: TPA query {self.stats['tpa_queries']} on the loop at node {v}")
+        t0 = time.monotonic()
+        res = tpa.solve(self.deadline.at)
+        self.times["tpa_time"] += time.monotonic() - t0
+        if res.status == TPAStatus.UNSAFE:
+            w = res.witness
+            target = w.target if w.target is not None else is_state(self.net.vocab(v), w.final, self.ctx)
+            stack.append(_Frame("POST", v, self._small(z3.simplify(target), "reached set"), depth=w.depth))
+        elif res.status == TPAStatus.SAFE:
+            t0 = time.monotonic()
+            self.pre[v].add(tpa.safety_explanation(res.certificate), self.deadline)
+            self.times["explanation_time"] += time.monotonic() - t0
+            stack.pop()
+        else:
+            if self.deadline.expired():
+                raise OutOfTime()
+            raise GiveUp(f"loop at node {v}: TPA: {res.reason}")
+
+    def _closed(self, v: Node, reached: z3.BoolRef) -> bool:
+        """Is `reached` inside postSafe[v] and closed under the loop body? Then it is its own safety explanation
+        (two small queries instead of a TPA run; typical when the loop cannot run from `reached`)."""
+        self.stats["closure_checks"] += 1
+        for fs in ([reached, z3.Not(self.post[v].formula)],
+                   [reached, self.net.loops[v], z3.Not(self.net.prime(reached))]):
+            s = z3.Solver(ctx=self.ctx)
+            s.add(*fs)
+            if check(s, self.deadline) != z3.unsat:
+                return False
+        self.stats["closed_loops"] += 1
+        return True
+
+    def _traverse_bridge(self, stack: list[_Frame]) -> NetworkResult | None:
+        net = self.net
+        f = stack[-1]
+        children = net.out(f.node)
+        if len(f.reasons) == len(children):
+            self.post[f.node].add(z3.And(f.reasons) if f.reasons else z3.BoolVal(True, self.ctx), self.deadline)
+            stack.pop()
+            return None
+        b = children[len(f.reasons)]
+        not_pre = z3.Not(net.prime(self.pre_of(b.dst)))
+        if z3.is_false(z3.simplify(not_pre)):
+            f.reasons.append(z3.BoolVal(True, self.ctx))
+            return None
+        s = z3.Solver(ctx=self.ctx)
+        s.add(f.reached, b.label, not_pre)
+        self.stats["bridge_queries"] += 1
+        if check(s, self.deadline) == z3.sat:
+            if b.dst == net.error:
+                path = [(fr.node, fr.depth) for fr in stack if fr.kind == "POST"]
+                return NetworkResult(TPAStatus.UNSAFE, f"error reached from node {f.node}", path=path + [(b.dst, 0)])
+            fml = z3.And(f.reached, b.label, not_pre)
+            post = net.unprime(self._project(fml, s.model(), net.primed(net.vocab(b.dst))))
+            stack.append(_Frame("PRE", b.dst, self._small(z3.simplify(post), "reached set")))
+            return None
+        f.reasons.append(self._reason(b, not_pre, f.reached))
+        return None
+
+    def _reason(self, b: Bridge, not_pre: z3.BoolRef, reached: z3.BoolRef) -> z3.BoolRef:
+        """A set ⊇ reached whose states cannot take b into ¬preSafe[b.dst]: ¬Itp(b ∧ ¬pre', reached) over x.
+        Without an interpolant, `reached` itself is such a set (sound, generalises nothing)."""
+        t0 = time.monotonic()
+        try:
+            cap = min(ITP_CAP, self.deadline.left())
+            if cap <= 0:
+                raise OutOfTime()
+            r = compute_interpolant(z3.And(b.label, not_pre), reached, self.net.vocab(b.src), cap,
+                                    check_unsat=False)
+        except (SatisfiableError, z3.Z3Exception, ValueError):
+            r = None
+        finally:
+            self.times["itp_time"] += time.monotonic() - t0
+        self.stats["interpolations"] += 1
+        if r is None:
+            self.stats["itp_failed"] += 1
+            return reached
+        return z3.simplify(z3.Not(r.formula))
+
+    def _project(self, fml: z3.BoolRef, m: z3.ModelRef, keep_vars: list[z3.ExprRef]) -> z3.BoolRef:
+        """MBP onto `keep_vars` of an implicant cube of `fml` (`smt.mbp.project`): a subset of ∃others. fml that
+        contains the model's state. Projecting the cube rather than `fml` keeps reached sets conjunctive; z3's
+        projection of `fml` itself carries `¬preSafe'` along, and nested negations pile up frame after frame."""
+        t0 = time.monotonic()
+        try:
+            return project(fml, m, keep=keep_vars)
+        finally:
+            self.times["mbp_time"] += time.monotonic() - t0
+
+    @staticmethod
+    def _small(f: z3.BoolRef, what: str) -> z3.BoolRef:
+        size = term_size(f)
+        if size > MAX_FORMULA:
+            raise GiveUp(f"{what} grew to {size} terms")
+        return f
+
+
+# ---------------------------------------------------------------------------------------------- proof check
+def check_proof(net: Network, pre: dict[Node, z3.BoolRef], post: dict[Node, z3.BoolRef], deadline: float,
+                options: TPAOptions | None = None) -> tuple[str | None, dict[Node, str]]:
+    """(None, how each loop was proved) if (pre, post) prove the error unreachable, else (what failed, ...).
+
+    Fresh solvers and fresh TPA instances only, nothing from the search. The obligations:
+      Init ⇒ pre[entry];
+      every bridge u -> t: post[u](x) ∧ label(x,x') ⇒ pre[t](x')  (pre[error] = false);
+      every loop v: no run of its body from pre[v] leaves post[v] -- by induction (pre[v] ⇒ post[v] and
+      pre[v] ∧ body ⇒ pre[v]') when that holds, else by a fresh TPA with Init = pre[v], Bad = ¬post[v]
+      (whose SAFE certificate the TPA core re-checks with certify.py);
+      a node without a loop has pre = post.
+    Runs therefore arrive at each node inside pre, leave it inside post, and never take an error bridge.
+    """
+    dl = Deadline(deadline)
+    ctx = net.init.ctx
+    false = z3.BoolVal(False, ctx)
+    how: dict[Node, str] = {}
+
+    def unsat(*fs: z3.BoolRef) -> bool:
+        s = z3.Solver(ctx=ctx)
+        s.add(*fs)
+        return check(s, dl) == z3.unsat
+
+    def pre_of(v: Node) -> z3.BoolRef:
+        return false if v == net.error else pre[v]
+
+    for v in net.nodes:
+        if v == net.error:
+            continue
+        if v not in net.loops and not pre[v].eq(post[v]) and not unsat(pre[v] != post[v]):
+            return f"node {v} has no loop but pre ≠ post", how
+    if not unsat(net.init, z3.Not(pre_of(net.entry))):
+        return "Init ⇏ pre[entry]", how
+    for b in net.bridges:
+        if b.src == b.dst:
+            continue
+        if not unsat(post[b.src], b.label, z3.Not(net.prime(pre_of(b.dst)))):
+            return f"bridge {b.src} -> {b.dst} leaves the safe sets", how
+    for v, body in net.loops.items():
+        if unsat(pre[v], z3.Not(post[v])) and unsat(pre[v], body, z3.Not(net.prime(pre[v]))):
+            how[v] = "inductive"
+            continue
+        res = TPA(net.loop_system(v, pre[v], z3.Not(post[v])), options).solve(deadline)
+        if res.status == TPAStatus.UNKNOWN and dl.expired():
+            raise OutOfTime()
+        if res.status != TPAStatus.SAFE:
+            return f"loop at node {v} not re-proved by a fresh TPA: {res.status.value} ({res.reason})", how
+        how[v] = f"fresh TPA: {res.reason}"
+    return None, how

@@ -1,0 +1,236 @@
+"""The multi-loop TPA engine (`engines/multiloop.py` over `tpa/network.py`) on C programs and Horn clauses.
+
+FALSE must come with a counterexample that replayed on the program and the per-loop iteration counts of the
+violating path; TRUE with the per-node safe sets that passed the independent re-check. Programs whose cutpoint
+graph has a cycle through several loops go to the single-system TPA engine, and the verdict says so.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from looprover.witness.deep import RunCounterexample
+
+from looprover.engines import EngineOptions, get_engine, multiloop
+from looprover.verdict import Status
+from looprover.witness.replay import validate
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLES = REPO / "examples"
+
+HEADER = """
+extern void abort(void);
+extern int __VERIFIER_nondet_int(void);
+extern _Bool __VERIFIER_nondet_bool(void);
+extern void __VERIFIER_assume(int cond);
+extern void __assert_fail(const char *, const char *, unsigned int, const char *);
+void reach_error(void) { __assert_fail("0", "t.c", 1, "reach_error"); }
+void __VERIFIER_assert(int cond) { if (!cond) { reach_error(); abort(); } }
+"""
+
+# s = 3n after the first loop (n <= 10); the second loop counts j up to s and fails once j > LIM
+TWO = """int n = __VERIFIER_nondet_int(); __VERIFIER_assume(0 <= n && n <= 10);
+  int i = 0, s = 0; while (i < n) { i++; s += 3; }
+  int j = 0; while (j < s) { j++; __VERIFIER_assert(j <= LIM); }"""
+# a third loop after it (k ends at j or j + 1), proved separately
+THREE = TWO + " int k = 0; while (k < j) { k += 2; } __VERIFIER_assert(k <= j + 1);"
+NESTED = "int i = 0, s = 0; while (i < 2) { int j = 0; while (j < 2) { j++; s++; } i++; } __VERIFIER_assert(s != 4);"
+LOOPFREE = ("int x = __VERIFIER_nondet_int(); __VERIFIER_assume(0 < x && x < 10); int y = 2 * x;"
+            "__VERIFIER_assert(y != BAD);")
+
+
+@pytest.fixture
+def load(gcc, tmp_path):
+    frontend = pytest.importorskip("looprover.frontend.c")
+
+    def _load(name: str, body: str):
+        path = tmp_path / f"{name}.c"
+        path.write_text(HEADER + "int main(void) { " + body + " return 0; }\n")
+        return frontend.load_c_program(path)
+    return _load
+
+
+def run(program, timeout: float = 30, bitvector: bool = False):
+    return multiloop.verify(program, EngineOptions(timeout=timeout, bitvector=bitvector))
+
+
+def iterations(v) -> list[int]:
+    """Loop iterations of the violating path, in path order."""
+    return list(v.stats["loop_iterations"].values())
+
+
+def assert_replayed(program, v, bitvector: bool = False):
+    assert v.status == Status.FALSE, v.reason
+    assert v.evidence.validated and v.evidence.steps
+    assert validate(program, v.evidence, bitvector).ok          # replays again, independently of the engine
+    assert "fallback" not in v.stats
+
+
+def assert_proved(v, loops: int):
+    assert v.status == Status.TRUE, v.reason
+    assert len(v.evidence["loop_checks"]) == loops and len(v.stats["loops"]) == loops
+    for sets in v.evidence["nodes"].values():
+        assert set(sets) == {"preSafe", "postSafe"}
+    assert "fallback" not in v.stats
+
+
+# ----------------------------------------------------------------------------------------- C programs
+def test_two_loops_bug_in_second_loop(load):
+    p = load("two_unsafe", TWO.replace("LIM", "20"))
+    v = run(p)
+    assert_replayed(p, v)
+    first, second = iterations(v)
+    assert 7 <= first <= 10 and second == 20          # j = 21 needs s >= 21, i.e. n >= 7
+    assert v.stats["cex_depth"] == first + second + 3  # + the bridges init->1, 1->2, 2->ERROR
+
+
+def test_two_loops_fixed(load):
+    assert_proved(run(load("two_safe", TWO.replace("LIM", "30"))), loops=2)
+
+
+def test_three_loops_bug_in_second_loop(load):
+    p = load("three_unsafe", THREE.replace("LIM", "20"))
+    v = run(p)
+    assert_replayed(p, v)
+    first, second = iterations(v)                       # the path ends in the second loop
+    assert 7 <= first <= 10 and second == 20
+    assert len(v.stats["loops"]) == 3
+
+
+def test_three_loops_fixed(load):
+    assert_proved(run(load("three_safe", THREE.replace("LIM", "30"))), loops=3)
+
+
+@pytest.mark.parametrize("bitvector", [False, True], ids=["int", "bv"])
+def test_loop_free(load, bitvector):
+    p = load("loopfree_unsafe", LOOPFREE.replace("BAD", "8"))
+    v = run(p, bitvector=bitvector)
+    assert_replayed(p, v, bitvector)
+    assert v.stats["loop_iterations"] == {} and v.stats["cex_depth"] == 1
+    assert_proved(run(load("loopfree_safe", LOOPFREE.replace("BAD", "7")), bitvector=bitvector), loops=0)
+
+
+def test_bitvector_loops(load):
+    """Bit-vector mode end to end: a wrap-around bug after two loops (found by TPA in bit-vector semantics),
+    and loops whose reached states are closed under their bodies."""
+    p = load("bv_unsafe", "unsigned char c = 250; while (__VERIFIER_nondet_bool()) c++;"
+                          "int d = 0; while (d < 3) d++; __VERIFIER_assert(c >= 250 || d != 3);")
+    v = run(p, bitvector=True)
+    assert_replayed(p, v, bitvector=True)
+    first, second = iterations(v)
+    assert first >= 6 and second == 3                  # c must wrap to 0..249
+    v = run(load("bv_safe", "unsigned x = 0; while (__VERIFIER_nondet_bool()) x = 0; int y = 5;"
+                            "while (__VERIFIER_nondet_bool()) y = 5; __VERIFIER_assert(x == 0 && y == 5);"),
+            bitvector=True)
+    assert_proved(v, loops=2)
+
+
+def test_nested_loops_fall_back_to_single_system_tpa(load):
+    p = load("nested_unsafe", NESTED)
+    v = run(p)
+    assert v.engine == "multiloop" and v.stats["fallback"] == "tpa"
+    assert "cycle" in v.reason and "single-system TPA" in v.reason
+    assert v.status == Status.FALSE and v.evidence.validated and validate(p, v.evidence).ok
+
+
+def test_deep_counterexample_is_confirmed_by_running_the_program(load, monkeypatch):
+    """Past the BMC replay limit, the path up to the first deep loop is solved for a start and the program is
+    run from there on the interpreter; the run must fail the assertion itself. (Inputs read after that point get
+    harness values, so with nondeterminism inside or after deep loops the run may miss: then UNKNOWN.)"""
+    monkeypatch.setattr(multiloop, "REPLAY_LIMIT", 10)
+    monkeypatch.setattr(multiloop, "DEEP_LOOP", 5)
+    v = run(load("two_det", "int i = 0, s = 0; while (i < 10) { i++; s += 3; }"
+                            "int j = 0; while (j < s) { j++; __VERIFIER_assert(j <= 20); }"))
+    assert v.status == Status.FALSE and "replayed by running the program" in v.reason, v.reason
+    assert isinstance(v.evidence, RunCounterexample) and v.evidence.validated
+    assert iterations(v) == [10, 20] and v.stats["cex_depth"] > 10
+
+
+def test_deep_counterexample_the_run_misses_is_unknown(load, monkeypatch):
+    monkeypatch.setattr(multiloop, "REPLAY_LIMIT", 10)
+    monkeypatch.setattr(multiloop, "DEEP_LOOP", 5)
+    p = load("two_unsafe", TWO.replace("LIM", "20"))
+    v = run(p)
+    assert v.status in (Status.FALSE, Status.UNKNOWN)
+    if v.status == Status.FALSE:
+        assert v.evidence.validated and validate(p, v.evidence).ok if not isinstance(v.evidence, RunCounterexample) \
+            else v.evidence.validated
+    else:
+        assert "not confirmed" in v.reason and iterations(v)[1] == 20
+
+
+def test_failures_are_unknown_never_verdicts(load, monkeypatch):
+    p = load("two_safe", TWO.replace("LIM", "30"))
+    assert run(p, timeout=0.01).status == Status.UNKNOWN
+    monkeypatch.setattr(multiloop, "check_proof", lambda *a, **k: ("bridge 1 -> 2 leaves the safe sets", {}))
+    v = run(p)
+    assert v.status == Status.UNKNOWN and "re-check" in v.reason
+    monkeypatch.undo()
+
+    def boom(self, stack):
+        raise RuntimeError("boom")
+    monkeypatch.setattr(multiloop.NetworkTPA, "_traverse_bridge", boom)
+    v = run(p)
+    assert v.status == Status.UNKNOWN and "boom" in v.reason
+
+
+# ----------------------------------------------------------------------------------------- examples
+@pytest.mark.parametrize("name,want,loops", [("multiloop_safe.c", Status.TRUE, [2]),
+                                             ("multiloop_unsafe.c", Status.FALSE, [2])])
+def test_repo_examples(gcc, name, want, loops):
+    frontend = pytest.importorskip("looprover.frontend.c")
+    p = frontend.load_c_program(EXAMPLES / name)
+    v = run(p)
+    assert v.status == want, v.reason
+    assert len(v.stats["loops"]) == loops[0]
+    if want == Status.FALSE:
+        assert_replayed(p, v)
+        first, second = iterations(v)
+        x1, x2 = v.evidence.inputs             # the replayed run: loop 1 raises x1 to 300 (x2++, x3-- alike),
+        assert first == 300 - x1               # loop 2 runs until x3 = x2, lowering x1 once per iteration
+        assert second == x2 + 2 * first and 300 - second > 0
+    else:
+        assert_proved(v, loops=2)
+
+
+def test_cli_engine_name(gcc):
+    assert get_engine("multiloop") is multiloop.verify
+    r = subprocess.run([sys.executable, "-m", "looprover", "verify", "--engine", "multiloop", "--json",
+                        "--timeout", "30", str(EXAMPLES / "multiloop_unsafe.c")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    assert data["status"] == "FALSE" and data["engine"] == "multiloop" and data["counterexample"]["validated"]
+
+
+# ----------------------------------------------------------------------------------------- Horn clauses
+CHC = """(set-logic HORN)
+(declare-fun P (Int Int) Bool)
+(declare-fun Q (Int Int) Bool)
+(assert (forall ((x Int) (y Int)) (=> (and (= x 0) (= y 0)) (P x y))))
+(assert (forall ((x Int) (y Int)) (=> (and (P x y) (< x 10)) (P (+ x 1) (+ y 2)))))
+(assert (forall ((x Int) (y Int)) (=> (and (P x y) (>= x 10)) (Q x y))))
+(assert (forall ((x Int) (y Int)) (=> (and (Q x y) (> y 0)) (Q x (- y 1)))))
+(assert (forall ((x Int) (y Int)) (=> (and (Q x y) (<= y 0) QUERY) false)))
+(check-sat)
+"""
+
+
+@pytest.mark.parametrize("query,want", [("(or (not (= x 10)) (< y 0))", Status.TRUE), ("(= x 10)", Status.FALSE)],
+                         ids=["sat-safe", "unsat-unsafe"])
+def test_two_predicates_in_sequence(tmp_path, query, want):
+    from looprover.frontend.chc import load_chc_program
+    path = tmp_path / "two.smt2"
+    path.write_text(CHC.replace("QUERY", query))
+    p = load_chc_program(path)
+    v = run(p)
+    if want == Status.TRUE:
+        assert_proved(v, loops=2)
+        assert any("(P)" in n for n in v.evidence["nodes"]) and any("(Q)" in n for n in v.evidence["nodes"])
+    else:
+        assert_replayed(p, v)
+        # P counts x to 10 (y = 20), Q counts y down to 0: exactly 10 and 20 iterations
+        assert [(n.split()[-1], k) for n, k in v.stats["loop_iterations"].items()] == [("(P)", 10), ("(Q)", 20)]

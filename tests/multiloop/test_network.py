@@ -1,0 +1,112 @@
+"""`tpa/network.py` on hand-built networks: the B4 search, and the proof re-check rejecting broken proofs."""
+from __future__ import annotations
+
+import time
+
+import pytest
+import z3
+
+from looprover.tpa import TPAStatus
+from looprover.tpa.network import Bridge, Network, NetworkTPA, check_proof
+
+ERR = "err"
+
+
+def counters(bad: z3.BoolRef | None = None, unused: bool = False) -> Network:
+    """entry -> A: x := 0; A: while (x < 10) x++; A -> B (x >= 10): y := 0; B: while (y < x) y++;
+    B -> err when `bad` (default y != 10, unreachable), B -> exit otherwise. With `unused`, a variable z that
+    no node reads (it is not in any vocabulary)."""
+    x, y, x1, y1 = z3.Ints("x y x' y'")
+    state, nxt = [x, y], [x1, y1]
+    if unused:
+        z, z1 = z3.Ints("z z'")
+        state, nxt = state + [z], nxt + [z1]
+    bad = y != 10 if bad is None else bad
+
+    def frame(*written):
+        return [b == a for a, b in zip(state, nxt) if all(not b.eq(w) for w in written)]
+
+    loops = {"A": z3.And(x < 10, x1 == x + 1, *frame(x1)), "B": z3.And(y < x, y1 == y + 1, *frame(y1))}
+    bridges = [Bridge("entry", "A", z3.And(x1 == 0, *frame(x1))),
+               Bridge("A", "B", z3.And(x >= 10, y1 == 0, *frame(y1))),
+               Bridge("B", ERR, z3.And(y >= x, bad)),
+               Bridge("B", "exit", z3.And(y >= x, z3.Not(bad), *frame()))]
+    live = {"entry": [], "A": [x], "B": [x, y], "exit": []}
+    return Network(state, nxt, "entry", z3.BoolVal(True), ["entry", "A", "B", "exit", ERR], loops, bridges, ERR,
+                   live=live)
+
+
+def solve(net: Network, timeout: float = 30):
+    return NetworkTPA(net).solve(time.monotonic() + timeout)
+
+
+def test_safe_network_and_its_proof():
+    net = counters()
+    res = solve(net)
+    assert res.status == TPAStatus.SAFE, res.reason
+    why, how = check_proof(net, res.pre, res.post, time.monotonic() + 30)
+    assert why is None and set(how) == {"A", "B"}
+    # the safe sets only mention the variables live at their node
+    assert "y" not in str(res.pre["A"]) and str(res.pre["exit"]) == "True"
+
+
+def test_unsafe_network_path_counts_iterations():
+    x, y = z3.Ints("x y")
+    res = solve(counters(bad=y == 10))
+    assert res.status == TPAStatus.UNSAFE, res.reason
+    assert res.path == [("entry", 0), ("A", 10), ("B", 10), (ERR, 0)]
+
+
+@pytest.mark.parametrize("break_it,message", [
+    ("post B", "bridge B -> err"),          # B may be left anywhere: the error bridge is no longer blocked
+    ("pre A", "loop at node A"),            # any x arrives safely at A: the fresh TPA leaves post[A] at once
+    ("pre entry", "Init"),
+    ("no-loop pre", "no loop but pre"),     # a node without a loop must have pre = post
+])
+def test_proof_check_rejects_broken_proofs(break_it, message):
+    net = counters()
+    res = solve(net)
+    assert res.status == TPAStatus.SAFE
+    pre, post = dict(res.pre), dict(res.post)
+    true, false = z3.BoolVal(True), z3.BoolVal(False)
+    if break_it == "post B":
+        post["B"] = true
+    elif break_it == "pre A":
+        pre["A"] = true
+    elif break_it == "pre entry":
+        pre["entry"] = post["entry"] = false
+    else:
+        pre["entry"], post["entry"] = true, false
+    why, _ = check_proof(net, pre, post, time.monotonic() + 30)
+    assert why is not None and message in why, why
+
+
+def test_cycle_detection_ignores_self_loops():
+    assert counters().cycle() is None
+    net = counters()
+    net.bridges.append(Bridge("B", "A", z3.BoolVal(True)))
+    assert net.cycle() in (["A", "B", "A"], ["B", "A", "B"])
+
+
+def test_unused_variable_is_abstracted_away():
+    net = counters(unused=True)
+    assert [str(v) for v in net.loop_system("B", z3.BoolVal(True), z3.BoolVal(False)).state] == ["x", "y"]
+    res = solve(net)
+    assert res.status == TPAStatus.SAFE
+    assert check_proof(net, res.pre, res.post, time.monotonic() + 30)[0] is None
+
+
+@pytest.mark.parametrize("exit_value,want", [(7, TPAStatus.SAFE), (8, TPAStatus.UNSAFE)])
+def test_entry_node_with_a_loop(exit_value, want):
+    """The entry is itself a loop head (Init at the loop): x counts from 0 to 7, and leaving with x other
+    than `exit_value` is an error. Its iterations count on the path too."""
+    x, x1 = z3.Ints("x x'")
+    net = Network([x], [x1], "A", x == 0, ["A", "exit", ERR], {"A": z3.And(x < 7, x1 == x + 1)},
+                  [Bridge("A", ERR, z3.And(x >= 7, x != exit_value)),
+                   Bridge("A", "exit", z3.And(x >= 7, x == exit_value, x1 == x))], ERR)
+    res = solve(net)
+    assert res.status == want, res.reason
+    if want == TPAStatus.SAFE:
+        assert check_proof(net, res.pre, res.post, time.monotonic() + 30)[0] is None
+    else:
+        assert res.path == [("A", 7), (ERR, 0)]
