@@ -209,3 +209,14 @@ def test_cpg_edge_formulas_partition_the_step():
     s = z3.Solver()
     s.add(x == 3, edges[prog.exit])
     assert s.check() == z3.sat
+
+
+def test_int_min_remainder_minus_one_is_flagged_as_overflow():
+    """C11 6.5.5: INT_MIN % -1 is undefined because INT_MIN / -1 is; the interpreter must not treat it as 0."""
+    from looprover.program.expr import binary
+    i32 = I32
+    ev = Evaluator("math")
+    ev.eval(binary("%", IntConst(-2**31, i32), IntConst(-1, i32)), {})
+    assert ev.overflowed
+    ev = Evaluator("math")
+    assert ev.eval(binary("%", IntConst(-7, i32), IntConst(2, i32)), {}) == -1 and not ev.overflowed

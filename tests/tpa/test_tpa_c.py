@@ -144,3 +144,20 @@ def test_split_wraps_agrees_with_the_exact_relation_off_the_wrap_states():
 def test_no_wrap_terms_no_split():
     x, x1 = z3.Ints("x x'")
     assert split_wraps(z3.And(x < 10, x1 == x + 1), [x], 1.0) is None
+
+
+def test_deep_counterexample_inputs_reproduce_the_run(tmp_path):
+    """Regression (review): inputs read on an enabled edge were lost when the interpreter tried a blocked
+    sibling edge first, so the printed inputs did not reproduce the violation."""
+    from looprover.program.interp import InputOracle, run as interp_run
+    prog = load(tmp_path, HEADER.replace("unsigned int __VERIFIER_nondet_uint", "int __VERIFIER_nondet_int") +
+                """int main(void) {
+      int c = __VERIFIER_nondet_int(); int x = 0;
+      if (c) { x = __VERIFIER_nondet_int(); } else { x = 5; }
+      unsigned i = 0; while (i < 5000u) { i++; }
+      __VERIFIER_assert(x != 42);
+      return 0; }""")
+    v = run(prog)
+    assert v.status == Status.FALSE and isinstance(v.evidence, RunCounterexample), v.reason
+    assert len(v.evidence.inputs) == 2 and v.evidence.inputs[1] == 42
+    assert interp_run(prog, InputOracle(prog, v.evidence.inputs)).outcome == "violation"

@@ -72,7 +72,11 @@ def verify(program: Program, options: EngineOptions, *, tpa_options: TPAOptions 
         stats["system"] = f"loop at L{loop.head}" if loop is not None else "pc-encoded cutpoint graph"
         ts, split = exact, None
         if not options.bitvector:
-            split = split_wraps(exact.trans, exact.state, NOWRAP_QE)
+            split = split_wraps(exact.trans, exact.state, min(NOWRAP_QE, max(0.1, options.remaining())))
+        if split is not None and _satisfiable(z3.And(exact.init, split[1])):
+            # the wrap conditions carry no pc or path guard: on the pc-encoded system the arbitrary values at
+            # the start already look like wrap states, and the split would only cost a fallback
+            split = None
         if split is not None:
             ts = TransitionSystem(exact.state, exact.next, exact.init, split[0], z3.Or(exact.bad, split[1]),
                                   exact.names)
@@ -97,6 +101,15 @@ def verify(program: Program, options: EngineOptions, *, tpa_options: TPAOptions 
         return done(Status.UNKNOWN, "timeout")
     except LooproverError as err:
         return done(Status.UNKNOWN, str(err))
+    except z3.Z3Exception as exc:
+        return done(Status.UNKNOWN, f"z3 error: {exc}")
+
+
+def _satisfiable(f: z3.BoolRef) -> bool:
+    s = z3.Solver(ctx=f.ctx)
+    s.set("timeout", 2000)
+    s.add(f)
+    return s.check() != z3.unsat
 
 
 def _falsify(program: Program, sys: CPGSystem, loop, w: UnsafeWitness, options: EngineOptions, done, stats,

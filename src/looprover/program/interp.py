@@ -115,7 +115,8 @@ class Evaluator:
             q = abs(a) // abs(b)
             if (a < 0) != (b < 0):
                 q = -q
-            return self._fit(q, t) if op == "/" else self._fit(a - q * b, t)
+            qf = self._fit(q, t)      # C11 6.5.5: a % b is undefined when a / b is (INT_MIN % -1)
+            return qf if op == "/" else self._fit(a - q * b, t)
         if op == "&":
             return t.wrap(a & b)
         if op == "|":

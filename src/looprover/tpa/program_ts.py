@@ -59,7 +59,10 @@ def single_loop_system(sys: CPGSystem, deadline: float) -> LoopSystem | None:
     by_pair = {(e.src, e.dst): e for e in cpg.edges}
     if not set(by_pair) <= allowed or (cpg.init, head) not in by_pair:
         return None
-    budget = max(0.5, (deadline - time.monotonic()) * QE_SHARE)
+    left = deadline - time.monotonic()
+    if left <= 0:
+        return None
+    budget = min(left, max(0.5, left * QE_SHARE))
     stop = time.monotonic() + budget
     init0 = z3.And(sys.range_constraints(sys.cur))
     cur = [sys.cur[v.name] for v in sys.vars]

@@ -55,11 +55,13 @@ class PrefixOracle(Oracle):
         return val
 
     def snapshot(self):
-        return (self.pos, len(self.inputs))
+        # a copy, not a length: `run` restores an earlier snapshot after trying a blocked edge and then the
+        # enabled edge's snapshot, which must bring that edge's inputs back
+        return (self.pos, list(self.inputs))
 
     def restore(self, snap) -> None:
         self.pos = snap[0]
-        del self.inputs[snap[1]:]
+        self.inputs = list(snap[1])
 
 
 def run_counterexample(program: Program, initial: dict[str, Any], havocs: Sequence[Any], bitvector: bool,
@@ -69,7 +71,7 @@ def run_counterexample(program: Program, initial: dict[str, Any], havocs: Sequen
     res = run(program, oracle, initial, max_steps=max_steps, signed_overflow="wrap" if bitvector else "math")
     if res.outcome != "violation":
         return None, f"the run from the found initial state ended with '{res.outcome}' after {res.steps} edges"
-    if res.overflowed and not bitvector:
+    if res.overflowed:      # as `replay.validate`: in both modes, signed overflow is undefined behaviour in C
         return None, "the violation depends on signed overflow (undefined behaviour)"
     edges = res.edges
     cut = len(edges) > 2 * KEEP
