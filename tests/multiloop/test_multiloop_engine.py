@@ -234,3 +234,17 @@ def test_two_predicates_in_sequence(tmp_path, query, want):
         assert_replayed(p, v)
         # P counts x to 10 (y = 20), Q counts y down to 0: exactly 10 and 20 iterations
         assert [(n.split()[-1], k) for n, k in v.stats["loop_iterations"].items()] == [("(P)", 10), ("(Q)", 20)]
+
+
+def test_unsigned_loops_split_off_wrap_around(load):
+    """Unsigned counters: the loop queries run on the wrap-free body with "a wrap is possible" as a second bad
+    set (review: without the split this stayed UNKNOWN at 60 s). A wrap that matters is still found exactly."""
+    v = run(load("u_safe", "unsigned x = __VERIFIER_nondet_uint(); unsigned y = 0;"
+                           "while (x < 100u) { x++; y++; } unsigned z = 0; while (z < y) z++;"
+                           "__VERIFIER_assert(z <= 100u);"))
+    assert_proved(v, loops=2)
+    p = load("u_wrap", "unsigned x = 4294967290u; int i = 0; while (i < 10) { x++; i++; }"
+                       "int j = 0; while (j < 3) j++; __VERIFIER_assert(x > 100u);")
+    v = run(p)
+    assert_replayed(p, v)
+    assert iterations(v) == [10, 3]
