@@ -462,6 +462,18 @@ def _positive_int(text: str) -> int:
     return v
 
 
+def _engine_list(text: str) -> list[str]:
+    """`bench --engine`: one name or a comma-separated list of engines and reference solvers."""
+    from looprover.bench.reference import REFERENCE_SOLVERS
+    names = list(dict.fromkeys(n.strip() for n in text.split(",") if n.strip()))
+    known = sorted(ENGINES) + sorted(REFERENCE_SOLVERS)
+    bad = [n for n in names if n not in known]
+    if bad or not names:
+        raise argparse.ArgumentTypeError(f"unknown engine {', '.join(bad) or repr(text)} "
+                                         f"(known: {', '.join(known)})")
+    return names
+
+
 def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--debug", action="store_true", help="show Python tracebacks of internal errors")
@@ -513,7 +525,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"seconds per task (default {DEFAULT_TIMEOUT:g})")
     b.add_argument("--memory", type=_positive_int, default=4096, metavar="MB",
                    help="address-space limit per task process (default 4096)")
-    b.add_argument("--engine", default="portfolio", choices=sorted(ENGINES))
+    b.add_argument("--engine", type=_engine_list, default="portfolio", metavar="E[,E...]",
+                   help="engine, or a comma-separated list run side by side; besides our engines (default "
+                        "portfolio) the reference solvers z3-spacer and z3-spacer-global (z3's Spacer)")
     b.add_argument("--bitvector", action="store_true")
     b.add_argument("--output", metavar="CSV", help="results CSV (default: bench-results/<dir>-<time>.csv)")
     b.add_argument("--filter", metavar="SUBSTR", help="only tasks whose id contains SUBSTR")

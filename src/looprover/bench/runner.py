@@ -5,6 +5,10 @@ crash or a runaway solver takes down only that run, and the whole process group 
 portfolio children) can be killed at the wall-clock limit. The memory limit is the verifier's own
 `--memory` (RLIMIT_AS set at its start), so nothing runs between fork and exec in this multi-threaded
 parent. A run that is killed, crashes or runs out of memory counts as UNKNOWN with the reason.
+
+With several engines (`--engine tpa,z3-spacer`), every task runs once per engine in the same run; the
+reference solvers of `bench/reference.py` (z3's Spacer) print the same JSON as `verify`, so they are run,
+limited and scored the same way, and the summary shows the engines side by side.
 """
 from __future__ import annotations
 
@@ -23,6 +27,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
+from looprover.bench.reference import REFERENCE_SOLVERS
 from looprover.bench.tasks import BenchTask, collect_tasks
 from looprover.errors import InputError
 
@@ -33,7 +38,7 @@ POLL = 0.05
 SCORE = {"correct-true": 2, "correct-false": 1, "wrong-true": -32, "wrong-false": -16}
 
 CSV_FIELDS = ["task", "property", "expected", "status", "result", "score", "engine", "reason",
-              "cpu_time", "wall_time", "input"]
+              "cpu_time", "wall_time", "input", "solver"]
 
 
 @dataclass
@@ -45,6 +50,7 @@ class RunResult:
     wall_time: float = 0.0
     cpu_time: float = 0.0
     ran: bool = True       # False for tasks we did not run (unsupported property, invalid definition)
+    solver: str = ""       # the --engine this run was asked to use (`engine` is what the run reported)
 
     @property
     def category(self) -> str:
@@ -78,6 +84,16 @@ def verify_command(task: BenchTask, timeout: float, engine: str, memory: int | N
     if bitvector:
         cmd.append("--bitvector")
     return cmd
+
+
+def run_command(task: BenchTask, timeout: float, engine: str, memory: int | None,
+                bitvector: bool = False) -> list[str]:
+    """One run's command line: `looprover verify` for our engines, `bench.reference` for reference solvers."""
+    if engine not in REFERENCE_SOLVERS:
+        return verify_command(task, timeout, engine, memory, bitvector)
+    cmd = [sys.executable, "-m", "looprover.bench.reference", str(task.input_file), "--solver", engine,
+           "--timeout", f"{timeout:g}", "--json"]
+    return cmd + (["--memory", str(memory)] if memory else [])
 
 
 def _kill_group(pgid: int) -> None:
@@ -152,14 +168,24 @@ def _interpret(task: BenchTask, code: int, stdout: str, stderr: str, wall: float
 
 def run_tasks(tasks: Sequence[BenchTask], timeout: float, jobs: int = 2, *,
               command: Callable[[BenchTask], list[str]] | None = None, grace: float = KILL_GRACE,
-              on_result: Callable[[RunResult], None] | None = None, engine: str = "portfolio",
+              on_result: Callable[[RunResult], None] | None = None, engine: str | Sequence[str] = "portfolio",
               memory: int | None = None, bitvector: bool = False) -> list[RunResult]:
-    """All tasks, `jobs` at a time; results in the order of `tasks`."""
-    command = command or (lambda t: verify_command(t, timeout, engine, memory, bitvector))
+    """Every task once per engine (`engine`: a name or a list of names), `jobs` runs at a time; results in
+    the order of `tasks`, the engines of one task in the order given. `command` (for tests) replaces the
+    command line of every run."""
+    engines = [engine] if isinstance(engine, str) else list(engine)
+    runs = [(t, e) for t in tasks for e in engines]
     stop = threading.Event()
     results: dict[int, RunResult] = {}
+
+    def one(t: BenchTask, e: str) -> RunResult:
+        cmd = command(t) if command else run_command(t, timeout, e, memory, bitvector)
+        r = run_one(t, cmd, timeout, grace, stop)
+        r.solver = e
+        return r
+
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = {pool.submit(run_one, t, command(t), timeout, grace, stop): i for i, t in enumerate(tasks)}
+        futures = {pool.submit(one, t, e): i for i, (t, e) in enumerate(runs)}
         try:
             for fut in as_completed(futures):
                 results[futures[fut]] = r = fut.result()
@@ -170,7 +196,7 @@ def run_tasks(tasks: Sequence[BenchTask], timeout: float, jobs: int = 2, *,
             for f in futures:
                 f.cancel()
             raise
-    return [results[i] for i in range(len(tasks))]
+    return [results[i] for i in range(len(runs))]
 
 
 # ------------------------------------------------------------------------------------------- summary
@@ -197,6 +223,32 @@ def summarize(results: Iterable[RunResult], wall_time: float | None = None) -> d
     }
 
 
+def solved_differences(results: Iterable[RunResult], engines: Sequence[str]) -> list[dict]:
+    """For each ordered pair of engines (a, b): the tasks a solved (a correct verdict) and b did not."""
+    solved: dict[str, list[str]] = {e: [] for e in engines}
+    for r in results:
+        if r.category.startswith("correct") and r.solver in solved:
+            solved[r.solver].append(r.task.id)
+    out = []
+    for a in engines:
+        for b in engines:
+            if a != b and (only := [t for t in solved[a] if t not in set(solved[b])]):
+                out.append({"solved_by": a, "not_by": b, "tasks": only})
+    return out
+
+
+def summarize_engines(results: Iterable[RunResult], engines: Sequence[str],
+                      wall_time: float | None = None) -> dict:
+    """Several engines on the same tasks: one `summarize` per engine (its wall time is the sum of its runs'),
+    the tasks solved by one engine but not another, and the wall time of the whole bench run."""
+    results = list(results)
+    return {
+        "engines": {e: summarize([r for r in results if r.solver == e]) for e in engines},
+        "differences": solved_differences(results, engines),
+        "wall_time": round(wall_time if wall_time is not None else sum(r.wall_time for r in results), 2),
+    }
+
+
 def write_csv(results: Iterable[RunResult], path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", newline="") as fh:
@@ -208,7 +260,7 @@ def write_csv(results: Iterable[RunResult], path: Path) -> None:
                 "expected": "" if r.task.expected is None else str(r.task.expected).lower(),
                 "status": r.status, "result": r.result, "score": r.score, "engine": r.engine,
                 "reason": r.reason, "cpu_time": f"{r.cpu_time:.2f}", "wall_time": f"{r.wall_time:.2f}",
-                "input": str(r.task.input_file),
+                "input": str(r.task.input_file), "solver": r.solver,
             })
 
 
@@ -229,11 +281,39 @@ def print_summary(summary: dict, console) -> None:
     console.print(table)
 
 
+def print_engines_summary(summary: dict, console) -> None:
+    """`summarize_engines` as one table with a column per engine, then the tasks solved by one engine but
+    not by another."""
+    from rich.table import Table
+    per = summary["engines"]
+    table = Table(title="looprover bench", show_header=True)
+    table.add_column("")
+    for e in per:
+        table.add_column(e, justify="right")
+    rows = [("correct TRUE", "correct_true"), ("correct FALSE", "correct_false"),
+            ("wrong TRUE", "wrong_true"), ("wrong FALSE", "wrong_false"), ("unknown", "unknown"),
+            ("runs", "runs"), ("not run: unsupported property", "unsupported_property"),
+            ("not run: invalid task definition", "invalid_task")]
+    for label, key in rows:
+        table.add_row(label, *(str(s[key]) for s in per.values()))
+    table.add_row("score (SV-COMP)", *(f"{s['score']} of {s['max_score']}" for s in per.values()))
+    table.add_row("CPU time", *(f"{s['cpu_time']:.1f} s" for s in per.values()))
+    table.add_row("wall time (sum of runs)", *(f"{s['wall_time']:.1f} s" for s in per.values()))
+    console.print(table)
+    print(f"wall time: {summary['wall_time']:.1f} s")
+    for d in summary["differences"]:
+        print(f"solved by {d['solved_by']} but not {d['not_by']} ({len(d['tasks'])}): {', '.join(d['tasks'])}")
+    if not summary["differences"]:
+        print("every task solved by one engine is solved by all")
+
+
 def run_bench_command(args) -> int:
     """`looprover bench`: collect, run with a progress bar, write the CSV, print the summary."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    engines = [args.engine] if isinstance(args.engine, str) else list(args.engine)
+    multi = len(engines) > 1
     tasks = collect_tasks(args.dir, filter_substr=args.filter)
     if not tasks:
         raise InputError(f"{args.dir}: no tasks found (no *.yml task definitions or expected.csv)")
@@ -245,23 +325,25 @@ def run_bench_command(args) -> int:
     start = time.monotonic()
     with Progress(TextColumn("[bold]bench"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TextColumn("{task.description}"), console=err_console, disable=not show) as bar:
-        job = bar.add_task("", total=len(to_run))
+        job = bar.add_task("", total=len(to_run) * len(engines))
 
         def done(r: RunResult) -> None:
+            who = f" {r.solver}" if multi else ""
             if r.ran:
-                bar.update(job, advance=1, description=f"{r.task.id}: {r.status} ({r.result})")
+                bar.update(job, advance=1, description=f"{r.task.id}{who}: {r.status} ({r.result})")
             if args.verbose:
-                err_console.print(f"{r.task.id} [{r.task.property}]: {r.status} ({r.result}) {r.reason}",
+                err_console.print(f"{r.task.id} [{r.task.property}]{who}: {r.status} ({r.result}) {r.reason}",
                                   highlight=False, markup=False)
 
-        results = run_tasks(tasks, args.timeout, args.jobs, on_result=done, engine=args.engine,
+        results = run_tasks(tasks, args.timeout, args.jobs, on_result=done, engine=engines,
                             memory=args.memory, bitvector=args.bitvector)
-    summary = summarize(results, time.monotonic() - start)
+    wall = time.monotonic() - start
+    summary = summarize_engines(results, engines, wall) if multi else summarize(results, wall)
     write_csv(results, out_path)
     summary["csv"] = str(out_path)
     if args.json:
         print(json.dumps(summary))
     else:
-        print_summary(summary, Console())
+        (print_engines_summary if multi else print_summary)(summary, Console())
         print(f"results: {out_path}")
     return 0

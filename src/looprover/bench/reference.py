@@ -1,0 +1,109 @@
+"""Reference CHC solvers for `looprover bench`: z3's Spacer, run from Python on an SMT-LIB2 Horn file.
+
+Why a command that prints what `looprover verify --json` prints: the bench runner then treats a reference
+run exactly like an engine run (its own process group, killed at the timeout, the same `--memory` limit,
+CPU time from wait4, the same scoring), so our engines and Spacer are compared on the same files in the
+same run. `sat` = the clauses have a model = safe = TRUE; `unsat` = FALSE; anything else is UNKNOWN with
+z3's reason. Spacer's answer is taken as it is (no model or counterexample is checked): it is a yardstick.
+
+    python -m looprover.bench.reference FILE --solver z3-spacer|z3-spacer-global --timeout S [--memory MB] [--json]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from looprover.errors import InputError
+
+# name -> parameters of z3's HORN solver (Spacer is its default engine)
+REFERENCE_SOLVERS: dict[str, dict[str, object]] = {
+    "z3-spacer": {},
+    "z3-spacer-global": {"fp.spacer.global": True},     # global guidance (Krishnan et al., CAV 2020)
+}
+ONLY_HORN = "reference solver only reads SMT-LIB2 Horn files"
+
+
+def solve(path: Path, solver: str, timeout: float) -> tuple[str, str, dict]:
+    """(status, reason, stats) of `solver` on the Horn file `path` within `timeout` seconds."""
+    import z3
+
+    start = time.monotonic()
+    stats: dict = {"z3_version": z3.get_version_string(), "params": dict(REFERENCE_SOLVERS[solver])}
+    try:
+        s = z3.SolverFor("HORN")
+        for name, value in REFERENCE_SOLVERS[solver].items():
+            s.set(name, value)         # checked by z3 (an unknown name is an error), unlike set_param
+        s.from_file(str(path))
+        remaining = max(timeout - (time.monotonic() - start), 0.001)
+        s.set("timeout", max(int(remaining * 1000), 1))
+        answer = s.check()
+        z3_stats = s.statistics()
+        stats["z3"] = {k: z3_stats.get_key_value(k) for k in z3_stats.keys()}
+    except z3.Z3Exception as exc:
+        msg = exc.value.decode(errors="replace") if isinstance(exc.value, bytes) else str(exc.value)
+        return "UNKNOWN", f"z3 error: {msg.strip()[:300]}", stats
+    except MemoryError:
+        return "UNKNOWN", "out of memory", stats
+    if answer == z3.sat:
+        return "TRUE", "z3 Spacer: sat (the clauses have a model)", stats
+    if answer == z3.unsat:
+        return "FALSE", "z3 Spacer: unsat (a counterexample derivation exists)", stats
+    return "UNKNOWN", f"z3 Spacer: {s.reason_unknown() or 'unknown'}", stats
+
+
+def run(file: str, solver: str, timeout: float) -> dict:
+    """The result object of `looprover verify --json` for one reference run. InputError for a missing file."""
+    from looprover.cli import resolve_job
+
+    start = time.monotonic()
+    job = resolve_job(file, None, None)           # a .yml task names its input file and expected verdict
+    if not job.input.is_file():
+        raise InputError(f"{job.input}: no such file")
+    if not job.input.read_bytes().strip():
+        raise InputError(f"{job.input}: empty file")     # z3 would call an empty clause set sat
+    if job.input.suffix != ".smt2":
+        status, reason, stats = "UNKNOWN", ONLY_HORN, {}
+    else:
+        status, reason, stats = solve(job.input, solver, timeout)
+    return {
+        "status": status, "engine": solver, "reason": reason, "time": round(time.monotonic() - start, 3),
+        "file": str(job.input), "task": str(job.task) if job.task else None, "property": job.property.name,
+        "data_model": job.data_model, "expected": job.expected, "counterexample": None, "stats": stats,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    from looprover.cli import EXIT_INPUT_ERROR, EXIT_VERDICT, _error, _positive_float, _positive_int, \
+        _set_memory_limit
+
+    p = argparse.ArgumentParser(prog="python -m looprover.bench.reference",
+                                description="Run a reference CHC solver on an SMT-LIB2 Horn file "
+                                            "(sat = TRUE, unsat = FALSE).")
+    p.add_argument("file", metavar="FILE", help="a .smt2 Horn-clause file (or a .yml task naming one)")
+    p.add_argument("--solver", choices=sorted(REFERENCE_SOLVERS), default="z3-spacer")
+    p.add_argument("--timeout", type=_positive_float, default=60.0, metavar="S")
+    p.add_argument("--memory", type=_positive_int, default=None, metavar="MB",
+                   help="address-space limit (RLIMIT_AS)")
+    p.add_argument("--json", action="store_true", help="print one JSON object (as `looprover verify --json`)")
+    args = p.parse_args(argv)
+    try:
+        _set_memory_limit(args.memory)
+        out = run(args.file, args.solver, args.timeout)
+    except InputError as exc:
+        _error(str(exc), args.json, file=args.file)
+        return EXIT_INPUT_ERROR
+    if args.json:
+        print(json.dumps(out))
+    else:
+        print(out["status"])
+        print(f"  engine:   {out['engine']}")
+        print(f"  reason:   {out['reason']}")
+        print(f"  time:     {out['time']:.2f} s")
+    return EXIT_VERDICT
+
+
+if __name__ == "__main__":
+    sys.exit(main())
