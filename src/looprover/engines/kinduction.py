@@ -40,7 +40,7 @@ from looprover.program.interp import ArrayValue, Evaluator, Oracle, UndefinedBeh
 from looprover.smt.encode import CPGSystem, mk_and
 from looprover.smt.solver import OutOfTime, check_deadline
 from looprover.verdict import Status, Verdict
-from looprover.witness.replay import TraceBuilder, validate
+from looprover.witness.replay import cpg_trace, validate
 
 NAME = "kinduction"
 
@@ -348,14 +348,7 @@ def verify(program: Program, options: EngineOptions, *, simple_path: bool = Fals
 def _falsify(program: Program, sys: CPGSystem, model: z3.ModelRef, depth: int, options: EngineOptions, done
              ) -> Verdict:
     """Rebuild the CFA path of a base-case model step by step and replay it."""
-    tb = TraceBuilder(program, sys.enc)
-    for j in range(depth):
-        _, path, viol, _, value = sys.step_path(model, j)
-        tb.add_path(path, viol, value)
-        if viol is not None:
-            break
-    ev0 = lambda t: model.eval(t, model_completion=True)  # noqa: E731
-    cex = tb.build(sys.state_at(0), ev0)
+    cex = cpg_trace(program, sys, model, depth)
     rep = validate(program, cex, options.bitvector)
     if rep.ok:
         return done(Status.FALSE, f"assertion violated after {depth} cutpoint steps ({len(cex.steps)} edges)",

@@ -37,8 +37,8 @@ from looprover.tpa.result import GiveUp
 from looprover.tpa.result import OutOfTime as TPAOutOfTime
 from looprover.transforms.classify import liveness
 from looprover.verdict import Status, Verdict
-from looprover.witness.deep import run_counterexample
-from looprover.witness.replay import TraceBuilder, validate
+from looprover.witness.deep import run_from_model
+from looprover.witness.replay import cpg_trace, validate
 
 NAME = "multiloop"
 REPLAY_LIMIT = 2000        # cutpoint steps a counterexample may have to be replayed by one BMC query
@@ -165,14 +165,7 @@ def _falsify(program: Program, sys: CPGSystem, path: list[tuple[int, int]], opti
     if r != z3.sat:
         return done(Status.UNKNOWN, f"internal error: multiloop counterexample path ({k} steps; {through}) has "
                                     f"no BMC model")
-    model = s.model()
-    tb = TraceBuilder(program, sys.enc)
-    for j in range(k):
-        _, steps, viol, _, value = sys.step_path(model, j)
-        tb.add_path(steps, viol, value)
-        if viol is not None:
-            break
-    cex = tb.build(sys.state_at(0), lambda t: model.eval(t, model_completion=True))
+    cex = cpg_trace(program, sys, s.model(), k)
     rep = validate(program, cex, options.bitvector)
     if rep.ok:
         return done(Status.FALSE, f"multiloop: assertion violated after {k} cutpoint steps ({through}; "
@@ -200,14 +193,7 @@ def _run_deep(program: Program, sys: CPGSystem, path: list[tuple[int, int]], pcs
     if s.check() != z3.sat:
         return done(Status.UNKNOWN, f"multiloop: counterexample of {k} steps ({through}): no model of its first "
                                     f"{prefix} steps")
-    model = s.model()
-    tb = TraceBuilder(program, sys.enc)
-    for j in range(prefix):
-        _, steps, viol, _, value = sys.step_path(model, j)
-        tb.add_path(steps, viol, value)
-    first = tb.build(sys.state_at(0), lambda t: model.eval(t, model_completion=True))
-    per_step = max(len(f.edges) for f in sys.cpg.fragments.values())
-    cex, why = run_counterexample(program, first.initial, first.havocs, options.bitvector, per_step * k + 100)
+    cex, why = run_from_model(program, sys, s.model(), prefix, k, options.bitvector)
     if cex is None:
         return done(Status.UNKNOWN, f"multiloop: counterexample of {k} steps ({through}) not confirmed: {why}")
     return done(Status.FALSE, f"multiloop: assertion violated after {k} cutpoint steps ({through}; {cex.length} "

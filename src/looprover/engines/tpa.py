@@ -34,8 +34,8 @@ from looprover.tpa import TPA, TPAOptions, TPAStatus
 from looprover.tpa.program_ts import single_loop_system
 from looprover.tpa.result import GiveUp, TPAResult, UnsafeWitness, is_state, z3_value
 from looprover.verdict import Status, Verdict
-from looprover.witness.deep import run_counterexample
-from looprover.witness.replay import TraceBuilder, validate
+from looprover.witness.deep import run_from_model
+from looprover.witness.replay import cpg_trace, validate
 
 NAME = "tpa"
 NOWRAP_QE = 2.0            # seconds for the wrap states' quantifier elimination
@@ -141,14 +141,7 @@ def _falsify(program: Program, sys: CPGSystem, loop, w: UnsafeWitness, options: 
         r = s.check()
         if r != z3.sat:
             return done(Status.UNKNOWN, f"TPA counterexample of depth {K} has no BMC model ({r})")
-        model = s.model()
-        tb = TraceBuilder(program, sys.enc)
-        for j in range(K):
-            _, path, viol, _, value = sys.step_path(model, j)
-            tb.add_path(path, viol, value)
-            if viol is not None:
-                break
-        cex = tb.build(sys.state_at(0), lambda t: model.eval(t, model_completion=True))
+        cex = cpg_trace(program, sys, s.model(), K)
         rep = validate(program, cex, options.bitvector)
         if rep.ok:
             return done(Status.FALSE, f"TPA: assertion violated after {K} cutpoint steps ({len(cex.steps)} edges)",
@@ -162,15 +155,7 @@ def _falsify(program: Program, sys: CPGSystem, loop, w: UnsafeWitness, options: 
     r = s.check()
     if r != z3.sat:
         return done(Status.UNKNOWN, f"no program run reaches the start state of TPA's counterexample ({r})")
-    model = s.model()
-    tb = TraceBuilder(program, sys.enc)
-    if loop is not None:
-        _, path, viol, _, value = sys.step_path(model, 0)
-        tb.add_path(path, viol, value)
-    first = tb.build(sys.state_at(0), lambda t: model.eval(t, model_completion=True))
-    # a faithful run takes at most one fragment's edges per cutpoint step: a longer one has left TPA's path
-    per_step = max(len(f.edges) for f in sys.cpg.fragments.values())
-    cex, why = run_counterexample(program, first.initial, first.havocs, options.bitvector, per_step * K + 100)
+    cex, why = run_from_model(program, sys, s.model(), 0 if loop is None else 1, K, options.bitvector)
     if cex is None:
         return done(Status.UNKNOWN, f"TPA: error reachable in {K} cutpoint steps, but {why}")
     return done(Status.FALSE, f"TPA: assertion violated after {K} cutpoint steps ({cex.length} edges, "

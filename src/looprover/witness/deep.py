@@ -19,6 +19,7 @@ from looprover.program.cfa import Program
 from looprover.program.expr import ArrayType, BoolType, Var
 from looprover.program.interp import ArrayValue, Oracle, default_value, run
 from looprover.verdict import Counterexample, TraceStep
+from looprover.witness.replay import cpg_trace
 
 KEEP = 100
 
@@ -62,6 +63,16 @@ class PrefixOracle(Oracle):
     def restore(self, snap) -> None:
         self.pos = snap[0]
         self.inputs = list(snap[1])
+
+
+def run_from_model(program: Program, sys, model, prefix: int, depth: int, bitvector: bool
+                   ) -> tuple[RunCounterexample | None, str]:
+    """Run the program from the start a model of the cutpoint-graph system `sys` fixes for its first `prefix`
+    steps (initial values and havocs), for at most `depth` cutpoint steps: a faithful run takes at most one
+    fragment's edges per step, a longer one has left the engine's path."""
+    first = cpg_trace(program, sys, model, prefix)
+    per_step = max(len(f.edges) for f in sys.cpg.fragments.values())
+    return run_counterexample(program, first.initial, first.havocs, bitvector, per_step * depth + 100)
 
 
 def run_counterexample(program: Program, initial: dict[str, Any], havocs: Sequence[Any], bitvector: bool,

@@ -132,6 +132,18 @@ class TraceBuilder:
                                    havocs=self.havocs, length=len(self.steps))
 
 
+def cpg_trace(program: Program, sys, model: z3.ModelRef, steps: int) -> ModelCounterexample:
+    """The CFA trace of the first `steps` cutpoint steps in a model of `Init@0 ∧ trans_at(0) ∧ …` over the
+    cutpoint-graph system `sys` (`smt.encode.CPGSystem`), up to the first violated assertion."""
+    tb = TraceBuilder(program, sys.enc)
+    for j in range(steps):
+        _, path, viol, _, value = sys.step_path(model, j)
+        tb.add_path(path, viol, value)
+        if viol is not None:
+            break
+    return tb.build(sys.state_at(0), lambda t: model.eval(t, model_completion=True))
+
+
 # ------------------------------------------------------------------------------------ replay
 @dataclass
 class ReplayResult:
