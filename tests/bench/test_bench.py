@@ -121,6 +121,17 @@ def test_csv_output(tmp_path):
     assert rows[0]["score"] == "2" and rows[1]["result"] == "unknown" and rows[1]["score"] == "0"
 
 
+def test_partial_csv_keeps_finished_runs_until_the_end(tmp_path):
+    """An interrupted long run leaves `<csv>.partial` with every run finished so far; completion removes it."""
+    out = tmp_path / "res" / "r.csv"
+    log = runner.PartialCsv(out)
+    log.add(RunResult(_task(True, "x/a.yml"), "TRUE", "tpa", "ok", 0.5, 0.7))
+    rows = list(csv.DictReader(log.path.open()))
+    assert log.path.name == "r.csv.partial" and [r["task"] for r in rows] == ["x/a.yml"]
+    log.finish()
+    assert not log.path.exists()
+
+
 def _py(code: str) -> list[str]:
     return [sys.executable, "-c", code]
 

@@ -249,19 +249,46 @@ def summarize_engines(results: Iterable[RunResult], engines: Sequence[str],
     }
 
 
+def _csv_row(r: RunResult) -> dict:
+    return {
+        "task": r.task.id, "property": r.task.property,
+        "expected": "" if r.task.expected is None else str(r.task.expected).lower(),
+        "status": r.status, "result": r.result, "score": r.score, "engine": r.engine,
+        "reason": r.reason, "cpu_time": f"{r.cpu_time:.2f}", "wall_time": f"{r.wall_time:.2f}",
+        "input": str(r.task.input_file), "solver": r.solver,
+    }
+
+
 def write_csv(results: Iterable[RunResult], path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=CSV_FIELDS)
         w.writeheader()
         for r in results:
-            w.writerow({
-                "task": r.task.id, "property": r.task.property,
-                "expected": "" if r.task.expected is None else str(r.task.expected).lower(),
-                "status": r.status, "result": r.result, "score": r.score, "engine": r.engine,
-                "reason": r.reason, "cpu_time": f"{r.cpu_time:.2f}", "wall_time": f"{r.wall_time:.2f}",
-                "input": str(r.task.input_file), "solver": r.solver,
-            })
+            w.writerow(_csv_row(r))
+
+
+class PartialCsv:
+    """`<output>.partial`: one row per finished run, flushed as it arrives, in completion order.
+
+    Why: a long run (hours at 60 s per task) that is interrupted would otherwise leave nothing; the final CSV
+    (in task order) replaces it when the run completes."""
+
+    def __init__(self, path: Path):
+        self.path = path.with_name(path.name + ".partial")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.fh = self.path.open("w", newline="")
+        self.w = csv.DictWriter(self.fh, fieldnames=CSV_FIELDS)
+        self.w.writeheader()
+        self.fh.flush()
+
+    def add(self, r: RunResult) -> None:
+        self.w.writerow(_csv_row(r))
+        self.fh.flush()
+
+    def finish(self) -> None:
+        self.fh.close()
+        self.path.unlink(missing_ok=True)
 
 
 def print_summary(summary: dict, console) -> None:
@@ -327,7 +354,10 @@ def run_bench_command(args) -> int:
                   TextColumn("{task.description}"), console=err_console, disable=not show) as bar:
         job = bar.add_task("", total=len(to_run) * len(engines))
 
+        partial = PartialCsv(out_path)
+
         def done(r: RunResult) -> None:
+            partial.add(r)
             who = f" {r.solver}" if multi else ""
             if r.ran:
                 bar.update(job, advance=1, description=f"{r.task.id}{who}: {r.status} ({r.result})")
@@ -340,6 +370,7 @@ def run_bench_command(args) -> int:
     wall = time.monotonic() - start
     summary = summarize_engines(results, engines, wall) if multi else summarize(results, wall)
     write_csv(results, out_path)
+    partial.finish()
     summary["csv"] = str(out_path)
     if args.json:
         print(json.dumps(summary))
