@@ -27,34 +27,16 @@ from looprover.errors import LooproverError
 from looprover.program.cfa import Program
 from looprover.program.cpg import build_cpg
 from looprover.smt.encode import CPGSystem
-from looprover.smt.nowrap import split_wraps
 from looprover.smt.solver import OutOfTime
-from looprover.smt.ts import TransitionSystem
-from looprover.tpa import TPA, TPAOptions, TPAStatus
+from looprover.tpa import TPAOptions, TPAStatus
+from looprover.tpa.loop_solver import LoopSolver
 from looprover.tpa.program_ts import single_loop_system
-from looprover.tpa.result import GiveUp, TPAResult, UnsafeWitness, is_state, z3_value
+from looprover.tpa.result import Deadline, GiveUp, UnsafeWitness, is_state
 from looprover.verdict import Status, Verdict
 from looprover.witness.deep import run_from_model
 from looprover.witness.replay import cpg_trace, validate
 
 NAME = "tpa"
-NOWRAP_QE = 2.0            # seconds for the wrap states' quantifier elimination
-
-
-def _run_tpa(ts: TransitionSystem, deadline: float, opts: TPAOptions | None, stats: dict, tag: str) -> TPAResult:
-    try:
-        engine = TPA(ts, opts)
-    except GiveUp as exc:
-        return TPAResult(TPAStatus.UNKNOWN, str(exc))
-    res = engine.solve(deadline)
-    stats[tag] = res.stats
-    return res
-
-
-def _in(ts: TransitionSystem, f: z3.BoolRef, state) -> bool:
-    """Does the concrete `state` satisfy the state formula `f`?"""
-    vals = [z3_value(v, x.sort()) for x, v in zip(ts.state, state)]
-    return z3.is_true(z3.simplify(z3.substitute(f, *zip(ts.state, vals))))
 
 
 def verify(program: Program, options: EngineOptions, *, tpa_options: TPAOptions | None = None) -> Verdict:
@@ -70,27 +52,20 @@ def verify(program: Program, options: EngineOptions, *, tpa_options: TPAOptions 
         loop = single_loop_system(sys, options.deadline)
         exact = loop.ts if loop is not None else sys.ts
         stats["system"] = f"loop at L{loop.head}" if loop is not None else "pc-encoded cutpoint graph"
-        ts, split = exact, None
-        if not options.bitvector:
-            split = split_wraps(exact.trans, exact.state, min(NOWRAP_QE, max(0.1, options.remaining())))
-        if split is not None and _satisfiable(z3.And(exact.init, split[1])):
-            # the wrap conditions carry no pc or path guard: on the pc-encoded system the arbitrary values at
-            # the start already look like wrap states, and the split would only cost a fallback
-            split = None
-        if split is not None:
-            ts = TransitionSystem(exact.state, exact.next, exact.init, split[0], z3.Or(exact.bad, split[1]),
-                                  exact.names)
-            stats["wrap_split"] = True
-        options.report(f"tpa: solving ({stats['system']}{', wrap-free' if split else ''})")
-        res = _run_tpa(ts, options.deadline, tpa_options, stats, "tpa")
-        if res.status == TPAStatus.UNSAFE and split is not None and not _in(exact, exact.bad, res.witness.final):
-            options.report("tpa: the run found ends in a possible wrap-around; solving the exact system")
+        try:
+            solver = LoopSolver(exact, tpa_options, Deadline(options.deadline))
+            if solver.free is not None:
+                stats["wrap_split"] = True
+            options.report(f"tpa: solving ({stats['system']}{', wrap-free first' if solver.free else ''})")
+            res, used = solver.solve(exact.init, exact.bad, options.deadline)
+        except GiveUp as exc:       # TPA refuses the system (e.g. array state variables)
+            return done(Status.UNKNOWN, str(exc))
+        stats["tpa"] = res.stats
+        if solver.free is not None and used is solver.exact:
             stats["wrap_fallback"] = True
-            ts = exact
-            res = _run_tpa(ts, options.deadline, tpa_options, stats, "tpa_exact")
         if res.status == TPAStatus.SAFE:
             cert = res.certificate
-            evidence = {"system": stats["system"], "wrap_free": ts is not exact,
+            evidence = {"system": stats["system"], "wrap_free": used is solver.free,
                         "transition_invariant": str(cert.ti), "kind": cert.kind, "level": cert.level,
                         "state_invariant": None if cert.state_invariant is None else str(cert.state_invariant)}
             return done(Status.TRUE, f"TPA: {res.reason}", evidence)
@@ -103,13 +78,6 @@ def verify(program: Program, options: EngineOptions, *, tpa_options: TPAOptions 
         return done(Status.UNKNOWN, str(err))
     except z3.Z3Exception as exc:
         return done(Status.UNKNOWN, f"z3 error: {exc}")
-
-
-def _satisfiable(f: z3.BoolRef) -> bool:
-    s = z3.Solver(ctx=f.ctx)
-    s.set("timeout", 2000)
-    s.add(f)
-    return s.check() != z3.unsat
 
 
 def _falsify(program: Program, sys: CPGSystem, loop, w: UnsafeWitness, options: EngineOptions, done, stats,

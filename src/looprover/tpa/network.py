@@ -28,16 +28,15 @@ import z3
 
 from looprover.smt.interpolate import SatisfiableError, compute_interpolant, term_size
 from looprover.smt.mbp import free_constants, project
-from looprover.smt.nowrap import split_wraps
 from looprover.smt.ts import TransitionSystem
 from looprover.tpa.core import TPA, TPAOptions
-from looprover.tpa.result import Deadline, GiveUp, OutOfTime, TPAResult, TPAStatus, check, is_state, z3_value
+from looprover.tpa.loop_solver import LoopSolver
+from looprover.tpa.result import Deadline, GiveUp, OutOfTime, TPAStatus, check, is_state
 
 Node = Hashable
 
 MAX_FORMULA = 20_000       # DAG nodes a safe set or reached set may have before the run gives up (blow-up guard)
 ITP_CAP = 10.0             # seconds per blocking-reason interpolation
-WRAP_QE = 2.0              # seconds for the wrap states of one loop body (smt/nowrap.py)
 
 
 @dataclass(frozen=True)
@@ -152,54 +151,6 @@ class NetworkResult:
     pre: dict[Node, z3.BoolRef] = field(default_factory=dict)     # SAFE: the proof (see `check_proof`)
     post: dict[Node, z3.BoolRef] = field(default_factory=dict)
     stats: dict = field(default_factory=dict)
-
-
-class LoopSolver:
-    """TPA on one loop body, with unsigned wrap-around split off as a side obligation (smt/nowrap.py), as the
-    single-system engine does: a query runs on the wrap-free body with "a wrap step is possible" added to Bad,
-    and on the exact body only when the run found ends in the wrap part. Both TPA instances keep their levels
-    across queries. Sound for SAFE: Bad ∨ Wrap unreachable under the wrap-free body means Bad is unreachable
-    under the exact one; the safety explanation of the wrap-free run inherits that."""
-
-    def __init__(self, ts: TransitionSystem, options: TPAOptions | None, deadline: Deadline):
-        self.ts, self.opt = ts, options
-        split = split_wraps(ts.trans, ts.state, max(0.1, min(WRAP_QE, deadline.left())))
-        self.wrap_bad = None if split is None else split[1]
-        self.free = None if split is None else \
-            TPA(TransitionSystem(ts.state, ts.next, ts.init, split[0], ts.bad, ts.names), options)
-        self.exact: TPA | None = None
-
-    def solve(self, init: z3.BoolRef, bad: z3.BoolRef, deadline: float) -> tuple[TPAResult, TPA]:
-        """(result, the TPA instance that produced it -- its `safety_explanation` goes with the result)."""
-        if self.free is not None and not _sat(z3.And(init, self.wrap_bad), deadline):
-            self.free.reset_query(init, z3.Or(bad, self.wrap_bad))
-            res = self.free.solve(deadline)
-            if res.status == TPAStatus.SAFE:
-                return res, self.free
-            if res.status == TPAStatus.UNSAFE and _holds(self.ts.state, bad, res.witness.final):
-                w = res.witness
-                if w.target is not None:      # its target may include wrap states that are not in Bad
-                    w.target = z3.And(w.target, bad)
-                return res, self.free
-            if res.status == TPAStatus.UNKNOWN and time.monotonic() >= deadline:
-                return res, self.free
-        if self.exact is None:
-            self.exact = TPA(self.ts, self.opt)
-        self.exact.reset_query(init, bad)
-        return self.exact.solve(deadline), self.exact
-
-
-def _sat(f: z3.BoolRef, deadline: float) -> bool:
-    """Satisfiable, or not known to be unsatisfiable in a second."""
-    s = z3.Solver(ctx=f.ctx)
-    s.set("timeout", max(1, int(min(1.0, deadline - time.monotonic()) * 1000)))
-    s.add(f)
-    return s.check() != z3.unsat
-
-
-def _holds(xs: list[z3.ExprRef], f: z3.BoolRef, state) -> bool:
-    vals = [z3_value(v, x.sort()) for x, v in zip(xs, state)]
-    return z3.is_true(z3.simplify(z3.substitute(f, *zip(xs, vals)))) if xs else z3.is_true(z3.simplify(f))
 
 
 @dataclass

@@ -24,6 +24,7 @@ from looprover.program.cpg import ERROR
 from looprover.smt.encode import CPGSystem
 from looprover.smt.mbp import QEError, has_quantifier, qe
 from looprover.smt.ts import TransitionSystem
+from looprover.tpa.loop_solver import may_be_sat
 
 QE_SHARE = 0.2        # at most this share of the remaining time goes into building the system
 
@@ -38,14 +39,6 @@ class LoopSystem:
     def program_depth(self, k: int) -> int:
         """Cutpoint steps of the program for a TS counterexample of depth k: entry, k iterations, the failure."""
         return k + 2
-
-
-def _satisfiable(fs: list[z3.BoolRef], timeout: float) -> bool | None:
-    s = z3.Solver()
-    s.set("timeout", max(1, int(timeout * 1000)))
-    s.add(*fs)
-    r = s.check()
-    return None if r == z3.unknown else r == z3.sat
 
 
 def single_loop_system(sys: CPGSystem, deadline: float) -> LoopSystem | None:
@@ -69,8 +62,7 @@ def single_loop_system(sys: CPGSystem, deadline: float) -> LoopSystem | None:
     nxt = [sys.nxt[v.name] for v in sys.vars]
     if (cpg.init, ERROR) in by_pair:
         # the error right at the start is the pc-encoded system's job (one step); keep the loop TS exact
-        sat = _satisfiable([init0, sys.edge_formula(by_pair[(cpg.init, ERROR)])], stop - time.monotonic())
-        if sat is not False:
+        if may_be_sat(z3.And(init0, sys.edge_formula(by_pair[(cpg.init, ERROR)])), stop - time.monotonic()):
             return None
     try:
         entry = z3.And(init0, sys.edge_formula(by_pair[(cpg.init, head)]))
