@@ -14,9 +14,12 @@ from looprover.tpa import (
     Deadline, SafeCertificate, TPAOptions, TPAStatus, check_safe_certificate, check_state_invariant,
     replay_counterexample, solve_tpa,
 )
+from looprover.smt.ts import TransitionSystem
 from looprover.tpa.core import TPA
+from looprover.tpa.result import Vocabulary
+from looprover.tpa.seeds import transitive_seeds
 from tpa_systems import (
-    bv_counter, counter, down_up, flag_counter, nondet_step, token_ring, triangular, two_speeds,
+    bv_counter, counter, down_up, flag_counter, ints, nondet_step, token_ring, triangular, two_speeds,
 )
 
 TIMEOUT = 60.0
@@ -255,6 +258,39 @@ def test_reset_query_reuses_levels():
     eng.reset_query(z3.And(x == 0, y == 0), z3.And(x >= 100, y != 200))
     r3 = eng.solve(time.monotonic() + TIMEOUT)
     assert r3.status == TPAStatus.SAFE and r3.certificate.checked
+
+
+def test_later_query_gets_seeds_for_its_bad_atoms():
+    """A TPA whose TS has Init = Bad = false (a multi-loop network's loop) learns the parity seed from the Bad of
+    its second query (simple_1-2 of SV-COMP stayed UNKNOWN at 60 s when seeds came from the TS alone)."""
+    (x,), (x1,) = ints("x")
+    false = z3.BoolVal(False)
+    eng = TPA(TransitionSystem([x], [x1], false, z3.And(x < 1000, x1 == x + 2), false))
+    eng.reset_query(x == 0, x >= 2000)
+    assert eng.solve(time.monotonic() + TIMEOUT).status == TPAStatus.SAFE
+    assert not any("%" in str(c) for c in eng.seeds)
+    eng.reset_query(x == 0, z3.And(x >= 1000, z3.Not(x % 2 == 0)))
+    r = eng.solve(time.monotonic() + TIMEOUT)
+    assert r.status == TPAStatus.SAFE and r.certificate.checked
+    assert any("%" in str(c) for c in eng.seeds)
+
+
+def test_seed_union_stays_reflexive_and_transitive():
+    """Seeds added for new atoms keep the union a reflexive, Tr-including, transitive relation -- the property
+    that lets every level and both closure invariants carry them."""
+    ts = counter(50)
+    voc = Vocabulary(ts)
+    x, y = ts.state
+    known = transitive_seeds(voc, _deadline())
+    new = transitive_seeds(voc, _deadline(), [y <= 7, x % 3 == 0, y >= x + 1], known=known, relational=False)
+    assert new and not {c.get_id() for c in new} & {c.get_id() for c in known}
+    R = z3.And(known + new)
+    s = z3.Solver()
+    s.add(z3.Or(voc.identity(voc.x, voc.x1), voc.trans(voc.x, voc.x1, "t")), z3.Not(R))
+    assert s.check() == z3.unsat
+    s = z3.Solver()
+    s.add(R, voc.rel_to(R, voc.x1, voc.x2), z3.Not(voc.rel_to(R, voc.x, voc.x2)))
+    assert s.check() == z3.unsat
 
 
 # ------------------------------------------------------------------------------------------ determinism

@@ -10,6 +10,11 @@ closure invariants without losing soundness.
 Candidates come from small templates (monotonicity per variable, difference equalities from models of Tr,
 bound preservation for the linear atoms of Init/Tr/Bad, Boolean persistence); the ones not implied by
 `Id ∨ Tr` are dropped, then Houdini keeps the largest transitive subset. Everything kept is verified by a solver.
+
+A TPA instance that answers many queries over one Tr (a loop of the multi-loop network) meets new Init/Bad
+atoms query by query; `transitive_seeds(..., known=...)` adds the seeds of those atoms to the ones it has. The
+union stays sound: each kept candidate c satisfies `⋀H ∘ ⋀H ⊆ c` for a premise H ⊆ known ∪ new, and a larger
+premise only makes that easier.
 """
 from __future__ import annotations
 
@@ -67,10 +72,17 @@ def _atoms(f: z3.ExprRef, xs: set[int], deadline: Deadline, limit: int = MAX_ATO
     return list(out.values())
 
 
-def _candidates(voc: Vocabulary, deadline: Deadline) -> list[z3.BoolRef]:
+def bound_atoms(f: z3.ExprRef, voc: Vocabulary, deadline: Deadline) -> list[z3.BoolRef]:
+    """The atoms of f the bound-preservation templates are built from."""
+    return _atoms(f, {v.get_id() for v in voc.x}, deadline)
+
+
+def _candidates(voc: Vocabulary, atoms: list[z3.BoolRef], relational: bool,
+                deadline: Deadline) -> list[z3.BoolRef]:
+    """Template candidates: per-variable and difference relations (`relational`), bound preservation for `atoms`."""
     ts, x, x1 = voc.ts, voc.x, voc.x1
     cands: list[z3.BoolRef] = []
-    for v, w in zip(x, x1):
+    for v, w in zip(x if relational else [], x1):
         if _is_num(v):
             cands += [w >= v, w <= v]
         elif v.sort().kind() == z3.Z3_BOOL_SORT:
@@ -79,7 +91,7 @@ def _candidates(voc: Vocabulary, deadline: Deadline) -> list[z3.BoolRef]:
             cands += [w == v, z3.UGE(w, v), z3.ULE(w, v), w >= v, w <= v]
     # difference equalities a·(u'-u) = b·(v'-v) read off models of Tr (translation-invariant, hence transitive)
     nums = [(v, w) for v, w in zip(x, x1) if v.sort().kind() == z3.Z3_INT_SORT]
-    if len(nums) >= 2:
+    if relational and len(nums) >= 2:
         s = z3.Solver(ctx=voc.ctx)
         s.add(ts.trans)
         for _ in range(MAX_MODELS):
@@ -97,8 +109,7 @@ def _candidates(voc: Vocabulary, deadline: Deadline) -> list[z3.BoolRef]:
                     cands.append(a * (u1 - u) == b * (v1 - v))
             s.add(z3.Or([w - v != dv for (v, w), dv in zip(nums, d)]))
     # bound preservation for the atoms of Init, Tr and Bad: t ≤ k ⇒ t' ≤ k, t ≥ k ⇒ t' ≥ k
-    xs = {v.get_id() for v in x}
-    for atom in _atoms(z3.And(ts.init, ts.trans, ts.bad), xs, deadline):
+    for atom in atoms:
         a1 = voc.cur_to(atom, x1)
         cands += [z3.Implies(atom, a1), z3.Implies(z3.Not(atom), z3.Not(a1))]      # atom persistence
         lhs, rhs = atom.arg(0), atom.arg(1)
@@ -142,10 +153,19 @@ def _filter(s: z3.Solver, H: list[z3.BoolRef], conclusion, deadline: Deadline) -
     return H
 
 
-def transitive_seeds(voc: Vocabulary, deadline: Deadline) -> list[z3.BoolRef]:
-    """Conjuncts R(x, x') with `Id ∨ Tr ⊆ ⋀R` and `⋀R ∘ ⋀R ⊆ ⋀R` (both checked)."""
+def transitive_seeds(voc: Vocabulary, deadline: Deadline, atoms: list[z3.BoolRef] | None = None,
+                     known: list[z3.BoolRef] = (), relational: bool = True) -> list[z3.BoolRef]:
+    """New conjuncts R(x, x') such that, with K = `known` (a set with these properties already), `Id ∨ Tr ⊆ ⋀R`
+    and `⋀(K ∪ R) ∘ ⋀(K ∪ R) ⊆ ⋀R` (both checked) -- so K ∪ R is again reflexive, Tr-including and transitive.
+
+    `atoms`: the comparison atoms for the bound templates (default: those of Init, Tr and Bad). `relational`: also
+    the per-variable and difference templates, which depend on Tr alone (a later call for new atoms skips them)."""
     x, x1, x2 = voc.x, voc.x1, voc.x2
-    cands = _candidates(voc, deadline)
+    if atoms is None:
+        ts = voc.ts
+        atoms = bound_atoms(z3.And(ts.init, ts.trans, ts.bad), voc, deadline)
+    have = {c.get_id() for c in known}
+    cands = [c for c in _candidates(voc, atoms, relational, deadline) if c.get_id() not in have]
     if not cands:
         return []
     s = z3.Solver(ctx=voc.ctx)
@@ -156,7 +176,7 @@ def transitive_seeds(voc: Vocabulary, deadline: Deadline) -> list[z3.BoolRef]:
     # transitivity: H(x,x') ∧ H(x',x'') ⇒ H(x,x''); the premise shrinks with H, so iterate to the fixed point
     while H:
         s = z3.Solver(ctx=voc.ctx)
-        s.add(*H, *[voc.rel_to(c, x1, x2) for c in H])
+        s.add(*known, *H, *[voc.rel_to(c, x1, x2) for c in [*known, *H]])
         H2 = _filter(s, H, lambda c: voc.rel_to(c, x, x2), deadline)
         if len(H2) == len(H):
             return H
