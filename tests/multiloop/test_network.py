@@ -50,6 +50,14 @@ def test_safe_network_and_its_proof():
     assert "y" not in str(res.pre["A"]) and str(res.pre["exit"]) == "True"
 
 
+def test_out_of_memory_is_unknown_with_that_reason(monkeypatch):
+    def boom(self):
+        raise MemoryError()
+    monkeypatch.setattr(NetworkTPA, "_search", boom)
+    res = solve(counters())
+    assert res.status == TPAStatus.UNKNOWN and res.reason == "out of memory"
+
+
 def test_unsafe_network_path_counts_iterations():
     x, y = z3.Ints("x y")
     res = solve(counters(bad=y == 10))

@@ -201,6 +201,15 @@ def test_expired_deadline_is_unknown():
     assert r.status == TPAStatus.UNKNOWN
 
 
+def test_out_of_memory_is_unknown_with_that_reason(monkeypatch):
+    """The bench's --memory limit surfaces as MemoryError inside z3 calls; the answer names it."""
+    def boom(self):
+        raise MemoryError()
+    monkeypatch.setattr(TPA, "_solve", boom)
+    r = solve_tpa(counter(10), timeout=TIMEOUT)
+    assert r.status == TPAStatus.UNKNOWN and r.reason == "out of memory"
+
+
 def test_aux_in_init_is_rejected():
     ts = counter(10)
     z = z3.Int("z")

@@ -213,6 +213,8 @@ class TPA:
             res = TPAResult(TPAStatus.UNKNOWN, f"z3 error: {exc}")
         except RecursionError:
             res = TPAResult(TPAStatus.UNKNOWN, "recursion too deep")
+        except MemoryError:             # the --memory limit: say so rather than "internal error"
+            res = TPAResult(TPAStatus.UNKNOWN, "out of memory")
         except Exception as exc:        # noqa: BLE001 -- an engine bug must end in UNKNOWN, not in a verdict
             res = TPAResult(TPAStatus.UNKNOWN, f"internal error: {type(exc).__name__}: {exc}")
         res.stats.update(self._stats(time.monotonic() - t0))

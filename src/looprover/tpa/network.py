@@ -228,6 +228,8 @@ class NetworkTPA:
             res = NetworkResult(TPAStatus.UNKNOWN, f"z3 error: {exc}")
         except RecursionError:
             res = NetworkResult(TPAStatus.UNKNOWN, "recursion too deep")
+        except MemoryError:             # the --memory limit: say so rather than "internal error"
+            res = NetworkResult(TPAStatus.UNKNOWN, "out of memory")
         except Exception as exc:        # noqa: BLE001 -- an engine bug must end in UNKNOWN, not in a verdict
             res = NetworkResult(TPAStatus.UNKNOWN, f"internal error: {type(exc).__name__}: {exc}")
         res.stats.update(dict(self.stats))
