@@ -270,18 +270,35 @@ def test_reset_query_reuses_levels():
 
 
 def test_later_query_gets_seeds_for_its_bad_atoms():
-    """A TPA whose TS has Init = Bad = false (a multi-loop network's loop) learns the parity seed from the Bad of
-    its second query (simple_1-2 of SV-COMP stayed UNKNOWN at 60 s when seeds came from the TS alone)."""
-    (x,), (x1,) = ints("x")
+    """A TPA whose TS has Init = Bad = false (a multi-loop network's loop) builds bound seeds from the Bad of each
+    later query too (simple_1-2 of SV-COMP stayed UNKNOWN at 60 s when seeds came from the TS alone: its
+    `x%2 = 0 ⇒ x'%2 = 0` came from a later Bad)."""
+    (x, y), (x1, y1) = ints("x", "y")
     false = z3.BoolVal(False)
-    eng = TPA(TransitionSystem([x], [x1], false, z3.And(x < 1000, x1 == x + 2), false))
-    eng.reset_query(x == 0, x >= 2000)
+    eng = TPA(TransitionSystem([x, y], [x1, y1], false, z3.And(x < 1000, x1 == x + 1, y1 == y), false))
+    eng.reset_query(z3.And(x == 0, y == 0), x >= 2000)
     assert eng.solve(time.monotonic() + TIMEOUT).status == TPAStatus.SAFE
-    assert not any("%" in str(c) for c in eng.seeds)
-    eng.reset_query(x == 0, z3.And(x >= 1000, z3.Not(x % 2 == 0)))
+    first = {c.get_id() for c in eng.seeds}
+    assert not any("77" in str(c) for c in eng.seeds)
+    eng.reset_query(z3.And(x == 0, y == 0), y >= 77)
     r = eng.solve(time.monotonic() + TIMEOUT)
     assert r.status == TPAStatus.SAFE and r.certificate.checked
-    assert any("%" in str(c) for c in eng.seeds)
+    later = [c for c in eng.seeds if c.get_id() not in first]
+    assert any("77" in str(c) for c in later)
+    assert all(any(c.eq(d) for d in eng.levels[1]) for c in later)      # the existing level got them too
+
+
+def test_congruence_seed_proves_count_by_two():
+    """i = 0; while (i < 10^6) i += 2; assert i == 10^6 (SV-COMP count_by_2): needs i' ≡ i (mod 2), a seed read
+    off the step sizes of Tr's models (kinduction proved it, TPA did not)."""
+    (i,), (i1,) = ints("i")
+    ts = TransitionSystem([i], [i1], i == 0, z3.And(i < 10**6, i1 == i + 2), z3.And(i >= 10**6, i != 10**6))
+    r = solve_tpa(ts, timeout=TIMEOUT)
+    assert r.status == TPAStatus.SAFE and r.certificate.checked
+    assert "%2" in str(r.certificate.ti)
+    odd = TransitionSystem([i], [i1], i == 1, z3.And(i < 10**6, i1 == i + 2), z3.And(i >= 10**6, i != 10**6))
+    r = solve_tpa(odd, timeout=TIMEOUT)
+    assert r.status == TPAStatus.UNSAFE and r.witness.depth == 500000
 
 
 def test_seed_union_stays_reflexive_and_transitive():

@@ -89,9 +89,11 @@ def _candidates(voc: Vocabulary, atoms: list[z3.BoolRef], relational: bool,
             cands += [z3.Implies(v, w), z3.Implies(z3.Not(v), z3.Not(w))]
         elif v.sort().kind() == z3.Z3_BV_SORT:
             cands += [w == v, z3.UGE(w, v), z3.ULE(w, v), w >= v, w <= v]
-    # difference equalities a·(u'-u) = b·(v'-v) read off models of Tr (translation-invariant, hence transitive)
+    # difference equalities a·(u'-u) = b·(v'-v) and congruences u' ≡ u (mod g) read off models of Tr (both are
+    # translation-invariant, hence transitive; the models only suggest a and b or g, the filters below decide)
     nums = [(v, w) for v, w in zip(x, x1) if v.sort().kind() == z3.Z3_INT_SORT]
-    if relational and len(nums) >= 2:
+    steps = [0] * len(nums)
+    if relational and nums:
         s = z3.Solver(ctx=voc.ctx)
         s.add(ts.trans)
         for _ in range(MAX_MODELS):
@@ -99,6 +101,7 @@ def _candidates(voc: Vocabulary, atoms: list[z3.BoolRef], relational: bool,
                 break
             m = s.model()
             d = [m.eval(w - v, model_completion=True).as_long() for v, w in nums]
+            steps = [math.gcd(g, abs(di)) for g, di in zip(steps, d)]
             for i in range(len(nums)):
                 for j in range(i + 1, len(nums)):
                     if d[i] == 0 and d[j] == 0:
@@ -108,6 +111,7 @@ def _candidates(voc: Vocabulary, atoms: list[z3.BoolRef], relational: bool,
                     (u, u1), (v, v1) = nums[i], nums[j]
                     cands.append(a * (u1 - u) == b * (v1 - v))
             s.add(z3.Or([w - v != dv for (v, w), dv in zip(nums, d)]))
+        cands += [(w - v) % g == 0 for (v, w), g in zip(nums, steps) if g >= 2]
     # bound preservation for the atoms of Init, Tr and Bad: t ≤ k ⇒ t' ≤ k, t ≥ k ⇒ t' ≥ k
     for atom in atoms:
         a1 = voc.cur_to(atom, x1)
