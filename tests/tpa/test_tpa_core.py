@@ -288,6 +288,17 @@ def test_later_query_gets_seeds_for_its_bad_atoms():
     assert all(any(c.eq(d) for d in eng.levels[1]) for c in later)      # the existing level got them too
 
 
+def test_first_query_init_atoms_give_no_seeds():
+    """Query Inits (MBP cubes in the network) are not seed sources: their bound atoms gave dozens of useless
+    seeds and cost multiloop 11 CHC tasks."""
+    (x, y), (x1, y1) = ints("x", "y")
+    false = z3.BoolVal(False)
+    eng = TPA(TransitionSystem([x, y], [x1, y1], false, z3.And(x < 1000, x1 == x + 1, y1 == y), false))
+    eng.reset_query(z3.And(x == 0, y <= 31, y >= 31), x >= 2000)
+    assert eng.solve(time.monotonic() + TIMEOUT).status == TPAStatus.SAFE
+    assert not any("31" in str(c) for c in eng.seeds)
+
+
 def test_congruence_seed_proves_count_by_two():
     """i = 0; while (i < 10^6) i += 2; assert i == 10^6 (SV-COMP count_by_2): needs i' ≡ i (mod 2), a seed read
     off the step sizes of Tr's models (kinduction proved it, TPA did not)."""
