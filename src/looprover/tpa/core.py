@@ -52,7 +52,7 @@ from looprover.tpa.result import (
 
 
 SEED_BUDGET = 5.0          # seconds at most for the first query's seed lemmas
-SEED_BUDGET_LATER = 1.0    # ... and for those of a later query's new Init/Bad atoms
+SEED_BUDGET_LATER = 1.0    # ... and for those of a later query's new Bad atoms
 
 
 @dataclass
@@ -257,9 +257,11 @@ class TPA:
         return TPAResult(TPAStatus.UNKNOWN, f"no fixed point up to level {self.opt.max_level}")
 
     def _grow_seeds(self) -> None:
-        """Seed lemmas for the atoms of the TS (Init, Tr, Bad), then for the new atoms of each query's Bad. A loop of the multi-loop network is queried with a Bad that changes query by query (its TS
-        has Init = Bad = false), and a seed such as `x%2 = 0 ⇒ x'%2 = 0` comes from a Bad atom only a later query
-        has. Query Inits are left out, and so is the first query's Bad: in the network they are MBP cubes and
+        """Seed lemmas for the atoms of the TS (Init, Tr, Bad), then for the new atoms of each later query's Bad.
+
+        A loop of the multi-loop network is queried with a Bad that changes query by query (its TS has Init =
+        Bad = false), and a seed such as `x%2 = 0 ⇒ x'%2 = 0` comes from a Bad atom only a later query has.
+        Query Inits are left out, and so is the first query's Bad: in the network they are MBP cubes and
         interpolant sets whose many bound atoms (y ≤ 31, y ≤ 36, ...) gave dozens of useless seeds, which showed
         up again in the next cubes (measured: with the first query's Init/Bad atoms, multiloop lost 11 CHC and 6
         SV-COMP tasks it had solved; a two-loop unsigned program went from TRUE in 3 s to UNKNOWN at 30 s)."""

@@ -11,8 +11,8 @@ Candidates come from small templates (monotonicity per variable, difference equa
 bound preservation for the linear atoms of Init/Tr/Bad, Boolean persistence); the ones not implied by
 `Id ∨ Tr` are dropped, then Houdini keeps the largest transitive subset. Everything kept is verified by a solver.
 
-A TPA instance that answers many queries over one Tr (a loop of the multi-loop network) meets new Init/Bad
-atoms query by query; `transitive_seeds(..., known=...)` adds the seeds of those atoms to the ones it has. The
+A TPA instance that answers many queries over one Tr (a loop of the multi-loop network) meets new Bad atoms
+query by query; `transitive_seeds(..., known=...)` adds the seeds of those atoms to the ones it has. The
 union stays sound: each kept candidate c satisfies `⋀H ∘ ⋀H ⊆ c` for a premise H ⊆ known ∪ new, and a larger
 premise only makes that easier.
 """
