@@ -229,10 +229,11 @@ def solved_differences(results: Iterable[RunResult], engines: Sequence[str]) -> 
     for r in results:
         if r.category.startswith("correct") and r.solver in solved:
             solved[r.solver].append(r.task.id)
+    solved_sets = {e: set(ts) for e, ts in solved.items()}
     out = []
     for a in engines:
         for b in engines:
-            if a != b and (only := [t for t in solved[a] if t not in set(solved[b])]):
+            if a != b and (only := [t for t in solved[a] if t not in solved_sets[b]]):
                 out.append({"solved_by": a, "not_by": b, "tasks": only})
     return out
 
@@ -291,42 +292,36 @@ class PartialCsv:
         self.path.unlink(missing_ok=True)
 
 
-def print_summary(summary: dict, console) -> None:
+_TABLE_ROWS = [("correct TRUE", "correct_true"), ("correct FALSE", "correct_false"),
+               ("wrong TRUE", "wrong_true"), ("wrong FALSE", "wrong_false"), ("unknown", "unknown"),
+               ("runs", "runs"), ("not run: unsupported property", "unsupported_property"),
+               ("not run: invalid task definition", "invalid_task")]
+
+
+def _summary_table(columns: dict[str, dict], wall_label: str):
+    """One rich table with a column of counts per `summarize` result in `columns` (column title -> summary)."""
     from rich.table import Table
     table = Table(title="looprover bench", show_header=True)
     table.add_column("")
-    table.add_column("count", justify="right")
-    rows = [("correct TRUE", "correct_true"), ("correct FALSE", "correct_false"),
-            ("wrong TRUE", "wrong_true"), ("wrong FALSE", "wrong_false"), ("unknown", "unknown"),
-            ("runs", "runs"), ("not run: unsupported property", "unsupported_property"),
-            ("not run: invalid task definition", "invalid_task")]
-    for label, key in rows:
-        table.add_row(label, str(summary[key]))
-    table.add_row("score (SV-COMP)", f"{summary['score']} of {summary['max_score']}")
-    table.add_row("CPU time", f"{summary['cpu_time']:.1f} s")
-    table.add_row("wall time", f"{summary['wall_time']:.1f} s")
-    console.print(table)
+    for title in columns:
+        table.add_column(title, justify="right")
+    per = list(columns.values())
+    for label, key in _TABLE_ROWS:
+        table.add_row(label, *(str(s[key]) for s in per))
+    table.add_row("score (SV-COMP)", *(f"{s['score']} of {s['max_score']}" for s in per))
+    table.add_row("CPU time", *(f"{s['cpu_time']:.1f} s" for s in per))
+    table.add_row(wall_label, *(f"{s['wall_time']:.1f} s" for s in per))
+    return table
+
+
+def print_summary(summary: dict, console) -> None:
+    console.print(_summary_table({"count": summary}, "wall time"))
 
 
 def print_engines_summary(summary: dict, console) -> None:
     """`summarize_engines` as one table with a column per engine, then the tasks solved by one engine but
     not by another."""
-    from rich.table import Table
-    per = summary["engines"]
-    table = Table(title="looprover bench", show_header=True)
-    table.add_column("")
-    for e in per:
-        table.add_column(e, justify="right")
-    rows = [("correct TRUE", "correct_true"), ("correct FALSE", "correct_false"),
-            ("wrong TRUE", "wrong_true"), ("wrong FALSE", "wrong_false"), ("unknown", "unknown"),
-            ("runs", "runs"), ("not run: unsupported property", "unsupported_property"),
-            ("not run: invalid task definition", "invalid_task")]
-    for label, key in rows:
-        table.add_row(label, *(str(s[key]) for s in per.values()))
-    table.add_row("score (SV-COMP)", *(f"{s['score']} of {s['max_score']}" for s in per.values()))
-    table.add_row("CPU time", *(f"{s['cpu_time']:.1f} s" for s in per.values()))
-    table.add_row("wall time (sum of runs)", *(f"{s['wall_time']:.1f} s" for s in per.values()))
-    console.print(table)
+    console.print(_summary_table(summary["engines"], "wall time (sum of runs)"))
     print(f"wall time: {summary['wall_time']:.1f} s")
     for d in summary["differences"]:
         print(f"solved by {d['solved_by']} but not {d['not_by']} ({len(d['tasks'])}): {', '.join(d['tasks'])}")
