@@ -10,6 +10,11 @@ class InputError(LooproverError):
     """The input cannot be read: missing file, syntax error, malformed task definition."""
 
 
+class GiveUp(LooproverError):
+    """An engine cannot continue soundly (solver `unknown`, failed interpolation, a refused system): the run
+    ends with UNKNOWN and this message as the reason."""
+
+
 class UnsupportedError(LooproverError):
     """The program uses a construct we cannot model soundly; the verdict is UNKNOWN(unsupported)."""
 

@@ -232,9 +232,10 @@ def test_examples_as_a_benchmark(tmp_path):
 
 
 def test_shared_benchmarks_are_read_completely(shared_dir):
-    """The counts of ../shared/benchmarks/README.md: 88 + 19 unreach-call runs, 104 CHC problems."""
+    """The counts of ../shared/benchmarks/README.md: 88 + 19 unreach-call runs, 104 CHC problems. (The Verisec
+    suite beside them has an expected.csv of its own format, for memory safety: not read here.)"""
     from collections import Counter
-    tasks = collect_tasks(shared_dir / "benchmarks")
+    tasks = collect_tasks(shared_dir / "benchmarks/svcomp") + collect_tasks(shared_dir / "benchmarks/chc")
     assert not [t for t in tasks if t.error]
     runnable = Counter((t.property, t.expected) for t in tasks if t.runnable)
     assert runnable[("unreach-call", True)] == 88 and runnable[("unreach-call", False)] == 19

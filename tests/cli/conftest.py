@@ -1,8 +1,8 @@
 """Fake engines for CLI and portfolio tests: they answer instantly (or hang, crash, raise), so the plumbing
 around the engines is tested without depending on the real ones.
 
-Each fake is a module in a temporary directory registered in `looprover.engines.ENGINES`; the portfolio
-forks its children, so they see the same registration.
+Each fake is a module in a temporary directory with an `Engine` subclass `Fake`, registered in
+`looprover.engines.ENGINES`; `verify` and the portfolio fork their children, so they see the same registration.
 """
 from __future__ import annotations
 
@@ -14,57 +14,88 @@ import pytest
 
 FAKES = {
     "fake_true": """
-        def verify(program, options):
-            return Verdict(Status.TRUE, "fake_true", "proved by fiat")
+        class Fake(Engine):
+            name = "fake_true"
+
+            def solve(self, program, task, options):
+                return Verdict(Status.TRUE, "fake_true", "proved by fiat")
     """,
     "fake_unknown": """
-        def verify(program, options):
-            return Verdict.unknown("fake_unknown", "gave up")
+        class Fake(Engine):
+            name = "fake_unknown"
+
+            def solve(self, program, task, options):
+                return Verdict.unknown("fake_unknown", "gave up")
     """,
     "fake_false": """
-        def verify(program, options):
-            steps = [TraceStep(e, e.src_loc, {"x": 1}) for e in program.edges[:2]]
-            cex = Counterexample(steps, inputs=[7], validated=True, violated_at=SrcLoc("prog.c", 9))
-            return Verdict(Status.FALSE, "fake_false", "violation at depth 2", evidence=cex)
+        class Fake(Engine):
+            name = "fake_false"
+
+            def solve(self, program, task, options):
+                steps = [TraceStep(e, e.src_loc, {"x": 1}) for e in program.edges[:2]]
+                cex = Counterexample(steps, inputs=[7], validated=True, violated_at=SrcLoc("prog.c", 9))
+                return Verdict(Status.FALSE, "fake_false", "violation at depth 2", evidence=cex)
     """,
     "fake_false_unvalidated": """
-        def verify(program, options):
-            cex = Counterexample([], inputs=[], validated=False)
-            return Verdict(Status.FALSE, "fake_false_unvalidated", "spurious?", evidence=cex)
+        class Fake(Engine):
+            name = "fake_false_unvalidated"
+
+            def solve(self, program, task, options):
+                cex = Counterexample([], inputs=[], validated=False)
+                return Verdict(Status.FALSE, "fake_false_unvalidated", "spurious?", evidence=cex)
     """,
     "fake_slow_true": """
-        def verify(program, options):
-            time.sleep(1.0)
-            return Verdict(Status.TRUE, "fake_slow_true", "proved slowly")
+        class Fake(Engine):
+            name = "fake_slow_true"
+
+            def solve(self, program, task, options):
+                time.sleep(1.0)
+                return Verdict(Status.TRUE, "fake_slow_true", "proved slowly")
     """,
     "fake_hang": """
-        def verify(program, options):
-            options.report("hanging")
-            while True:         # ignores its deadline, like a stuck solver
-                time.sleep(0.05)
+        class Fake(Engine):
+            name = "fake_hang"
+
+            def solve(self, program, task, options):
+                options.report("hanging")
+                while True:         # ignores its deadline, like a stuck solver
+                    time.sleep(0.05)
     """,
     "fake_crash": """
-        def verify(program, options):
-            os._exit(3)
+        class Fake(Engine):
+            name = "fake_crash"
+
+            def solve(self, program, task, options):
+                os._exit(3)
     """,
     "fake_raise": """
-        def verify(program, options):
-            raise RuntimeError("engine bug")
+        class Fake(Engine):
+            name = "fake_raise"
+
+            def solve(self, program, task, options):
+                raise RuntimeError("engine bug")
     """,
     "fake_unsupported": """
-        def verify(program, options):
-            raise UnsupportedError("floating point", "prog.c:3")
+        class Fake(Engine):
+            name = "fake_unsupported"
+
+            def solve(self, program, task, options):
+                raise UnsupportedError("floating point", "prog.c:3")
     """,
     "fake_z3_evidence": """
-        def verify(program, options):
-            import z3
-            return Verdict(Status.TRUE, "fake_z3_evidence", "invariant", evidence=z3.Int("x") >= 0,
-                           stats={"inv": z3.Int("x") >= 0, "k": 3})
+        class Fake(Engine):
+            name = "fake_z3_evidence"
+
+            def solve(self, program, task, options):
+                import z3
+                return Verdict(Status.TRUE, "fake_z3_evidence", "invariant", evidence=z3.Int("x") >= 0,
+                               stats={"inv": z3.Int("x") >= 0, "k": 3})
     """,
 }
 
 HEADER = """
 import os, time
+from looprover.engines.base import Engine
 from looprover.errors import UnsupportedError
 from looprover.program.cfa import SrcLoc
 from looprover.verdict import Counterexample, Status, TraceStep, Verdict
@@ -81,7 +112,7 @@ def fake_engines(tmp_path, monkeypatch):
         (pkg / f"{name}.py").write_text(HEADER + textwrap.dedent(body))
     monkeypatch.syspath_prepend(str(pkg))
     for name in FAKES:
-        monkeypatch.setitem(engines.ENGINES, name, name)
+        monkeypatch.setitem(engines.ENGINES, name, f"{name}:Fake")
         sys.modules.pop(name, None)
     return list(FAKES)
 

@@ -118,8 +118,9 @@ def test_portfolio_is_the_default_engine(capsys, fake_engines, chc_file, monkeyp
     assert set(data["stats"]["portfolio"]) == {"fake_unknown", "fake_true"}
 
 
-def test_verbose_progress_goes_to_stderr(capsys, fake_engines, chc_file):
-    code, out, err = run_cli(capsys, "verify", chc_file, "--engine", "fake_true", "-v")
+def test_verbose_progress_goes_to_stderr(capfd, fake_engines, chc_file):
+    # the job runs in a forked child that writes its progress to the inherited stderr: capture at fd level
+    code, out, err = run_cli(capfd, "verify", chc_file, "--engine", "fake_true", "-v")
     assert code == 0 and "loading" in err and "running fake_true" in err and "loading" not in out
 
 

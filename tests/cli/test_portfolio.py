@@ -7,7 +7,8 @@ import time
 
 
 from looprover import portfolio
-from looprover.engines import EngineOptions, get_engine
+from looprover.engines import verify
+from looprover.engines.base import vet
 from looprover.program.cfa import SrcLoc
 from looprover.verdict import Counterexample, Status, Verdict
 
@@ -15,7 +16,7 @@ from looprover.verdict import Counterexample, Status, Verdict
 def run(monkeypatch, program, *names, timeout=20.0):
     monkeypatch.setattr(portfolio, "PORTFOLIO_ENGINES", names)
     t0 = time.monotonic()
-    v = get_engine("portfolio")(program, EngineOptions(timeout=timeout))
+    v = verify("portfolio", program, timeout=timeout)
     return v, time.monotonic() - t0
 
 
@@ -29,10 +30,10 @@ def test_accept_demotes_unvalidated_counterexamples():
     bad = Verdict(Status.FALSE, "bmc", "found", evidence=Counterexample([], [], validated=False))
     none = Verdict(Status.FALSE, "bmc", "found")
     good = Verdict(Status.FALSE, "bmc", "found", evidence=Counterexample([], [], validated=True))
-    assert portfolio.accept(bad).status == Status.UNKNOWN
-    assert "not validated" in portfolio.accept(bad).reason
-    assert portfolio.accept(none).status == Status.UNKNOWN
-    assert portfolio.accept(good) is good
+    assert vet(bad).status == Status.UNKNOWN
+    assert "not validated" in vet(bad).reason
+    assert vet(none).status == Status.UNKNOWN
+    assert vet(good) is good
 
 
 def test_disagreement_is_unknown():
@@ -92,7 +93,7 @@ def test_unsupported_constructs_and_unpicklable_evidence(monkeypatch, fake_engin
 def test_progress_lines_are_prefixed_with_the_engine(monkeypatch, fake_engines, chc_program):
     lines = []
     monkeypatch.setattr(portfolio, "PORTFOLIO_ENGINES", ("fake_hang", "fake_slow_true"))
-    v = portfolio.verify(chc_program, EngineOptions(timeout=20, progress=lines.append))
+    v = verify("portfolio", chc_program, timeout=20, progress=lines.append)
     assert v.status == Status.TRUE
     assert any(l.startswith("portfolio: started fake_hang") for l in lines)
     # a child calls its forked copy of the callback (the CLI's prints to stderr), so this list only sees

@@ -2,7 +2,7 @@
 import pytest
 
 import enginecases as ec
-from looprover.engines import EngineOptions
+from looprover.engines import verify
 from looprover.engines import bmc
 from looprover.verdict import Status
 
@@ -10,7 +10,7 @@ MODES = pytest.mark.parametrize("bitvector", [False, True], ids=["int", "bv"])
 
 
 def run(prog, bitvector=False, max_bound=None, timeout=20.0):
-    return bmc.verify(prog, EngineOptions(timeout=timeout, bitvector=bitvector, max_bound=max_bound))
+    return verify("bmc", prog, timeout=timeout, bitvector=bitvector, max_bound=max_bound)
 
 
 def assert_false(v, inputs=None):

@@ -1,7 +1,7 @@
 """The engines on small C programs through the C front-end (skipped when it or gcc is unavailable)."""
 import pytest
 
-from looprover.engines import EngineOptions, bmc, kinduction
+from looprover.engines import verify
 from looprover.verdict import Status
 
 HEADER = """
@@ -49,11 +49,11 @@ def load(gcc, tmp_path):
 def test_c_program(load, name, bitvector):
     body, expected, deciders = PROGRAMS[name]
     prog = load(name, body)
-    for engine in (bmc, kinduction):
-        v = engine.verify(prog, EngineOptions(timeout=20, bitvector=bitvector, max_bound=64))
-        if engine.NAME in deciders:
-            assert v.status == expected, f"{engine.NAME}: {v.reason}"
+    for engine in ("bmc", "kinduction"):
+        v = verify(engine, prog, timeout=20, bitvector=bitvector, max_bound=64)
+        if engine in deciders:
+            assert v.status == expected, f"{engine}: {v.reason}"
         else:
-            assert v.status in (expected, Status.UNKNOWN), f"{engine.NAME}: {v.reason}"
+            assert v.status in (expected, Status.UNKNOWN), f"{engine}: {v.reason}"
         if v.status == Status.FALSE:
             assert v.evidence.validated

@@ -2,16 +2,16 @@
 import pytest
 
 import enginecases as ec
-from looprover.engines import EngineOptions
-from looprover.engines import kinduction
+from looprover.engines import kinduction, verify
+from looprover.engines.kinduction import KInductionSettings
 from looprover.verdict import Status
 
 MODES = pytest.mark.parametrize("bitvector", [False, True], ids=["int", "bv"])
 
 
 def run(prog, bitvector=False, max_bound=None, timeout=20.0, **kw):
-    return kinduction.verify(prog, EngineOptions(timeout=timeout, bitvector=bitvector, max_bound=max_bound),
-                             **kw)
+    return verify("kinduction", prog, timeout=timeout, bitvector=bitvector, max_bound=max_bound,
+                  settings=KInductionSettings(**kw) if kw else None)
 
 
 CASES = [
@@ -61,7 +61,7 @@ def test_nonneg_counter_needs_an_invariant(bitvector):
         assert v.status == Status.TRUE, v.reason
         assert any("x >= 0" in s for s in v.evidence)
     # without invariants, plain k-induction cannot prove it
-    assert run(ec.nonneg_counter(), bitvector, max_bound=6, use_invariants=False).status != Status.TRUE
+    assert run(ec.nonneg_counter(), bitvector, max_bound=6, invariants=False).status != Status.TRUE
 
 
 def test_doubling_wrap_is_never_proved():

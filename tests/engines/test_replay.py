@@ -2,7 +2,7 @@
 from dataclasses import replace
 
 import enginecases as ec
-from looprover.engines import EngineOptions, bmc
+from looprover.engines import verify
 from looprover.program.expr import I32, ArrayType
 from looprover.verdict import Counterexample, Status, TraceStep
 from looprover.witness.replay import replay
@@ -37,7 +37,7 @@ def test_long_array_trace_replays_quickly():
 
 def test_plain_counterexample_uses_inputs():
     prog = ec.loopfree(False)
-    v = bmc.verify(prog, EngineOptions(timeout=10))
+    v = verify("bmc", prog, timeout=10)
     plain = Counterexample(v.evidence.steps, [4], v.evidence.initial)
     assert replay(prog, plain).ok
     wrong = Counterexample(v.evidence.steps, [5], v.evidence.initial)
@@ -47,7 +47,7 @@ def test_plain_counterexample_uses_inputs():
 
 def test_tampered_trace_is_refused():
     prog = ec.deep_bug()
-    cex = bmc.verify(prog, EngineOptions(timeout=10)).evidence
+    cex = verify("bmc", prog, timeout=10).evidence
     short = replace(cex, steps=cex.steps[:-3])
     assert not replay(prog, short).ok
     skipped = replace(cex, steps=cex.steps[:2] + cex.steps[3:])
@@ -63,15 +63,15 @@ def test_signed_overflow_trace_is_refused():
     p.assign(x, add(x, c(1)))
     p.assert_(gt(x, c(0)))
     prog = p.build()
-    assert bmc.verify(prog, EngineOptions(timeout=10)).status == Status.TRUE       # integer semantics
-    v = bmc.verify(prog, EngineOptions(timeout=10, bitvector=True))
+    assert verify("bmc", prog, timeout=10).status == Status.TRUE       # integer semantics
+    v = verify("bmc", prog, timeout=10, bitvector=True)
     assert v.status == Status.UNKNOWN and "overflow" in v.reason
 
 
 def test_evidence_is_picklable():
     import pickle
     prog = ec.array_nondet(False)
-    v = bmc.verify(prog, EngineOptions(timeout=10))
+    v = verify("bmc", prog, timeout=10)
     assert v.status == Status.FALSE
     again = pickle.loads(pickle.dumps(v.evidence))     # no z3 objects left in the evidence
     assert replay(prog, again).ok

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from looprover.engines import EngineOptions
+from looprover.engines import verify
 from looprover.engines import bmc, labmc
 from looprover.verdict import Status
 
@@ -19,8 +19,8 @@ def test_no_wrong_true_on_random_programs(bitvector):
     wrong, proved, unsafe = [], 0, 0
     for seed in SEEDS:
         p = random_program(seed)
-        truth = bmc.verify(p, EngineOptions(timeout=20, bitvector=bitvector, max_bound=64))
-        v = labmc.verify(p, EngineOptions(timeout=20, bitvector=bitvector, max_bound=64))
+        truth = verify("bmc", p, timeout=20, bitvector=bitvector, max_bound=64)
+        v = verify("labmc", p, timeout=20, bitvector=bitvector, max_bound=64)
         if truth.status == Status.FALSE:
             unsafe += 1
             if v.status == Status.TRUE:

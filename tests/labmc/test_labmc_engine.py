@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from looprover.engines import EngineOptions, get_engine
+from looprover.engines import get_engine, verify
 from looprover.engines import labmc
 from looprover.frontend.c import load_c_program
 from looprover.program.emit_c import emit_c
@@ -25,8 +25,8 @@ def load(name: str):
 
 
 def run(name: str, bitvector=False, timeout=20.0, **opts):
-    return labmc.verify(load(name), EngineOptions(timeout=timeout, bitvector=bitvector),
-                        LabmcOptions(**opts) if opts else None)
+    return verify("labmc", load(name), timeout=timeout, bitvector=bitvector,
+                  settings=LabmcOptions(**opts) if opts else None)
 
 
 SAFE = ["labmc_accel_safe.c", "labmc_counter_safe.c", "labmc_fragtest_safe.c", "labmc_induction_safe.c",
@@ -131,13 +131,13 @@ def test_deep_loop_time_does_not_depend_on_n(tmp_path):
         f = tmp_path / f"deep_{n}.c"
         f.write_text(text.replace("@N@", str(n)))
         prog = load_c_program(f, "ILP32")
-        v = labmc.verify(prog, EngineOptions(timeout=20))
+        v = verify("labmc", prog, timeout=20)
         assert v.status == Status.TRUE, v.reason
         assert v.stats["abstract_bmc"]["bound"] == 1
 
 
 def test_engine_is_registered():
-    assert get_engine("labmc") is labmc.verify
+    assert isinstance(get_engine("labmc"), labmc.LABMC)
 
 
 def test_irreducible_is_unknown():
@@ -151,7 +151,7 @@ def test_irreducible_is_unknown():
     b.add_edge(l1, l2)
     b.add_edge(l2, l1)
     b.add_edge(l1, ex, Assert(cmp("!=", x, const(3, I32))))
-    v = labmc.verify(b.build(ex), EngineOptions(timeout=5))
+    v = verify("labmc", b.build(ex), timeout=5)
     assert v.status == Status.UNKNOWN and "irreducible" in v.reason
 
 
@@ -194,7 +194,7 @@ def test_shared_examples(shared_dir):
     """The acceptance examples in the shared folder (the copies above may drift from them)."""
     ex = shared_dir / "examples"
     for f in sorted(ex.glob("labmc_*.c")):
-        v = labmc.verify(load_c_program(f, "ILP32"), EngineOptions(timeout=20))
+        v = verify("labmc", load_c_program(f, "ILP32"), timeout=20)
         if "_safe" in f.name:
             assert v.status == Status.TRUE, (f.name, v.reason)
         else:
@@ -215,5 +215,5 @@ def test_loop_at_the_initial_location():
         prog = b.build(ex)
         res = abstract(prog)
         assert res.program.init != prog.init
-        v = labmc.verify(prog, EngineOptions(timeout=10))
+        v = verify("labmc", prog, timeout=10)
         assert v.status == expected, v.reason

@@ -15,7 +15,7 @@ import pytest
 
 from looprover.witness.deep import RunCounterexample
 
-from looprover.engines import EngineOptions, get_engine, multiloop
+from looprover.engines import get_engine, multiloop, verify
 from looprover.verdict import Status
 from looprover.witness.replay import validate
 
@@ -55,7 +55,7 @@ def load(gcc, tmp_path):
 
 
 def run(program, timeout: float = 30, bitvector: bool = False):
-    return multiloop.verify(program, EngineOptions(timeout=timeout, bitvector=bitvector))
+    return verify("multiloop", program, timeout=timeout, bitvector=bitvector)
 
 
 def iterations(v) -> list[int]:
@@ -198,7 +198,7 @@ def test_repo_examples(gcc, name, want, loops):
 
 
 def test_cli_engine_name(gcc):
-    assert get_engine("multiloop") is multiloop.verify
+    assert isinstance(get_engine("multiloop"), multiloop.MultiLoop)
     r = subprocess.run([sys.executable, "-m", "looprover", "verify", "--engine", "multiloop", "--json",
                         "--timeout", "30", str(EXAMPLES / "multiloop_unsafe.c")], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr

@@ -6,6 +6,8 @@ import time
 import pytest
 import z3
 
+from looprover.deadline import Deadline
+from looprover.errors import GiveUp
 from looprover.tpa import TPAStatus
 from looprover.tpa.network import Bridge, Network, NetworkTPA, check_proof
 
@@ -37,25 +39,33 @@ def counters(bad: z3.BoolRef | None = None, unused: bool = False) -> Network:
 
 
 def solve(net: Network, timeout: float = 30):
-    return NetworkTPA(net).solve(time.monotonic() + timeout)
+    return NetworkTPA(net).solve(Deadline.after(timeout))
 
 
 def test_safe_network_and_its_proof():
     net = counters()
     res = solve(net)
     assert res.status == TPAStatus.SAFE, res.reason
-    why, how = check_proof(net, res.pre, res.post, time.monotonic() + 30)
+    why, how = check_proof(net, res.pre, res.post, Deadline.after(30))
     assert why is None and set(how) == {"A", "B"}
     # the safe sets only mention the variables live at their node
     assert "y" not in str(res.pre["A"]) and str(res.pre["exit"]) == "True"
 
 
-def test_out_of_memory_is_unknown_with_that_reason(monkeypatch):
+def test_only_search_dead_ends_are_results_other_errors_reach_the_engine_runner(monkeypatch):
+    """The deadline and GiveUp end the search with UNKNOWN; a MemoryError is not the search's to judge: it
+    propagates to `engines.base.run_engine`, which answers UNKNOWN("out of memory") (tests/engines)."""
     def boom(self):
         raise MemoryError()
     monkeypatch.setattr(NetworkTPA, "_search", boom)
+    with pytest.raises(MemoryError):
+        solve(counters())
+
+    def give_up(self):
+        raise GiveUp("safe set grew to 9999 terms")
+    monkeypatch.setattr(NetworkTPA, "_search", give_up)
     res = solve(counters())
-    assert res.status == TPAStatus.UNKNOWN and res.reason == "out of memory"
+    assert res.status == TPAStatus.UNKNOWN and res.reason == "safe set grew to 9999 terms"
 
 
 def test_unsafe_network_path_counts_iterations():
@@ -85,7 +95,7 @@ def test_proof_check_rejects_broken_proofs(break_it, message):
         pre["entry"] = post["entry"] = false
     else:
         pre["entry"], post["entry"] = true, false
-    why, _ = check_proof(net, pre, post, time.monotonic() + 30)
+    why, _ = check_proof(net, pre, post, Deadline.after(30))
     assert why is not None and message in why, why
 
 
@@ -101,7 +111,7 @@ def test_unused_variable_is_abstracted_away():
     assert [str(v) for v in net.loop_system("B", z3.BoolVal(True), z3.BoolVal(False)).state] == ["x", "y"]
     res = solve(net)
     assert res.status == TPAStatus.SAFE
-    assert check_proof(net, res.pre, res.post, time.monotonic() + 30)[0] is None
+    assert check_proof(net, res.pre, res.post, Deadline.after(30))[0] is None
 
 
 @pytest.mark.parametrize("exit_value,want", [(7, TPAStatus.SAFE), (8, TPAStatus.UNSAFE)])
@@ -115,6 +125,6 @@ def test_entry_node_with_a_loop(exit_value, want):
     res = solve(net)
     assert res.status == want, res.reason
     if want == TPAStatus.SAFE:
-        assert check_proof(net, res.pre, res.post, time.monotonic() + 30)[0] is None
+        assert check_proof(net, res.pre, res.post, Deadline.after(30))[0] is None
     else:
         assert res.path == [("A", 7), (ERR, 0)]

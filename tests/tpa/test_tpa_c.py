@@ -8,7 +8,8 @@ import pytest
 import z3
 
 import enginecases as ec
-from looprover.engines import EngineOptions, tpa
+from looprover.deadline import Deadline
+from looprover.engines import verify
 from looprover.frontend.c import load_c_program
 from looprover.program.cpg import build_cpg
 from looprover.smt.encode import CPGSystem
@@ -36,7 +37,7 @@ def load(tmp_path, text: str, name: str = "p.c"):
 
 
 def run(prog, timeout=30.0, bitvector=False):
-    return tpa.verify(prog, EngineOptions(timeout=timeout, bitvector=bitvector))
+    return verify("tpa", prog, timeout=timeout, bitvector=bitvector)
 
 
 @pytest.mark.parametrize("n", [10, 1000, 10**6, 10**9])
@@ -107,7 +108,7 @@ def test_nondet_bound_unsafe(tmp_path):
 def test_single_loop_system_shape(tmp_path):
     one = load(tmp_path, DEEP.replace("@N@", "7").replace("@OP@", "=="), "one.c")
     sys1 = CPGSystem(build_cpg(one))
-    ls = single_loop_system(sys1, time.monotonic() + 10)
+    ls = single_loop_system(sys1, Deadline.after(10))
     assert ls is not None and ls.program_depth(5) == 7
     x, y = ls.ts.state
     s = z3.Solver()
@@ -118,7 +119,7 @@ def test_single_loop_system_shape(tmp_path):
     assert s.check() == z3.unsat                       # the right exit state is not bad
     two = load(tmp_path, HEADER + """int main(void) { int i = 0, j = 0;
       while (i < 3) i++; while (j < 3) j++; __VERIFIER_assert(i == j); return 0; }""", "two.c")
-    assert single_loop_system(CPGSystem(build_cpg(two)), time.monotonic() + 10) is None
+    assert single_loop_system(CPGSystem(build_cpg(two)), Deadline.after(10)) is None
 
 
 def test_split_wraps_agrees_with_the_exact_relation_off_the_wrap_states():

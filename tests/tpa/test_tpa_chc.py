@@ -10,7 +10,7 @@ import csv
 import pytest
 
 from looprover.tpa import TPAStatus, check_safe_certificate, solve_tpa
-from looprover.tpa.result import Deadline
+from looprover.deadline import Deadline
 from tpa_chc import chc_to_ts
 
 BASE = "benchmarks/chc/chc-comp25-LIA-Lin/"
@@ -46,7 +46,7 @@ def test_chc_solved(shared_dir, rel):
     want = TPAStatus.SAFE if exp == "sat" else TPAStatus.UNSAFE
     assert r.status == want, r.reason
     if r.status == TPAStatus.SAFE:
-        assert check_safe_certificate(ts, r.certificate, Deadline(__import__("time").monotonic() + 30)) is None
+        assert check_safe_certificate(ts, r.certificate, Deadline.after(30)) is None
     else:
         assert r.witness.path is not None and len(r.witness.path) == r.witness.depth + 1
 

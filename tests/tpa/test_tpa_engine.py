@@ -10,8 +10,7 @@ import time
 import pytest
 
 import enginecases as ec
-from looprover.engines import EngineOptions
-from looprover.engines import tpa
+from looprover.engines import verify
 from looprover.verdict import Status
 
 CASES = [
@@ -29,7 +28,7 @@ CASES = [
 @pytest.mark.parametrize("bitvector", [False, True], ids=["int", "bv"])
 @pytest.mark.parametrize("name,make,want", CASES, ids=[c[0] for c in CASES])
 def test_engine_cases(name, make, want, bitvector):
-    v = tpa.verify(make(), EngineOptions(timeout=30, bitvector=bitvector))
+    v = verify("tpa", make(), timeout=30, bitvector=bitvector)
     assert v.status == want, v.reason
     if want == Status.FALSE:
         assert v.evidence.validated
@@ -38,14 +37,24 @@ def test_engine_cases(name, make, want, bitvector):
 
 
 def test_arrays_are_unknown():
-    v = tpa.verify(ec.array_init(True), EngineOptions(timeout=10))
+    v = verify("tpa", ec.array_init(True), timeout=10)
     assert v.status == Status.UNKNOWN and "unsupported sort" in v.reason
+
+
+def test_out_of_memory_is_unknown_with_that_reason(monkeypatch):
+    from looprover.tpa.core import TPA
+
+    def boom(self):
+        raise MemoryError()
+    monkeypatch.setattr(TPA, "_solve", boom)
+    v = verify("tpa", ec.loopfree(False), timeout=10)
+    assert v.status == Status.UNKNOWN and v.reason == "out of memory"
 
 
 def test_unsolved_case_is_not_wrong():
     """A nested loop TPA's interpolants do not close in time: UNKNOWN by the deadline, never a verdict."""
     t0 = time.monotonic()
-    v = tpa.verify(ec.nested_unbounded(7), EngineOptions(timeout=3))
+    v = verify("tpa", ec.nested_unbounded(7), timeout=3)
     assert v.status in (Status.TRUE, Status.UNKNOWN)
     assert time.monotonic() - t0 < 3 + 3
 
@@ -67,6 +76,6 @@ def test_chc_through_frontend(shared_dir, rel, want):
     if not path.is_file():
         pytest.skip(f"{path} is absent")
     t0 = time.monotonic()
-    v = tpa.verify(load_chc_program(path), EngineOptions(timeout=20))
+    v = verify("tpa", load_chc_program(path), timeout=20)
     assert v.status == want, v.reason
     assert time.monotonic() - t0 < 20 + 3

@@ -56,7 +56,7 @@ def solve(path: Path, solver: str, timeout: float) -> tuple[str, str, dict]:
 
 def run(file: str, solver: str, timeout: float) -> dict:
     """The result object of `looprover verify --json` for one reference run. InputError for a missing file."""
-    from looprover.cli import resolve_job
+    from looprover.jobs import resolve_job
 
     start = time.monotonic()
     job = resolve_job(file, None, None)           # a .yml task names its input file and expected verdict
@@ -76,25 +76,26 @@ def run(file: str, solver: str, timeout: float) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from looprover.cli import EXIT_INPUT_ERROR, EXIT_VERDICT, _error, _positive_float, _positive_int, \
-        _set_memory_limit
+    from looprover.argtypes import positive_float, positive_int
+    from looprover.processes import set_memory_limit
+    from looprover.report import print_error
 
     p = argparse.ArgumentParser(prog="python -m looprover.bench.reference",
                                 description="Run a reference CHC solver on an SMT-LIB2 Horn file "
                                             "(sat = TRUE, unsat = FALSE).")
     p.add_argument("file", metavar="FILE", help="a .smt2 Horn-clause file (or a .yml task naming one)")
     p.add_argument("--solver", choices=sorted(REFERENCE_SOLVERS), default="z3-spacer")
-    p.add_argument("--timeout", type=_positive_float, default=60.0, metavar="S")
-    p.add_argument("--memory", type=_positive_int, default=None, metavar="MB",
+    p.add_argument("--timeout", type=positive_float, default=60.0, metavar="S")
+    p.add_argument("--memory", type=positive_int, default=None, metavar="MB",
                    help="address-space limit (RLIMIT_AS)")
     p.add_argument("--json", action="store_true", help="print one JSON object (as `looprover verify --json`)")
     args = p.parse_args(argv)
     try:
-        _set_memory_limit(args.memory)
+        set_memory_limit(args.memory)
         out = run(args.file, args.solver, args.timeout)
     except InputError as exc:
-        _error(str(exc), args.json, file=args.file)
-        return EXIT_INPUT_ERROR
+        print_error(str(exc), args.json, file=args.file)
+        return 1                    # the exit codes of `looprover verify`: 1 = input error
     if args.json:
         print(json.dumps(out))
     else:
@@ -102,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  engine:   {out['engine']}")
         print(f"  reason:   {out['reason']}")
         print(f"  time:     {out['time']:.2f} s")
-    return EXIT_VERDICT
+    return 0
 
 
 if __name__ == "__main__":

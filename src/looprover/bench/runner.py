@@ -76,21 +76,23 @@ class RunResult:
 
 
 def verify_command(task: BenchTask, timeout: float, engine: str, memory: int | None,
-                   bitvector: bool = False) -> list[str]:
+                   bitvector: bool = False, options: Sequence[str] = ()) -> list[str]:
     cmd = [sys.executable, "-m", "looprover", "verify", str(task.input_file), "--property", task.property_spec,
            "--data-model", task.data_model, "--engine", engine, "--timeout", f"{timeout:g}", "--json"]
     if memory:
         cmd += ["--memory", str(memory)]
     if bitvector:
         cmd.append("--bitvector")
+    for o in options:
+        cmd += ["--option", o]
     return cmd
 
 
 def run_command(task: BenchTask, timeout: float, engine: str, memory: int | None,
-                bitvector: bool = False) -> list[str]:
+                bitvector: bool = False, options: Sequence[str] = ()) -> list[str]:
     """One run's command line: `looprover verify` for our engines, `bench.reference` for reference solvers."""
     if engine not in REFERENCE_SOLVERS:
-        return verify_command(task, timeout, engine, memory, bitvector)
+        return verify_command(task, timeout, engine, memory, bitvector, options)
     cmd = [sys.executable, "-m", "looprover.bench.reference", str(task.input_file), "--solver", engine,
            "--timeout", f"{timeout:g}", "--json"]
     return cmd + (["--memory", str(memory)] if memory else [])
@@ -169,7 +171,8 @@ def _interpret(task: BenchTask, code: int, stdout: str, stderr: str, wall: float
 def run_tasks(tasks: Sequence[BenchTask], timeout: float, jobs: int = 2, *,
               command: Callable[[BenchTask], list[str]] | None = None, grace: float = KILL_GRACE,
               on_result: Callable[[RunResult], None] | None = None, engine: str | Sequence[str] = "portfolio",
-              memory: int | None = None, bitvector: bool = False) -> list[RunResult]:
+              memory: int | None = None, bitvector: bool = False, options: Sequence[str] = ()
+              ) -> list[RunResult]:
     """Every task once per engine (`engine`: a name or a list of names), `jobs` runs at a time; results in
     the order of `tasks`, the engines of one task in the order given. `command` (for tests) replaces the
     command line of every run."""
@@ -179,7 +182,7 @@ def run_tasks(tasks: Sequence[BenchTask], timeout: float, jobs: int = 2, *,
     results: dict[int, RunResult] = {}
 
     def one(t: BenchTask, e: str) -> RunResult:
-        cmd = command(t) if command else run_command(t, timeout, e, memory, bitvector)
+        cmd = command(t) if command else run_command(t, timeout, e, memory, bitvector, options)
         r = run_one(t, cmd, timeout, grace, stop)
         r.solver = e
         return r
@@ -361,7 +364,8 @@ def run_bench_command(args) -> int:
                                   highlight=False, markup=False)
 
         results = run_tasks(tasks, args.timeout, args.jobs, on_result=done, engine=engines,
-                            memory=args.memory, bitvector=args.bitvector)
+                            memory=args.memory, bitvector=args.bitvector,
+                            options=[f"{e}.{k}={v}" for e, k, v in args.option])
     wall = time.monotonic() - start
     summary = summarize_engines(results, engines, wall) if multi else summarize(results, wall)
     write_csv(results, out_path)

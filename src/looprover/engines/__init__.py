@@ -1,47 +1,61 @@
-"""Verification engines: `verify(program, options) -> Verdict`, looked up by name."""
+"""The engine registry: each engine by the name users give `--engine`, loaded on first use.
+
+Engines are imported lazily (`module:Class`) so that `looprover --help` or a Horn-clause run does not pay for
+every engine's imports. The portfolio is a strategy over these engines, not one of them: it is resolved by
+`get_engine` like an engine (it has the same interface), but it is not in `ENGINES`, so it never runs itself.
+"""
 from __future__ import annotations
 
 import importlib
-import time
-from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Mapping
 
+from looprover.engines.base import Engine, Run, Task, run_engine
 from looprover.program.cfa import Program
 from looprover.verdict import Verdict
 
-
-@dataclass
-class EngineOptions:
-    timeout: float = 60.0             # seconds for this engine run
-    bitvector: bool = False           # bit-precise encoding instead of integers with explicit wrap-around
-    max_bound: int | None = None      # engine-specific cap on unwinding / k (None: until the deadline)
-    progress: Callable[[str], None] | None = None   # called with short status lines on long runs
-    start: float = field(default_factory=time.monotonic)
-
-    @property
-    def deadline(self) -> float:
-        return self.start + self.timeout
-
-    def remaining(self) -> float:
-        return self.deadline - time.monotonic()
-
-    def report(self, msg: str) -> None:
-        if self.progress is not None:
-            self.progress(msg)
-
-
-# name -> module path; each module defines `verify(program, options) -> Verdict`
 ENGINES: dict[str, str] = {
-    "bmc": "looprover.engines.bmc",
-    "kinduction": "looprover.engines.kinduction",
-    "labmc": "looprover.engines.labmc",
-    "multiloop": "looprover.engines.multiloop",
-    "portfolio": "looprover.portfolio",
-    "tpa": "looprover.engines.tpa",
+    "bmc": "looprover.engines.bmc:BMC",
+    "kinduction": "looprover.engines.kinduction:KInduction",
+    "labmc": "looprover.engines.labmc:LABMC",
+    "tpa": "looprover.engines.tpa:TPAEngine",
+    "multiloop": "looprover.engines.multiloop:MultiLoop",
+}
+STRATEGIES: dict[str, str] = {
+    "portfolio": "looprover.portfolio:Portfolio",
 }
 
 
-def get_engine(name: str) -> Callable[[Program, EngineOptions], Verdict]:
-    if name not in ENGINES:
-        raise KeyError(f"unknown engine {name!r}; known: {', '.join(sorted(ENGINES))}")
-    return importlib.import_module(ENGINES[name]).verify
+def engine_names() -> list[str]:
+    """Every name `--engine` accepts: the engines, then the strategies."""
+    return sorted(ENGINES) + sorted(STRATEGIES)
+
+
+def get_engine(name: str) -> Engine:
+    path = ENGINES.get(name) or STRATEGIES.get(name)
+    if path is None:
+        raise KeyError(f"unknown engine {name!r}; known: {', '.join(engine_names())}")
+    module, _, cls = path.partition(":")
+    return getattr(importlib.import_module(module), cls or "Engine")()
+
+
+def verify(name: str, program: Program, task: Task | None = None, *, timeout: float = 60.0,
+           bitvector: bool = False, max_bound: int | None = None, settings: Any = None,
+           progress=None) -> Verdict:
+    """Run one engine by name under the guarded runner (library and test entry point). `settings` is the
+    engine's own settings object; `task` defaults to the program's default property."""
+    engine = get_engine(name)
+    run = Run.with_timeout(timeout, bitvector=bitvector, max_bound=max_bound, progress=progress,
+                           settings={name: settings} if settings is not None else {})
+    return run_engine(engine, program, task or Task.for_program(program), run)
+
+
+def settings_map(options: Mapping[str, Mapping[str, str]]) -> dict[str, Any]:
+    """`--option` values grouped by engine (name -> {field: text}) as typed settings objects per engine.
+    Raises ValueError for an unknown engine, field or value."""
+    from looprover.engines.base import make_settings
+    out: dict[str, Any] = {}
+    for name, values in options.items():
+        if name not in ENGINES and name not in STRATEGIES:
+            raise ValueError(f"unknown engine {name!r} in --option (known: {', '.join(engine_names())})")
+        out[name] = make_settings(get_engine(name), values)
+    return out

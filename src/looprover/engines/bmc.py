@@ -29,21 +29,19 @@ Irreducible control flow has no natural loops to unwind: UNKNOWN with that reaso
 """
 from __future__ import annotations
 
-import time
 from typing import Hashable
 
 import z3
 
-from looprover.engines import EngineOptions
-from looprover.errors import LooproverError
+from looprover.deadline import Deadline
+from looprover.engines.base import Engine, Run, Task
 from looprover.program.cfa import Assert, Edge, Program
 from looprover.program.loops import LoopForest, analyze_loops
 from looprover.smt.encode import DagEncoding, Encoder
-from looprover.smt.solver import OutOfTime, Solver, check_deadline
-from looprover.verdict import Status, Verdict
+from looprover.smt.solver import Solver
+from looprover.verdict import Verdict
 from looprover.witness.replay import TraceBuilder, validate
 
-NAME = "bmc"
 LIMIT = ("limit",)
 
 
@@ -166,7 +164,7 @@ class BoundResult:
         self.why = why
 
 
-def check_bound(program: Program, forest: LoopForest, k: int, bitvector: bool, deadline: float | None,
+def check_bound(program: Program, forest: LoopForest, k: int, bitvector: bool, deadline: Deadline | None,
                 solver: Solver | None = None) -> BoundResult:
     """Queries (a) and (b) for bound k. With `solver` given, runs inside push/pop on it (for measurement)."""
     unw = Unwinding(program, forest, k)
@@ -208,41 +206,35 @@ def counterexample(program: Program, res: BoundResult):
     return tb.build(res.env0, ev)
 
 
-def verify(program: Program, options: EngineOptions) -> Verdict:
-    t0 = time.monotonic()
-    stats: dict = {}
+class BMC(Engine):
+    name = "bmc"
+    summary = "bounded model checking: loops unwound with doubling bounds, CBMC-style unwinding assertions"
 
-    def done(status: Status, reason: str, evidence=None) -> Verdict:
-        return Verdict(status, NAME, reason, evidence, stats, time.monotonic() - t0)
-
-    try:
+    def solve(self, program: Program, task: Task, run: Run) -> Verdict:
         forest = analyze_loops(program)
         if forest.irreducible:
             e = forest.irreducible_edges[0]
-            return done(Status.UNKNOWN, f"irreducible control flow (edge L{e.src} -> L{e.dst}"
-                        f"{' at ' + str(e.src_loc) if e.src_loc else ''}): no natural loops to unwind")
+            return self.unknown(f"irreducible control flow (edge L{e.src} -> L{e.dst}"
+                                f"{' at ' + str(e.src_loc) if e.src_loc else ''}): no natural loops to unwind")
         reachable_asserts = [s for l in forest.reachable if l != program.exit
                              for e in program.out_edges(l) for s in e.stmts if isinstance(s, Assert)]
         if not reachable_asserts:
-            return done(Status.TRUE, "no reachable assertion")
+            return self.true("no reachable assertion")
         k = 0
-        for k in bound_schedule(options.max_bound):
-            check_deadline(options.deadline)
-            options.report(f"bmc: bound {k}")
-            res = check_bound(program, forest, k, options.bitvector, options.deadline)
-            stats.update(bound=k, nodes=res.nodes)
+        for k in bound_schedule(run.max_bound):
+            run.deadline.check()
+            run.stage = f"bound {k}"
+            run.report(f"bmc: bound {k}")
+            res = check_bound(program, forest, k, run.bitvector, run.deadline)
+            run.stats.update(bound=k, nodes=res.nodes)
             if res.status == "violation":
                 cex = counterexample(program, res)
-                rep = validate(program, cex, options.bitvector)
+                rep = validate(program, cex, run.bitvector)
                 if rep.ok:
-                    return done(Status.FALSE, f"assertion violated (bound {k}, {len(cex.steps)} steps)", cex)
-                return done(Status.UNKNOWN, f"counterexample did not replay: {rep.reason}")
+                    return self.false(f"assertion violated (bound {k}, {len(cex.steps)} steps)", cex)
+                return self.unknown(f"counterexample did not replay: {rep.reason}", cex)
             if res.status == "safe":
-                return done(Status.TRUE, f"all loops fully unwound at bound {k}")
+                return self.true(f"all loops fully unwound at bound {k}")
             if res.status == "unknown":
-                return done(Status.UNKNOWN, f"{res.why} at bound {k}")
-        return done(Status.UNKNOWN, f"no violation up to bound {k} (max bound); loops not exhausted")
-    except OutOfTime:
-        return done(Status.UNKNOWN, f"timeout at bound {stats.get('bound', 0)}")
-    except LooproverError as err:
-        return done(Status.UNKNOWN, str(err))
+                return self.unknown(f"{res.why} at bound {k}")
+        return self.unknown(f"no violation up to bound {k} (max bound); loops not exhausted")

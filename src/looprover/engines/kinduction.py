@@ -24,26 +24,22 @@ from __future__ import annotations
 
 import random
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import z3
 
-from looprover.engines import EngineOptions
-from looprover.errors import LooproverError
+from looprover.deadline import Deadline
+from looprover.engines.base import Engine, Run, Task
 from looprover.program.cfa import Program
 from looprover.program.cpg import CutpointGraph, build_cpg
 from looprover.program.expr import (
     BoolConst, BoolType, Expr, IntConst, IntType, Var, binary, cmp, const, walk,
 )
-from looprover.program.interp import ArrayValue, Evaluator, Oracle, UndefinedBehavior, execute_edge
+from looprover.program.interp import ArrayValue, Evaluator, Oracle, UndefinedBehavior, commit, try_edge
 from looprover.smt.encode import CPGSystem, mk_and
-from looprover.smt.solver import OutOfTime, check_deadline
-from looprover.verdict import Status, Verdict
+from looprover.verdict import Verdict
 from looprover.witness.replay import cpg_trace, validate
-
-NAME = "kinduction"
-
 
 # ------------------------------------------------------------------------------------------ sampling
 class _RandomOracle(Oracle):
@@ -68,14 +64,14 @@ def _random_value(rng: random.Random, t) -> Any:
 
 
 def sample_states(program: Program, points: set[int], seed: int = 0, runs: int = 32, max_steps: int = 600,
-                  per_point: int = 200, bitvector: bool = False, deadline: float | None = None
+                  per_point: int = 200, bitvector: bool = False, deadline: Deadline | None = None
                   ) -> dict[int, list[dict]]:
     """States (scalar variables) seen at `points` in random runs of the concrete interpreter."""
     rng = random.Random(seed)
     out: dict[int, list[dict]] = {p: [] for p in points}
     scalars = [(n, i.var.type) for n, i in program.variables.items() if not hasattr(i.var.type, "elem")]
     for _ in range(runs):
-        if deadline is not None and time.monotonic() > deadline:
+        if deadline is not None and deadline.expired():
             break
         ev = Evaluator("wrap" if bitvector else "math")
         oracle = _RandomOracle(rng)
@@ -91,12 +87,13 @@ def sample_states(program: Program, points: set[int], seed: int = 0, runs: int =
                 rng.shuffle(edges)
                 moved = False
                 for e in edges:
-                    r = execute_edge(ev, e, state, oracle)
-                    if r.state is None:
+                    r = try_edge(ev, e, state, oracle)
+                    if r.blocked is not None:
                         continue
                     if r.violated is not None:
                         break
-                    state, loc, moved = r.state, e.dst, True
+                    commit(state, r.written)
+                    loc, moved = e.dst, True
                     break
                 if not moved:
                     break
@@ -227,7 +224,7 @@ def candidates(program: Program, cpg: CutpointGraph, samples: dict[int, list[dic
 
 
 # ------------------------------------------------------------------------------------------ Houdini
-def houdini(sys: CPGSystem, cands: list[Candidate], deadline: float | None) -> list[Candidate] | None:
+def houdini(sys: CPGSystem, cands: list[Candidate], deadline: Deadline | None) -> list[Candidate] | None:
     """The largest inductive subset of `cands` (None if the solver gave up before a fixed point)."""
     if not cands:
         return []
@@ -274,27 +271,34 @@ def houdini(sys: CPGSystem, cands: list[Candidate], deadline: float | None) -> l
 
 
 # ------------------------------------------------------------------------------------------ engine
-def verify(program: Program, options: EngineOptions, *, simple_path: bool = False, seed: int = 0,
-           use_invariants: bool = True) -> Verdict:
-    t0 = time.monotonic()
-    stats: dict = {}
-    deadline = options.deadline
+@dataclass
+class KInductionSettings:
+    invariants: bool = field(default=True, metadata={"help": "strengthen the step case with Houdini invariants"})
+    simple_path: bool = field(default=False, metadata={"help": "require the states of the step case to differ"})
+    seed: int = field(default=0, metadata={"help": "random seed of the state sampling for candidates"})
 
-    def done(status: Status, reason: str, evidence=None) -> Verdict:
-        return Verdict(status, NAME, reason, evidence, stats, time.monotonic() - t0)
 
-    try:
+class KInduction(Engine):
+    name = "kinduction"
+    summary = "k-induction on the cutpoint graph, strengthened with Houdini-filtered invariant candidates"
+    Settings = KInductionSettings
+
+    def solve(self, program: Program, task: Task, run: Run) -> Verdict:
+        opts: KInductionSettings = self.settings(run)
+        t0 = time.monotonic()
+        stats = run.stats
+        deadline = run.deadline
         cpg = build_cpg(program)
-        sys = CPGSystem(cpg, options.bitvector, deadline)
+        sys = CPGSystem(cpg, run.bitvector, deadline)
         ts = sys.ts
         inv: list[Candidate] = []
-        if use_invariants:
-            budget = t0 + max(0.5, (deadline - t0) / 3)
-            samples = sample_states(program, set(cpg.cutpoints), seed=seed, bitvector=options.bitvector,
-                                    deadline=min(deadline, t0 + (deadline - t0) / 10))
-            cands = candidates(program, cpg, samples, options.bitvector)
+        if opts.invariants:
+            span = max(deadline.at - t0, 0.0) if not deadline.unlimited else 60.0
+            samples = sample_states(program, set(cpg.cutpoints), seed=opts.seed, bitvector=run.bitvector,
+                                    deadline=Deadline(min(deadline.at, t0 + span / 10)))
+            cands = candidates(program, cpg, samples, run.bitvector)
             stats["candidates"] = len(cands)
-            found = houdini(sys, cands, min(deadline, budget))
+            found = houdini(sys, cands, Deadline(min(deadline.at, t0 + max(0.5, span / 3))))
             stats["houdini"] = "done" if found is not None else "gave up"
             inv = found or []
             stats["invariants"] = len(inv)
@@ -308,10 +312,11 @@ def verify(program: Program, options: EngineOptions, *, simple_path: bool = Fals
         step.add(ts.at(inv_f, 0))
         states: list[list[z3.ExprRef]] = [ts.step_vars(0)]
         k = 0
-        while options.max_bound is None or k < options.max_bound:
+        while run.max_bound is None or k < run.max_bound:
             k += 1
-            check_deadline(deadline)
-            options.report(f"kinduction: k={k}")
+            deadline.check()
+            run.stage = f"k={k}"
+            run.report(f"kinduction: k={k}")
             stats["k"] = k
             # base case at depth k-1
             j = k - 1
@@ -321,36 +326,28 @@ def verify(program: Program, options: EngineOptions, *, simple_path: bool = Fals
             base.add(z3.Implies(lit, ts.at(ts.bad, j)))
             r = base.check(lit)
             if r == z3.sat:
-                return _falsify(program, sys, base.model(), j, options, done)
+                return self._falsify(program, sys, base.model(), j, run)
             if r != z3.unsat:
-                return done(Status.UNKNOWN, f"{base.why_unknown()} in the base case at depth {j}")
+                return self.unknown(f"{base.why_unknown()} in the base case at depth {j}")
             # step case k
             step.add(ts.trans_at(k - 1), z3.Not(ts.at(ts.bad, k - 1)), ts.at(inv_f, k))
             states.append(ts.step_vars(k))
-            if simple_path:
+            if opts.simple_path:
                 for i in range(k):
                     step.add(z3.Or([a != b for a, b in zip(states[i], states[k])]))
             lit = z3.Bool(f"!step{k}")
             step.add(z3.Implies(lit, ts.at(ts.bad, k)))
             r = step.check(lit)
             if r == z3.unsat:
-                return done(Status.TRUE, f"{k}-inductive with {len(inv)} invariants",
-                            [str(c) for c in inv])
+                return self.true(f"{k}-inductive with {len(inv)} invariants", [str(c) for c in inv])
             if r != z3.sat:
-                return done(Status.UNKNOWN, f"{step.why_unknown()} in the step case at k={k}")
-        return done(Status.UNKNOWN, f"not k-inductive up to k={k} (max bound)")
-    except OutOfTime:
-        return done(Status.UNKNOWN, f"timeout at k={stats.get('k', 0)}")
-    except LooproverError as err:
-        return done(Status.UNKNOWN, str(err))
+                return self.unknown(f"{step.why_unknown()} in the step case at k={k}")
+        return self.unknown(f"not k-inductive up to k={k} (max bound)")
 
-
-def _falsify(program: Program, sys: CPGSystem, model: z3.ModelRef, depth: int, options: EngineOptions, done
-             ) -> Verdict:
-    """Rebuild the CFA path of a base-case model step by step and replay it."""
-    cex = cpg_trace(program, sys, model, depth)
-    rep = validate(program, cex, options.bitvector)
-    if rep.ok:
-        return done(Status.FALSE, f"assertion violated after {depth} cutpoint steps ({len(cex.steps)} edges)",
-                    cex)
-    return done(Status.UNKNOWN, f"counterexample did not replay: {rep.reason}")
+    def _falsify(self, program: Program, sys: CPGSystem, model: z3.ModelRef, depth: int, run: Run) -> Verdict:
+        """Rebuild the CFA path of a base-case model step by step and replay it."""
+        cex = cpg_trace(program, sys, model, depth)
+        rep = validate(program, cex, run.bitvector)
+        if rep.ok:
+            return self.false(f"assertion violated after {depth} cutpoint steps ({len(cex.steps)} edges)", cex)
+        return self.unknown(f"counterexample did not replay: {rep.reason}")

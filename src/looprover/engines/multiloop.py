@@ -20,63 +20,123 @@ Evidence (as in `engines/tpa.py`):
 from __future__ import annotations
 
 import dataclasses
-import time
-import traceback
 
 import z3
 
-from looprover.engines import EngineOptions
-from looprover.errors import LooproverError
+from looprover.engines.base import Engine, Run, Task, run_engine
 from looprover.program.cfa import Program
 from looprover.program.cpg import ERROR, CutpointGraph, build_cpg
 from looprover.smt.encode import CPGSystem, mk_and
-from looprover.smt.solver import OutOfTime
 from looprover.tpa import TPAOptions, TPAStatus
 from looprover.tpa.network import Bridge, Network, NetworkResult, NetworkTPA, check_proof
-from looprover.tpa.result import GiveUp
-from looprover.tpa.result import OutOfTime as TPAOutOfTime
 from looprover.transforms.classify import liveness
-from looprover.verdict import Status, Verdict
+from looprover.verdict import Verdict
 from looprover.witness.deep import run_from_model
 from looprover.witness.replay import cpg_trace, validate
 
-NAME = "multiloop"
 REPLAY_LIMIT = 2000        # cutpoint steps a counterexample may have to be replayed by one BMC query
 DEEP_LOOP = 100            # iterations from which a loop is run on the interpreter instead of unrolled
 
 
-def verify(program: Program, options: EngineOptions, *, tpa_options: TPAOptions | None = None) -> Verdict:
-    t0 = time.monotonic()
-    stats: dict = {}
+class MultiLoop(Engine):
+    name = "multiloop"
+    summary = "Golem's multi-loop TPA: one TPA per loop of a DAG of loops, bridges by MBP and interpolation"
+    Settings = TPAOptions
 
-    def done(status: Status, reason: str, evidence=None) -> Verdict:
-        return Verdict(status, NAME, reason, evidence, stats, time.monotonic() - t0)
-
-    try:
+    def solve(self, program: Program, task: Task, run: Run) -> Verdict:
+        opts: TPAOptions = self.settings(run)
         cpg = build_cpg(program)
         cycle = _cycle(cpg)
         if cycle is not None:
-            return _fallback(program, options, cycle, stats, t0)
-        sys = CPGSystem(cpg, options.bitvector, options.deadline)
+            return self._fallback(program, task, run, cycle)
+        sys = CPGSystem(cpg, run.bitvector, run.deadline)
         net = network(sys)
-        stats["loops"] = [_label(program, v) for v in net.loops]
-        options.report(f"multiloop: {len(net.loops)} loops, {len(net.bridges)} bridges")
-        res = NetworkTPA(net, tpa_options, options.report).solve(options.deadline)
-        stats.update(res.stats)
+        run.stats["loops"] = [_label(program, v) for v in net.loops]
+        run.report(f"multiloop: {len(net.loops)} loops, {len(net.bridges)} bridges")
+        res = NetworkTPA(net, opts, run.report).solve(run.deadline)
+        run.stats.update(res.stats)
         if res.status == TPAStatus.SAFE:
-            return _prove(program, net, res, options, done, tpa_options)
+            return self._prove(program, net, res, run, opts)
         if res.status == TPAStatus.UNSAFE:
-            return _falsify(program, sys, res.path, options, done, stats)
-        return done(Status.UNKNOWN, f"multiloop: {res.reason}")
-    except (OutOfTime, TPAOutOfTime):
-        return done(Status.UNKNOWN, "timeout")
-    except GiveUp as exc:
-        return done(Status.UNKNOWN, f"multiloop: {exc}")
-    except LooproverError as err:
-        return done(Status.UNKNOWN, str(err))
-    except Exception as exc:            # noqa: BLE001 -- an engine bug must end in UNKNOWN, never in a verdict
-        stats["traceback"] = traceback.format_exc()
-        return done(Status.UNKNOWN, f"internal error: {type(exc).__name__}: {exc}")
+            return self._falsify(program, sys, res.path, run)
+        return self.unknown(f"multiloop: {res.reason}")
+
+    def _fallback(self, program: Program, task: Task, run: Run, cycle: list[int]) -> Verdict:
+        """A cutpoint graph that is not a DAG of loops: the single-system TPA engine, with its default settings."""
+        from looprover.engines.tpa import TPAEngine  # only needed here: a DAG of loops never loads it
+        why = "cutpoint graph has a cycle through " + " -> ".join(_label(program, v) for v in cycle)
+        run.report(f"multiloop: {why}; running the single-system TPA engine")
+        sub = run.sub()
+        v = run_engine(TPAEngine(), program, task, sub)
+        return dataclasses.replace(v, engine=self.name, reason=f"{why}; single-system TPA: {v.reason}",
+                                   stats={**v.stats, "fallback": "tpa", "fallback_reason": why})
+
+    def _prove(self, program: Program, net: Network, res: NetworkResult, run: Run, opts: TPAOptions) -> Verdict:
+        run.report("multiloop: re-checking the proof")
+        why, how = check_proof(net, res.pre, res.post, run.deadline, opts)
+        if why is not None:
+            return self.unknown(f"internal error: multiloop proof failed its re-check: {why}")
+        nodes = {_label(program, v): {"preSafe": str(res.pre[v]), "postSafe": str(res.post[v])} for v in res.pre}
+        evidence = {"nodes": nodes, "loop_checks": {_label(program, v): h for v, h in how.items()}}
+        return self.true(f"multiloop: safe sets for {len(net.loops)} loops, re-checked", evidence)
+
+    def _falsify(self, program: Program, sys: CPGSystem, path: list[tuple[int, int]], run: Run) -> Verdict:
+        """Replay the violating path [(node, loop iterations), ..., (ERROR, 0)] on the original program."""
+        stats = run.stats
+        iterations = [(_label(program, v), d) for v, d in path[:-1] if v in sys.cpg.cutpoints]
+        stats["cex_path"] = [_label(program, v) for v, _ in path]
+        stats["loop_iterations"] = dict(iterations)
+        pcs = [v for v, d in path[:-1] for _ in range(d + 1)] + [path[-1][0]]
+        k = len(pcs) - 1
+        stats["cex_depth"] = k
+        through = ", ".join(f"loop {n}: {d} iteration{'' if d == 1 else 's'}" for n, d in iterations) or "no loop"
+        if k > REPLAY_LIMIT:
+            return self._run_deep(program, sys, path, pcs, run, through)
+        ts = sys.ts
+        s = sys.enc.solver(run.deadline)
+        s.add(ts.at(ts.init, 0))
+        for j in range(k):
+            s.add(ts.trans_at(j))
+        for j, v in enumerate(pcs):
+            s.add(sys.pc_at(j) == sys.pc_id[v])
+        r = s.check()
+        if r == z3.unknown:
+            return self.unknown(f"multiloop: counterexample of {k} steps: BMC query unknown ({s.reason_unknown()})")
+        if r != z3.sat:
+            return self.unknown(f"internal error: multiloop counterexample path ({k} steps; {through}) has "
+                                f"no BMC model")
+        cex = cpg_trace(program, sys, s.model(), k)
+        rep = validate(program, cex, run.bitvector)
+        if rep.ok:
+            return self.false(f"multiloop: assertion violated after {k} cutpoint steps ({through}; "
+                              f"{len(cex.steps)} edges)", cex)
+        return self.unknown(f"multiloop counterexample did not replay: {rep.reason}")
+
+    def _run_deep(self, program: Program, sys: CPGSystem, path: list[tuple[int, int]], pcs: list[int], run: Run,
+                  through: str) -> Verdict:
+        """A path too long to unroll: BMC up to the first deep loop's entry, then run the program from that start."""
+        k = len(pcs) - 1
+        prefix, idx = k, 0
+        for v, d in path[:-1]:
+            if v in sys.cpg.cutpoints and d >= DEEP_LOOP:
+                prefix = idx
+                break
+            idx += d + 1
+        ts = sys.ts
+        s = sys.enc.solver(run.deadline)
+        s.add(ts.at(ts.init, 0))
+        for j in range(prefix):
+            s.add(ts.trans_at(j))
+        for j in range(prefix + 1):
+            s.add(sys.pc_at(j) == sys.pc_id[pcs[j]])
+        if s.check() != z3.sat:
+            return self.unknown(f"multiloop: counterexample of {k} steps ({through}): no model of its first "
+                                f"{prefix} steps")
+        cex, why = run_from_model(program, sys, s.model(), prefix, k, run.bitvector)
+        if cex is None:
+            return self.unknown(f"multiloop: counterexample of {k} steps ({through}) not confirmed: {why}")
+        return self.false(f"multiloop: assertion violated after {k} cutpoint steps ({through}; {cex.length} "
+                          f"edges, replayed by running the program)", cex)
 
 
 def network(sys: CPGSystem) -> Network:
@@ -117,84 +177,3 @@ def _label(program: Program, v: int) -> str:
     src = program.loc_src.get(v)
     where = name or (f"line {src.line}" if src is not None else "")
     return f"{v} ({where})" if where else str(v)
-
-
-def _fallback(program: Program, options: EngineOptions, cycle: list[int], stats: dict, t0: float) -> Verdict:
-    from looprover.engines import tpa      # only needed here: a DAG of loops never loads the other engine
-    why = "cutpoint graph has a cycle through " + " -> ".join(_label(program, v) for v in cycle)
-    options.report(f"multiloop: {why}; running the single-system TPA engine")
-    v = tpa.verify(program, options)
-    return dataclasses.replace(v, engine=NAME, reason=f"{why}; single-system TPA: {v.reason}",
-                               stats={**stats, **v.stats, "fallback": "tpa", "fallback_reason": why},
-                               time=time.monotonic() - t0)
-
-
-def _prove(program: Program, net: Network, res: NetworkResult, options: EngineOptions, done,
-           tpa_options: TPAOptions | None) -> Verdict:
-    options.report("multiloop: re-checking the proof")
-    why, how = check_proof(net, res.pre, res.post, options.deadline, tpa_options)
-    if why is not None:
-        return done(Status.UNKNOWN, f"internal error: multiloop proof failed its re-check: {why}")
-    nodes = {_label(program, v): {"preSafe": str(res.pre[v]), "postSafe": str(res.post[v])} for v in res.pre}
-    evidence = {"nodes": nodes, "loop_checks": {_label(program, v): h for v, h in how.items()}}
-    return done(Status.TRUE, f"multiloop: safe sets for {len(net.loops)} loops, re-checked", evidence)
-
-
-def _falsify(program: Program, sys: CPGSystem, path: list[tuple[int, int]], options: EngineOptions, done,
-             stats: dict) -> Verdict:
-    """Replay the violating path [(node, loop iterations), ..., (ERROR, 0)] on the original program."""
-    iterations = [(_label(program, v), d) for v, d in path[:-1] if v in sys.cpg.cutpoints]
-    stats["cex_path"] = [_label(program, v) for v, _ in path]
-    stats["loop_iterations"] = dict(iterations)
-    pcs = [v for v, d in path[:-1] for _ in range(d + 1)] + [path[-1][0]]
-    k = len(pcs) - 1
-    stats["cex_depth"] = k
-    through = ", ".join(f"loop {n}: {d} iteration{'' if d == 1 else 's'}" for n, d in iterations) or "no loop"
-    if k > REPLAY_LIMIT:
-        return _run_deep(program, sys, path, pcs, options, done, through)
-    ts = sys.ts
-    s = sys.enc.solver(options.deadline)
-    s.add(ts.at(ts.init, 0))
-    for j in range(k):
-        s.add(ts.trans_at(j))
-    for j, v in enumerate(pcs):
-        s.add(sys.pc_at(j) == sys.pc_id[v])
-    r = s.check()
-    if r == z3.unknown:
-        return done(Status.UNKNOWN, f"multiloop: counterexample of {k} steps: BMC query unknown ({s.reason_unknown()})")
-    if r != z3.sat:
-        return done(Status.UNKNOWN, f"internal error: multiloop counterexample path ({k} steps; {through}) has "
-                                    f"no BMC model")
-    cex = cpg_trace(program, sys, s.model(), k)
-    rep = validate(program, cex, options.bitvector)
-    if rep.ok:
-        return done(Status.FALSE, f"multiloop: assertion violated after {k} cutpoint steps ({through}; "
-                                  f"{len(cex.steps)} edges)", cex)
-    return done(Status.UNKNOWN, f"multiloop counterexample did not replay: {rep.reason}")
-
-
-def _run_deep(program: Program, sys: CPGSystem, path: list[tuple[int, int]], pcs: list[int], options: EngineOptions,
-              done, through: str) -> Verdict:
-    """A path too long to unroll: BMC up to the first deep loop's entry, then run the program from that start."""
-    k = len(pcs) - 1
-    prefix, idx = k, 0
-    for v, d in path[:-1]:
-        if v in sys.cpg.cutpoints and d >= DEEP_LOOP:
-            prefix = idx
-            break
-        idx += d + 1
-    ts = sys.ts
-    s = sys.enc.solver(options.deadline)
-    s.add(ts.at(ts.init, 0))
-    for j in range(prefix):
-        s.add(ts.trans_at(j))
-    for j in range(prefix + 1):
-        s.add(sys.pc_at(j) == sys.pc_id[pcs[j]])
-    if s.check() != z3.sat:
-        return done(Status.UNKNOWN, f"multiloop: counterexample of {k} steps ({through}): no model of its first "
-                                    f"{prefix} steps")
-    cex, why = run_from_model(program, sys, s.model(), prefix, k, options.bitvector)
-    if cex is None:
-        return done(Status.UNKNOWN, f"multiloop: counterexample of {k} steps ({through}) not confirmed: {why}")
-    return done(Status.FALSE, f"multiloop: assertion violated after {k} cutpoint steps ({through}; {cex.length} "
-                              f"edges, replayed by running the program)", cex)

@@ -9,6 +9,7 @@ way the run records that it happened, so a replay can refuse evidence that depen
 """
 from __future__ import annotations
 
+from collections import ChainMap
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
 
@@ -156,43 +157,135 @@ class Oracle:
         pass
 
 
+class InputOracle(Oracle):
+    """The one input oracle of replays and runs: recorded havoc values first, then harness semantics.
+
+    `havocs` are the values a solver model gave every havoc of a trace, in order (uninitialised locals and
+    abstraction havocs included); once they run out, `nondet` scalars read `inputs` in order (0 once those run
+    out too) and every other havoc reads its type's default, as a compiled test harness does
+    (`__VERIFIER_nondet_*()` returns the next input, uninitialised memory is 0). With `strict`, running out of
+    recorded havocs is an error instead: a replay must follow its trace exactly. `read()` lists the values the
+    `nondet` scalars took, i.e. the inputs a harness for this run needs.
+    """
+
+    def __init__(self, program: Program, inputs: Sequence[Value] = (), havocs: Sequence[Value] = (),
+                 strict: bool = False):
+        self.kinds = {n: i.kind for n, i in program.variables.items()}
+        self.inputs = list(inputs)
+        self.havocs = list(havocs)
+        self.strict = strict
+        self.pos = 0           # next recorded havoc
+        self.ipos = 0          # next input
+        self._read: tuple | None = None     # the nondet values read, newest first, as a linked list of pairs
+
+    def __call__(self, v: Var) -> Value:
+        nondet = self.kinds.get(v.name) == "nondet" and not isinstance(v.type, ArrayType)
+        if self.pos < len(self.havocs):
+            val = self.havocs[self.pos]
+            self.pos += 1
+            if isinstance(val, ArrayValue):
+                val = val.copy()
+        elif self.strict:
+            raise IndexError("trace has fewer havoc values than the replay needs")
+        elif nondet:
+            val = self.inputs[self.ipos] if self.ipos < len(self.inputs) else 0
+            self.ipos += 1
+            val = bool(val) if isinstance(v.type, BoolType) else v.type.wrap(val)
+        else:
+            val = default_value(v.type)
+        if nondet:
+            self._read = (val, self._read)
+        return val
+
+    def read(self) -> list[Value]:
+        out, node = [], self._read
+        while node is not None:
+            out.append(node[0])
+            node = node[1]
+        return out[::-1]
+
+    def snapshot(self):
+        return (self.pos, self.ipos, self._read)      # O(1): the read list is persistent
+
+    def restore(self, snap) -> None:
+        self.pos, self.ipos, self._read = snap
+
+
+class _Overlay(ArrayValue):
+    """The cells a tentative edge stores into `base`, without copying `base` (arrays can be large)."""
+
+    def __init__(self, base: ArrayValue):
+        super().__init__(base.default, {})
+        self.base = base
+
+    def get(self, i):
+        return self.cells[i] if i in self.cells else self.base.get(i)
+
+    def copy(self) -> ArrayValue:
+        return ArrayValue(self.default, {**self.base.cells, **self.cells})
+
+
 @dataclass
-class StepResult:
-    state: State | None          # None: the edge is blocked by an Assume
+class EdgeRun:
+    """One edge executed tentatively: what it writes, and whether an Assume blocked it or an Assert failed."""
+    written: dict
+    blocked: Assume | None = None
     violated: Assert | None = None
 
 
-def execute_edge(ev: Evaluator, edge: Edge, state: State, oracle: Oracle) -> StepResult:
-    """Run an edge's statements on a copy of `state`; stops at the first blocking Assume or failing Assert."""
-    s = dict(state)
+def try_edge(ev: Evaluator, edge: Edge, state: State, oracle: Oracle) -> EdgeRun:
+    """Run an edge's statements without changing `state`; stops at the first blocking Assume or failing
+    Assert. Array stores go into overlays of the state's arrays, so no array is copied (`commit` applies them
+    in place): the one statement executor of the interpreter, the replay and the test runs."""
+    written: dict = {}
+    view = ChainMap(written, state)
     for st in edge.stmts:
         if isinstance(st, Assign):
             rhs = st.rhs
-            # In-place array update for the common `a := Store(a, i, v)` (no copy of a large array).
             if isinstance(rhs, Store) and rhs.array == st.lhs:
-                arr = s[st.lhs.name]
-                idx, val = ev.eval(rhs.index, s), ev.eval(rhs.value, s)
-                if arr is state.get(st.lhs.name):
-                    arr = arr.copy()
-                arr.cells[idx] = val
-                s[st.lhs.name] = arr
+                cur = view[st.lhs.name]
+                if not isinstance(cur, _Overlay):
+                    cur = _Overlay(cur)
+                    written[st.lhs.name] = cur
+                idx, val = ev.eval(rhs.index, view), ev.eval(rhs.value, view)
+                cur.cells[idx] = val
             else:
-                s[st.lhs.name] = ev.eval(rhs, s)
+                val = ev.eval(rhs, view)
+                written[st.lhs.name] = val.copy() if isinstance(val, ArrayValue) else val
         elif isinstance(st, Havoc):
             for v in st.vars:
-                s[v.name] = oracle(v)
+                written[v.name] = oracle(v)
         elif isinstance(st, Assume):
-            if not ev.eval(st.cond, s):
-                return StepResult(None)
+            if not ev.eval(st.cond, view):
+                return EdgeRun(written, blocked=st)
         elif isinstance(st, Assert):
-            if not ev.eval(st.cond, s):
-                return StepResult(s, st)
-    return StepResult(s)
+            if not ev.eval(st.cond, view):
+                return EdgeRun(written, violated=st)
+    return EdgeRun(written)
+
+
+def commit(state: State, written: dict) -> None:
+    """Apply a tentative edge's writes to `state`, array stores in place (every variable owns its array)."""
+    for name, val in written.items():
+        if isinstance(val, _Overlay):
+            val.base.cells.update(val.cells)
+            state[name] = val.base
+        else:
+            state[name] = val
+
+
+def initial_state(program: Program, initial: Mapping[str, Value] | None = None) -> State:
+    """Every variable at its type's default, overridden by `initial` (arrays copied: runs update in place)."""
+    state: State = {name: default_value(info.var.type) for name, info in program.variables.items()}
+    for n, v in (initial or {}).items():
+        if n in state:
+            state[n] = v.copy() if isinstance(v, ArrayValue) else v
+    return state
 
 
 @dataclass
 class RunResult:
-    outcome: str                  # violation | exit | blocked | nondeterministic | steps-exhausted | undefined
+    outcome: str                  # violation | exit | blocked | nondeterministic | steps-exhausted | undefined | stopped
     state: State
     loc: int
     steps: int
@@ -202,73 +295,53 @@ class RunResult:
     detail: str = ""
 
 
-class InputOracle(Oracle):
-    """Feeds a fixed input sequence to `nondet` havocs (0 once it runs out); other havocs get 0.
-
-    This mirrors a test harness: `__VERIFIER_nondet_*` returns the next input, uninitialised memory is 0.
-    """
-
-    def __init__(self, program: Program, inputs: Sequence[int]):
-        self.kinds = {n: i.kind for n, i in program.variables.items()}
-        self.inputs = list(inputs)
-        self.pos = 0
-
-    def __call__(self, v: Var) -> Value:
-        if self.kinds.get(v.name) == "nondet" and not isinstance(v.type, ArrayType):
-            val = self.inputs[self.pos] if self.pos < len(self.inputs) else 0
-            self.pos += 1
-            if isinstance(v.type, BoolType):
-                return bool(val)
-            return v.type.wrap(val)
-        return default_value(v.type)
-
-    def snapshot(self):
-        return self.pos
-
-    def restore(self, snap) -> None:
-        self.pos = snap
-
-
 def run(program: Program, oracle: Oracle, initial: Mapping[str, Value] | None = None,
         choose: Callable[[list[Edge]], Edge] | None = None, max_steps: int = 10_000_000,
-        signed_overflow: str = "math") -> RunResult:
+        signed_overflow: str = "math", stop: Callable[[], bool] | None = None) -> RunResult:
     """Execute from `init` until exit, a violated assertion, a block, or `max_steps` edges.
 
     When several out-edges are enabled, `choose` picks one; without it the run stops as `nondeterministic`.
+    `stop` is polled every 1024 steps (a deadline); when it says so the run ends as `stopped`.
     """
     ev = Evaluator(signed_overflow)
-    state: State = {name: default_value(info.var.type) for name, info in program.variables.items()}
-    if initial:
-        state.update(initial)
+    state = initial_state(program, initial)
     loc, steps = program.init, 0
     taken: list[Edge] = []
+
+    def result(outcome: str, **kw) -> RunResult:
+        return RunResult(outcome, state, loc, steps, edges=taken, overflowed=ev.overflowed, **kw)
+
     try:
         while steps < max_steps:
             if loc == program.exit:
-                return RunResult("exit", state, loc, steps, edges=taken, overflowed=ev.overflowed)
-            enabled: list[tuple[Edge, StepResult, object]] = []
+                return result("exit")
+            if stop is not None and steps % 1024 == 1023 and stop():
+                return result("stopped")
+            enabled: list[tuple[Edge, EdgeRun, object]] = []
             start = oracle.snapshot()
             for e in program.out_edges(loc):
                 oracle.restore(start)
-                r = execute_edge(ev, e, state, oracle)
-                if r.state is not None:
+                r = try_edge(ev, e, state, oracle)
+                if r.blocked is None:
                     enabled.append((e, r, oracle.snapshot()))
                     if r.violated is not None:
                         taken.append(e)
-                        return RunResult("violation", r.state, loc, steps + 1, r.violated, taken, ev.overflowed)
+                        commit(state, r.written)
+                        steps += 1
+                        return result("violation", violated=r.violated)
             if not enabled:
-                return RunResult("blocked", state, loc, steps, edges=taken, overflowed=ev.overflowed)
+                return result("blocked")
             if len(enabled) > 1:
                 if choose is None:
-                    return RunResult("nondeterministic", state, loc, steps, edges=taken,
-                                     overflowed=ev.overflowed)
+                    return result("nondeterministic")
                 pick = choose([e for e, _, _ in enabled])
                 edge, res, after = next(x for x in enabled if x[0] is pick)
             else:
                 edge, res, after = enabled[0]
             oracle.restore(after)
             taken.append(edge)
-            state, loc, steps = res.state, edge.dst, steps + 1
+            commit(state, res.written)
+            loc, steps = edge.dst, steps + 1
     except UndefinedBehavior as ub:
-        return RunResult("undefined", state, loc, steps, edges=taken, overflowed=ev.overflowed, detail=str(ub))
-    return RunResult("steps-exhausted", state, loc, steps, edges=taken, overflowed=ev.overflowed)
+        return result("undefined", detail=str(ub))
+    return result("steps-exhausted")

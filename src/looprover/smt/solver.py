@@ -1,8 +1,11 @@
-"""A thin z3 wrapper that turns an absolute deadline into per-call timeouts.
+"""z3 solver calls under a `Deadline`: per-call timeouts, and `unknown` never mistaken for an answer.
 
-Engines hold a deadline (`EngineOptions.deadline`, monotonic seconds). Each `check` gets the remaining time as
-its z3 timeout, so a run never overshoots by more than z3's reaction time; with no time left, `check` returns
-`unknown` without calling z3. Python-side loops (encoding, unrolling) call `check_deadline` and get `OutOfTime`.
+Two styles, one deadline type (`looprover.deadline`):
+- `Solver` wraps a z3 solver for the unrolling engines (bmc, kinduction): `check` returns sat/unsat/unknown and
+  gets the time left as its z3 timeout; with no time left it returns `unknown` without calling z3, and
+  `why_unknown` tells a timeout from a solver give-up.
+- `check(s, deadline, ...)` is for search algorithms (TPA, the network, certificate checks) that must not go on
+  after an unanswered query: `unknown` raises `OutOfTime` (deadline) or `GiveUp` (the solver's own reason).
 """
 from __future__ import annotations
 
@@ -10,24 +13,32 @@ import time
 
 import z3
 
-
-class OutOfTime(Exception):
-    """The deadline passed while building formulas."""
-
-
-def check_deadline(deadline: float | None) -> None:
-    if deadline is not None and time.monotonic() >= deadline:
-        raise OutOfTime()
+from looprover.deadline import Deadline, OutOfTime
+from looprover.errors import GiveUp
 
 
-def remaining_ms(deadline: float | None) -> int | None:
-    if deadline is None:
-        return None
-    return int((deadline - time.monotonic()) * 1000)
+def check_deadline(deadline: Deadline | None) -> None:
+    """Raise OutOfTime once `deadline` has passed (no-op without a deadline)."""
+    if deadline is not None:
+        deadline.check()
+
+
+def check(s: z3.Solver, deadline: Deadline, *assumptions: z3.BoolRef, cap: float | None = None
+          ) -> z3.CheckSatResult:
+    """`s.check()` with the timeout taken from the deadline (optionally capped at `cap` seconds); `unknown`
+    becomes OutOfTime or GiveUp, so callers only ever see sat/unsat."""
+    s.set("timeout", deadline.ms(cap))
+    r = s.check(*assumptions)
+    if r == z3.unknown:
+        why = s.reason_unknown()
+        if deadline.expired() or "timeout" in why or "canceled" in why:
+            raise OutOfTime()
+        raise GiveUp(f"solver returned unknown ({why})")
+    return r
 
 
 class Solver:
-    def __init__(self, deadline: float | None = None, solver: z3.Solver | None = None):
+    def __init__(self, deadline: Deadline | None = None, solver: z3.Solver | None = None):
         self.deadline = deadline
         self.z3 = solver if solver is not None else z3.Solver()
         self.checks = 0
@@ -36,16 +47,13 @@ class Solver:
     def add(self, *fs: z3.BoolRef) -> None:
         self.z3.add(*fs)
 
-    def check(self, *assumptions: z3.BoolRef, deadline: float | None = None) -> z3.CheckSatResult:
+    def check(self, *assumptions: z3.BoolRef, deadline: Deadline | None = None) -> z3.CheckSatResult:
         """`sat`/`unsat`/`unknown`; `deadline` may tighten (never extend) the solver's deadline."""
-        dl = self.deadline
-        if deadline is not None:
-            dl = deadline if dl is None else min(dl, deadline)
-        ms = remaining_ms(dl)
-        if ms is not None:
-            if ms <= 0:
+        dl = self.deadline if deadline is None else deadline.earliest(self.deadline)
+        if dl is not None:
+            if dl.expired():
                 return z3.unknown
-            self.z3.set("timeout", max(1, ms))
+            self.z3.set("timeout", dl.ms())
         t = time.monotonic()
         try:
             return self.z3.check(*assumptions)
@@ -61,8 +69,7 @@ class Solver:
 
     def why_unknown(self) -> str:
         """'timeout' when the deadline has (nearly) passed, else z3's reason."""
-        ms = remaining_ms(self.deadline)
-        if ms is not None and ms < 200:
+        if self.deadline is not None and self.deadline.left() < 0.2:
             return "timeout"
         return f"solver returned unknown ({self.z3.reason_unknown()})"
 

@@ -7,9 +7,9 @@ from looprover.tpa.certify import (
     check_safe_certificate, check_state_invariant, replay_counterexample, state_invariant,
 )
 from looprover.tpa.core import TPA, TPAOptions, solve_tpa
-from looprover.tpa.result import Deadline, SafeCertificate, TPAResult, TPAStatus, UnsafeWitness
+from looprover.tpa.result import SafeCertificate, TPAResult, TPAStatus, UnsafeWitness
 
 __all__ = [
-    "TPA", "TPAOptions", "solve_tpa", "TPAResult", "TPAStatus", "SafeCertificate", "UnsafeWitness", "Deadline",
+    "TPA", "TPAOptions", "solve_tpa", "TPAResult", "TPAStatus", "SafeCertificate", "UnsafeWitness",
     "check_safe_certificate", "check_state_invariant", "replay_counterexample", "state_invariant",
 ]

@@ -9,9 +9,10 @@ import z3
 
 from looprover.smt.mbp import QEError, free_constants, qe
 from looprover.smt.ts import TransitionSystem
-from looprover.tpa.result import (
-    Deadline, GiveUp, OutOfTime, SafeCertificate, State, UnsafeWitness, Vocabulary, check, is_state, state_of,
-)
+from looprover.deadline import Deadline, OutOfTime
+from looprover.errors import GiveUp
+from looprover.smt.solver import check
+from looprover.tpa.result import SafeCertificate, State, UnsafeWitness, Vocabulary, is_state, state_of
 
 
 def _unsat(deadline: Deadline, *fs: z3.BoolRef) -> bool:

@@ -19,7 +19,7 @@ Choices that differ from a literal reading of the notes, and why:
   2^n base cases; otherwise the plain recursion runs.
 - *Seed lemmas* (seeds.py): checked reflexive-transitive template facts conjoined to every level. With the
   interpolants we have, plain TPA needs ~16 s and 84 interpolations for the N=10 safe counter and does not
-  close for N=1000; with seeds every N closes at level 1. `seed_lemmas=False` gives the plain algorithm.
+  close for N=1000; with seeds every N closes at level 1. `seeds=False` gives the plain algorithm.
 - *Interpolation problems* (`_itp_problem`): unsat-core reduced on both sides, seeds moved to the B side, and
   the method order adapts per system (`_interpolate`).
 - *Solvers*: one incremental solver per level holding `ATr[n](x,x') ∧ ATr[n](x',x'')`; queries are push/pop
@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import z3
 
@@ -45,10 +45,10 @@ from looprover.smt.ts import TransitionSystem
 from looprover.tpa.certify import check_safe_certificate, replay_counterexample, state_invariant
 from looprover.tpa.powers import ExactPowers
 from looprover.tpa.seeds import bound_atoms, transitive_seeds
-from looprover.tpa.result import (
-    Deadline, GiveUp, OutOfTime, SafeCertificate, State, TPAResult, TPAStatus, Vocabulary, check,
-    is_state, state_of,
-)
+from looprover.deadline import Deadline, OutOfTime
+from looprover.errors import GiveUp
+from looprover.smt.solver import check
+from looprover.tpa.result import SafeCertificate, State, TPAResult, TPAStatus, Vocabulary, is_state, state_of
 
 
 SEED_BUDGET = 5.0          # seconds at most for the first query's seed lemmas
@@ -57,18 +57,28 @@ SEED_BUDGET_LATER = 1.0    # ... and for those of a later query's new Bad atoms
 
 @dataclass
 class TPAOptions:
-    incremental: bool = True        # one push/pop solver per level (faster on tests/tpa) vs a fresh one per query
+    """TPA's settings; the fields with a `help` entry are user options (`--option tpa.FIELD=VALUE`)."""
+    incremental: bool = field(default=True, metadata={
+        "help": "one push/pop solver per level (faster on tests/tpa) instead of a fresh one per query"})
     rebuild_after: int = 100        # pushes before a level solver is rebuilt from its formulas
-    exact_powers: bool = True       # confirm SAT nodes with exact QE powers when they stay small (powers.py)
+    exact_powers: bool = field(default=True, metadata={
+        "help": "confirm reachable nodes with exact QE powers when they stay small (powers.py)"})
     max_level: int = 62             # 2^63 steps: far beyond anything a deadline allows
-    replay_limit: int = 2000        # counterexamples up to this depth are replayed by one BMC query
-    itp_timeout: float = 30.0       # cap per interpolation call (also bounded by the deadline)
-    itp_methods: tuple[str, ...] = ("farkas", "spacer", "mbp", "qe")   # see smt/interpolate.py
+    replay_limit: int = field(default=2000, metadata={
+        "help": "counterexamples up to this depth are replayed by one BMC query (deeper ones by running the "
+                "program)"})
+    itp_timeout: float = field(default=30.0, metadata={
+        "help": "seconds per interpolation call (also bounded by the deadline)"})
+    itp_methods: tuple[str, ...] = field(default=("farkas", "spacer", "mbp", "qe"), metadata={
+        "help": "interpolation methods in order, joined by '+' (farkas, spacer, mbp, qe; smt/interpolate.py)"})
     itp_caps: tuple[float, ...] = (2.0, 5.0, 3.0, 3.0)                  # first round, per method (seconds)
     houdini_cap: int = 128          # candidates per Houdini run (more are conjoined pairwise)
-    state_invariant: bool = True    # derive (and check) the state invariant by QE when cheap
-    itp_core: bool = True           # interpolate against the unsat core of the level's conjuncts only
-    seed_lemmas: bool = True        # conjoin checked reflexive-transitive template facts to every level (seeds.py)
+    state_invariant: bool = field(default=True, metadata={
+        "help": "derive (and check) the state invariant by QE when cheap"})
+    itp_core: bool = field(default=True, metadata={
+        "help": "interpolate against the unsat core of the level's conjuncts only"})
+    seeds: bool = field(default=True, metadata={
+        "help": "conjoin checked reflexive-transitive template facts to every level (seeds.py)"})
     qe_timeout: float = 2.0
 
 
@@ -199,9 +209,12 @@ class TPA:
         self._fp_seen.clear()
         self._check_vocabulary()
 
-    def solve(self, deadline: float) -> TPAResult:
-        """SAFE (checked certificate), UNSAFE (checked witness) or UNKNOWN by the absolute monotonic `deadline`."""
-        self.deadline = Deadline(deadline)
+    def solve(self, deadline: Deadline) -> TPAResult:
+        """SAFE (checked certificate), UNSAFE (checked witness) or UNKNOWN by `deadline`.
+
+        The search's own dead ends (the deadline, `GiveUp`) are UNKNOWN results, so a caller can try another
+        system (`LoopSolver`); anything else (memory, z3 errors, bugs) propagates to the engine runner."""
+        self.deadline = deadline
         t0 = time.monotonic()
         try:
             res = self._solve()
@@ -209,14 +222,6 @@ class TPA:
             res = TPAResult(TPAStatus.UNKNOWN, f"deadline reached at level {self.stats['level']}")
         except GiveUp as exc:
             res = TPAResult(TPAStatus.UNKNOWN, str(exc))
-        except z3.Z3Exception as exc:
-            res = TPAResult(TPAStatus.UNKNOWN, f"z3 error: {exc}")
-        except RecursionError:
-            res = TPAResult(TPAStatus.UNKNOWN, "recursion too deep")
-        except MemoryError:             # the --memory limit: say so rather than "internal error"
-            res = TPAResult(TPAStatus.UNKNOWN, "out of memory")
-        except Exception as exc:        # noqa: BLE001 -- an engine bug must end in UNKNOWN, not in a verdict
-            res = TPAResult(TPAStatus.UNKNOWN, f"internal error: {type(exc).__name__}: {exc}")
         res.stats.update(self._stats(time.monotonic() - t0))
         return res
 
@@ -244,7 +249,7 @@ class TPA:
         }
 
     def _solve(self) -> TPAResult:
-        if self.opt.seed_lemmas:
+        if self.opt.seeds:
             self._grow_seeds()
         for n in range(self.opt.max_level + 1):
             self.stats["level"] = n
@@ -645,11 +650,11 @@ class TPA:
         return z3.simplify(z3.Not(r.formula))
 
 
-def solve_tpa(ts: TransitionSystem, deadline: float | None = None, *, timeout: float | None = None,
+def solve_tpa(ts: TransitionSystem, deadline: Deadline | None = None, *, timeout: float | None = None,
               options: TPAOptions | None = None) -> TPAResult:
-    """Run basic TPA on `ts` until the absolute `time.monotonic()` deadline (or `timeout` seconds from now)."""
+    """Run basic TPA on `ts` until `deadline` (or `timeout` seconds from now)."""
     if deadline is None:
-        deadline = time.monotonic() + (timeout if timeout is not None else 60.0)
+        deadline = Deadline.after(timeout if timeout is not None else 60.0)
     try:
         engine = TPA(ts, options)
     except GiveUp as exc:

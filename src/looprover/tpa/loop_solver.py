@@ -5,14 +5,13 @@ use the same split, the same fallback to the exact system, and the same soundnes
 """
 from __future__ import annotations
 
-import time
-
 import z3
 
 from looprover.smt.nowrap import split_wraps
 from looprover.smt.ts import TransitionSystem
 from looprover.tpa.core import TPA, TPAOptions
-from looprover.tpa.result import Deadline, TPAResult, TPAStatus, z3_value
+from looprover.deadline import Deadline
+from looprover.tpa.result import TPAResult, TPAStatus, z3_value
 
 WRAP_QE = 2.0              # seconds for the wrap states of one body (quantifier elimination)
 
@@ -33,9 +32,9 @@ class LoopSolver:
             TPA(TransitionSystem(ts.state, ts.next, ts.init, split[0], ts.bad, ts.names), options)
         self.exact: TPA | None = None
 
-    def solve(self, init: z3.BoolRef, bad: z3.BoolRef, deadline: float) -> tuple[TPAResult, TPA]:
+    def solve(self, init: z3.BoolRef, bad: z3.BoolRef, deadline: Deadline) -> tuple[TPAResult, TPA]:
         """(result, the TPA instance that produced it -- its `safety_explanation` goes with the result)."""
-        left = deadline - time.monotonic()
+        left = deadline.left()
         if self.free is not None and not may_be_sat(z3.And(init, self.wrap_bad), min(1.0, left)):
             self.free.reset_query(init, z3.Or(bad, self.wrap_bad))
             res = self.free.solve(deadline)
@@ -46,7 +45,7 @@ class LoopSolver:
                 if w.target is not None:      # its target may include wrap states that are not in Bad
                     w.target = z3.And(w.target, bad)
                 return res, self.free
-            if res.status == TPAStatus.UNKNOWN and time.monotonic() >= deadline:
+            if res.status == TPAStatus.UNKNOWN and deadline.expired():
                 return res, self.free
         if self.exact is None:
             self.exact = TPA(self.ts, self.opt)

@@ -31,7 +31,10 @@ from looprover.smt.mbp import free_constants, project
 from looprover.smt.ts import TransitionSystem
 from looprover.tpa.core import TPA, TPAOptions
 from looprover.tpa.loop_solver import LoopSolver
-from looprover.tpa.result import Deadline, GiveUp, OutOfTime, TPAStatus, check, is_state
+from looprover.deadline import Deadline, OutOfTime
+from looprover.errors import GiveUp
+from looprover.smt.solver import check
+from looprover.tpa.result import TPAStatus, is_state
 
 Node = Hashable
 
@@ -215,8 +218,9 @@ class NetworkTPA:
             return z3.BoolVal(False, self.ctx)
         return (self.pre[v] if v in self.net.loops else self.post[v]).formula
 
-    def solve(self, deadline: float) -> NetworkResult:
-        self.deadline = Deadline(deadline)
+    def solve(self, deadline: Deadline) -> NetworkResult:
+        """SAFE, UNSAFE or UNKNOWN (the deadline, `GiveUp`); other errors propagate to the engine runner."""
+        self.deadline = deadline
         t0 = time.monotonic()
         try:
             res = self._search()
@@ -224,14 +228,6 @@ class NetworkTPA:
             res = NetworkResult(TPAStatus.UNKNOWN, "deadline reached")
         except GiveUp as exc:
             res = NetworkResult(TPAStatus.UNKNOWN, str(exc))
-        except z3.Z3Exception as exc:
-            res = NetworkResult(TPAStatus.UNKNOWN, f"z3 error: {exc}")
-        except RecursionError:
-            res = NetworkResult(TPAStatus.UNKNOWN, "recursion too deep")
-        except MemoryError:             # the --memory limit: say so rather than "internal error"
-            res = NetworkResult(TPAStatus.UNKNOWN, "out of memory")
-        except Exception as exc:        # noqa: BLE001 -- an engine bug must end in UNKNOWN, not in a verdict
-            res = NetworkResult(TPAStatus.UNKNOWN, f"internal error: {type(exc).__name__}: {exc}")
         res.stats.update(dict(self.stats))
         res.stats.update({k: round(t, 3) for k, t in self.times.items()})
         res.stats["time"] = round(time.monotonic() - t0, 3)
@@ -276,7 +272,7 @@ class NetworkTPA:
         self.stats["tpa_queries"] += 1
         self.report(f"multiloop: TPA query {self.stats['tpa_queries']} on the loop at node {v}")
         t0 = time.monotonic()
-        res, tpa = solver.solve(f.reached, z3.simplify(z3.Not(self.post[v].formula)), self.deadline.at)
+        res, tpa = solver.solve(f.reached, z3.simplify(z3.Not(self.post[v].formula)), self.deadline)
         self.times["tpa_time"] += time.monotonic() - t0
         if res.status == TPAStatus.UNSAFE:
             w = res.witness
@@ -371,7 +367,7 @@ class NetworkTPA:
 
 
 # ---------------------------------------------------------------------------------------------- proof check
-def check_proof(net: Network, pre: dict[Node, z3.BoolRef], post: dict[Node, z3.BoolRef], deadline: float,
+def check_proof(net: Network, pre: dict[Node, z3.BoolRef], post: dict[Node, z3.BoolRef], deadline: Deadline,
                 options: TPAOptions | None = None) -> tuple[str | None, dict[Node, str]]:
     """(None, how each loop was proved) if (pre, post) prove the error unreachable, else (what failed, ...).
 
@@ -385,7 +381,7 @@ def check_proof(net: Network, pre: dict[Node, z3.BoolRef], post: dict[Node, z3.B
       a node without a loop has pre = post.
     Runs therefore arrive at each node inside pre, leave it inside post, and never take an error bridge.
     """
-    dl = Deadline(deadline)
+    dl = deadline
     ctx = net.init.ctx
     false = z3.BoolVal(False, ctx)
     how: dict[Node, str] = {}

@@ -20,7 +20,10 @@ import z3
 
 from looprover.smt.interpolate import term_size
 from looprover.smt.mbp import QEError, qe
-from looprover.tpa.result import Deadline, GiveUp, OutOfTime, State, Vocabulary, check, state_of
+from looprover.deadline import Deadline, OutOfTime
+from looprover.errors import GiveUp
+from looprover.smt.solver import check
+from looprover.tpa.result import State, Vocabulary, state_of
 
 MAX_TERM_SIZE = 400          # DAG size above which a power is considered to have blown up
 QE_CAP_SECONDS = 2.0         # per power

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import z3
 
+from looprover.deadline import Deadline
 from looprover.program.cpg import ERROR
 from looprover.smt.encode import CPGSystem
 from looprover.smt.mbp import QEError, has_quantifier, qe
@@ -41,7 +42,7 @@ class LoopSystem:
         return k + 2
 
 
-def single_loop_system(sys: CPGSystem, deadline: float) -> LoopSystem | None:
+def single_loop_system(sys: CPGSystem, deadline: Deadline) -> LoopSystem | None:
     """The loop's TS, or None when the program is not one loop or the system could not be built in time."""
     cpg = sys.cpg
     if len(cpg.cutpoints) != 1:
@@ -52,7 +53,7 @@ def single_loop_system(sys: CPGSystem, deadline: float) -> LoopSystem | None:
     by_pair = {(e.src, e.dst): e for e in cpg.edges}
     if not set(by_pair) <= allowed or (cpg.init, head) not in by_pair:
         return None
-    left = deadline - time.monotonic()
+    left = deadline.left()
     if left <= 0:
         return None
     budget = min(left, max(0.5, left * QE_SHARE))

@@ -5,7 +5,6 @@ certificate -- a SAFE/UNSAFE answer is only as good as a check that does not tru
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from enum import Enum
 from fractions import Fraction
@@ -13,6 +12,7 @@ from typing import Any
 
 import z3
 
+from looprover.errors import GiveUp
 from looprover.smt.ts import TransitionSystem
 
 Value = int | bool | Fraction
@@ -81,45 +81,6 @@ class TPAResult:
 
 
 # ------------------------------------------------------------------------------------------------- vocabulary
-class Deadline:
-    """An absolute `time.monotonic()` deadline that every solver call derives its timeout from."""
-
-    def __init__(self, at: float):
-        self.at = at
-
-    def left(self) -> float:
-        return self.at - time.monotonic()
-
-    def expired(self) -> bool:
-        return self.left() <= 0
-
-    def ms(self, cap: float | None = None) -> int:
-        left = self.left() if cap is None else min(self.left(), cap)
-        if left <= 0:
-            raise OutOfTime()
-        return max(1, int(left * 1000))
-
-
-class OutOfTime(Exception):
-    """The deadline passed: the run ends with UNKNOWN."""
-
-
-class GiveUp(Exception):
-    """The search cannot continue soundly (solver `unknown`, failed interpolation): UNKNOWN with this reason."""
-
-
-def check(s: z3.Solver, deadline: Deadline, *assumptions: z3.BoolRef, cap: float | None = None) -> z3.CheckSatResult:
-    """`s.check()` with the timeout taken from the deadline; `unknown` becomes OutOfTime or GiveUp, so callers
-    only ever see sat/unsat and can never mistake an unanswered query for an answer."""
-    s.set("timeout", deadline.ms(cap))
-    r = s.check(*assumptions)
-    if r == z3.unknown:
-        if deadline.expired() or "timeout" in s.reason_unknown() or "canceled" in s.reason_unknown():
-            raise OutOfTime()
-        raise GiveUp(f"solver returned unknown ({s.reason_unknown()})")
-    return r
-
-
 def value_of(v: z3.ExprRef) -> Value:
     """A Python value for a z3 numeral/Boolean of an evaluated model term."""
     if z3.is_true(v):

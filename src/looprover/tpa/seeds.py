@@ -22,7 +22,9 @@ import math
 
 import z3
 
-from looprover.tpa.result import Deadline, Vocabulary, check
+from looprover.deadline import Deadline
+from looprover.smt.solver import check
+from looprover.tpa.result import Vocabulary
 
 MAX_MODELS = 4
 MAX_CANDIDATES = 300

@@ -1,16 +1,20 @@
-"""Program -> Program transformations, by the name `looprover transform --technique NAME` uses."""
+"""Program -> Program transformations (`transforms/base.py`), by the name `looprover transform --technique`
+uses. Loaded lazily, like the engines."""
 from __future__ import annotations
 
-from typing import Callable
+import importlib
 
-from looprover.program.cfa import Program
+from looprover.transforms.base import Transform
 
-
-def _labmc(program: Program) -> Program:
-    from looprover.transforms.labmc import labmc
-    return labmc(program)
-
-
-TRANSFORMS: dict[str, Callable[[Program], Program]] = {
-    "labmc": _labmc,
+TRANSFORMS: dict[str, str] = {
+    "none": "looprover.transforms.base:Identity",
+    "labmc": "looprover.transforms.labmc:LABMCTransform",
 }
+
+
+def get_transform(name: str) -> Transform:
+    path = TRANSFORMS.get(name)
+    if path is None:
+        raise KeyError(f"unknown technique {name!r}; known: {', '.join(sorted(TRANSFORMS))}")
+    module, _, cls = path.partition(":")
+    return getattr(importlib.import_module(module), cls)()

@@ -51,6 +51,7 @@ from looprover.program.expr import (
     I32, MATH_INT, TRUE, BoolType, Expr, IntType, Var, and_, cast, cmp, const, free_vars, or_, substitute,
 )
 from looprover.program.loops import Loop, analyze_loops
+from looprover.transforms.base import Guarantee, RunOnInputs, Transform, Transformed
 from looprover.transforms.classify import Classification, classify, liveness
 from looprover.transforms.closed_forms import (
     FormAnalysis, Offset, Summary, add, closed_form, is_zero, sub, summarize,
@@ -59,11 +60,16 @@ from looprover.transforms.closed_forms import (
 
 @dataclass(frozen=True)
 class LabmcOptions:
-    accelerate: bool = True       # closed forms for IO variables (else: plain havoc, output abstraction only)
-    induction: bool = True        # base/hypothesis/step copies for loops with assertions
-    exit_hint: bool = True        # assume the loop condition held before the last skipped iteration
-    max_edges: int = 20000        # induction copies only while the program stays below this many edges
-    max_bound: int | None = None  # cap M (testing only: a smaller M is unsound)
+    """LABMC's settings; the fields with a `help` entry are user options (`--option labmc.FIELD=VALUE`)."""
+    accelerate: bool = field(default=True, metadata={
+        "help": "closed forms for IO variables (off: plain havoc, output abstraction only)"})
+    induction: bool = field(default=True, metadata={
+        "help": "base/hypothesis/step copies for loops with assertions"})
+    exit_hint: bool = field(default=True, metadata={
+        "help": "assume the loop condition held before the last skipped iteration"})
+    max_edges: int = field(default=20000, metadata={
+        "help": "induction copies only while the program stays below this many edges"})
+    max_bound: int | None = None  # cap M (testing only: a smaller M is unsound, so it is no user option)
 
 
 @dataclass
@@ -168,9 +174,18 @@ def abstract(program: Program, options: LabmcOptions = LabmcOptions()) -> LabmcR
         done.add(h)
 
 
-def labmc(program: Program) -> Program:
-    """The `looprover transform --technique labmc` entry point."""
-    return abstract(program).program
+class LABMCTransform(Transform):
+    name = "labmc"
+    summary = "LABMC abstraction (output abstraction/acceleration/induction)"
+    guarantee = Guarantee.OVER
+    Settings = LabmcOptions
+
+    def apply(self, program: Program, settings: LabmcOptions | None = None) -> Transformed:
+        result = abstract(program, settings or LabmcOptions())
+        # the abstraction keeps every input call of the program in order: its counterexamples' inputs are a
+        # test of the original
+        return Transformed(result.program, self.guarantee, RunOnInputs(), unwind_bound=result.max_bound,
+                           notes=[r.describe() for r in result.loops])
 
 
 # ------------------------------------------------------------------------------------------ one loop

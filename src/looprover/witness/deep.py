@@ -16,8 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from looprover.program.cfa import Program
-from looprover.program.expr import ArrayType, BoolType, Var
-from looprover.program.interp import ArrayValue, Oracle, default_value, run
+from looprover.program.interp import InputOracle, run
 from looprover.verdict import Counterexample, TraceStep
 from looprover.witness.replay import cpg_trace
 
@@ -33,38 +32,6 @@ class RunCounterexample(Counterexample):
     omitted_at: int = 0
 
 
-class PrefixOracle(Oracle):
-    """The recorded havoc values in order, then harness semantics (nondet scalars 0, other memory 0)."""
-
-    def __init__(self, program: Program, havocs: Sequence[Any]):
-        self.kinds = {n: i.kind for n, i in program.variables.items()}
-        self.havocs = list(havocs)
-        self.pos = 0
-        self.inputs: list[Any] = []
-
-    def __call__(self, v: Var):
-        if self.pos < len(self.havocs):
-            val = self.havocs[self.pos]
-            val = val.copy() if isinstance(val, ArrayValue) else val
-        else:
-            val = default_value(v.type)
-            if isinstance(v.type, BoolType):
-                val = False
-        self.pos += 1
-        if self.kinds.get(v.name) == "nondet" and not isinstance(v.type, ArrayType):
-            self.inputs.append(val)
-        return val
-
-    def snapshot(self):
-        # a copy, not a length: `run` restores an earlier snapshot after trying a blocked edge and then the
-        # enabled edge's snapshot, which must bring that edge's inputs back
-        return (self.pos, list(self.inputs))
-
-    def restore(self, snap) -> None:
-        self.pos = snap[0]
-        self.inputs = list(snap[1])
-
-
 def run_from_model(program: Program, sys, model, prefix: int, depth: int, bitvector: bool
                    ) -> tuple[RunCounterexample | None, str]:
     """Run the program from the start a model of the cutpoint-graph system `sys` fixes for its first `prefix`
@@ -78,7 +45,7 @@ def run_from_model(program: Program, sys, model, prefix: int, depth: int, bitvec
 def run_counterexample(program: Program, initial: dict[str, Any], havocs: Sequence[Any], bitvector: bool,
                        max_steps: int) -> tuple[RunCounterexample | None, str]:
     """Run the program from `initial` with the prefix `havocs`; a validated counterexample or (None, why not)."""
-    oracle = PrefixOracle(program, havocs)
+    oracle = InputOracle(program, havocs=havocs)
     res = run(program, oracle, initial, max_steps=max_steps, signed_overflow="wrap" if bitvector else "math")
     if res.outcome != "violation":
         return None, f"the run from the found initial state ended with '{res.outcome}' after {res.steps} edges"
@@ -89,6 +56,6 @@ def run_counterexample(program: Program, initial: dict[str, Any], havocs: Sequen
     shown = edges[:KEEP] + edges[-KEEP:] if cut else edges
     steps = [TraceStep(e, e.src_loc, {}) for e in shown]
     viol = res.violated.src if res.violated is not None and res.violated.src else edges[-1].src_loc
-    cex = RunCounterexample(steps, list(oracle.inputs), dict(initial), True, viol, length=len(edges),
+    cex = RunCounterexample(steps, oracle.read(), dict(initial), True, viol, length=len(edges),
                             omitted=len(edges) - len(shown), omitted_at=KEEP if cut else len(edges))
     return cex, ""

@@ -7,9 +7,8 @@ integer is refused: it would be evidence of an encoding bug or rely on undefined
 
 Why a stepping loop instead of `interp.run(..., choose=...)`: `choose` is only called at nondeterministic
 locations and does not learn the step number, so it cannot tell where in the trace the run is (a location
-can be visited many times). Following the trace edge by edge is exact, and it lets stores update arrays in
-place (`interp.execute_edge` copies an array on every store, quadratic on long array traces). Statement
-semantics are four lines; all expression semantics come from the interpreter.
+can be visited many times). Following the trace edge by edge is exact. The statements are executed by the
+interpreter's one executor (`interp.try_edge`/`commit`, arrays updated in place), with its one input oracle.
 """
 from __future__ import annotations
 
@@ -18,9 +17,11 @@ from typing import Any, Callable, Sequence
 
 import z3
 
-from looprover.program.cfa import Assert, Assign, Assume, Havoc, Program
-from looprover.program.expr import ArrayType, BoolType, IntType, Store, Type, Var
-from looprover.program.interp import ArrayValue, Evaluator, UndefinedBehavior, default_value
+from looprover.program.cfa import Assert, Program
+from looprover.program.expr import ArrayType, IntType, Type
+from looprover.program.interp import (
+    ArrayValue, Evaluator, InputOracle, UndefinedBehavior, commit, default_value, initial_state, try_edge,
+)
 from looprover.smt.encode import EdgeEnc, Encoder, Violation
 from looprover.verdict import Counterexample, TraceStep
 
@@ -155,41 +156,16 @@ class ReplayResult:
     state: dict = field(default_factory=dict)
 
 
-class _Havocs:
-    def __init__(self, program: Program, cex: Counterexample):
-        self.kinds = {n: i.kind for n, i in program.variables.items()}
-        self.all = list(getattr(cex, "havocs", None) or [])
-        self.use_all = hasattr(cex, "havocs") and bool(self.all)
-        self.inputs = list(cex.inputs)
-        self.pos = 0
-        self.ipos = 0
-
-    def __call__(self, v: Var):
-        if self.use_all:
-            if self.pos >= len(self.all):
-                raise IndexError("trace has fewer havoc values than the replay needs")
-            val = self.all[self.pos]
-            self.pos += 1
-            if isinstance(val, ArrayValue):
-                val = val.copy()
-            return val
-        # A plain Counterexample: harness semantics (nondet scalars from `inputs`, everything else 0).
-        if self.kinds.get(v.name) == "nondet" and not isinstance(v.type, ArrayType):
-            val = self.inputs[self.ipos] if self.ipos < len(self.inputs) else 0
-            self.ipos += 1
-            return bool(val) if isinstance(v.type, BoolType) else v.type.wrap(val)
-        return default_value(v.type)
-
-
 def replay(program: Program, cex: Counterexample, bitvector: bool = False, allow_overflow: bool = False
            ) -> ReplayResult:
-    """Execute the trace's edges on `program` from its initial values; ok iff an assertion fails on it."""
+    """Execute the trace's edges on `program` from its initial values; ok iff an assertion fails on it.
+
+    The havocs take the trace's recorded values (a model counterexample records every havoc), or, for a plain
+    `Counterexample`, harness semantics on its inputs (`interp.InputOracle`)."""
     ev = Evaluator("wrap" if bitvector else "math")
-    state: dict[str, Any] = {n: default_value(i.var.type) for n, i in program.variables.items()}
-    for n, v in cex.initial.items():
-        if n in state:
-            state[n] = v.copy() if isinstance(v, ArrayValue) else v
-    oracle = _Havocs(program, cex)
+    state = initial_state(program, cex.initial)
+    havocs = list(getattr(cex, "havocs", None) or [])
+    oracle = InputOracle(program, cex.inputs, havocs, strict=bool(havocs))
     loc = program.init
     n = 0
     try:
@@ -199,29 +175,16 @@ def replay(program: Program, cex: Counterexample, bitvector: bool = False, allow
                 return ReplayResult(False, f"trace continues after program exit at step {n}", n)
             if edge.src != loc:
                 return ReplayResult(False, f"step {n} leaves from L{edge.src}, not from L{loc}", n)
-            for st in edge.stmts:
-                if isinstance(st, Assign):
-                    rhs = st.rhs
-                    if isinstance(rhs, Store) and rhs.array == st.lhs:
-                        arr = state[st.lhs.name]
-                        idx, val = ev.eval(rhs.index, state), ev.eval(rhs.value, state)
-                        arr.cells[idx] = val    # in place: every variable owns its array (see below)
-                    else:
-                        val = ev.eval(rhs, state)
-                        state[st.lhs.name] = val.copy() if isinstance(val, ArrayValue) else val
-                elif isinstance(st, Havoc):
-                    for v in st.vars:
-                        state[v.name] = oracle(v)
-                elif isinstance(st, Assume):
-                    if not ev.eval(st.cond, state):
-                        return ReplayResult(False, f"blocked at step {n} ({edge.src_loc}): {st.cond}", n,
-                                            ev.overflowed)
-                elif isinstance(st, Assert):
-                    if not ev.eval(st.cond, state):
-                        if ev.overflowed and not allow_overflow:
-                            return ReplayResult(False, "the violation depends on signed overflow "
-                                                "(undefined behaviour)", n + 1, True, st)
-                        return ReplayResult(True, "", n + 1, ev.overflowed, st, state)
+            r = try_edge(ev, edge, state, oracle)
+            if r.blocked is not None:
+                return ReplayResult(False, f"blocked at step {n} ({edge.src_loc}): {r.blocked.cond}", n,
+                                    ev.overflowed)
+            commit(state, r.written)
+            if r.violated is not None:
+                if ev.overflowed and not allow_overflow:
+                    return ReplayResult(False, "the violation depends on signed overflow (undefined behaviour)",
+                                        n + 1, True, r.violated)
+                return ReplayResult(True, "", n + 1, ev.overflowed, r.violated, state)
             loc = edge.dst
     except UndefinedBehavior as ub:
         return ReplayResult(False, f"undefined behaviour at step {n}: {ub}", n, ev.overflowed)

@@ -1,0 +1,69 @@
+"""The one deadline type: an absolute `time.monotonic()` instant that every budget derives from.
+
+Why one type: a run's limit is set once (the user's `--timeout`, counted from the start of `verify`) and then
+shared by the front-end, the engines, their solver calls, interpolation, MBP and QE. Each of those used to carry
+its own float or class; now they all hold a `Deadline`, tighten it with `cap` for a sub-task, and raise the
+same `OutOfTime` when it passes. The guarded engine runner (`engines/base.py`) turns `OutOfTime` into
+UNKNOWN("timeout ..."); nothing else needs to catch it.
+"""
+from __future__ import annotations
+
+import math
+import time
+
+
+class OutOfTime(Exception):
+    """The deadline passed: the run ends with UNKNOWN."""
+
+
+class Deadline:
+    """An absolute monotonic instant; `Deadline.never()` for no limit (tests, library use)."""
+
+    __slots__ = ("at",)
+
+    def __init__(self, at: float):
+        self.at = at
+
+    @staticmethod
+    def after(seconds: float) -> "Deadline":
+        return Deadline(time.monotonic() + seconds)
+
+    @staticmethod
+    def never() -> "Deadline":
+        return Deadline(math.inf)
+
+    @property
+    def unlimited(self) -> bool:
+        return self.at == math.inf
+
+    def left(self) -> float:
+        """Seconds left (negative once passed, `inf` for no limit)."""
+        return self.at - time.monotonic()
+
+    def expired(self) -> bool:
+        return self.left() <= 0
+
+    def check(self) -> None:
+        """Raise OutOfTime if the deadline has passed (for Python-side loops: encoding, unrolling, search)."""
+        if time.monotonic() >= self.at:
+            raise OutOfTime()
+
+    def cap(self, seconds: float | None) -> "Deadline":
+        """The earlier of this deadline and `seconds` from now (a sub-task's own budget)."""
+        if seconds is None:
+            return self
+        return Deadline(min(self.at, time.monotonic() + max(seconds, 0.0)))
+
+    def earliest(self, other: "Deadline | None") -> "Deadline":
+        return self if other is None or self.at <= other.at else other
+
+    def ms(self, cap: float | None = None) -> int:
+        """Milliseconds left (≥ 1) for a z3 `timeout` parameter, optionally capped at `cap` seconds; raises
+        OutOfTime when nothing is left. z3 reads the parameter as an unsigned int, so no limit is 2^32-1."""
+        left = self.left() if cap is None else min(self.left(), cap)
+        if left <= 0:
+            raise OutOfTime()
+        return max(1, int(min(left * 1000, 4_294_967_295)))
+
+    def __repr__(self) -> str:
+        return "Deadline(never)" if self.unlimited else f"Deadline(in {self.left():.3f} s)"

@@ -1,0 +1,84 @@
+"""Transform, then engine: run an engine on a transformed program and carry its answer back by the
+transform's guarantee (`transforms/base.py`).
+
+  * TRUE of the result: TRUE of the program if the transform over-approximates (or is exact), with the
+    result's evidence mapped back where the transform can; otherwise it proves nothing.
+  * A counterexample of the result (a FALSE, or an UNKNOWN whose evidence is an unreplayed counterexample): the
+    transform's back-translation proposes a trace of the original program, which must replay on it
+    (`witness.replay.validate`). If it does not, an optional `confirm` engine runs on the original program with
+    the time left; only its validated FALSE (or its TRUE: it ran on the program itself) counts. Otherwise the
+    answer is UNKNOWN: the counterexample was not confirmed.
+"""
+from __future__ import annotations
+
+from typing import ClassVar
+
+from looprover.engines.base import Engine, Run, Task, run_engine
+from looprover.errors import LooproverError
+from looprover.program.cfa import Program
+from looprover.transforms.base import Transform
+from looprover.verdict import Counterexample, Status, Verdict
+from looprover.witness.replay import validate
+
+
+class TransformThenEngine(Engine):
+    """Subclasses set `transform`, `inner` (the engine for the transformed program) and `confirm`."""
+
+    transform: ClassVar[Transform]
+    inner: ClassVar[Engine]
+    confirm: ClassVar[Engine | None] = None
+
+    @property
+    def proved(self) -> str:
+        """How a TRUE reads: `<transform> proved by <ENGINE>`."""
+        return f"{self.transform.summary} proved by {self.inner.name.upper()}"
+
+    def solve(self, program: Program, task: Task, run: Run) -> Verdict:
+        stats = run.stats
+        try:
+            t = self.transform.apply(program, self.settings(run))
+        except LooproverError as err:
+            return self.unknown(f"{self.transform.name} transform failed: {err}")
+        stats["loops"] = list(t.notes)
+        stats["abstract_edges"] = len(t.program.edges)
+        for note in t.notes:
+            run.report(f"{self.name}: {note}")
+        bound = max(t.unwind_bound, 1) if t.unwind_bound is not None else run.max_bound
+        iv = run_engine(self.inner, t.program, task, run.sub(max_bound=bound))
+        stats[f"abstract_{self.inner.name}"] = {
+            "status": iv.status.value, "reason": iv.reason, "time": round(iv.time, 3),
+            **{k: v for k, v in iv.stats.items() if k in ("bound", "nodes")}}
+        if iv.status == Status.TRUE:
+            if not t.guarantee.keeps_true:
+                return self.unknown(f"{self.inner.name.upper()} proved the {t.guarantee.value}, which proves "
+                                    f"nothing about the program")
+            return self.true(f"{self.proved} ({iv.reason}; {len(t.notes)} loop(s))",
+                             t.back.invariant(iv.evidence))
+        candidate = iv.evidence if isinstance(iv.evidence, Counterexample) else None
+        if iv.status == Status.UNKNOWN and candidate is None:
+            return self.unknown(f"{self.inner.name.upper()} on the abstraction: {iv.reason}")
+        return self._confirm(program, task, run, t.back.trace(candidate, program, run.deadline.left() / 3)
+                             if candidate is not None else None)
+
+    def _confirm(self, program: Program, task: Task, run: Run, cex: Counterexample | None) -> Verdict:
+        """A counterexample of the transformed program: find a real one, or say UNKNOWN."""
+        if cex is not None and validate(program, cex, run.bitvector).ok:
+            run.stats["confirm"] = "concrete run on the abstract trace's inputs"
+            return self.false(f"abstract counterexample confirmed by running the program on its inputs "
+                              f"({len(cex.steps)} steps)", cex)
+        if self.confirm is None:
+            return self.unknown("abstract counterexample not confirmed (it does not replay on the program)")
+        if run.deadline.left() <= 0.05:
+            return self.unknown(f"abstract counterexample not confirmed (no time left for "
+                                f"{self.confirm.name.upper()})")
+        run.report(f"{self.name}: abstract counterexample; {self.confirm.name.upper()} on the original program")
+        cv = run_engine(self.confirm, program, task, run.sub())
+        run.stats[f"confirm_{self.confirm.name}"] = {"status": cv.status.value, "reason": cv.reason,
+                                                     "time": round(cv.time, 3)}
+        if cv.status == Status.FALSE:        # validated: `run_engine` vets every FALSE
+            return self.false(f"abstract counterexample confirmed by {self.confirm.name.upper()} on the program: "
+                              f"{cv.reason}", cv.evidence)
+        if cv.status == Status.TRUE:          # the confirming engine ran on the program itself: a proof of its own
+            return self.true(f"abstract counterexample was spurious; {self.confirm.name.upper()} on the program: "
+                             f"{cv.reason}", cv.evidence)
+        return self.unknown(f"abstract counterexample not confirmed ({cv.reason})")

@@ -1,0 +1,200 @@
+"""A verification job: resolve what to check, load the program, run the engine, render the outcome --
+in a child process that is killed at the deadline.
+
+Why a child process for the whole job: `verify --timeout T` must return within T plus a little whatever the
+input and the engine. Solver calls and tactics can run past their own timeouts inside native code, and a
+5 MB C file spends most of its budget in the front-end, which has no deadline checks at all. So the job (the
+front-end included) runs in a forked child (`processes.Child`) that is killed at the deadline plus a second of
+grace; the parent then answers UNKNOWN and names the phase the job was in (loading or the engine), and the
+memory is freed with the process. The child renders its own output (it has the program whose C names a
+counterexample uses), so only JSON-able data crosses the pipe.
+"""
+from __future__ import annotations
+
+import multiprocessing as mp
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from looprover.deadline import Deadline
+from looprover.engines import get_engine
+from looprover.engines.base import Run, Task, run_engine
+from looprover.errors import InputError, LooproverError, UnsupportedError
+from looprover.processes import Child
+from looprover.program.cfa import Program
+from looprover.properties import CHECK_SAT, Property, default_property, load_property
+from looprover.report import split_tracebacks, verdict_json, verdict_text
+from looprover.verdict import Verdict
+
+KILL_GRACE = 1.0          # seconds past the deadline before the job's process is killed
+PHASES = ("starting", "loading the program", "running the engine", "rendering the result")
+
+
+def load_program(path: Path, data_model: str = "ILP32") -> Program:
+    """Parse a C file (`.c`, `.i`) or a Horn-clause file (`.smt2`) into the IR."""
+    if not path.exists():
+        raise InputError(f"{path}: no such file")
+    if not path.is_file():
+        raise InputError(f"{path}: not a regular file")
+    try:
+        text = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror}") from None
+    if not text.strip():
+        raise InputError(f"{path}: empty file")
+    if path.suffix == ".smt2":
+        from looprover.frontend.chc import load_chc_program
+        return load_chc_program(path)
+    from looprover.frontend.c import load_c_program
+    return load_c_program(path, data_model=data_model)
+
+
+@dataclass
+class Job:
+    """What `verify` checks: resolved from the command line and, for a `.yml` task, the task definition."""
+    input: Path
+    property: Property
+    data_model: str
+    expected: bool | None = None
+    task: Path | None = None
+    extra_inputs: int = 0       # SV-COMP tasks may list several input files; we handle one
+
+    def describe(self) -> dict[str, Any]:
+        """The job's keys of the `--json` object."""
+        return {"file": str(self.input), "task": str(self.task) if self.task else None,
+                "property": self.property.name, "data_model": self.data_model, "expected": self.expected}
+
+
+def resolve_job(file: str, property_spec: str | None, data_model: str | None) -> Job:
+    from looprover.bench.tasks import choose_property, read_task_definition
+
+    path = Path(file)
+    if path.suffix in (".yml", ".yaml"):
+        task = read_task_definition(path)
+        if property_spec is not None:
+            prop = load_property(property_spec)
+            expected = next((tp.expected for tp in task.properties if _same_property(tp.property_file, prop)),
+                            None)
+        else:
+            prop, expected = choose_property(task)
+        return Job(task.input_files[0], prop, data_model or task.data_model or "ILP32", expected, path,
+                   len(task.input_files) - 1)
+    if property_spec is not None:
+        prop = load_property(property_spec)
+    else:
+        prop = Property(CHECK_SAT) if path.suffix == ".smt2" else default_property()
+    return Job(path, prop, data_model or "ILP32")
+
+
+def _same_property(prp: Path, prop: Property) -> bool:
+    try:
+        return load_property(prp).name == prop.name
+    except InputError:
+        return False
+
+
+@dataclass
+class JobOptions:
+    """How to run a job: the engine, its limits and settings (`--option`), progress output."""
+    engine: str = "portfolio"
+    bitvector: bool = False
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    progress: Callable[[str], None] | None = None
+
+
+@dataclass
+class Outcome:
+    """A finished job, ready to print: the `--json` object and the text report, or an input error."""
+    error: str | None = None
+    json: dict[str, Any] | None = None
+    text: list[str] = field(default_factory=list)
+    tracebacks: list[str] = field(default_factory=list)
+
+
+def _unsupported_reason(job: Job) -> str | None:
+    why = job.property.unsupported_reason()
+    if why is None and job.extra_inputs:
+        why = f"unsupported: task with {job.extra_inputs + 1} input files"
+    is_chc = job.input.suffix == ".smt2"
+    if why is None and is_chc != (job.property.name == CHECK_SAT):
+        why = (f"unsupported property: {job.property.name} for "
+               f"{'Horn clauses (use check-sat)' if is_chc else 'C programs'}")
+    return why
+
+
+def verify_job(job: Job, options: JobOptions, deadline: Deadline, phase: Callable[[int], None] = lambda p: None
+               ) -> tuple[Verdict, Program | None]:
+    """Load, check that the property applies, run the engine under the guarded runner. Returns the verdict
+    and the program (None if it could not be built), whose C names the counterexample trace uses."""
+    report = options.progress or (lambda msg: None)
+    report(f"loading {job.input} ({job.data_model})")
+    phase(1)
+    try:
+        program = load_program(job.input, job.data_model)
+    except UnsupportedError as exc:
+        return Verdict.unknown("frontend", str(exc)), None
+    report(f"program {program.name}: {program.num_locs} locations, {len(program.edges)} edges, "
+           f"{len(program.variables)} variables")
+    why = _unsupported_reason(job)
+    if why is not None:
+        return Verdict.unknown("none", why), program
+    engine = get_engine(options.engine)
+    task = Task(job.property, "chc" if job.input.suffix == ".smt2" else "c", job.data_model)
+    report(f"running {engine.name} (timeout {max(deadline.left(), 0):.1f} s)")
+    phase(2)
+    run = Run(deadline, bitvector=options.bitvector, settings=options.settings, progress=options.progress)
+    return run_engine(engine, program, task, run), program
+
+
+def run_job(job: Job, options: JobOptions, start: float, deadline: Deadline,
+            phase: Callable[[int], None] = lambda p: None) -> Outcome:
+    """The whole job in this process: an Outcome for every input (an error only for unreadable input)."""
+    program: Program | None = None
+    try:
+        verdict, program = verify_job(job, options, deadline, phase)
+    except InputError as exc:
+        return Outcome(error=str(exc))
+    except MemoryError:
+        verdict = Verdict.unknown(options.engine, "out of memory")
+    except LooproverError as exc:
+        verdict = Verdict.unknown(options.engine, str(exc))
+    except Exception as exc:  # noqa: BLE001 -- user input never produces a traceback (except with --debug)
+        verdict = Verdict.unknown(options.engine, f"internal error: {type(exc).__name__}: {exc}",
+                                  traceback=traceback.format_exc())
+    phase(3)
+    return render(verdict, program, job, start)
+
+
+def render(verdict: Verdict, program: Program | None, job: Job, start: float) -> Outcome:
+    elapsed = time.monotonic() - start
+    stats, tracebacks = split_tracebacks(verdict.stats)
+    return Outcome(json=verdict_json(verdict, program, elapsed, job.describe(), stats),
+                   text=verdict_text(verdict, program, elapsed, job.property.name, job.expected),
+                   tracebacks=tracebacks)
+
+
+def run_job_limited(job: Job, options: JobOptions, start: float, deadline: Deadline) -> Outcome:
+    """`run_job` in a child process killed at the deadline (plus KILL_GRACE): returns by then whatever the
+    front-end or the engine is doing, with UNKNOWN and the phase it was stopped in."""
+    phase = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn").Value("i", 0)
+    child = Child("looprover-job", _child_job, job, options, start, deadline, phase, daemon=False)
+    try:
+        ready = Child.wait([child], deadline.left() + KILL_GRACE)
+        if ready:
+            ok, value = child.result()
+            if ok:
+                return value
+            reason = f"internal error: the run crashed while {PHASES[phase.value]} ({value})"
+            return render(Verdict.unknown(options.engine, reason), None, job, start)
+    finally:
+        child.kill()
+    reason = f"timeout while {PHASES[phase.value]} (the run was stopped at the deadline)"
+    return render(Verdict.unknown(options.engine if phase.value >= 2 else "frontend", reason), None, job, start)
+
+
+def _child_job(job: Job, options: JobOptions, start: float, deadline: Deadline, phase) -> Outcome:
+    def set_phase(p: int) -> None:
+        phase.value = p
+    return run_job(job, options, start, deadline, set_phase)

@@ -1,0 +1,111 @@
+"""Child processes that compute one value, can be killed at any moment, and never outlive their parent.
+
+Why processes: a solver call or a front-end pass can run far past its deadline inside native code, and only
+a process can be stopped reliably and have its memory freed. `verify` runs its whole job (front-end and
+engine) in one such child, killed at the deadline; the portfolio runs one per engine. Children are forked where
+possible (no re-import of z3, no pickling of the program); each sends its one result through a pipe. A child
+asks Linux to kill it when its parent dies (`PR_SET_PDEATHSIG`), so a killed `verify` or a Ctrl-C leaves no
+solver behind, and it ignores SIGINT itself: the parent decides what an interrupt means.
+"""
+from __future__ import annotations
+
+import multiprocessing as mp
+import multiprocessing.connection
+import os
+import signal
+import sys
+from typing import Any, Callable, Iterable
+
+
+def die_with_parent() -> None:
+    """Ask Linux to SIGKILL this process when its parent dies (no orphaned solvers after a kill -9)."""
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)     # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def set_memory_limit(mb: int | None) -> None:
+    """Cap this process's address space (inherited by its children): a memout is an UNKNOWN, not a machine
+    that swaps."""
+    if not mb:
+        return
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    limit = mb * 1024 * 1024
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+
+
+def _context() -> mp.context.BaseContext:
+    return mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+
+
+def forking() -> bool:
+    """Whether children are forked (they then share the parent's loaded modules and open streams)."""
+    return _context().get_start_method() == "fork"
+
+
+def _main(fn: Callable[..., Any], args: tuple, conn) -> None:
+    parent = os.getppid()
+    die_with_parent()
+    if os.getppid() != parent:            # the parent died before prctl took effect
+        os._exit(1)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    conn.send(fn(*args))
+    conn.close()
+
+
+class Child:
+    """A child process computing `fn(*args)`; its value comes back through `result()`.
+
+    `daemon` children are killed by multiprocessing when the parent exits normally, but may not start children
+    of their own; a child that runs the portfolio must therefore not be one.
+    """
+
+    def __init__(self, name: str, fn: Callable[..., Any], *args: Any, daemon: bool = True):
+        ctx = _context()
+        sys.stdout.flush()    # a forked child flushes its copy of these buffers on exit: empty them first
+        sys.stderr.flush()
+        recv, send = ctx.Pipe(duplex=False)
+        self.name = name
+        self.proc = ctx.Process(target=_main, args=(fn, args, send), name=name, daemon=daemon)
+        self.proc.start()
+        send.close()
+        self.conn = recv
+
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid
+
+    def result(self) -> tuple[bool, Any]:
+        """(True, value) once the child has sent it, else (False, why the child died)."""
+        try:
+            value = self.conn.recv()
+        except (EOFError, OSError):
+            self.proc.join(timeout=2)
+            code = self.proc.exitcode
+            how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
+            return False, how
+        finally:
+            self.conn.close()
+        self.proc.join(timeout=2)
+        return True, value
+
+    def kill(self) -> None:
+        try:
+            self.proc.kill()
+        except (OSError, AttributeError, ValueError):
+            pass
+        self.conn.close()
+        self.proc.join(timeout=2)
+
+    @staticmethod
+    def wait(children: Iterable["Child"], timeout: float) -> list["Child"]:
+        """The children whose result (or death) is ready within `timeout` seconds."""
+        by_conn = {c.conn: c for c in children}
+        ready = mp.connection.wait(list(by_conn), timeout=max(timeout, 0.0))
+        return [by_conn[r] for r in ready]

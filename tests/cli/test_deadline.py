@@ -1,0 +1,87 @@
+"""`verify --timeout T` is a hard limit: the job (front-end and engine) runs in a child process killed at T
+plus a second, whatever the engine does; Ctrl-C leaves no process behind."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+from looprover import cli
+
+SLACK = 3.0     # the limit is T + 2 s; a loaded CI machine gets a little more before the test calls it a failure
+
+
+def test_an_engine_that_ignores_its_deadline_is_stopped(capsys, fake_engines, chc_file):
+    t0 = time.monotonic()
+    code = cli.main(["verify", str(chc_file), "--engine", "fake_hang", "--timeout", "1.5", "--json"])
+    elapsed = time.monotonic() - t0
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0 and data["status"] == "UNKNOWN"
+    assert data["reason"].startswith("timeout while running the engine") and data["engine"] == "fake_hang"
+    assert elapsed < 1.5 + 2 + SLACK
+
+
+def test_the_front_end_counts_against_the_same_limit(capsys, chc_file, monkeypatch):
+    from looprover import jobs
+
+    def slow_load(path, data_model="ILP32"):
+        time.sleep(60)
+    monkeypatch.setattr(jobs, "load_program", slow_load)
+    t0 = time.monotonic()
+    code = cli.main(["verify", str(chc_file), "--engine", "bmc", "--timeout", "1", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0 and data["status"] == "UNKNOWN" and data["engine"] == "frontend"
+    assert data["reason"].startswith("timeout while loading the program")
+    assert time.monotonic() - t0 < 1 + 2 + SLACK
+
+
+def test_a_crashing_job_is_unknown(capsys, fake_engines, chc_file):
+    code = cli.main(["verify", str(chc_file), "--engine", "fake_crash", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0 and data["status"] == "UNKNOWN" and "crashed while running the engine" in data["reason"]
+
+
+HANG = """
+import sys, time
+from looprover import cli, engines
+from looprover.engines.base import Engine
+
+class Hang(Engine):
+    name = "hang"
+    def solve(self, program, task, run):
+        while True:
+            time.sleep(0.05)
+
+sys.modules["hangmod"] = sys.modules[__name__]
+engines.ENGINES["hang"] = "hangmod:Hang"
+import looprover.portfolio as p
+p.PORTFOLIO_ENGINES = ("hang", "hang")
+print("started", flush=True)
+sys.exit(cli.main(["verify", sys.argv[1], "--engine", sys.argv[2], "--timeout", "60"]))
+"""
+
+
+def test_ctrl_c_leaves_no_process_behind(tmp_path, chc_file):
+    script = tmp_path / "hang.py"
+    script.write_text(textwrap.dedent(HANG))
+    for engine in ("hang", "portfolio"):        # the portfolio's engines are grandchildren of the command
+        proc = subprocess.Popen([sys.executable, str(script), str(chc_file), engine], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, start_new_session=True)
+        assert proc.stdout.readline().strip() == "started"
+        time.sleep(1.5)                     # the job and its engines are running now
+        os.killpg(proc.pid, signal.SIGINT)  # what a terminal does on Ctrl-C
+        out, err = proc.communicate(timeout=20)
+        assert proc.returncode == cli.EXIT_INTERRUPTED, err
+        assert "Traceback" not in err
+        for _ in range(50):
+            try:
+                os.killpg(proc.pid, 0)      # anything left in the group?
+            except ProcessLookupError:
+                break
+            time.sleep(0.1)
+        else:
+            raise AssertionError(f"processes of {engine} survived Ctrl-C")
