@@ -29,8 +29,9 @@ from looprover.engines import EngineOptions
 from looprover.errors import LooproverError
 from looprover.program.cfa import Program
 from looprover.program.cpg import ERROR, CutpointGraph, build_cpg
-from looprover.smt.encode import CPGSystem, mk_and
+from looprover.smt.encode import CPGSystem
 from looprover.smt.solver import OutOfTime
+from looprover.smt.terms import mk_and
 from looprover.tpa import TPAOptions, TPAStatus
 from looprover.tpa.network import Bridge, Network, NetworkResult, NetworkTPA, check_proof
 from looprover.tpa.result import GiveUp

@@ -43,76 +43,11 @@ from looprover.program.expr import (
 )
 from looprover.program.interp import Evaluator, UndefinedBehavior
 from looprover.smt.solver import Solver, check_deadline
+from looprover.smt.terms import FALSE, TRUE, is_false, is_val, mk_and, mk_ite, mk_not, mk_or
 from looprover.smt.ts import TransitionSystem
-
-TRUE = z3.BoolVal(True)
-FALSE = z3.BoolVal(False)
-
-# Python-side checks on z3 terms cost several C calls each through the z3 wrapper; on big unrollings they
-# dominated encoding time. Terms are hash-consed, so literal true/false are recognised by AST pointer.
-_TRUE_P = TRUE.ast.value
-_FALSE_P = FALSE.ast.value
-
-
-def _is_false(t: z3.ExprRef) -> bool:
-    return t.ast.value == _FALSE_P
-
-
-def _same(a: z3.ExprRef, b: z3.ExprRef) -> bool:
-    return a is b or a.ast.value == b.ast.value
 
 
 # ------------------------------------------------------------------------------------------ helpers
-def _is_val(t: z3.ExprRef) -> bool:
-    p = t.ast.value
-    return p == _TRUE_P or p == _FALSE_P or z3.Z3_is_numeral_ast(t.ctx_ref(), t.ast)
-
-
-def mk_and(*args: z3.BoolRef) -> z3.BoolRef:
-    """Conjunction with constant folding (keeps guards small; folds whole unrolled paths away)."""
-    out = []
-    for a in args:
-        p = a.ast.value
-        if p == _FALSE_P:
-            return FALSE
-        if p != _TRUE_P:
-            out.append(a)
-    if not out:
-        return TRUE
-    return out[0] if len(out) == 1 else z3.And(*out)
-
-
-def mk_or(*args: z3.BoolRef) -> z3.BoolRef:
-    out = []
-    for a in args:
-        p = a.ast.value
-        if p == _TRUE_P:
-            return TRUE
-        if p != _FALSE_P:
-            out.append(a)
-    if not out:
-        return FALSE
-    return out[0] if len(out) == 1 else z3.Or(*out)
-
-
-def mk_not(a: z3.BoolRef) -> z3.BoolRef:
-    p = a.ast.value
-    if p == _TRUE_P:
-        return FALSE
-    if p == _FALSE_P:
-        return TRUE
-    return z3.Not(a)
-
-
-def mk_ite(c: z3.BoolRef, a: z3.ExprRef, b: z3.ExprRef) -> z3.ExprRef:
-    p = c.ast.value
-    if p == _TRUE_P or _same(a, b):
-        return a
-    if p == _FALSE_P:
-        return b
-    return z3.If(c, a, b)
-
-
 def _complementary(c: Expr, d: Expr) -> bool:
     """Syntactically exclusive and exhaustive branch conditions."""
     if c == not_(d) or d == not_(c):
@@ -400,7 +335,7 @@ class Encoder:
             r = self._binary(n, k[0], k[1])
         else:
             raise TypeError(f"cannot encode {type(n).__name__}")
-        if all(_is_val(x) for x in k) and not _is_val(r):
+        if all(is_val(x) for x in k) and not is_val(r):
             r = z3.simplify(r)  # local constant folding; children are literals, so this is O(1)
         return r
 
@@ -685,7 +620,7 @@ class Encoder:
             if outs:
                 succ[node] = outs
             for ee in ees:
-                if not _is_false(ee.taken) and ee.dst not in queued:
+                if not is_false(ee.taken) and ee.dst not in queued:
                     queued.add(ee.dst)
                     tie += 1
                     heapq.heappush(heap, (key(ee.dst), tie, ee.dst))
@@ -697,7 +632,7 @@ class Encoder:
         """Guard and merged values of `node` from its (already encoded) in-edges, then its out-edges.
         None if the node is unreachable."""
         if node != enc.spec.entry:
-            ins = [ee for ee in enc.incoming.get(node, ()) if not _is_false(ee.taken)]
+            ins = [ee for ee in enc.incoming.get(node, ()) if not is_false(ee.taken)]
             if not ins:
                 return None
             g = mk_or(*(ee.taken for ee in ins))
@@ -749,7 +684,7 @@ class Encoder:
         havocs: list[tuple[Var, z3.ExprRef]] = []
         cells: list[tuple[str, z3.ExprRef, z3.ExprRef]] = []
         conds = [pre]
-        blocked = _is_false(pre)
+        blocked = is_false(pre)
         types = self.var_types
         for idx, st in enumerate(edge.stmts):
             if blocked:
@@ -778,17 +713,17 @@ class Encoder:
                     blocked = not c
                 else:
                     conds.append(c)
-                    blocked = _is_false(c)
+                    blocked = is_false(c)
             elif isinstance(st, Assert):
                 c = self.value_of(st.cond, view)
                 if isinstance(c, bool):
                     c = TRUE if c else FALSE
                 viol = mk_and(*conds, mk_not(c))
-                if not _is_false(viol):
+                if not is_false(viol):
                     enc.violations.append(Violation(node, edge, idx, st, viol, ChainMap(dict(written), env),
                                                     dict(written), list(havocs), list(cells)))
                 conds.append(c)
-                blocked = _is_false(c)
+                blocked = is_false(c)
             else:
                 raise UnsupportedError(f"statement {type(st).__name__}")
         taken = FALSE if blocked else mk_and(*conds)
@@ -899,7 +834,7 @@ class CPGSystem:
         contrib: list[tuple[z3.BoolRef, int, Mapping[str, z3.ExprRef]]] = []
         for t in self.cpg.fragment(src).targets:
             g = R.guard(("t", t))
-            if not _is_false(g):
+            if not is_false(g):
                 contrib.append((g, self.pc_id[t], R.envs[("t", t)]))
         for v in R.violations:
             contrib.append((v.cond, self.pc_id[ERROR], v.env))
