@@ -11,7 +11,8 @@ from looprover.program.expr import (
     Var, cmp, const,
 )
 from looprover.program.interp import Evaluator, UndefinedBehavior
-from looprover.smt.encode import CPGSystem, DagSpec, Encoder
+from looprover.smt.cpg_system import CPGSystem
+from looprover.smt.encode import DagSpec, Encoder
 
 from progdsl import Prog, add, c, eq, ne
 

@@ -37,7 +37,7 @@ from looprover.program.expr import (
     BoolConst, BoolType, Expr, IntConst, IntType, Var, binary, cmp, const, walk,
 )
 from looprover.program.interp import ArrayValue, Evaluator, Oracle, UndefinedBehavior, execute_edge
-from looprover.smt.encode import CPGSystem
+from looprover.smt.cpg_system import CPGSystem
 from looprover.smt.solver import OutOfTime, check_deadline
 from looprover.smt.terms import mk_and
 from looprover.verdict import Status, Verdict

@@ -29,7 +29,7 @@ from looprover.engines import EngineOptions
 from looprover.errors import LooproverError
 from looprover.program.cfa import Program
 from looprover.program.cpg import ERROR, CutpointGraph, build_cpg
-from looprover.smt.encode import CPGSystem
+from looprover.smt.cpg_system import CPGSystem
 from looprover.smt.solver import OutOfTime
 from looprover.smt.terms import mk_and
 from looprover.tpa import TPAOptions, TPAStatus

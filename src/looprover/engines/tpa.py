@@ -26,7 +26,7 @@ from looprover.engines import EngineOptions
 from looprover.errors import LooproverError
 from looprover.program.cfa import Program
 from looprover.program.cpg import build_cpg
-from looprover.smt.encode import CPGSystem
+from looprover.smt.cpg_system import CPGSystem
 from looprover.smt.solver import OutOfTime
 from looprover.tpa import TPAOptions, TPAStatus
 from looprover.tpa.loop_solver import LoopSolver
