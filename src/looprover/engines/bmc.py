@@ -38,7 +38,8 @@ from looprover.engines import EngineOptions
 from looprover.errors import LooproverError
 from looprover.program.cfa import Assert, Edge, Program
 from looprover.program.loops import LoopForest, analyze_loops
-from looprover.smt.encode import DagEncoding, Encoder
+from looprover.smt.dag import DagEncoding, encode_lazy
+from looprover.smt.encode import Encoder
 from looprover.smt.solver import OutOfTime, Solver, check_deadline
 from looprover.verdict import Status, Verdict
 from looprover.witness.replay import TraceBuilder, validate
@@ -172,7 +173,7 @@ def check_bound(program: Program, forest: LoopForest, k: int, bitvector: bool, d
     unw = Unwinding(program, forest, k)
     enc = Encoder(program, bitvector, deadline=deadline)
     env0, side = enc.initial_env(program.all_vars)
-    dag = enc.encode_lazy(unw.entry, env0, unw.key, unw.successors, name_guards=True)
+    dag = encode_lazy(enc, unw.entry, env0, unw.key, unw.successors, name_guards=True)
     nodes = len(dag.spec.order)
     own = solver is None
     s = enc.solver(deadline) if own else solver

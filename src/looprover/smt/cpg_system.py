@@ -14,7 +14,8 @@ import z3
 from looprover.program.cfa import Edge
 from looprover.program.cpg import ERROR, CPGEdge, CutpointGraph
 from looprover.program.expr import Var
-from looprover.smt.encode import DagEncoding, DagSpec, EdgeEnc, Encoder, Violation
+from looprover.smt.dag import DagEncoding, DagSpec, EdgeEnc, Violation, encode_dag
+from looprover.smt.encode import Encoder
 from looprover.smt.terms import FALSE, is_false, mk_and, mk_ite, mk_or
 from looprover.smt.ts import TransitionSystem
 
@@ -72,7 +73,7 @@ class CPGSystem:
         self.regions: dict[int, DagEncoding] = {}
         for src in cpg.sources:
             self.enc.prefix = f"c{src}."
-            self.regions[src] = self.enc.encode_dag(fragment_spec(cpg, src), self.cur)
+            self.regions[src] = encode_dag(self.enc, fragment_spec(cpg, src), self.cur)
         self.enc.prefix = ""
         self.ts = self._build_ts()
 
@@ -141,7 +142,7 @@ class CPGSystem:
         when `e.dst` is ERROR, where x' is unconstrained). Over `self.cur`/`self.nxt`; aux constants fresh."""
         self.enc.prefix = f"e{e.src}_{e.dst}."
         spec = fragment_spec(self.cpg, e.src, e.edges)
-        R = self.enc.encode_dag(spec, self.cur)
+        R = encode_dag(self.enc, spec, self.cur)
         self.enc.prefix = ""
         if e.dst == ERROR:
             return mk_and(*R.side, R.error())

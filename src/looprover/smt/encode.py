@@ -1,4 +1,4 @@
-"""IR -> z3: expressions, and SSA encoding of loop-free DAGs of CFA edges.
+"""IR expressions -> z3 terms (`Encoder`): sorts, constants, values, and the C semantics of each operator.
 
 Two semantics (`bitvector=False` is the default):
 
@@ -7,54 +7,37 @@ Two semantics (`bitvector=False` is the default):
   on executions without it: that is the guarantee of a TRUE in this mode); casts wrap like `IntType.wrap`;
   `/` and `%` truncate like C (z3's div/mod are Euclidean, so signs are fixed up); bitwise operators use
   exact arithmetic identities where they exist (masks `2^k-1` as `mod`, constant shifts as `*`/`div`,
-  other shifts as a case split over the w amounts) and an `int2bv`/`bv2int` round trip otherwise. Fresh values (havoc, initial state) get range constraints; array
-  reads of bounded element types are normalised with the exact wrap, because a havocked array is an
-  unconstrained Int->Int map.
+  other shifts as a case split over the w amounts) and an `int2bv`/`bv2int` round trip otherwise. Fresh
+  values (havoc, initial state) get range constraints; array reads of bounded element types are normalised
+  with the exact wrap, because a havocked array is an unconstrained Int->Int map.
 * bit-vector mode: each bounded type is a bit-vector of its width (two's complement, signed overflow wraps,
   as gcc does); mathematical integers (`MATH_INT`) stay Int.
 
-DAG encoding (`Encoder.encode_dag`): each node gets a reachability guard, each edge a `taken` condition, and
-values are merged at joins with `If(taken_1, v_1, If(taken_2, v_2, ...))`. Branching on *terms* is what keeps
-z3 fast (stack.md: 0.03 s vs 21 s against `If(c, And(x1==..), And(..))`). Nodes with several out-edges that are
-not syntactically exclusive (`assume c` / `assume !c`) get fresh choice booleans, so that at most one path is
-active in a model: otherwise a merge would silently prefer one of two enabled nondeterministic branches and
-lose the executions of the other (a wrong TRUE). Uniqueness also makes trace extraction a simple walk.
-
 Constants stay Python values in SSA environments and are evaluated with the interpreter's `Evaluator`
-(`Encoder.value_of`); node guards can be named to stop z3 from flattening guard chains (`encode_dag`);
-`Encoder.logic` picks the z3 logic. All terms live in z3's main context.
+(`Encoder.value_of`); `Encoder.logic` picks the z3 logic. All terms live in z3's main context.
 
-`CPGSystem` (`smt.cpg_system`) builds the cutpoint graph's transition system on top of this.
+This module is only about what one expression means. Statements and control flow (the SSA encoding of DAGs
+of CFA edges) are in `smt.dag`, the cutpoint graph's transition system in `smt.cpg_system`; both build
+their terms through an `Encoder`, which is why it also hands out fresh names (`fresh_name`).
 """
 from __future__ import annotations
 
-from collections import ChainMap
-from dataclasses import dataclass, field
-from typing import Callable, Hashable, Iterable, Mapping, Sequence
+from typing import Iterable, Mapping
 
 import z3
 
 from looprover.errors import UnsupportedError
-from looprover.program.cfa import Assert, Assign, Assume, Edge, Havoc, Program
+from looprover.program.cfa import Program
 from looprover.program.expr import (
     And, ArrayType, Binary, BoolConst, BoolType, Cast, Compare, ConstArray, Expr, IntConst, IntType, Ite, Not,
-    Or, Select, Store, Type, Unary, Var, not_, walk,
+    Or, Select, Store, Type, Unary, Var, walk,
 )
 from looprover.program.interp import Evaluator, UndefinedBehavior
-from looprover.smt.solver import Solver, check_deadline
-from looprover.smt.terms import FALSE, TRUE, is_false, is_val, mk_and, mk_ite, mk_not, mk_or
+from looprover.smt.solver import Solver
+from looprover.smt.terms import FALSE, TRUE, is_val, mk_and, mk_ite, mk_not, mk_or
 
 
 # ------------------------------------------------------------------------------------------ helpers
-def _complementary(c: Expr, d: Expr) -> bool:
-    """Syntactically exclusive and exhaustive branch conditions."""
-    if c == not_(d) or d == not_(c):
-        return True
-    if isinstance(c, Compare) and isinstance(d, Compare) and c.lhs == d.lhs and c.rhs == d.rhs:
-        return {c.op, d.op} in ({"<", ">="}, {"<=", ">"}, {"==", "!="})
-    return False
-
-
 def _srange(e: Expr) -> tuple[int, int] | None:
     """Static value range: constants, and the type range of any bounded expression (exact for unsigned;
     for signed it holds on executions without signed overflow, the only ones integer mode is exact on)."""
@@ -68,95 +51,9 @@ def _srange(e: Expr) -> tuple[int, int] | None:
     return None
 
 
-# ------------------------------------------------------------------------------------------ DAG data
-@dataclass
-class EdgeEnc:
-    """One CFA edge inside an encoded DAG: `taken` = source reached, edge chosen, all its assumes/asserts hold.
-
-    Values in `env`/`written` are z3 terms or Python constants (folded); `Encoder.term(v, type)` converts.
-    """
-    node: Hashable
-    edge: Edge
-    dst: Hashable
-    taken: z3.BoolRef
-    env: Mapping[str, z3.ExprRef]                 # values after the edge (all variables)
-    written: dict[str, z3.ExprRef]                # values of the variables the edge wrote
-    havocs: list[tuple[Var, z3.ExprRef]]          # fresh constants of its Havoc statements, in order
-    cells: list[tuple[str, z3.ExprRef, z3.ExprRef]] = field(default_factory=list)  # array writes (name, i, v)
-
-
-@dataclass
-class Violation:
-    """Assertion `stmt` (index `index` in `edge`) fails: `cond` = reached and the condition is false."""
-    node: Hashable
-    edge: Edge
-    index: int
-    stmt: Assert
-    cond: z3.BoolRef
-    env: Mapping[str, z3.ExprRef]
-    written: dict[str, z3.ExprRef]
-    havocs: list[tuple[Var, z3.ExprRef]]
-    cells: list[tuple[str, z3.ExprRef, z3.ExprRef]] = field(default_factory=list)
-
-
-@dataclass
-class DagSpec:
-    """A DAG of CFA edges over arbitrary hashable nodes (a fragment, or a BMC unrolling).
-
-    `order` is topological with `entry` first; `succ[n]` lists (edge, successor) pairs; nodes without `succ`
-    entries are sinks. `want_env` are the sinks whose merged values are needed (e.g. the next state).
-    """
-    entry: Hashable
-    order: Sequence[Hashable]
-    succ: Mapping[Hashable, Sequence[tuple[Edge, Hashable]]]
-    want_env: frozenset = frozenset()
-
-
-@dataclass
-class DagEncoding:
-    spec: DagSpec
-    guards: dict[Hashable, z3.BoolRef]
-    envs: dict[Hashable, Mapping[str, z3.ExprRef]]
-    out: dict[Hashable, list[EdgeEnc]]
-    incoming: dict[Hashable, list[EdgeEnc]]
-    violations: list[Violation]
-    side: list[z3.BoolRef]                        # range constraints of fresh constants, definitions
-    aux: list[z3.ExprRef]                         # fresh constants (havoc values, choices, join values)
-
-    def guard(self, node: Hashable) -> z3.BoolRef:
-        return self.guards.get(node, FALSE)
-
-    def error(self) -> z3.BoolRef:
-        """Some assertion on some path fails."""
-        return mk_or(*(v.cond for v in self.violations))
-
-    def path(self, value: Callable[[z3.ExprRef], z3.ExprRef]
-             ) -> tuple[list[EdgeEnc], Violation | None, Hashable]:
-        """The unique active path in a model (`value` evaluates a term in it): the edges taken, the violation
-        that ends it (if any), and the last node."""
-        viol_at: dict[Hashable, list[Violation]] = {}
-        for v in self.violations:
-            viol_at.setdefault(v.node, []).append(v)
-        node = self.spec.entry
-        steps: list[EdgeEnc] = []
-        while True:
-            nxt = None
-            for v in viol_at.get(node, []):
-                if z3.is_true(value(v.cond)):
-                    return steps, v, node
-            for ee in self.out.get(node, []):
-                if z3.is_true(value(ee.taken)):
-                    nxt = ee
-                    break
-            if nxt is None:
-                return steps, None, node
-            steps.append(nxt)
-            node = nxt.dst
-
-
 # ------------------------------------------------------------------------------------------ encoder
 class Encoder:
-    """Expressions and statements of one program to z3, in integer or bit-vector semantics.
+    """Expressions of one program to z3, in integer or bit-vector semantics (statements: `smt.dag`).
 
     `prefix` keeps the fresh constants of independent encodings (e.g. CPG regions) apart.
     """
@@ -211,9 +108,14 @@ class Encoder:
     def const(self, name: str, t: Type) -> z3.ExprRef:
         return z3.Const(name, self.sort(t))
 
-    def fresh(self, base: str, t: Type) -> z3.ExprRef:
+    def fresh_name(self, base: str, tag: str = "") -> str:
+        """A new name `<prefix><base>!<tag><n>`: one counter numbers all fresh constants of this encoder
+        (havoc values, and the guard, choice and join constants of `smt.dag`)."""
         self._counter += 1
-        return z3.Const(f"{self.prefix}{base}!{self._counter}", self.sort(t))
+        return f"{self.prefix}{base}!{tag}{self._counter}"
+
+    def fresh(self, base: str, t: Type) -> z3.ExprRef:
+        return z3.Const(self.fresh_name(base), self.sort(t))
 
     def value(self, v: int | bool, t: Type) -> z3.ExprRef:
         """A Python value of an IR scalar type as a z3 literal (cached: numerals are built often)."""
@@ -570,198 +472,3 @@ class Encoder:
             env[v.name] = c
             side += self.in_range(c, v.type)
         return env, side
-
-    # ---------------------------------------------------------------- DAGs
-    def encode_dag(self, spec: DagSpec, env0: Mapping[str, z3.ExprRef], join_consts: bool = False,
-                   name_guards: bool = False) -> DagEncoding:
-        """SSA-encode a DAG of CFA edges from `spec.entry` with entry values `env0` (all variables).
-
-        `name_guards=True` gives every node's guard a name (`g == Or(in-edges)`). Why: z3's simplifier
-        flattens nested `And`s, which destroys the sharing of a guard chain along a path; a 2048-fold
-        unrolling of a 3-variable loop became 4.2M expressions, and z3 overran its timeout by 4 s while
-        preprocessing them. Named guards keep it linear and were as fast or faster on every unrolling we
-        measured (e.g. 1024-fold: 0.99 s vs. timeout). Naming values too (at loop heads) was much slower
-        (3.0 s vs 0.16 s at 256): the arithmetic simplifier folds `i-1-1-1` chains, names block that.
-        `join_consts=True` names merged values at every join (measured: no gain; kept for experiments).
-        """
-        enc = DagEncoding(spec, {spec.entry: TRUE}, {spec.entry: env0}, {}, {}, [], [], [])
-        for count, node in enumerate(spec.order):
-            if count % 256 == 255:
-                check_deadline(self.deadline)
-            self._visit(enc, node, spec.succ.get(node), node in spec.want_env, join_consts, name_guards)
-        return enc
-
-    def encode_lazy(self, entry: Hashable, env0: Mapping[str, z3.ExprRef],
-                    key: Callable[[Hashable], tuple], successors: Callable[[Hashable], Sequence[tuple[Edge, Hashable]]],
-                    name_guards: bool = False) -> DagEncoding:
-        """`encode_dag` for a DAG given implicitly, explored from `entry` in increasing `key` order (which
-        must be topological: every edge goes to a larger key). A successor is only expanded when some edge
-        into it is not constant-false after folding, so infeasible parts of an unrolling (loop counters
-        past their constant bound) are never built: the symbolic-execution pruning of CBMC."""
-        import heapq
-        spec = DagSpec(entry, [], {})
-        enc = DagEncoding(spec, {entry: TRUE}, {entry: env0}, {}, {}, [], [], [])
-        heap: list = [(key(entry), 0, entry)]
-        queued = {entry}
-        tie = 0
-        order: list[Hashable] = []
-        succ: dict[Hashable, Sequence[tuple[Edge, Hashable]]] = {}
-        while heap:
-            if tie % 256 == 255 or len(order) % 256 == 255:
-                check_deadline(self.deadline)
-            _, _, node = heapq.heappop(heap)
-            outs = successors(node)
-            ees = self._visit(enc, node, outs, False, False, name_guards)
-            if ees is None:
-                continue
-            order.append(node)
-            if outs:
-                succ[node] = outs
-            for ee in ees:
-                if not is_false(ee.taken) and ee.dst not in queued:
-                    queued.add(ee.dst)
-                    tie += 1
-                    heapq.heappush(heap, (key(ee.dst), tie, ee.dst))
-        spec.order, spec.succ = order, succ
-        return enc
-
-    def _visit(self, enc: DagEncoding, node: Hashable, outs: Sequence[tuple[Edge, Hashable]] | None,
-               want_env: bool, join_consts: bool, name_guards: bool) -> list[EdgeEnc] | None:
-        """Guard and merged values of `node` from its (already encoded) in-edges, then its out-edges.
-        None if the node is unreachable."""
-        if node != enc.spec.entry:
-            ins = [ee for ee in enc.incoming.get(node, ()) if not is_false(ee.taken)]
-            if not ins:
-                return None
-            g = mk_or(*(ee.taken for ee in ins))
-            if name_guards and z3.Z3_get_app_num_args(g.ctx_ref(), g.ast) > 0:
-                self._counter += 1
-                gc = z3.Bool(f"{self.prefix}g!{self._counter}")
-                enc.aux.append(gc)
-                enc.side.append(gc == g)
-                g = gc
-            enc.guards[node] = g
-            if outs or want_env:
-                enc.envs[node] = self._merge(ins, enc, join_consts)
-        if not outs:
-            return []
-        g = enc.guards[node]
-        env = enc.envs[node]
-        sels = self._selectors(outs, enc)
-        result: list[EdgeEnc] = []
-        for (edge, dst), sel in zip(outs, sels):
-            ee = self._edge(node, edge, dst, env, mk_and(g, sel), enc)
-            enc.out.setdefault(node, []).append(ee)
-            enc.incoming.setdefault(dst, []).append(ee)
-            result.append(ee)
-        return result
-
-    def _selectors(self, outs: Sequence[tuple[Edge, Hashable]], enc: DagEncoding) -> list[z3.BoolRef]:
-        k = len(outs)
-        if k == 1:
-            return [TRUE]
-        if k == 2:
-            s1, s2 = outs[0][0].stmts, outs[1][0].stmts
-            if (s1 and s2 and isinstance(s1[0], Assume) and isinstance(s2[0], Assume)
-                    and _complementary(s1[0].cond, s2[0].cond)):
-                return [TRUE, TRUE]
-        sels: list[z3.BoolRef] = []
-        prefix: list[z3.BoolRef] = []
-        for i in range(k - 1):
-            self._counter += 1
-            c = z3.Bool(f"{self.prefix}ch!{self._counter}")
-            enc.aux.append(c)
-            sels.append(mk_and(*prefix, c))
-            prefix.append(z3.Not(c))
-        sels.append(mk_and(*prefix))
-        return sels
-
-    def _edge(self, node, edge: Edge, dst, env: Mapping[str, z3.ExprRef], pre: z3.BoolRef,
-              enc: DagEncoding) -> EdgeEnc:
-        written: dict[str, z3.ExprRef] = {}
-        havocs: list[tuple[Var, z3.ExprRef]] = []
-        cells: list[tuple[str, z3.ExprRef, z3.ExprRef]] = []
-        conds = [pre]
-        blocked = is_false(pre)
-        types = self.var_types
-        for idx, st in enumerate(edge.stmts):
-            if blocked:
-                break
-            view = ChainMap(written, env) if written else env
-            if isinstance(st, Assign):
-                rhs = st.rhs
-                if isinstance(rhs, Store) and rhs.array == st.lhs:
-                    at = st.lhs.type
-                    i = self.term(self.value_of(rhs.index, view), at.index)
-                    v = self.term(self.value_of(rhs.value, view), at.elem)
-                    written[st.lhs.name] = z3.Store(view[st.lhs.name], i, v)
-                    cells.append((st.lhs.name, i, v))
-                else:
-                    written[st.lhs.name] = self.value_of(rhs, view)
-            elif isinstance(st, Havoc):
-                for v in st.vars:
-                    c = self.fresh(v.name, v.type)
-                    enc.aux.append(c)
-                    enc.side.extend(self.in_range(c, v.type))
-                    written[v.name] = c
-                    havocs.append((v, c))
-            elif isinstance(st, Assume):
-                c = self.value_of(st.cond, view)
-                if isinstance(c, bool):
-                    blocked = not c
-                else:
-                    conds.append(c)
-                    blocked = is_false(c)
-            elif isinstance(st, Assert):
-                c = self.value_of(st.cond, view)
-                if isinstance(c, bool):
-                    c = TRUE if c else FALSE
-                viol = mk_and(*conds, mk_not(c))
-                if not is_false(viol):
-                    enc.violations.append(Violation(node, edge, idx, st, viol, ChainMap(dict(written), env),
-                                                    dict(written), list(havocs), list(cells)))
-                conds.append(c)
-                blocked = is_false(c)
-            else:
-                raise UnsupportedError(f"statement {type(st).__name__}")
-        taken = FALSE if blocked else mk_and(*conds)
-        post = env if not written else {**env, **written}
-        return EdgeEnc(node, edge, dst, taken, post, written, havocs, cells)
-
-    def _merge(self, ins: list[EdgeEnc], enc: DagEncoding, join_consts: bool) -> Mapping[str, object]:
-        if len(ins) == 1:
-            return ins[0].env
-        first = ins[0].env
-        merged: dict[str, object] = {}
-        for name, t0 in first.items():
-            terms = [t0]
-            same = True
-            for ee in ins[1:]:
-                t = ee.env[name]
-                terms.append(t)
-                if same and not _same_value(t, t0):
-                    same = False
-            if same:
-                merged[name] = t0
-                continue
-            ty = self.var_types[name]
-            r = self.term(terms[-1], ty)
-            for ee, t in zip(reversed(ins[:-1]), reversed(terms[:-1])):
-                r = mk_ite(ee.taken, self.term(t, ty), r)
-            if join_consts:
-                self._counter += 1
-                c = z3.Const(f"{self.prefix}{name}!j{self._counter}", r.sort())
-                enc.aux.append(c)
-                enc.side.append(c == r)
-                r = c
-            merged[name] = r
-        return merged
-
-
-def _same_value(a, b) -> bool:
-    if a is b:
-        return True
-    za, zb = isinstance(a, z3.ExprRef), isinstance(b, z3.ExprRef)
-    if za and zb:
-        return a.ast.value == b.ast.value
-    return not za and not zb and a == b

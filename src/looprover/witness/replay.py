@@ -21,7 +21,8 @@ import z3
 from looprover.program.cfa import Assert, Assign, Assume, Havoc, Program
 from looprover.program.expr import ArrayType, BoolType, IntType, Store, Type, Var
 from looprover.program.interp import ArrayValue, Evaluator, UndefinedBehavior, default_value
-from looprover.smt.encode import EdgeEnc, Encoder, Violation
+from looprover.smt.dag import EdgeEnc, Violation
+from looprover.smt.encode import Encoder
 from looprover.verdict import Counterexample, TraceStep
 
 
