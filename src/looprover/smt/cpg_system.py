@@ -1,9 +1,10 @@
 """The transition system of a program's cutpoint graph (`CPGSystem`): pc + all program variables.
 
-k-induction, TPA and the multi-loop engine work on transition systems, not on CFAs. This module is the one
-place that builds such a system from a cutpoint graph (each fragment SSA-encoded as a DAG, `encode_dag`), and
-the one that maps a model of an unrolling back to CFA paths (`CPGSystem.step_path`, used by witness replay).
-It is kept apart from the expression and DAG encodings, which know nothing about cutpoints or a pc.
+k-induction, TPA and the multi-loop engine work on transition systems, not on CFAs. `CPGSystem` builds the
+pc-encoded system of a cutpoint graph (each fragment SSA-encoded as a DAG, `encode_dag`), offers per-CPG-edge
+formulas (`edge_formula`, from which `tpa.program_ts` and the multi-loop engine build their own systems), and
+maps a model of an unrolling back to CFA paths (`step_path`, used by witness replay). It is kept apart from
+the expression and DAG encodings, which know nothing about cutpoints or a pc.
 """
 from __future__ import annotations
 

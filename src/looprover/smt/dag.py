@@ -7,11 +7,11 @@ Each node gets a reachability guard, each edge a `taken` condition, and values a
 a merge would silently prefer one of two enabled nondeterministic branches and lose the executions of the
 other (a wrong TRUE). Uniqueness also makes trace extraction a simple walk (`DagEncoding.path`).
 
-Statements and expressions are encoded by an `Encoder` (`smt.encode`), whose SSA environments keep constants
-as Python values; node guards can be named to stop z3 from flattening guard chains (`encode_dag`). This is
-kept apart from the expression encoder because it is about control flow (guards, joins, path choice), which
-the CPG transition system, BMC and trace replay build on, while `Encoder` is only about the semantics of
-one expression.
+The statements of each edge are encoded here, their expressions by an `Encoder` (`smt.encode`); SSA
+environments keep constants as Python values. Node guards can be named to stop z3 from flattening guard
+chains (`encode_dag`). This is kept apart from the expression encoder because it is about control flow
+(guards, joins, path choice), which the CPG transition system, BMC and trace replay build on, while
+`Encoder` is only about the semantics of one expression.
 """
 from __future__ import annotations
 
