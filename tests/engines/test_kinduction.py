@@ -86,7 +86,7 @@ def test_simple_path_option_still_sound():
 def test_houdini_keeps_only_inductive_candidates():
     from looprover.program.cpg import build_cpg
     from looprover.program.expr import I32, cmp, const
-    from looprover.smt.encode import CPGSystem
+    from looprover.smt.cpg_system import CPGSystem
     prog = ec.even_counter(7)
     cpg = build_cpg(prog)
     sysm = CPGSystem(cpg)

@@ -11,7 +11,9 @@ from looprover.program.expr import (
     Var, cmp, const,
 )
 from looprover.program.interp import Evaluator, UndefinedBehavior
-from looprover.smt.encode import CPGSystem, DagSpec, Encoder
+from looprover.smt.cpg_system import CPGSystem
+from looprover.smt.dag import DagSpec, encode_dag
+from looprover.smt.encode import Encoder
 
 from progdsl import Prog, add, c, eq, ne
 
@@ -147,7 +149,7 @@ def test_dag_keeps_both_nondeterministic_branches():
     succ = {l: [(e, e.dst) for e in prog.out_edges(l)] for l in prog.locations if l != prog.exit}
     order = list(prog.locations)  # the builder numbers locations in a topological order here
     env0, side = enc.initial_env(prog.all_vars)
-    dag = enc.encode_dag(DagSpec(prog.init, order, succ), env0)
+    dag = encode_dag(enc, DagSpec(prog.init, order, succ), env0)
     s = z3.Solver()
     s.add(*side, *dag.side, dag.error())
     assert s.check() == z3.sat

@@ -12,7 +12,7 @@ from looprover.deadline import Deadline
 from looprover.engines import verify
 from looprover.frontend.c import load_c_program
 from looprover.program.cpg import build_cpg
-from looprover.smt.encode import CPGSystem
+from looprover.smt.cpg_system import CPGSystem
 from looprover.smt.nowrap import split_wraps
 from looprover.tpa.program_ts import single_loop_system
 from looprover.verdict import Status

@@ -20,7 +20,7 @@ iterations, a triangular nest of 30):
     gain in-edges), so push/pop only keeps stale lemmas. Fresh solver per bound; inside one bound the two
     queries share it through assumption literals.
   * `If` terms vs fresh constants at joins (`join_consts`): 2.8/3.7 s, 2.6/9.1 s, 23/33 s: terms.
-  * named node guards (`name_guards`): required, see `Encoder.encode_dag` (1024-fold unrolling: 1 s vs
+  * named node guards (`name_guards`): required, see `smt.dag.encode_dag` (1024-fold unrolling: 1 s vs
     timeout, and no timeout overrun);
   * the logic hint (`Encoder.logic`): QF_AUFLIA 0.01 s vs 0.3-0.6 s (default) on the nest, 2.4-4.9 s vs
     3.1-15 s on the accumulator; QF_BV honours timeouts where the default overran by 5 s.
@@ -37,7 +37,8 @@ from looprover.deadline import Deadline
 from looprover.engines.base import Engine, Run, Task
 from looprover.program.cfa import Assert, Edge, Program
 from looprover.program.loops import LoopForest, analyze_loops
-from looprover.smt.encode import DagEncoding, Encoder
+from looprover.smt.dag import DagEncoding, encode_lazy
+from looprover.smt.encode import Encoder
 from looprover.smt.solver import Solver
 from looprover.verdict import Verdict
 from looprover.witness.replay import TraceBuilder, validate
@@ -53,7 +54,7 @@ class Unwinding:
     containing loc, with rpo the reverse postorder of the CFA without back edges. A back edge increases
     some c_i, entering a loop or a forward edge increases an rpo at the first position that changes, and
     leaving loops goes to a location later in the rpo than the left loop's header. So every edge increases
-    the key, and a priority queue on it visits each node after all its predecessors (`Encoder.encode_lazy`).
+    the key, and a priority queue on it visits each node after all its predecessors (`smt.dag.encode_lazy`).
 
     Edges that cannot lead to an assertion or to a loop head (so not to LIMIT either) are left out.
     """
@@ -170,7 +171,7 @@ def check_bound(program: Program, forest: LoopForest, k: int, bitvector: bool, d
     unw = Unwinding(program, forest, k)
     enc = Encoder(program, bitvector, deadline=deadline)
     env0, side = enc.initial_env(program.all_vars)
-    dag = enc.encode_lazy(unw.entry, env0, unw.key, unw.successors, name_guards=True)
+    dag = encode_lazy(enc, unw.entry, env0, unw.key, unw.successors, name_guards=True)
     nodes = len(dag.spec.order)
     own = solver is None
     s = enc.solver(deadline) if own else solver

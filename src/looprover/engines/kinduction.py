@@ -37,7 +37,8 @@ from looprover.program.expr import (
     BoolConst, BoolType, Expr, IntConst, IntType, Var, binary, cmp, const, walk,
 )
 from looprover.program.interp import ArrayValue, Evaluator, Oracle, UndefinedBehavior, commit, try_edge
-from looprover.smt.encode import CPGSystem, mk_and
+from looprover.smt.cpg_system import CPGSystem
+from looprover.smt.terms import mk_and
 from looprover.verdict import Verdict
 from looprover.witness.replay import cpg_trace, validate
 

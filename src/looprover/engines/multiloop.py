@@ -26,7 +26,8 @@ import z3
 from looprover.engines.base import Engine, Run, Task, run_engine
 from looprover.program.cfa import Program
 from looprover.program.cpg import ERROR, CutpointGraph, build_cpg
-from looprover.smt.encode import CPGSystem, mk_and
+from looprover.smt.cpg_system import CPGSystem
+from looprover.smt.terms import mk_and
 from looprover.tpa import TPAOptions, TPAStatus
 from looprover.tpa.network import Bridge, Network, NetworkResult, NetworkTPA, check_proof
 from looprover.transforms.classify import liveness

@@ -23,7 +23,7 @@ import z3
 from looprover.engines.base import Engine, Run, Task
 from looprover.program.cfa import Program
 from looprover.program.cpg import build_cpg
-from looprover.smt.encode import CPGSystem
+from looprover.smt.cpg_system import CPGSystem
 from looprover.tpa import TPAOptions, TPAStatus
 from looprover.tpa.loop_solver import LoopSolver
 from looprover.tpa.program_ts import single_loop_system

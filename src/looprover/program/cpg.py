@@ -8,7 +8,7 @@ through u's fragment ending at v; `u -> ERROR` for all paths through u's fragmen
 
 The fragment is kept as CFA edges (not as a formula) so that the encoder can build ite-merged transition
 formulas, and so that a counterexample can name the CFA edges it took. Engines built on the CPG: k-induction
-(through `smt.encode.CPGSystem`), TPA and the multi-loop engine (one node per loop).
+(through `smt.cpg_system.CPGSystem`), TPA and the multi-loop engine (one node per loop).
 
     cpg = build_cpg(program)
     for e in cpg.out_edges(cpg.init): ... e.dst, e.edges, e.asserts

@@ -1,4 +1,4 @@
-"""IR -> z3: expressions, SSA encoding of loop-free DAGs of CFA edges, and the CPG transition system.
+"""IR expressions -> z3 terms (`Encoder`): sorts, constants, values, and the C semantics of each operator.
 
 Two semantics (`bitvector=False` is the default):
 
@@ -7,121 +7,38 @@ Two semantics (`bitvector=False` is the default):
   on executions without it: that is the guarantee of a TRUE in this mode); casts wrap like `IntType.wrap`;
   `/` and `%` truncate like C (z3's div/mod are Euclidean, so signs are fixed up); bitwise operators use
   exact arithmetic identities where they exist (masks `2^k-1` as `mod`, constant shifts as `*`/`div`,
-  other shifts as a case split over the w amounts) and an `int2bv`/`bv2int` round trip otherwise. Fresh values (havoc, initial state) get range constraints; array
-  reads of bounded element types are normalised with the exact wrap, because a havocked array is an
-  unconstrained Int->Int map.
+  other shifts as a case split over the w amounts) and an `int2bv`/`bv2int` round trip otherwise. Fresh
+  values (havoc, initial state) get range constraints; array reads of bounded element types are normalised
+  with the exact wrap, because a havocked array is an unconstrained Int->Int map.
 * bit-vector mode: each bounded type is a bit-vector of its width (two's complement, signed overflow wraps,
   as gcc does); mathematical integers (`MATH_INT`) stay Int.
 
-DAG encoding (`Encoder.encode_dag`): each node gets a reachability guard, each edge a `taken` condition, and
-values are merged at joins with `If(taken_1, v_1, If(taken_2, v_2, ...))`. Branching on *terms* is what keeps
-z3 fast (stack.md: 0.03 s vs 21 s against `If(c, And(x1==..), And(..))`). Nodes with several out-edges that are
-not syntactically exclusive (`assume c` / `assume !c`) get fresh choice booleans, so that at most one path is
-active in a model: otherwise a merge would silently prefer one of two enabled nondeterministic branches and
-lose the executions of the other (a wrong TRUE). Uniqueness also makes trace extraction a simple walk.
-
 Constants stay Python values in SSA environments and are evaluated with the interpreter's `Evaluator`
-(`Encoder.value_of`); node guards can be named to stop z3 from flattening guard chains (`encode_dag`);
-`Encoder.logic` picks the z3 logic. All terms live in z3's main context.
+(`Encoder.value_of`); `Encoder.logic` picks the z3 logic. All terms live in z3's main context.
 
-`CPGSystem` turns a cutpoint graph into a `TransitionSystem` (pc + all program variables).
+This module is only about what one expression means. Statements and control flow (the SSA encoding of DAGs
+of CFA edges) are in `smt.dag`, the cutpoint graph's transition system in `smt.cpg_system`; both build
+their terms through an `Encoder`, which is why it also hands out fresh names (`fresh_name`).
 """
 from __future__ import annotations
 
-from collections import ChainMap
-from dataclasses import dataclass, field
-from typing import Callable, Hashable, Iterable, Mapping, Sequence
+from typing import Iterable, Mapping
 
 import z3
 
+from looprover.deadline import Deadline
 from looprover.errors import UnsupportedError
-from looprover.program.cfa import Assert, Assign, Assume, Edge, Havoc, Program
-from looprover.program.cpg import ERROR, CPGEdge, CutpointGraph
+from looprover.program.cfa import Program
 from looprover.program.expr import (
     And, ArrayType, Binary, BoolConst, BoolType, Cast, Compare, ConstArray, Expr, IntConst, IntType, Ite, Not,
-    Or, Select, Store, Type, Unary, Var, not_, walk,
+    Or, Select, Store, Type, Unary, Var, walk,
 )
 from looprover.program.interp import Evaluator, UndefinedBehavior
-from looprover.smt.solver import Solver, check_deadline
-from looprover.smt.ts import TransitionSystem
-
-TRUE = z3.BoolVal(True)
-FALSE = z3.BoolVal(False)
-
-# Python-side checks on z3 terms cost several C calls each through the z3 wrapper; on big unrollings they
-# dominated encoding time. Terms are hash-consed, so literal true/false are recognised by AST pointer.
-_TRUE_P = TRUE.ast.value
-_FALSE_P = FALSE.ast.value
-
-
-def _is_false(t: z3.ExprRef) -> bool:
-    return t.ast.value == _FALSE_P
-
-
-def _same(a: z3.ExprRef, b: z3.ExprRef) -> bool:
-    return a is b or a.ast.value == b.ast.value
+from looprover.smt.solver import Solver
+from looprover.smt.terms import FALSE, TRUE, is_val, mk_and, mk_ite, mk_not, mk_or
 
 
 # ------------------------------------------------------------------------------------------ helpers
-def _is_val(t: z3.ExprRef) -> bool:
-    p = t.ast.value
-    return p == _TRUE_P or p == _FALSE_P or z3.Z3_is_numeral_ast(t.ctx_ref(), t.ast)
-
-
-def mk_and(*args: z3.BoolRef) -> z3.BoolRef:
-    """Conjunction with constant folding (keeps guards small; folds whole unrolled paths away)."""
-    out = []
-    for a in args:
-        p = a.ast.value
-        if p == _FALSE_P:
-            return FALSE
-        if p != _TRUE_P:
-            out.append(a)
-    if not out:
-        return TRUE
-    return out[0] if len(out) == 1 else z3.And(*out)
-
-
-def mk_or(*args: z3.BoolRef) -> z3.BoolRef:
-    out = []
-    for a in args:
-        p = a.ast.value
-        if p == _TRUE_P:
-            return TRUE
-        if p != _FALSE_P:
-            out.append(a)
-    if not out:
-        return FALSE
-    return out[0] if len(out) == 1 else z3.Or(*out)
-
-
-def mk_not(a: z3.BoolRef) -> z3.BoolRef:
-    p = a.ast.value
-    if p == _TRUE_P:
-        return FALSE
-    if p == _FALSE_P:
-        return TRUE
-    return z3.Not(a)
-
-
-def mk_ite(c: z3.BoolRef, a: z3.ExprRef, b: z3.ExprRef) -> z3.ExprRef:
-    p = c.ast.value
-    if p == _TRUE_P or _same(a, b):
-        return a
-    if p == _FALSE_P:
-        return b
-    return z3.If(c, a, b)
-
-
-def _complementary(c: Expr, d: Expr) -> bool:
-    """Syntactically exclusive and exhaustive branch conditions."""
-    if c == not_(d) or d == not_(c):
-        return True
-    if isinstance(c, Compare) and isinstance(d, Compare) and c.lhs == d.lhs and c.rhs == d.rhs:
-        return {c.op, d.op} in ({"<", ">="}, {"<=", ">"}, {"==", "!="})
-    return False
-
-
 def _srange(e: Expr) -> tuple[int, int] | None:
     """Static value range: constants, and the type range of any bounded expression (exact for unsigned;
     for signed it holds on executions without signed overflow, the only ones integer mode is exact on)."""
@@ -135,101 +52,15 @@ def _srange(e: Expr) -> tuple[int, int] | None:
     return None
 
 
-# ------------------------------------------------------------------------------------------ DAG data
-@dataclass
-class EdgeEnc:
-    """One CFA edge inside an encoded DAG: `taken` = source reached, edge chosen, all its assumes/asserts hold.
-
-    Values in `env`/`written` are z3 terms or Python constants (folded); `Encoder.term(v, type)` converts.
-    """
-    node: Hashable
-    edge: Edge
-    dst: Hashable
-    taken: z3.BoolRef
-    env: Mapping[str, z3.ExprRef]                 # values after the edge (all variables)
-    written: dict[str, z3.ExprRef]                # values of the variables the edge wrote
-    havocs: list[tuple[Var, z3.ExprRef]]          # fresh constants of its Havoc statements, in order
-    cells: list[tuple[str, z3.ExprRef, z3.ExprRef]] = field(default_factory=list)  # array writes (name, i, v)
-
-
-@dataclass
-class Violation:
-    """Assertion `stmt` (index `index` in `edge`) fails: `cond` = reached and the condition is false."""
-    node: Hashable
-    edge: Edge
-    index: int
-    stmt: Assert
-    cond: z3.BoolRef
-    env: Mapping[str, z3.ExprRef]
-    written: dict[str, z3.ExprRef]
-    havocs: list[tuple[Var, z3.ExprRef]]
-    cells: list[tuple[str, z3.ExprRef, z3.ExprRef]] = field(default_factory=list)
-
-
-@dataclass
-class DagSpec:
-    """A DAG of CFA edges over arbitrary hashable nodes (a fragment, or a BMC unrolling).
-
-    `order` is topological with `entry` first; `succ[n]` lists (edge, successor) pairs; nodes without `succ`
-    entries are sinks. `want_env` are the sinks whose merged values are needed (e.g. the next state).
-    """
-    entry: Hashable
-    order: Sequence[Hashable]
-    succ: Mapping[Hashable, Sequence[tuple[Edge, Hashable]]]
-    want_env: frozenset = frozenset()
-
-
-@dataclass
-class DagEncoding:
-    spec: DagSpec
-    guards: dict[Hashable, z3.BoolRef]
-    envs: dict[Hashable, Mapping[str, z3.ExprRef]]
-    out: dict[Hashable, list[EdgeEnc]]
-    incoming: dict[Hashable, list[EdgeEnc]]
-    violations: list[Violation]
-    side: list[z3.BoolRef]                        # range constraints of fresh constants, definitions
-    aux: list[z3.ExprRef]                         # fresh constants (havoc values, choices, join values)
-
-    def guard(self, node: Hashable) -> z3.BoolRef:
-        return self.guards.get(node, FALSE)
-
-    def error(self) -> z3.BoolRef:
-        """Some assertion on some path fails."""
-        return mk_or(*(v.cond for v in self.violations))
-
-    def path(self, value: Callable[[z3.ExprRef], z3.ExprRef]
-             ) -> tuple[list[EdgeEnc], Violation | None, Hashable]:
-        """The unique active path in a model (`value` evaluates a term in it): the edges taken, the violation
-        that ends it (if any), and the last node."""
-        viol_at: dict[Hashable, list[Violation]] = {}
-        for v in self.violations:
-            viol_at.setdefault(v.node, []).append(v)
-        node = self.spec.entry
-        steps: list[EdgeEnc] = []
-        while True:
-            nxt = None
-            for v in viol_at.get(node, []):
-                if z3.is_true(value(v.cond)):
-                    return steps, v, node
-            for ee in self.out.get(node, []):
-                if z3.is_true(value(ee.taken)):
-                    nxt = ee
-                    break
-            if nxt is None:
-                return steps, None, node
-            steps.append(nxt)
-            node = nxt.dst
-
-
 # ------------------------------------------------------------------------------------------ encoder
 class Encoder:
-    """Expressions and statements of one program to z3, in integer or bit-vector semantics.
+    """Expressions of one program to z3, in integer or bit-vector semantics (statements: `smt.dag`).
 
     `prefix` keeps the fresh constants of independent encodings (e.g. CPG regions) apart.
     """
 
     def __init__(self, program: Program | None = None, bitvector: bool = False, prefix: str = "",
-                 deadline: float | None = None):
+                 deadline: Deadline | None = None):
         self.program = program
         self.bv = bitvector
         self.prefix = prefix
@@ -257,7 +88,7 @@ class Encoder:
             return None if self.ints else "QF_BV"
         return "QF_AUFLIA"
 
-    def solver(self, deadline: float | None = None) -> Solver:
+    def solver(self, deadline: Deadline | None = None) -> Solver:
         logic = self.logic()
         return Solver(deadline, z3.SolverFor(logic) if logic else None)
 
@@ -278,9 +109,14 @@ class Encoder:
     def const(self, name: str, t: Type) -> z3.ExprRef:
         return z3.Const(name, self.sort(t))
 
-    def fresh(self, base: str, t: Type) -> z3.ExprRef:
+    def fresh_name(self, base: str, tag: str = "") -> str:
+        """A new name `<prefix><base>!<tag><n>`: one counter numbers all fresh constants of this encoder
+        (havoc values, and the guard, choice and join constants of `smt.dag`)."""
         self._counter += 1
-        return z3.Const(f"{self.prefix}{base}!{self._counter}", self.sort(t))
+        return f"{self.prefix}{base}!{tag}{self._counter}"
+
+    def fresh(self, base: str, t: Type) -> z3.ExprRef:
+        return z3.Const(self.fresh_name(base), self.sort(t))
 
     def value(self, v: int | bool, t: Type) -> z3.ExprRef:
         """A Python value of an IR scalar type as a z3 literal (cached: numerals are built often)."""
@@ -400,7 +236,7 @@ class Encoder:
             r = self._binary(n, k[0], k[1])
         else:
             raise TypeError(f"cannot encode {type(n).__name__}")
-        if all(_is_val(x) for x in k) and not _is_val(r):
+        if all(is_val(x) for x in k) and not is_val(r):
             r = z3.simplify(r)  # local constant folding; children are literals, so this is O(1)
         return r
 
@@ -637,369 +473,3 @@ class Encoder:
             env[v.name] = c
             side += self.in_range(c, v.type)
         return env, side
-
-    # ---------------------------------------------------------------- DAGs
-    def encode_dag(self, spec: DagSpec, env0: Mapping[str, z3.ExprRef], join_consts: bool = False,
-                   name_guards: bool = False) -> DagEncoding:
-        """SSA-encode a DAG of CFA edges from `spec.entry` with entry values `env0` (all variables).
-
-        `name_guards=True` gives every node's guard a name (`g == Or(in-edges)`). Why: z3's simplifier
-        flattens nested `And`s, which destroys the sharing of a guard chain along a path; a 2048-fold
-        unrolling of a 3-variable loop became 4.2M expressions, and z3 overran its timeout by 4 s while
-        preprocessing them. Named guards keep it linear and were as fast or faster on every unrolling we
-        measured (e.g. 1024-fold: 0.99 s vs. timeout). Naming values too (at loop heads) was much slower
-        (3.0 s vs 0.16 s at 256): the arithmetic simplifier folds `i-1-1-1` chains, names block that.
-        `join_consts=True` names merged values at every join (measured: no gain; kept for experiments).
-        """
-        enc = DagEncoding(spec, {spec.entry: TRUE}, {spec.entry: env0}, {}, {}, [], [], [])
-        for count, node in enumerate(spec.order):
-            if count % 256 == 255:
-                check_deadline(self.deadline)
-            self._visit(enc, node, spec.succ.get(node), node in spec.want_env, join_consts, name_guards)
-        return enc
-
-    def encode_lazy(self, entry: Hashable, env0: Mapping[str, z3.ExprRef],
-                    key: Callable[[Hashable], tuple], successors: Callable[[Hashable], Sequence[tuple[Edge, Hashable]]],
-                    name_guards: bool = False) -> DagEncoding:
-        """`encode_dag` for a DAG given implicitly, explored from `entry` in increasing `key` order (which
-        must be topological: every edge goes to a larger key). A successor is only expanded when some edge
-        into it is not constant-false after folding, so infeasible parts of an unrolling (loop counters
-        past their constant bound) are never built: the symbolic-execution pruning of CBMC."""
-        import heapq
-        spec = DagSpec(entry, [], {})
-        enc = DagEncoding(spec, {entry: TRUE}, {entry: env0}, {}, {}, [], [], [])
-        heap: list = [(key(entry), 0, entry)]
-        queued = {entry}
-        tie = 0
-        order: list[Hashable] = []
-        succ: dict[Hashable, Sequence[tuple[Edge, Hashable]]] = {}
-        while heap:
-            if tie % 256 == 255 or len(order) % 256 == 255:
-                check_deadline(self.deadline)
-            _, _, node = heapq.heappop(heap)
-            outs = successors(node)
-            ees = self._visit(enc, node, outs, False, False, name_guards)
-            if ees is None:
-                continue
-            order.append(node)
-            if outs:
-                succ[node] = outs
-            for ee in ees:
-                if not _is_false(ee.taken) and ee.dst not in queued:
-                    queued.add(ee.dst)
-                    tie += 1
-                    heapq.heappush(heap, (key(ee.dst), tie, ee.dst))
-        spec.order, spec.succ = order, succ
-        return enc
-
-    def _visit(self, enc: DagEncoding, node: Hashable, outs: Sequence[tuple[Edge, Hashable]] | None,
-               want_env: bool, join_consts: bool, name_guards: bool) -> list[EdgeEnc] | None:
-        """Guard and merged values of `node` from its (already encoded) in-edges, then its out-edges.
-        None if the node is unreachable."""
-        if node != enc.spec.entry:
-            ins = [ee for ee in enc.incoming.get(node, ()) if not _is_false(ee.taken)]
-            if not ins:
-                return None
-            g = mk_or(*(ee.taken for ee in ins))
-            if name_guards and z3.Z3_get_app_num_args(g.ctx_ref(), g.ast) > 0:
-                self._counter += 1
-                gc = z3.Bool(f"{self.prefix}g!{self._counter}")
-                enc.aux.append(gc)
-                enc.side.append(gc == g)
-                g = gc
-            enc.guards[node] = g
-            if outs or want_env:
-                enc.envs[node] = self._merge(ins, enc, join_consts)
-        if not outs:
-            return []
-        g = enc.guards[node]
-        env = enc.envs[node]
-        sels = self._selectors(outs, enc)
-        result: list[EdgeEnc] = []
-        for (edge, dst), sel in zip(outs, sels):
-            ee = self._edge(node, edge, dst, env, mk_and(g, sel), enc)
-            enc.out.setdefault(node, []).append(ee)
-            enc.incoming.setdefault(dst, []).append(ee)
-            result.append(ee)
-        return result
-
-    def _selectors(self, outs: Sequence[tuple[Edge, Hashable]], enc: DagEncoding) -> list[z3.BoolRef]:
-        k = len(outs)
-        if k == 1:
-            return [TRUE]
-        if k == 2:
-            s1, s2 = outs[0][0].stmts, outs[1][0].stmts
-            if (s1 and s2 and isinstance(s1[0], Assume) and isinstance(s2[0], Assume)
-                    and _complementary(s1[0].cond, s2[0].cond)):
-                return [TRUE, TRUE]
-        sels: list[z3.BoolRef] = []
-        prefix: list[z3.BoolRef] = []
-        for i in range(k - 1):
-            self._counter += 1
-            c = z3.Bool(f"{self.prefix}ch!{self._counter}")
-            enc.aux.append(c)
-            sels.append(mk_and(*prefix, c))
-            prefix.append(z3.Not(c))
-        sels.append(mk_and(*prefix))
-        return sels
-
-    def _edge(self, node, edge: Edge, dst, env: Mapping[str, z3.ExprRef], pre: z3.BoolRef,
-              enc: DagEncoding) -> EdgeEnc:
-        written: dict[str, z3.ExprRef] = {}
-        havocs: list[tuple[Var, z3.ExprRef]] = []
-        cells: list[tuple[str, z3.ExprRef, z3.ExprRef]] = []
-        conds = [pre]
-        blocked = _is_false(pre)
-        types = self.var_types
-        for idx, st in enumerate(edge.stmts):
-            if blocked:
-                break
-            view = ChainMap(written, env) if written else env
-            if isinstance(st, Assign):
-                rhs = st.rhs
-                if isinstance(rhs, Store) and rhs.array == st.lhs:
-                    at = st.lhs.type
-                    i = self.term(self.value_of(rhs.index, view), at.index)
-                    v = self.term(self.value_of(rhs.value, view), at.elem)
-                    written[st.lhs.name] = z3.Store(view[st.lhs.name], i, v)
-                    cells.append((st.lhs.name, i, v))
-                else:
-                    written[st.lhs.name] = self.value_of(rhs, view)
-            elif isinstance(st, Havoc):
-                for v in st.vars:
-                    c = self.fresh(v.name, v.type)
-                    enc.aux.append(c)
-                    enc.side.extend(self.in_range(c, v.type))
-                    written[v.name] = c
-                    havocs.append((v, c))
-            elif isinstance(st, Assume):
-                c = self.value_of(st.cond, view)
-                if isinstance(c, bool):
-                    blocked = not c
-                else:
-                    conds.append(c)
-                    blocked = _is_false(c)
-            elif isinstance(st, Assert):
-                c = self.value_of(st.cond, view)
-                if isinstance(c, bool):
-                    c = TRUE if c else FALSE
-                viol = mk_and(*conds, mk_not(c))
-                if not _is_false(viol):
-                    enc.violations.append(Violation(node, edge, idx, st, viol, ChainMap(dict(written), env),
-                                                    dict(written), list(havocs), list(cells)))
-                conds.append(c)
-                blocked = _is_false(c)
-            else:
-                raise UnsupportedError(f"statement {type(st).__name__}")
-        taken = FALSE if blocked else mk_and(*conds)
-        post = env if not written else {**env, **written}
-        return EdgeEnc(node, edge, dst, taken, post, written, havocs, cells)
-
-    def _merge(self, ins: list[EdgeEnc], enc: DagEncoding, join_consts: bool) -> Mapping[str, object]:
-        if len(ins) == 1:
-            return ins[0].env
-        first = ins[0].env
-        merged: dict[str, object] = {}
-        for name, t0 in first.items():
-            terms = [t0]
-            same = True
-            for ee in ins[1:]:
-                t = ee.env[name]
-                terms.append(t)
-                if same and not _same_value(t, t0):
-                    same = False
-            if same:
-                merged[name] = t0
-                continue
-            ty = self.var_types[name]
-            r = self.term(terms[-1], ty)
-            for ee, t in zip(reversed(ins[:-1]), reversed(terms[:-1])):
-                r = mk_ite(ee.taken, self.term(t, ty), r)
-            if join_consts:
-                self._counter += 1
-                c = z3.Const(f"{self.prefix}{name}!j{self._counter}", r.sort())
-                enc.aux.append(c)
-                enc.side.append(c == r)
-                r = c
-            merged[name] = r
-        return merged
-
-
-def _same_value(a, b) -> bool:
-    if a is b:
-        return True
-    za, zb = isinstance(a, z3.ExprRef), isinstance(b, z3.ExprRef)
-    if za and zb:
-        return a.ast.value == b.ast.value
-    return not za and not zb and a == b
-
-
-# ------------------------------------------------------------------------------------------ CPG
-def fragment_spec(cpg: CutpointGraph, src: int, edges: Sequence[Edge] | None = None) -> DagSpec:
-    """The DAG of `src`'s fragment (or of the sub-DAG `edges` of one CPG edge).
-
-    Targets become nodes `("t", loc)`, so a fragment that returns to its own head has distinct entry and
-    exit nodes.
-    """
-    frag = cpg.fragment(src)
-    allowed = None if edges is None else {id(e) for e in edges}
-    targets = set(frag.targets)
-    succ: dict[Hashable, list[tuple[Edge, Hashable]]] = {}
-    for l in frag.locs:
-        if l not in frag.inner:
-            continue
-        outs = [(e, ("t", e.dst) if e.dst in targets else e.dst) for e in frag.out_edges(l)
-                if allowed is None or id(e) in allowed]
-        if outs:
-            succ[l] = outs
-    order = [l for l in frag.locs if l in frag.inner] + [("t", t) for t in frag.targets]
-    return DagSpec(src, order, succ, frozenset(("t", t) for t in frag.targets))
-
-
-def _state_name(name: str) -> str:
-    # `ts.py` names step copies `x@j` and `a@auxj`: keep '@' out of state variable names.
-    return name.replace("@", "%40")
-
-
-class CPGSystem:
-    """The transition system of a program's cutpoint graph.
-
-    State: `pc` (an Int numbering `cpg.nodes`) and every program variable. One step runs one fragment: from
-    `pc = c` along one path of c's fragment to the next cutpoint (or exit), or to ERROR at a failed assert.
-    Init = (pc = init) with in-range values; Bad = (pc = ERROR). Exit and ERROR have no successors.
-    `trans` branches on terms: `x' == If(pc == c1, next_c1(x), If(pc == c2, ...))`.
-    """
-
-    def __init__(self, cpg: CutpointGraph, bitvector: bool = False, deadline: float | None = None):
-        self.cpg = cpg
-        self.program = cpg.program
-        self.bitvector = bitvector
-        self.enc = Encoder(self.program, bitvector, prefix="", deadline=deadline)
-        self.vars: list[Var] = list(self.program.all_vars)
-        self.cur: dict[str, z3.ExprRef] = {v.name: self.enc.const(_state_name(v.name), v.type)
-                                           for v in self.vars}
-        self.nxt: dict[str, z3.ExprRef] = {v.name: self.enc.const(_state_name(v.name) + "'", v.type)
-                                           for v in self.vars}
-        self.enc.ints = True   # the pc is an Int (so a bit-vector system is not pure QF_BV)
-        self.pc = z3.Int(".pc")
-        self.pc_next = z3.Int(".pc'")
-        self.pc_id: dict[int, int] = {n: i for i, n in enumerate(cpg.nodes)}
-        self.node_of: dict[int, int] = {i: n for n, i in self.pc_id.items()}
-        self.regions: dict[int, DagEncoding] = {}
-        for src in cpg.sources:
-            self.enc.prefix = f"c{src}."
-            self.regions[src] = self.enc.encode_dag(fragment_spec(cpg, src), self.cur)
-        self.enc.prefix = ""
-        self.ts = self._build_ts()
-
-    # ---------------------------------------------------------------- construction
-    def _region_next(self, src: int) -> tuple[z3.BoolRef, z3.ExprRef, dict[str, z3.ExprRef]]:
-        """(the fragment ends somewhere, next pc, next values) for pc = src."""
-        R = self.regions[src]
-        contrib: list[tuple[z3.BoolRef, int, Mapping[str, z3.ExprRef]]] = []
-        for t in self.cpg.fragment(src).targets:
-            g = R.guard(("t", t))
-            if not _is_false(g):
-                contrib.append((g, self.pc_id[t], R.envs[("t", t)]))
-        for v in R.violations:
-            contrib.append((v.cond, self.pc_id[ERROR], v.env))
-        if not contrib:
-            return FALSE, z3.IntVal(self.pc_id[ERROR]), dict(self.cur)
-        reach = mk_or(*(c for c, _, _ in contrib))
-        pc_n: z3.ExprRef = z3.IntVal(contrib[-1][1])
-        for c, p, _ in reversed(contrib[:-1]):
-            pc_n = mk_ite(c, z3.IntVal(p), pc_n)
-        vals: dict[str, z3.ExprRef] = {}
-        for v in self.vars:
-            term = self.enc.term
-            r = term(contrib[-1][2][v.name], v.type)
-            for c, _, env in reversed(contrib[:-1]):
-                r = mk_ite(c, term(env[v.name], v.type), r)
-            vals[v.name] = r
-        return reach, pc_n, vals
-
-    def _build_ts(self) -> TransitionSystem:
-        sources = list(self.cpg.sources)
-        parts = {s: self._region_next(s) for s in sources}
-        at = {s: self.pc == self.pc_id[s] for s in sources}
-        enabled = mk_or(*(mk_and(at[s], parts[s][0]) for s in sources))
-        pc_n = parts[sources[-1]][1]
-        for s in reversed(sources[:-1]):
-            pc_n = mk_ite(at[s], parts[s][1], pc_n)
-        conj = [enabled, self.pc_next == pc_n]
-        for v in self.vars:
-            r = parts[sources[-1]][2][v.name]
-            for s in reversed(sources[:-1]):
-                r = mk_ite(at[s], parts[s][2][v.name], r)
-            conj.append(self.nxt[v.name] == r)
-        for R in self.regions.values():
-            conj.extend(R.side)
-        init = mk_and(self.pc == self.pc_id[self.cpg.init], *self.range_constraints(self.cur))
-        bad = self.pc == self.pc_id[ERROR]
-        names = ["pc"] + [self.program.variables[v.name].c_name or v.name for v in self.vars]
-        return TransitionSystem([self.pc] + [self.cur[v.name] for v in self.vars],
-                                [self.pc_next] + [self.nxt[v.name] for v in self.vars],
-                                init, mk_and(*conj), bad, names)
-
-    def range_constraints(self, env: Mapping[str, z3.ExprRef]) -> list[z3.BoolRef]:
-        out: list[z3.BoolRef] = []
-        for v in self.vars:
-            out += self.enc.in_range(env[v.name], v.type)
-        return out
-
-    def valid_pc(self, pc: z3.ExprRef | None = None) -> z3.BoolRef:
-        pc = self.pc if pc is None else pc
-        return z3.And(pc >= 0, pc < len(self.pc_id))
-
-    # ---------------------------------------------------------------- per-edge formulas
-    def edge_formula(self, e: CPGEdge) -> z3.BoolRef:
-        """Tr_e(x, x', aux) for one CPG edge: some path of e's sub-DAG runs from x to x' (to a failed assert
-        when `e.dst` is ERROR, where x' is unconstrained). Over `self.cur`/`self.nxt`; aux constants fresh."""
-        self.enc.prefix = f"e{e.src}_{e.dst}."
-        spec = fragment_spec(self.cpg, e.src, e.edges)
-        R = self.enc.encode_dag(spec, self.cur)
-        self.enc.prefix = ""
-        if e.dst == ERROR:
-            return mk_and(*R.side, R.error())
-        key = ("t", e.dst)
-        env = R.envs.get(key)
-        if env is None:
-            return FALSE
-        return mk_and(*R.side, R.guard(key),
-                      *(self.nxt[v.name] == self.enc.term(env[v.name], v.type) for v in self.vars))
-
-    # ---------------------------------------------------------------- unrolling and traces
-    def state_at(self, j: int) -> dict[str, z3.ExprRef]:
-        """Program-variable copies at step j, named as `TransitionSystem.step_vars` names them."""
-        return {v.name: z3.Const(f"{self.cur[v.name]}@{j}", self.cur[v.name].sort()) for v in self.vars}
-
-    def pc_at(self, j: int) -> z3.ExprRef:
-        return z3.Int(f"{self.pc}@{j}")
-
-    def step_substitution(self, j: int) -> list[tuple[z3.ExprRef, z3.ExprRef]]:
-        """The renaming `ts.trans_at(j)` applies: state -> @j, next -> @j+1, aux -> @auxj."""
-        pairs = [(self.pc, self.pc_at(j)), (self.pc_next, self.pc_at(j + 1))]
-        sj, sj1 = self.state_at(j), self.state_at(j + 1)
-        for v in self.vars:
-            pairs.append((self.cur[v.name], sj[v.name]))
-            pairs.append((self.nxt[v.name], sj1[v.name]))
-        for R in self.regions.values():
-            for a in R.aux:
-                pairs.append((a, z3.Const(f"{a}@aux{j}", a.sort())))
-        return pairs
-
-    def step_path(self, model: z3.ModelRef, j: int
-                  ) -> tuple[int, list[EdgeEnc], Violation | None, Hashable, Callable[[z3.ExprRef], z3.ExprRef]]:
-        """The CFA path of step j of an unrolling `Init@0, trans_at(0), ..., ` in `model`:
-        (source node, edges, violation or None, last node, evaluator of region terms at step j)."""
-        pc = model.eval(self.pc_at(j), model_completion=True).as_long()
-        src = self.node_of[pc]
-        if src not in self.regions:
-            raise ValueError(f"step {j} starts at terminal node {src}")
-        pairs = self.step_substitution(j)
-
-        def value(t: z3.ExprRef) -> z3.ExprRef:
-            return model.eval(z3.substitute(t, *pairs), model_completion=True)
-
-        steps, viol, last = self.regions[src].path(value)
-        return src, steps, viol, last, value

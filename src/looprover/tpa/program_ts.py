@@ -22,7 +22,7 @@ import z3
 
 from looprover.deadline import Deadline
 from looprover.program.cpg import ERROR
-from looprover.smt.encode import CPGSystem
+from looprover.smt.cpg_system import CPGSystem
 from looprover.smt.mbp import QEError, has_quantifier, qe
 from looprover.smt.ts import TransitionSystem
 from looprover.tpa.loop_solver import may_be_sat

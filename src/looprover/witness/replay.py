@@ -22,7 +22,8 @@ from looprover.program.expr import ArrayType, IntType, Type
 from looprover.program.interp import (
     ArrayValue, Evaluator, InputOracle, UndefinedBehavior, commit, default_value, initial_state, try_edge,
 )
-from looprover.smt.encode import EdgeEnc, Encoder, Violation
+from looprover.smt.dag import EdgeEnc, Violation
+from looprover.smt.encode import Encoder
 from looprover.verdict import Counterexample, TraceStep
 
 
@@ -135,7 +136,7 @@ class TraceBuilder:
 
 def cpg_trace(program: Program, sys, model: z3.ModelRef, steps: int) -> ModelCounterexample:
     """The CFA trace of the first `steps` cutpoint steps in a model of `Init@0 ∧ trans_at(0) ∧ …` over the
-    cutpoint-graph system `sys` (`smt.encode.CPGSystem`), up to the first violated assertion."""
+    cutpoint-graph system `sys` (`smt.cpg_system.CPGSystem`), up to the first violated assertion."""
     tb = TraceBuilder(program, sys.enc)
     for j in range(steps):
         _, path, viol, _, value = sys.step_path(model, j)

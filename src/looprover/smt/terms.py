@@ -1,0 +1,77 @@
+"""Constant-folding z3 term builders (`mk_and`, `mk_or`, `mk_not`, `mk_ite`) and cheap literal tests.
+
+Every encoder builds its formulas through these: folding `true`/`false` as terms are built keeps node guards
+small and lets infeasible parts of an unrolling fold away entirely, which z3's own constructors do not do.
+They live apart from the encoders so that the expression encoder, the DAG encoding, the CPG transition system
+and the engines share one definition.
+"""
+from __future__ import annotations
+
+import z3
+
+TRUE = z3.BoolVal(True)
+FALSE = z3.BoolVal(False)
+
+# Python-side checks on z3 terms cost several C calls each through the z3 wrapper; on big unrollings they
+# dominated encoding time. Terms are hash-consed, so literal true/false are recognised by AST pointer.
+_TRUE_P = TRUE.ast.value
+_FALSE_P = FALSE.ast.value
+
+
+def is_false(t: z3.ExprRef) -> bool:
+    return t.ast.value == _FALSE_P
+
+
+def _same(a: z3.ExprRef, b: z3.ExprRef) -> bool:
+    return a is b or a.ast.value == b.ast.value
+
+
+def is_val(t: z3.ExprRef) -> bool:
+    """`t` is a literal: true, false or a numeral."""
+    p = t.ast.value
+    return p == _TRUE_P or p == _FALSE_P or z3.Z3_is_numeral_ast(t.ctx_ref(), t.ast)
+
+
+def mk_and(*args: z3.BoolRef) -> z3.BoolRef:
+    """Conjunction with constant folding (keeps guards small; folds whole unrolled paths away)."""
+    out = []
+    for a in args:
+        p = a.ast.value
+        if p == _FALSE_P:
+            return FALSE
+        if p != _TRUE_P:
+            out.append(a)
+    if not out:
+        return TRUE
+    return out[0] if len(out) == 1 else z3.And(*out)
+
+
+def mk_or(*args: z3.BoolRef) -> z3.BoolRef:
+    out = []
+    for a in args:
+        p = a.ast.value
+        if p == _TRUE_P:
+            return TRUE
+        if p != _FALSE_P:
+            out.append(a)
+    if not out:
+        return FALSE
+    return out[0] if len(out) == 1 else z3.Or(*out)
+
+
+def mk_not(a: z3.BoolRef) -> z3.BoolRef:
+    p = a.ast.value
+    if p == _TRUE_P:
+        return FALSE
+    if p == _FALSE_P:
+        return TRUE
+    return z3.Not(a)
+
+
+def mk_ite(c: z3.BoolRef, a: z3.ExprRef, b: z3.ExprRef) -> z3.ExprRef:
+    p = c.ast.value
+    if p == _TRUE_P or _same(a, b):
+        return a
+    if p == _FALSE_P:
+        return b
+    return z3.If(c, a, b)
