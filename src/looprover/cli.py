@@ -14,7 +14,7 @@ import sys
 import time
 import traceback
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Sequence
 
 from looprover.argtypes import engine_option, positive_float, positive_int
 from looprover.deadline import Deadline

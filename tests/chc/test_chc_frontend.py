@@ -55,8 +55,8 @@ def test_swapped_arguments_use_parallel_assignment(tmp_path):
     ploc = next(l for l, n in p.loc_names.items() if n == "p")
     swap = next(e for e in p.edges if e.src == ploc == e.dst)
     state = {"i0": 1, "i1": 2, "ni0": 0, "ni1": 0}
-    res = interp.execute_edge(interp.Evaluator(), swap, state, interp.Oracle())
-    assert (res.state["i0"], res.state["i1"]) == (2, 1)
+    res = interp.try_edge(interp.Evaluator(), swap, state, interp.Oracle())
+    assert res.blocked is None and (res.state["i0"], res.state["i1"]) == (2, 1)
 
 
 def test_zero_ary_predicates_and_bool_arguments(tmp_path):
@@ -105,10 +105,11 @@ def test_euclidean_div_mod_agree_with_z3(tmp_path):
         for _ in range(30):
             x = rng.randint(-200, 200)
             oracle = lambda v, x=x: x  # the only havocked clause variable is x
-            res = interp.execute_edge(interp.Evaluator(), edge, {n: 0 for n in p.variables}, oracle)
+            res = interp.try_edge(interp.Evaluator(), edge, {n: 0 for n in p.variables}, oracle)
+            state = interp.commit(res)
             expect_q = z3.simplify(z3.IntVal(x) / z3.IntVal(d)).as_long()
             expect_r = z3.simplify(z3.IntVal(x) % z3.IntVal(d)).as_long()
-            assert (res.state["i0"], res.state["i1"], res.state["i2"]) == (x, expect_q, expect_r), (x, d)
+            assert (state["i0"], state["i1"], state["i2"]) == (x, expect_q, expect_r), (x, d)
 
 
 def test_every_shared_chc_file_loads(shared_dir):

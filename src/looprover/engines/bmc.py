@@ -41,7 +41,8 @@ from looprover.smt.dag import DagEncoding, encode_lazy
 from looprover.smt.encode import Encoder
 from looprover.smt.solver import Solver
 from looprover.verdict import Verdict
-from looprover.witness.replay import TraceBuilder, validate
+from looprover.witness.confirm import confirm_trace
+from looprover.witness.replay import TraceBuilder
 
 LIMIT = ("limit",)
 
@@ -229,11 +230,10 @@ class BMC(Engine):
             res = check_bound(program, forest, k, run.bitvector, run.deadline)
             run.stats.update(bound=k, nodes=res.nodes)
             if res.status == "violation":
-                cex = counterexample(program, res)
-                rep = validate(program, cex, run.bitvector)
-                if rep.ok:
-                    return self.false(f"assertion violated (bound {k}, {len(cex.steps)} steps)", cex)
-                return self.unknown(f"counterexample did not replay: {rep.reason}", cex)
+                c = confirm_trace(program, counterexample(program, res), run.bitvector)
+                if not c.ok:
+                    return self.unknown(c.why, c.candidate)
+                return self.false(f"assertion violated (bound {k}, {len(c.cex.steps)} steps)", c.cex)
             if res.status == "safe":
                 return self.true(f"all loops fully unwound at bound {k}")
             if res.status == "unknown":

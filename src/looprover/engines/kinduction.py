@@ -40,7 +40,7 @@ from looprover.program.interp import ArrayValue, Evaluator, Oracle, UndefinedBeh
 from looprover.smt.cpg_system import CPGSystem
 from looprover.smt.terms import mk_and
 from looprover.verdict import Verdict
-from looprover.witness.replay import cpg_trace, validate
+from looprover.witness.confirm import confirm_model
 
 # ------------------------------------------------------------------------------------------ sampling
 class _RandomOracle(Oracle):
@@ -93,7 +93,7 @@ def sample_states(program: Program, points: set[int], seed: int = 0, runs: int =
                         continue
                     if r.violated is not None:
                         break
-                    commit(state, r.written)
+                    state = commit(r)
                     loc, moved = e.dst, True
                     break
                 if not moved:
@@ -347,8 +347,7 @@ class KInduction(Engine):
 
     def _falsify(self, program: Program, sys: CPGSystem, model: z3.ModelRef, depth: int, run: Run) -> Verdict:
         """Rebuild the CFA path of a base-case model step by step and replay it."""
-        cex = cpg_trace(program, sys, model, depth)
-        rep = validate(program, cex, run.bitvector)
-        if rep.ok:
-            return self.false(f"assertion violated after {depth} cutpoint steps ({len(cex.steps)} edges)", cex)
-        return self.unknown(f"counterexample did not replay: {rep.reason}")
+        c = confirm_model(program, sys, model, depth, run.bitvector)
+        if not c.ok:
+            return self.unknown(c.why, c.candidate)
+        return self.false(f"assertion violated after {depth} cutpoint steps ({len(c.cex.steps)} edges)", c.cex)

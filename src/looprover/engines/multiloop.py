@@ -32,8 +32,7 @@ from looprover.tpa import TPAOptions, TPAStatus
 from looprover.tpa.network import Bridge, Network, NetworkResult, NetworkTPA, check_proof
 from looprover.transforms.classify import liveness
 from looprover.verdict import Verdict
-from looprover.witness.deep import run_from_model
-from looprover.witness.replay import cpg_trace, validate
+from looprover.witness.confirm import confirm_cpg_path
 
 REPLAY_LIMIT = 2000        # cutpoint steps a counterexample may have to be replayed by one BMC query
 DEEP_LOOP = 100            # iterations from which a loop is run on the interpreter instead of unrolled
@@ -82,7 +81,9 @@ class MultiLoop(Engine):
         return self.true(f"multiloop: safe sets for {len(net.loops)} loops, re-checked", evidence)
 
     def _falsify(self, program: Program, sys: CPGSystem, path: list[tuple[int, int]], run: Run) -> Verdict:
-        """Replay the violating path [(node, loop iterations), ..., (ERROR, 0)] on the original program."""
+        """Replay the violating path [(node, loop iterations), ..., (ERROR, 0)] on the original program: its pc
+        sequence pins the cutpoint steps; a path longer than REPLAY_LIMIT is solved up to the entry of its first
+        deep loop (DEEP_LOOP iterations or more) and the program is run from there."""
         stats = run.stats
         iterations = [(_label(program, v), d) for v, d in path[:-1] if v in sys.cpg.cutpoints]
         stats["cex_path"] = [_label(program, v) for v, _ in path]
@@ -91,53 +92,21 @@ class MultiLoop(Engine):
         k = len(pcs) - 1
         stats["cex_depth"] = k
         through = ", ".join(f"loop {n}: {d} iteration{'' if d == 1 else 's'}" for n, d in iterations) or "no loop"
-        if k > REPLAY_LIMIT:
-            return self._run_deep(program, sys, path, pcs, run, through)
-        ts = sys.ts
-        s = sys.enc.solver(run.deadline)
-        s.add(ts.at(ts.init, 0))
-        for j in range(k):
-            s.add(ts.trans_at(j))
-        for j, v in enumerate(pcs):
-            s.add(sys.pc_at(j) == sys.pc_id[v])
-        r = s.check()
-        if r == z3.unknown:
-            return self.unknown(f"multiloop: counterexample of {k} steps: BMC query unknown ({s.reason_unknown()})")
-        if r != z3.sat:
-            return self.unknown(f"internal error: multiloop counterexample path ({k} steps; {through}) has "
-                                f"no BMC model")
-        cex = cpg_trace(program, sys, s.model(), k)
-        rep = validate(program, cex, run.bitvector)
-        if rep.ok:
-            return self.false(f"multiloop: assertion violated after {k} cutpoint steps ({through}; "
-                              f"{len(cex.steps)} edges)", cex)
-        return self.unknown(f"multiloop counterexample did not replay: {rep.reason}")
-
-    def _run_deep(self, program: Program, sys: CPGSystem, path: list[tuple[int, int]], pcs: list[int], run: Run,
-                  through: str) -> Verdict:
-        """A path too long to unroll: BMC up to the first deep loop's entry, then run the program from that start."""
-        k = len(pcs) - 1
         prefix, idx = k, 0
         for v, d in path[:-1]:
             if v in sys.cpg.cutpoints and d >= DEEP_LOOP:
                 prefix = idx
                 break
             idx += d + 1
-        ts = sys.ts
-        s = sys.enc.solver(run.deadline)
-        s.add(ts.at(ts.init, 0))
-        for j in range(prefix):
-            s.add(ts.trans_at(j))
-        for j in range(prefix + 1):
-            s.add(sys.pc_at(j) == sys.pc_id[pcs[j]])
-        if s.check() != z3.sat:
-            return self.unknown(f"multiloop: counterexample of {k} steps ({through}): no model of its first "
-                                f"{prefix} steps")
-        cex, why = run_from_model(program, sys, s.model(), prefix, k, run.bitvector)
-        if cex is None:
-            return self.unknown(f"multiloop: counterexample of {k} steps ({through}) not confirmed: {why}")
-        return self.false(f"multiloop: assertion violated after {k} cutpoint steps ({through}; {cex.length} "
-                          f"edges, replayed by running the program)", cex)
+        def pins(upto: int) -> list:
+            return [sys.pc_at(j) == sys.pc_id[v] for j, v in enumerate(pcs[:upto + 1])]
+        c = confirm_cpg_path(program, sys, k, lambda: pins(k), run.deadline, run.bitvector, REPLAY_LIMIT, prefix,
+                             pins(prefix))
+        if not c.ok:
+            return self.unknown(f"multiloop: {c.why} ({through})", c.candidate)
+        how = ", replayed by running the program" if c.deep else ""
+        return self.false(f"multiloop: assertion violated after {k} cutpoint steps ({through}; {c.cex.length} "
+                          f"edges{how})", c.cex)
 
 
 def network(sys: CPGSystem) -> Network:

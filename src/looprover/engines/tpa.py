@@ -18,8 +18,6 @@ Evidence:
 """
 from __future__ import annotations
 
-import z3
-
 from looprover.engines.base import Engine, Run, Task
 from looprover.program.cfa import Program
 from looprover.program.cpg import build_cpg
@@ -29,8 +27,7 @@ from looprover.tpa.loop_solver import LoopSolver
 from looprover.tpa.program_ts import single_loop_system
 from looprover.tpa.result import UnsafeWitness, is_state
 from looprover.verdict import Verdict
-from looprover.witness.deep import run_from_model
-from looprover.witness.replay import cpg_trace, validate
+from looprover.witness.confirm import confirm_cpg_path
 
 
 class TPAEngine(Engine):
@@ -74,40 +71,22 @@ class TPAEngine(Engine):
         run.stats["cex_depth"] = K
         if loop is not None:
             run.stats["loop_iterations"] = k
-        s = sys.enc.solver(run.deadline)
-        s.add(ts.at(ts.init, 0))
-        if K <= opts.replay_limit:
-            s.add(ts.at(ts.bad, K))
-            for j in range(K):
-                s.add(ts.trans_at(j))
+        # the path: the core's concrete states (all of them, or its waypoints) at their cutpoint steps; a loop
+        # system's step j is the program's step j + 1 (after the entry), and the program stays at the loop head
+        states = enumerate(w.path) if w.path is not None else w.waypoints
+
+        def pins() -> list:
             if loop is None:
-                pins = [(j, st) for j, st in enumerate(w.path)] if w.path is not None else list(w.waypoints)
-            else:
-                for j in range(1, K):
-                    s.add(sys.pc_at(j) == head)
-                pins = [(j + 1, (head,) + st) for j, st in
-                        (enumerate(w.path) if w.path is not None else w.waypoints)]
-            for j, st in pins:
-                s.add(is_state(ts.step_vars(j), st))
-            r = s.check()
-            if r != z3.sat:
-                return self.unknown(f"TPA counterexample of depth {K} has no BMC model ({r})")
-            cex = cpg_trace(program, sys, s.model(), K)
-            rep = validate(program, cex, run.bitvector)
-            if rep.ok:
-                return self.false(f"TPA: assertion violated after {K} cutpoint steps ({len(cex.steps)} edges)",
-                                  cex)
-            return self.unknown(f"TPA counterexample did not replay: {rep.reason}")
-        # deep: pin the start (the program's initial state, or the state entering the loop) and run the program
+                return [ts.at(ts.bad, K)] + [is_state(ts.step_vars(j), st) for j, st in states]
+            return ([ts.at(ts.bad, K)] + [sys.pc_at(j) == head for j in range(1, K)] +
+                    [is_state(ts.step_vars(j + 1), (head,) + st) for j, st in states])
         if loop is None:
-            s.add(is_state(ts.step_vars(0), w.initial))
+            prefix, prefix_pins = 0, [is_state(ts.step_vars(0), w.initial)]
         else:
-            s.add(ts.trans_at(0), sys.pc_at(1) == head, is_state(ts.step_vars(1), (head,) + tuple(w.initial)))
-        r = s.check()
-        if r != z3.sat:
-            return self.unknown(f"no program run reaches the start state of TPA's counterexample ({r})")
-        cex, why = run_from_model(program, sys, s.model(), 0 if loop is None else 1, K, run.bitvector)
-        if cex is None:
-            return self.unknown(f"TPA: error reachable in {K} cutpoint steps, but {why}")
-        return self.false(f"TPA: assertion violated after {K} cutpoint steps ({cex.length} edges, "
-                          f"replayed by running the program)", cex)
+            prefix, prefix_pins = 1, [sys.pc_at(1) == head, is_state(ts.step_vars(1), (head,) + tuple(w.initial))]
+        c = confirm_cpg_path(program, sys, K, pins, run.deadline, run.bitvector, opts.replay_limit, prefix,
+                             prefix_pins)
+        if not c.ok:
+            return self.unknown(f"TPA: error reachable in {K} cutpoint steps, but {c.why}", c.candidate)
+        how = ", replayed by running the program" if c.deep else ""
+        return self.false(f"TPA: assertion violated after {K} cutpoint steps ({c.cex.length} edges{how})", c.cex)

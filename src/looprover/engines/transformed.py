@@ -18,7 +18,7 @@ from looprover.errors import LooproverError
 from looprover.program.cfa import Program
 from looprover.transforms.base import Transform
 from looprover.verdict import Counterexample, Status, Verdict
-from looprover.witness.replay import validate
+from looprover.witness.confirm import confirm_trace
 
 
 class TransformThenEngine(Engine):
@@ -62,7 +62,7 @@ class TransformThenEngine(Engine):
 
     def _confirm(self, program: Program, task: Task, run: Run, cex: Counterexample | None) -> Verdict:
         """A counterexample of the transformed program: find a real one, or say UNKNOWN."""
-        if cex is not None and validate(program, cex, run.bitvector).ok:
+        if cex is not None and confirm_trace(program, cex, run.bitvector).ok:
             run.stats["confirm"] = "concrete run on the abstract trace's inputs"
             return self.false(f"abstract counterexample confirmed by running the program on its inputs "
                               f"({len(cex.steps)} steps)", cex)

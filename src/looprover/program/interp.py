@@ -9,11 +9,10 @@ way the run records that it happened, so a replay can refuse evidence that depen
 """
 from __future__ import annotations
 
-from collections import ChainMap
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
 
-from looprover.program.cfa import Assert, Assign, Assume, Edge, Havoc, Program, Stmt
+from looprover.program.cfa import Assert, Assign, Assume, Edge, Havoc, Program
 from looprover.program.expr import (
     And, ArrayType, Binary, BoolConst, BoolType, Cast, Compare, ConstArray, Expr, IntConst, IntType, Ite, Not,
     Or, Select, Store, Unary, Var,
@@ -227,51 +226,60 @@ class _Overlay(ArrayValue):
 
 @dataclass
 class EdgeRun:
-    """One edge executed tentatively: what it writes, and whether an Assume blocked it or an Assert failed."""
-    written: dict
+    """One edge executed tentatively: the state after it (array stores pending in overlays until `commit`),
+    and whether an Assume blocked it or an Assert failed."""
+    state: State
+    overlays: list[str] = field(default_factory=list)
     blocked: Assume | None = None
     violated: Assert | None = None
 
 
 def try_edge(ev: Evaluator, edge: Edge, state: State, oracle: Oracle) -> EdgeRun:
-    """Run an edge's statements without changing `state`; stops at the first blocking Assume or failing
-    Assert. Array stores go into overlays of the state's arrays, so no array is copied (`commit` applies them
-    in place): the one statement executor of the interpreter, the replay and the test runs."""
-    written: dict = {}
-    view = ChainMap(written, state)
+    """Run an edge's statements on a shallow copy of `state` (which stays unchanged); stops at the first
+    blocking Assume or failing Assert. Array stores go into overlays of the state's arrays, so no array is
+    copied; `commit` applies them in place. The one statement executor of the interpreter, the replay and the
+    test runs. (Measured on a 10^6-iteration loop: as fast as copying the state per edge, and array loops stay
+    linear instead of copying the array per store.)"""
+    s = dict(state)
+    overlays: list[str] = []
     for st in edge.stmts:
-        if isinstance(st, Assign):
-            rhs = st.rhs
-            if isinstance(rhs, Store) and rhs.array == st.lhs:
-                cur = view[st.lhs.name]
+        kind = st.__class__             # class tests instead of isinstance: this is the interpreter's hot loop
+        if kind is Assign:
+            rhs, name = st.rhs, st.lhs.name
+            if rhs.__class__ is Store and rhs.array == st.lhs:
+                cur = s[name]
                 if not isinstance(cur, _Overlay):
                     cur = _Overlay(cur)
-                    written[st.lhs.name] = cur
-                idx, val = ev.eval(rhs.index, view), ev.eval(rhs.value, view)
-                cur.cells[idx] = val
+                    s[name] = cur
+                    overlays.append(name)
+                cur.cells[ev.eval(rhs.index, s)] = ev.eval(rhs.value, s)
             else:
-                val = ev.eval(rhs, view)
-                written[st.lhs.name] = val.copy() if isinstance(val, ArrayValue) else val
-        elif isinstance(st, Havoc):
+                val = ev.eval(rhs, s)
+                if val.__class__ is not int and val.__class__ is not bool and isinstance(val, ArrayValue):
+                    val = val.copy()    # every variable owns its array: arrays are updated in place
+                s[name] = val
+        elif kind is Havoc:
             for v in st.vars:
-                written[v.name] = oracle(v)
-        elif isinstance(st, Assume):
-            if not ev.eval(st.cond, view):
-                return EdgeRun(written, blocked=st)
-        elif isinstance(st, Assert):
-            if not ev.eval(st.cond, view):
-                return EdgeRun(written, violated=st)
-    return EdgeRun(written)
+                s[v.name] = oracle(v)
+        elif kind is Assume:
+            if not ev.eval(st.cond, s):
+                return EdgeRun(s, overlays, blocked=st)
+        elif kind is Assert:
+            if not ev.eval(st.cond, s):
+                return EdgeRun(s, overlays, violated=st)
+    return EdgeRun(s, overlays)
 
 
-def commit(state: State, written: dict) -> None:
-    """Apply a tentative edge's writes to `state`, array stores in place (every variable owns its array)."""
-    for name, val in written.items():
-        if isinstance(val, _Overlay):
-            val.base.cells.update(val.cells)
-            state[name] = val.base
-        else:
-            state[name] = val
+def commit(r: EdgeRun) -> State:
+    """The state after a tentatively run edge, with its array stores applied in place (every variable owns its
+    array, so no other variable sees them)."""
+    s = r.state
+    for name in r.overlays:
+        ov = s[name]
+        if isinstance(ov, _Overlay):        # a later plain assignment on the edge may have replaced it
+            ov.base.cells.update(ov.cells)
+            s[name] = ov.base
+    return s
 
 
 def initial_state(program: Program, initial: Mapping[str, Value] | None = None) -> State:
@@ -317,16 +325,29 @@ def run(program: Program, oracle: Oracle, initial: Mapping[str, Value] | None = 
                 return result("exit")
             if stop is not None and steps % 1024 == 1023 and stop():
                 return result("stopped")
+            outs = program.out_edges(loc)
+            if len(outs) == 1:            # the common case: no choice, no snapshot of the oracle
+                e = outs[0]
+                r = try_edge(ev, e, state, oracle)
+                if r.blocked is not None:
+                    return result("blocked")
+                taken.append(e)
+                state = commit(r)
+                steps += 1
+                if r.violated is not None:
+                    return result("violation", violated=r.violated)
+                loc = e.dst
+                continue
             enabled: list[tuple[Edge, EdgeRun, object]] = []
             start = oracle.snapshot()
-            for e in program.out_edges(loc):
+            for e in outs:
                 oracle.restore(start)
                 r = try_edge(ev, e, state, oracle)
                 if r.blocked is None:
                     enabled.append((e, r, oracle.snapshot()))
                     if r.violated is not None:
                         taken.append(e)
-                        commit(state, r.written)
+                        state = commit(r)
                         steps += 1
                         return result("violation", violated=r.violated)
             if not enabled:
@@ -340,7 +361,7 @@ def run(program: Program, oracle: Oracle, initial: Mapping[str, Value] | None = 
                 edge, res, after = enabled[0]
             oracle.restore(after)
             taken.append(edge)
-            commit(state, res.written)
+            state = commit(res)
             loc, steps = edge.dst, steps + 1
     except UndefinedBehavior as ub:
         return result("undefined", detail=str(ub))

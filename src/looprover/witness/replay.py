@@ -180,7 +180,7 @@ def replay(program: Program, cex: Counterexample, bitvector: bool = False, allow
             if r.blocked is not None:
                 return ReplayResult(False, f"blocked at step {n} ({edge.src_loc}): {r.blocked.cond}", n,
                                     ev.overflowed)
-            commit(state, r.written)
+            state = commit(r)
             if r.violated is not None:
                 if ev.overflowed and not allow_overflow:
                     return ReplayResult(False, "the violation depends on signed overflow (undefined behaviour)",

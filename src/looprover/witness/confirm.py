@@ -1,0 +1,92 @@
+"""From an engine's counterexample to a trace that replayed on the program: the one pipeline every FALSE
+passes through.
+
+Engines find violations in different shapes: a model of an unrolling (bmc), a model of k steps of the
+cutpoint-graph system (kinduction), a path of loop iterations that is only pinned down by states or cutpoints
+(tpa, multiloop), a trace of a transformed program (labmc). They all end here:
+
+  * `confirm_trace`: replay a CFA trace on the program (`replay.validate`);
+  * `confirm_model`: the CFA trace of the first steps of a model of the cutpoint-graph system, replayed;
+  * `confirm_cpg_path`: a path of the cutpoint-graph system given by constraints on its step copies. Up to
+    `replay_limit` steps, one exact BMC query over the system with the path's constraints gives a model,
+    replayed as above. A deeper path would need millions of edges in a model and a trace: an SMT query fixes
+    only its first `prefix` steps (initial values and inputs), and the program is *run* from there on the
+    concrete interpreter (`deep.run_from_model`); only a run that fails the assertion counts.
+
+A `Confirmed` either carries a validated counterexample, or says why there is none and keeps the unreplayed
+candidate trace, if there was one, for the user to see.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import z3
+
+from looprover.deadline import Deadline
+from looprover.program.cfa import Program
+from looprover.smt.cpg_system import CPGSystem
+from looprover.verdict import Counterexample
+from looprover.witness.deep import run_from_model
+from looprover.witness.replay import cpg_trace, validate
+
+
+@dataclass
+class Confirmed:
+    cex: Counterexample | None              # validated, or None
+    why: str = ""                           # why there is none
+    candidate: Counterexample | None = None  # a trace that did not replay
+    deep: bool = False                      # confirmed by running the program (an abbreviated run)
+
+    @property
+    def ok(self) -> bool:
+        return self.cex is not None
+
+
+def confirm_trace(program: Program, cex: Counterexample, bitvector: bool) -> Confirmed:
+    rep = validate(program, cex, bitvector)
+    if rep.ok:
+        return Confirmed(cex)
+    return Confirmed(None, f"counterexample did not replay: {rep.reason}", candidate=cex)
+
+
+def confirm_model(program: Program, sys: CPGSystem, model: z3.ModelRef, steps: int, bitvector: bool
+                  ) -> Confirmed:
+    """Replay the first `steps` cutpoint steps of a model of `Init@0 ∧ trans_at(0) ∧ …` over `sys`."""
+    return confirm_trace(program, cpg_trace(program, sys, model, steps), bitvector)
+
+
+def confirm_cpg_path(program: Program, sys: CPGSystem, steps: int, pins: Callable[[], Sequence[z3.BoolRef]],
+                     deadline: Deadline, bitvector: bool, replay_limit: int, prefix: int = 0,
+                     prefix_pins: Sequence[z3.BoolRef] = ()) -> Confirmed:
+    """A violating path of `steps` cutpoint steps of `sys`, pinned by the formulas `pins()` returns (over the
+    step copies `sys.ts.step_vars(j)`; they must make step `steps` a violation), confirmed on the program.
+    `pins` is only called for a path short enough to replay: a deep path has millions of steps.
+
+    Past `replay_limit` steps, `prefix_pins` pin the first `prefix` steps and the program is run from the start
+    they fix, for at most the path's length (see the module docstring)."""
+    ts = sys.ts
+    s = sys.enc.solver(deadline)
+    s.add(ts.at(ts.init, 0))
+    if steps <= replay_limit:
+        for j in range(steps):
+            s.add(ts.trans_at(j))
+        s.add(*pins())
+        r = s.check()
+        if r == z3.unknown:
+            return Confirmed(None, f"the BMC query for the counterexample path of {steps} steps is unknown "
+                                   f"({s.why_unknown()})")
+        if r != z3.sat:
+            return Confirmed(None, f"internal error: the counterexample path of {steps} steps has no BMC model")
+        return confirm_model(program, sys, s.model(), steps, bitvector)
+    for j in range(prefix):
+        s.add(ts.trans_at(j))
+    s.add(*prefix_pins)
+    r = s.check()
+    if r != z3.sat:
+        return Confirmed(None, f"no program run reaches the start of the counterexample path of {steps} steps "
+                               f"(its first {prefix} steps: {r})")
+    cex, why = run_from_model(program, sys, s.model(), prefix, steps, bitvector)
+    if cex is None:
+        return Confirmed(None, f"counterexample path of {steps} steps not confirmed by running the program: {why}")
+    return Confirmed(cex, deep=True)
