@@ -10,6 +10,9 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 EXAMPLES = REPO / "examples"
 
+# fixtures `fake_engines`, `chc_file`, `chc_program` for the CLI, deadline and portfolio tests
+pytest_plugins = ["helpers.fake_engines"]
+
 
 @pytest.fixture
 def shared_dir() -> Path:

@@ -1,7 +1,7 @@
 """BMC by loop unwinding: proofs through unwinding assertions, replayed counterexamples, both semantics."""
 import pytest
 
-import enginecases as ec
+from helpers import enginecases as ec
 from looprover.engines import verify
 from looprover.engines import bmc
 from looprover.verdict import Status
@@ -93,7 +93,7 @@ def test_irreducible_is_unknown():
 
 
 def test_no_assertion_is_true():
-    from progdsl import Prog, add, c
+    from helpers.progdsl import Prog, add, c
     from looprover.program.expr import I32
     p = Prog("noassert")
     x = p.var("x", I32)
@@ -116,7 +116,7 @@ def test_incremental_and_fresh_solvers_agree():
 
 
 def _break_continue():
-    from progdsl import Prog, add, c, eq, lt, ne
+    from helpers.progdsl import Prog, add, c, eq, lt, ne
     from looprover.program.expr import I32
     p = Prog("bc")
     i, j, s = p.var("i", I32), p.var("j", I32), p.var("s", I32)

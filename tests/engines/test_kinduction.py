@@ -1,7 +1,7 @@
 """k-induction with Houdini invariants: proofs of unbounded loops, replayed base-case counterexamples."""
 import pytest
 
-import enginecases as ec
+from helpers import enginecases as ec
 from looprover.engines import kinduction, verify
 from looprover.engines.kinduction import KInductionSettings
 from looprover.verdict import Status

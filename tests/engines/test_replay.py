@@ -1,13 +1,13 @@
 """Counterexample replay: the gate every FALSE verdict passes."""
 from dataclasses import replace
 
-import enginecases as ec
+from helpers import enginecases as ec
 from looprover.engines import verify
 from looprover.program.expr import I32, ArrayType
 from looprover.verdict import Counterexample, Status, TraceStep
 from looprover.witness.replay import replay
 
-from progdsl import Prog, add, c, gt, lt, ne, sel
+from helpers.progdsl import Prog, add, c, gt, lt, ne, sel
 
 
 def test_long_array_trace_replays_quickly():

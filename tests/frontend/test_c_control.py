@@ -1,7 +1,7 @@
 """Control flow of the front-end, cross-checked against gcc (see c_harness)."""
 from __future__ import annotations
 
-from c_harness import crosscheck
+from helpers.c_harness import crosscheck
 
 BOTH = ("LP64", "ILP32")
 

@@ -11,7 +11,7 @@ import random
 
 import pytest
 
-from c_harness import crosscheck
+from helpers.c_harness import crosscheck
 
 TYPES = ["char", "signed char", "unsigned char", "short", "unsigned short", "int", "unsigned int", "long",
          "unsigned long", "long long", "unsigned long long", "_Bool"]

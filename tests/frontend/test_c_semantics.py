@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from c_harness import crosscheck
+from helpers.c_harness import crosscheck
 
 BOTH = ("LP64", "ILP32")
 

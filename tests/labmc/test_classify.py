@@ -6,7 +6,7 @@ from looprover.program.loops import analyze_loops
 from looprover.transforms.classify import abstract_bound, classify, liveness
 from looprover.transforms.labmc import abstract
 
-from progdsl import Prog, add, c, eq, ge, lt, ne, sel
+from helpers.progdsl import Prog, add, c, eq, ge, lt, ne, sel
 
 
 def _classify(prog, header_index=0):

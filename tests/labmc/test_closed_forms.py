@@ -16,7 +16,7 @@ from looprover.smt.encode import Encoder
 from looprover.transforms.classify import classify, liveness
 from looprover.transforms.closed_forms import FormAnalysis, closed_form, offset_of, summarize
 
-from progdsl import Prog, add, c, eq, lt, ne
+from helpers.progdsl import Prog, add, c, eq, lt, ne
 
 
 # ------------------------------------------------------------------------------------ offset_of

@@ -9,7 +9,7 @@ from looprover.engines import verify
 from looprover.engines import bmc, labmc
 from looprover.verdict import Status
 
-from randprog import random_program
+from helpers.randprog import random_program
 
 SEEDS = range(150)
 

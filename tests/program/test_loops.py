@@ -4,7 +4,7 @@ from looprover.program.cpg import ERROR, build_cpg
 from looprover.program.expr import I32, TRUE, not_
 from looprover.program.loops import analyze_loops
 
-from progdsl import Prog, add, c, eq, lt, ne
+from helpers.progdsl import Prog, add, c, eq, lt, ne
 
 
 def nested():

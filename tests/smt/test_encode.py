@@ -15,7 +15,7 @@ from looprover.smt.cpg_system import CPGSystem
 from looprover.smt.dag import DagSpec, encode_dag
 from looprover.smt.encode import Encoder
 
-from progdsl import Prog, add, c, eq, ne
+from helpers.progdsl import Prog, add, c, eq, ne
 
 TYPES = [I8, U8, I16, U16, I32, U32, I64, U64, MATH_INT]
 OPS = ["+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>"]

@@ -7,7 +7,7 @@ import time
 import pytest
 import z3
 
-import enginecases as ec
+from helpers import enginecases as ec
 from looprover.deadline import Deadline
 from looprover.engines import verify
 from looprover.frontend.c import load_c_program

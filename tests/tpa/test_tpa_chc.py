@@ -11,7 +11,7 @@ import pytest
 
 from looprover.tpa import TPAStatus, check_safe_certificate, solve_tpa
 from looprover.deadline import Deadline
-from tpa_chc import chc_to_ts
+from helpers.tpa_chc import chc_to_ts
 
 BASE = "benchmarks/chc/chc-comp25-LIA-Lin/"
 SOLVED = [

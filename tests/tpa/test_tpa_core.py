@@ -19,7 +19,7 @@ from looprover.smt.ts import TransitionSystem
 from looprover.tpa.core import TPA
 from looprover.tpa.result import Vocabulary
 from looprover.tpa.seeds import transitive_seeds
-from tpa_systems import (
+from helpers.tpa_systems import (
     bv_counter, counter, down_up, flag_counter, ints, nondet_step, token_ring, triangular, two_speeds,
 )
 
@@ -336,7 +336,7 @@ def test_seed_union_stays_reflexive_and_transitive():
 DETERMINISM = """
 import sys
 sys.path.insert(0, {here!r})
-from tpa_systems import nondet_step, down_up
+from helpers.tpa_systems import nondet_step, down_up
 from looprover.tpa import solve_tpa, TPAOptions
 for mk in (lambda: nondet_step(50, True), lambda: down_up(3)):
     r = solve_tpa(mk(), timeout=60, options=TPAOptions(seeds=False))
@@ -353,7 +353,7 @@ def test_runs_are_deterministic():
     import subprocess
     import sys
     from pathlib import Path
-    code = DETERMINISM.format(here=str(Path(__file__).parent))
+    code = DETERMINISM.format(here=str(Path(__file__).resolve().parents[1]))   # tests/, for helpers
     outs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
             for _ in range(2)]
     assert all(o.returncode == 0 for o in outs), outs[0].stderr

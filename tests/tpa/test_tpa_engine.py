@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-import enginecases as ec
+from helpers import enginecases as ec
 from looprover.engines import verify
 from looprover.verdict import Status
 

@@ -6,7 +6,7 @@ import random
 
 from looprover.program.expr import BOOL, I32, U8, BoolConst, Var, and_, binary, cast, cmp, const
 
-from progdsl import Prog
+from helpers.progdsl import Prog
 
 
 class Gen:

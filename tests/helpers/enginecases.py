@@ -10,7 +10,7 @@ from looprover.program.expr import (
     BOOL, I32, U8, U32, ArrayType, ConstArray, binary, cast, cmp, const, not_,
 )
 
-from progdsl import Prog, add, c, eq, ge, gt, lt, mul, ne, sel
+from helpers.progdsl import Prog, add, c, eq, ge, gt, lt, mul, ne, sel
 
 
 def loopfree(safe: bool):

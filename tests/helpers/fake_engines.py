@@ -1,4 +1,4 @@
-"""Fake engines for CLI and portfolio tests: they answer instantly (or hang, crash, raise), so the plumbing
+"""Fake engines for CLI, deadline and portfolio tests (fixtures registered for all tests by tests/conftest.py): they answer instantly (or hang, crash, raise), so the plumbing
 around the engines is tested without depending on the real ones.
 
 Each fake is a module in a temporary directory with an `Engine` subclass `Fake`, registered in
