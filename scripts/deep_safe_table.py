@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-DEFAULT_TEMPLATE = REPO / "tests" / "labmc" / "programs" / "deep_safe_N.c.in"
+DEFAULT_TEMPLATE = REPO / "tests" / "helpers" / "programs" / "deep_safe_N.c.in"
 
 
 def run(engine: str, path: Path, timeout: float) -> tuple[str, float, float]:

@@ -1,5 +1,6 @@
-"""Fake engines for CLI, deadline and portfolio tests (fixtures registered for all tests by tests/conftest.py): they answer instantly (or hang, crash, raise), so the plumbing
-around the engines is tested without depending on the real ones.
+"""Fake engines for CLI, deadline and portfolio tests (a plugin of tests/conftest.py, so the fixtures are there for
+every test): they answer instantly (or hang, crash, raise), so the plumbing around the engines is tested without
+depending on the real ones.
 
 Each fake is a module in a temporary directory with an `Engine` subclass `Fake`, registered in
 `looprover.engines.ENGINES`; `verify` and the portfolio fork their children, so they see the same registration.

@@ -204,7 +204,7 @@ def test_expired_deadline_is_unknown():
 
 def test_out_of_memory_is_left_to_the_engine_runner(monkeypatch):
     """The --memory limit surfaces as MemoryError inside z3 calls; it is no search result of TPA's: it reaches
-    the engine runner, which names it (tests/tpa/test_tpa_engine.py)."""
+    the engine runner, which names it (tests/engines/test_tpa_engine.py)."""
     def boom(self):
         raise MemoryError()
     monkeypatch.setattr(TPA, "_solve", boom)

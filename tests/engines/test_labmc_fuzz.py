@@ -1,6 +1,6 @@
 """Differential soundness: random programs whose loops have small constant bounds, so BMC of the original
 decides them exactly. LABMC must never say TRUE where BMC says FALSE (and its FALSE is replay-checked).
-Seeds are fixed (deterministic); `scripts`-style long runs use `randprog.random_program` directly."""
+Seeds are fixed (deterministic); `scripts`-style long runs use `helpers.randprog.random_program` directly."""
 from __future__ import annotations
 
 import pytest

@@ -1,5 +1,5 @@
 """The `labmc` engine end to end on C programs: proofs through the abstraction, and unsafe programs for every
-path that can yield TRUE (a wrong TRUE is the worst outcome). Programs: tests/labmc/programs (copies of the
+path that can yield TRUE (a wrong TRUE is the worst outcome). Programs: tests/helpers/programs (copies of the
 shared acceptance examples plus our own)."""
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from looprover.program.emit_c import emit_c
 from looprover.transforms.labmc import LabmcOptions, abstract
 from looprover.verdict import Status
 
-PROGRAMS = Path(__file__).resolve().parent / "programs"
+PROGRAMS = Path(__file__).resolve().parents[1] / "helpers" / "programs"
 MODES = pytest.mark.parametrize("bitvector", [False, True], ids=["int", "bv"])
 
 

@@ -1,5 +1,5 @@
 /* expected: FALSE when n == 5 (the counter reaches 5) */
-#include "sv_style.h"
+#include "../../../helpers/programs/sv.h"
 int main(void) {
   unsigned int x = 0;
   int n = __VERIFIER_nondet_int();
