@@ -1,10 +1,10 @@
 """The `labmc` engine end to end on C programs: proofs through the abstraction, and unsafe programs for every
 path that can yield TRUE (a wrong TRUE is the worst outcome). Programs: tests/helpers/programs (copies of the
-shared acceptance examples plus our own)."""
+shared acceptance examples plus our own). The transformation alone (reports, emitted C):
+tests/transforms/test_labmc_transform.py."""
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -12,7 +12,6 @@ import pytest
 from looprover.engines import get_engine, verify
 from looprover.engines import labmc
 from looprover.frontend.c import load_c_program
-from looprover.program.emit_c import emit_c
 from looprover.transforms.labmc import LabmcOptions, abstract
 from looprover.verdict import Status
 
@@ -112,17 +111,6 @@ def test_induction_without_base_case_would_be_wrong():
     assert res.loops[0].induction
 
 
-def test_reports_describe_forms():
-    res = abstract(load("reset_unsafe.c"))
-    assert res.loops[0].accelerated["x"] == "reset"
-    res = abstract(load("flag_unsafe.c"))
-    assert "found" in {v.name for v in res.loops[0].classification.po_live}    # never read in the loop
-    res = abstract(load("flag_io_unsafe.c"))
-    assert res.loops[0].accelerated["found"] == "non-recurrent"
-    res = abstract(load("multipath_unsafe.c"))
-    assert res.loops[0].accelerated["x"] == "multi-path (shared)"
-
-
 def test_deep_loop_time_does_not_depend_on_n(tmp_path):
     """deep_safe_N for N = 10 and 10^9: both proved, with an abstract loop of bound 1 (no unwinding)."""
     shutil.copy(PROGRAMS / "sv.h", tmp_path / "sv.h")
@@ -153,41 +141,6 @@ def test_irreducible_is_unknown():
     b.add_edge(l1, ex, Assert(cmp("!=", x, const(3, I32))))
     v = verify("labmc", b.build(ex), timeout=5)
     assert v.status == Status.UNKNOWN and "irreducible" in v.reason
-
-
-# ------------------------------------------------------------------------------------ emitted C
-@pytest.mark.parametrize("name", ["labmc_xmit_safe.c", "labmc_fragtest_safe.c", "nested_safe.c",
-                                  "reset_unsafe.c", "flag_safe.c", "array_unsafe.c"])
-def test_transform_output_compiles(name, gcc, tmp_path):
-    code = emit_c(abstract(load(name)).program)
-    src = tmp_path / "abs.c"
-    src.write_text(code)
-    r = subprocess.run([gcc, "-std=gnu11", "-c", "-o", str(tmp_path / "abs.o"), str(src)], capture_output=True,
-                       text=True)
-    assert r.returncode == 0, r.stderr
-
-
-def test_cli_transform_labmc(capsys):
-    from looprover import cli
-    code = cli.main(["transform", "--technique", "labmc", str(PROGRAMS / "labmc_accel_safe.c")])
-    out = capsys.readouterr().out
-    assert code == 0
-    assert "labmc_cnt_" in out and "labmc_k_" in out
-
-
-@pytest.mark.parametrize("name,expected", [("labmc_accel_safe.c", "VERIFICATION SUCCESSFUL"),
-                                           ("labmc_xmit_safe.c", "VERIFICATION SUCCESSFUL")])
-def test_cbmc_agrees_on_the_abstraction(name, expected, tmp_path):
-    """CBMC on the emitted abstraction (bounded loops: --unwind M+1 with unwinding assertions)."""
-    cbmc = shutil.which("cbmc")
-    if cbmc is None:
-        pytest.skip("cbmc is not installed")
-    res = abstract(load(name))
-    src = tmp_path / "abs.c"
-    src.write_text(emit_c(res.program))
-    r = subprocess.run([cbmc, str(src), "--unwind", str(res.max_bound + 2), "--unwinding-assertions"],
-                       capture_output=True, text=True, timeout=120)
-    assert expected in r.stdout, r.stdout[-2000:]
 
 
 def test_shared_examples(shared_dir):

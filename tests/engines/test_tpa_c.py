@@ -1,20 +1,12 @@
 """TPA on C programs: the single-loop system, wrap-around as a side obligation, and deep counterexamples that are
-replayed by running the program (issue 4: deep_safe_N TRUE, underapprox_counter_N FALSE for large N)."""
+replayed by running the program (issue 4: deep_safe_N TRUE, underapprox_counter_N FALSE for large N).
+The single-loop system alone: tests/tpa/test_program_ts.py; the wrap split: tests/smt/test_nowrap.py."""
 from __future__ import annotations
 
-import time
-
 import pytest
-import z3
 
-from helpers import enginecases as ec
-from looprover.deadline import Deadline
 from looprover.engines import verify
 from looprover.frontend.c import load_c_program
-from looprover.program.cpg import build_cpg
-from looprover.smt.cpg_system import CPGSystem
-from looprover.smt.nowrap import split_wraps
-from looprover.tpa.program_ts import single_loop_system
 from looprover.verdict import Status
 from looprover.witness.deep import RunCounterexample
 
@@ -103,48 +95,6 @@ def test_nondet_bound_unsafe(tmp_path):
     v = run(prog)
     assert v.status == Status.FALSE, v.reason
     assert v.evidence.validated and v.evidence.inputs == [3000]
-
-
-def test_single_loop_system_shape(tmp_path):
-    one = load(tmp_path, DEEP.replace("@N@", "7").replace("@OP@", "=="), "one.c")
-    sys1 = CPGSystem(build_cpg(one))
-    ls = single_loop_system(sys1, Deadline.after(10))
-    assert ls is not None and ls.program_depth(5) == 7
-    x, y = ls.ts.state
-    s = z3.Solver()
-    s.add(ls.ts.init, z3.Not(z3.And(x == 0, y == 0)))
-    assert s.check() == z3.unsat                       # Init is exactly the loop entry
-    s = z3.Solver()
-    s.add(ls.ts.bad, x == 7, y == 14)
-    assert s.check() == z3.unsat                       # the right exit state is not bad
-    two = load(tmp_path, HEADER + """int main(void) { int i = 0, j = 0;
-      while (i < 3) i++; while (j < 3) j++; __VERIFIER_assert(i == j); return 0; }""", "two.c")
-    assert single_loop_system(CPGSystem(build_cpg(two)), Deadline.after(10)) is None
-
-
-def test_split_wraps_agrees_with_the_exact_relation_off_the_wrap_states():
-    prog = ec.uchar_overflow_bug()
-    sys = CPGSystem(build_cpg(prog))
-    ts = sys.ts
-    split = split_wraps(ts.trans, ts.state, 5.0)
-    assert split is not None
-    plain, wrap_bad = split
-    # Tr_nw ⊆ Tr, and every Tr-step from a non-wrap state is a Tr_nw step
-    s = z3.Solver()
-    s.add(plain, z3.Not(ts.trans))
-    assert s.check() == z3.unsat
-    s = z3.Solver()
-    s.add(ts.trans, z3.Not(wrap_bad), z3.Not(plain))
-    assert s.check() == z3.unsat
-    # and the wrap states are real: c = 255 and a loop step is one
-    s = z3.Solver()
-    s.add(wrap_bad)
-    assert s.check() == z3.sat
-
-
-def test_no_wrap_terms_no_split():
-    x, x1 = z3.Ints("x x'")
-    assert split_wraps(z3.And(x < 10, x1 == x + 1), [x], 1.0) is None
 
 
 def test_deep_counterexample_inputs_reproduce_the_run(tmp_path):

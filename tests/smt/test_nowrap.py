@@ -1,0 +1,34 @@
+"""`smt/nowrap.py`: splitting a transition relation into its wrap-free part and the wrap states."""
+from __future__ import annotations
+
+import z3
+
+from helpers import enginecases as ec
+from looprover.program.cpg import build_cpg
+from looprover.smt.cpg_system import CPGSystem
+from looprover.smt.nowrap import split_wraps
+
+
+def test_split_wraps_agrees_with_the_exact_relation_off_the_wrap_states():
+    prog = ec.uchar_overflow_bug()
+    sys = CPGSystem(build_cpg(prog))
+    ts = sys.ts
+    split = split_wraps(ts.trans, ts.state, 5.0)
+    assert split is not None
+    plain, wrap_bad = split
+    # Tr_nw ⊆ Tr, and every Tr-step from a non-wrap state is a Tr_nw step
+    s = z3.Solver()
+    s.add(plain, z3.Not(ts.trans))
+    assert s.check() == z3.unsat
+    s = z3.Solver()
+    s.add(ts.trans, z3.Not(wrap_bad), z3.Not(plain))
+    assert s.check() == z3.unsat
+    # and the wrap states are real: c = 255 and a loop step is one
+    s = z3.Solver()
+    s.add(wrap_bad)
+    assert s.check() == z3.sat
+
+
+def test_no_wrap_terms_no_split():
+    x, x1 = z3.Ints("x x'")
+    assert split_wraps(z3.And(x < 10, x1 == x + 1), [x], 1.0) is None
