@@ -191,6 +191,7 @@ def test_example_task_yml_and_text_trace():
     assert json.loads(r.stdout)["status"] == "TRUE"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ["bmc", "kinduction"])
 def test_single_engines_never_contradict_the_examples(engine):
     for name, expected in EXPECTED.items():
@@ -268,6 +269,7 @@ def test_true_json_carries_the_checked_proof(capsys):
     assert data["status"] == "FALSE" and data["proof"] is None and data["counterexample"]["validated"]
 
 
+@pytest.mark.slow
 def test_deep_counterexample_is_shown_abbreviated(capsys, tmp_path):
     """A run of a million iterations is replayed by running the program and printed with the middle left out."""
     f = tmp_path / "deep.c"

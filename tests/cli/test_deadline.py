@@ -10,6 +10,8 @@ import sys
 import textwrap
 import time
 
+import pytest
+
 from looprover import cli
 
 SLACK = 3.0     # the limit is T + 2 s; a loaded CI machine gets a little more before the test calls it a failure
@@ -65,6 +67,7 @@ sys.exit(cli.main(["verify", sys.argv[1], "--engine", sys.argv[2], "--timeout", 
 """
 
 
+@pytest.mark.slow
 def test_ctrl_c_leaves_no_process_behind(tmp_path, chc_file):
     script = tmp_path / "hang.py"
     script.write_text(textwrap.dedent(HANG))

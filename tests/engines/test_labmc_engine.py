@@ -37,10 +37,15 @@ UNSAFE = [("labmc_accel_unsafe.c", True), ("wrap_uchar_unsafe.c", True), ("wrap_
           ("induction_base_unsafe.c", True), ("lastwriter_unsafe.c", True), ("io_unsafe.c", True),
           ("nested_unsafe.c", True), ("break_unsafe.c", True), ("array_unsafe.c", True),
           ("multipath_unsafe.c", True), ("partial_final_unsafe.c", True)]
+SLOW = {"nested_safe.c", "labmc_accel_unsafe.c"}      # over 5 s in one mode on a loaded machine (--durations)
+
+
+def _slow(name):
+    return [pytest.mark.slow] if name in SLOW else []
 
 
 @MODES
-@pytest.mark.parametrize("name", SAFE)
+@pytest.mark.parametrize("name", [pytest.param(n, marks=_slow(n)) for n in SAFE])
 def test_safe_programs_are_proved(name, bitvector):
     v = run(name, bitvector)
     assert v.status == Status.TRUE, v.reason
@@ -48,7 +53,7 @@ def test_safe_programs_are_proved(name, bitvector):
 
 
 @MODES
-@pytest.mark.parametrize("name,confirmed", UNSAFE, ids=[u[0] for u in UNSAFE])
+@pytest.mark.parametrize("name,confirmed", [pytest.param(*u, marks=_slow(u[0]), id=u[0]) for u in UNSAFE])
 def test_unsafe_programs_are_never_true(name, confirmed, bitvector):
     v = run(name, bitvector)
     assert v.status != Status.TRUE, v.reason

@@ -14,6 +14,7 @@ from helpers.randprog import random_program
 SEEDS = range(150)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bitvector", [False, True], ids=["int", "bv"])
 def test_no_wrong_true_on_random_programs(bitvector):
     wrong, proved, unsafe = [], 0, 0

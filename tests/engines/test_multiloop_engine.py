@@ -101,6 +101,7 @@ def test_three_loops_bug_in_second_loop(load):
     assert len(v.stats["loops"]) == 3
 
 
+@pytest.mark.slow
 def test_three_loops_fixed(load):
     assert_proved(run(load("three_safe", THREE.replace("LIM", "30"))), loops=3)
 
@@ -129,6 +130,7 @@ def test_bitvector_loops(load):
     assert_proved(v, loops=2)
 
 
+@pytest.mark.slow
 def test_nested_loops_fall_back_to_single_system_tpa(load):
     p = load("nested_unsafe", NESTED)
     v = run(p)
@@ -181,6 +183,7 @@ def test_failures_are_unknown_never_verdicts(load, monkeypatch):
 # ----------------------------------------------------------------------------------------- examples
 @pytest.mark.parametrize("name,want,loops", [("multiloop_safe.c", Status.TRUE, [2]),
                                              ("multiloop_unsafe.c", Status.FALSE, [2])])
+@pytest.mark.slow
 def test_repo_examples(gcc, name, want, loops):
     frontend = pytest.importorskip("looprover.frontend.c")
     p = frontend.load_c_program(EXAMPLES / name)
@@ -236,6 +239,7 @@ def test_two_predicates_in_sequence(tmp_path, query, want):
         assert [(n.split()[-1], k) for n, k in v.stats["loop_iterations"].items()] == [("(P)", 10), ("(Q)", 20)]
 
 
+@pytest.mark.slow
 def test_unsigned_loops_split_off_wrap_around(load):
     """Unsigned counters: the loop queries run on the wrap-free body with "a wrap is possible" as a second bad
     set (review: without the split this stayed UNKNOWN at 60 s). A wrap that matters is still found exactly."""

@@ -39,6 +39,7 @@ def test_deep_safe_is_true_for_every_n(tmp_path, n):
     assert v.evidence["system"].startswith("loop at") and v.evidence["wrap_free"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n", [1000, 10**5])
 def test_deep_unsafe_counter_is_false_with_exact_depth(tmp_path, n):
     v = run(load(tmp_path, DEEP.replace("@N@", str(n)).replace("@OP@", "!=")))
@@ -51,6 +52,7 @@ def test_deep_unsafe_counter_is_false_with_exact_depth(tmp_path, n):
         assert cex.length > n and cex.omitted == cex.length - len(cex.steps)
 
 
+@pytest.mark.slow
 def test_unsafe_counter_bitvector(tmp_path):
     """Bit-vector mode goes through the same loop system (no wrap split); its interpolants are weaker, so the
     depth stays small here (N = 5000 does not finish in 30 s)."""
@@ -59,6 +61,7 @@ def test_unsafe_counter_bitvector(tmp_path):
     assert v.stats["loop_iterations"] == 20 and "wrap_split" not in v.stats
 
 
+@pytest.mark.slow
 def test_wrap_that_matters_is_found_through_the_exact_system(tmp_path):
     """x wraps from 4294967290 to 4: the wrap-free run ends in a wrap state, the exact system finds the bug."""
     prog = load(tmp_path, HEADER + """int main(void) {
@@ -71,6 +74,7 @@ def test_wrap_that_matters_is_found_through_the_exact_system(tmp_path):
     assert v.evidence.validated and v.stats.get("wrap_fallback")
 
 
+@pytest.mark.slow
 def test_harmless_wrap_is_never_a_wrong_answer(tmp_path):
     """Safe only because of the wrap: the wrap-free system must not be taken for the program."""
     prog = load(tmp_path, HEADER + """int main(void) {
@@ -97,6 +101,7 @@ def test_nondet_bound_unsafe(tmp_path):
     assert v.evidence.validated and v.evidence.inputs == [3000]
 
 
+@pytest.mark.slow
 def test_deep_counterexample_inputs_reproduce_the_run(tmp_path):
     """Regression (review): inputs read on an enabled edge were lost when the interpreter tried a blocked
     sibling edge first, so the printed inputs did not reproduce the violation."""

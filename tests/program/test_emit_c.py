@@ -379,6 +379,7 @@ def test_math_ints_and_chc_programs_compile(tmp_path, gcc):
     assert round_trip(p, tmp_path, gcc, [[]]) == {"blocked"}
 
 
+@pytest.mark.slow
 def test_every_shared_chc_file_emits_compilable_c(shared_dir, tmp_path, gcc):
     import looprover.frontend.chc as chc
     files = sorted((shared_dir / "benchmarks" / "chc").rglob("*.smt2"))
@@ -393,6 +394,7 @@ def test_every_shared_chc_file_emits_compilable_c(shared_dir, tmp_path, gcc):
     all_syntax_ok(units, tmp_path, gcc)
 
 
+@pytest.mark.slow
 def test_shared_c_tasks_emit_compilable_c(shared_dir, tmp_path, gcc):
     from looprover.errors import LooproverError
     from looprover.frontend.c import load_c_program

@@ -40,6 +40,7 @@ def _run(shared_dir, rel: str, timeout: float):
     return ts, solve_tpa(ts, timeout=timeout), _expected(shared_dir)["chc-comp25-LIA-Lin/" + rel]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rel", SOLVED)
 def test_chc_solved(shared_dir, rel):
     ts, r, exp = _run(shared_dir, rel, 30.0)

@@ -99,6 +99,7 @@ def test_unsafe_counter_exact_depth(N):
     assert r.stats["level"] == (N - 1).bit_length() - 1        # first level with 2^{n+1} ≥ N
 
 
+@pytest.mark.slow
 def test_unsafe_counter_plain_recursion():
     """Without exact powers the SAT answer is confirmed by the TPA recursion down to the base case."""
     N = 200
@@ -121,6 +122,7 @@ def test_nondet_step_safe():
     assert_safe(ts, solve_tpa(ts, timeout=TIMEOUT))
 
 
+@pytest.mark.slow
 def test_nondet_step_unsafe():
     N = 1000
     ts = nondet_step(N, unsafe=True)
@@ -144,6 +146,7 @@ def test_relational_two_speeds():
 # ------------------------------------------------------------------------------------------ plain TPA
 @pytest.mark.parametrize("make", [lambda: counter(4), lambda: down_up(3), two_speeds, token_ring],
                          ids=["counter4", "down_up3", "two_speeds", "token_ring"])
+@pytest.mark.slow
 def test_plain_tpa_without_seeds(make):
     """Interpolants alone (no seed lemmas) still reach a checked fixed point on small instances."""
     ts = make()
@@ -301,6 +304,7 @@ def test_first_query_init_atoms_give_no_seeds():
     assert not any("31" in str(c) for c in eng.seeds)
 
 
+@pytest.mark.slow
 def test_congruence_seed_proves_count_by_two():
     """i = 0; while (i < 10^6) i += 2; assert i == 10^6 (SV-COMP count_by_2): needs i' ≡ i (mod 2), a seed read
     off the step sizes of Tr's models (kinduction proved it, TPA did not)."""
@@ -346,6 +350,7 @@ for mk in (lambda: nondet_step(50, True), lambda: down_up(3)):
 """
 
 
+@pytest.mark.slow
 def test_runs_are_deterministic():
     """The same command gives the same run: lemmas, query counts, counterexample path. (Interpolation runs in a
     fresh z3 context per call; the engine's own context is fresh per process. Within one process z3's models

@@ -58,6 +58,7 @@ def test_shared_examples(shared_dir, tmp_path):
     assert not counts.get("unsupported"), counts.get("unsupported")
 
 
+@pytest.mark.slow
 def test_svcomp_task_inputs(shared_dir):
     counts: dict = {}
     tasks = _tasks(shared_dir)

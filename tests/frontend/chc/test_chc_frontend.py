@@ -112,6 +112,7 @@ def test_euclidean_div_mod_agree_with_z3(tmp_path):
             assert (state["i0"], state["i1"], state["i2"]) == (x, expect_q, expect_r), (x, d)
 
 
+@pytest.mark.slow
 def test_every_shared_chc_file_loads(shared_dir):
     files = sorted((shared_dir / "benchmarks" / "chc").rglob("*.smt2"))
     assert files
