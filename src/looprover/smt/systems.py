@@ -18,7 +18,8 @@ only through the `CutpointEncoding` protocol.
 """
 from __future__ import annotations
 
-from typing import Collection, Mapping, Protocol
+from dataclasses import dataclass, field
+from typing import Collection, Hashable, Mapping, Protocol
 
 import z3
 
@@ -27,6 +28,9 @@ from looprover.program.cpg import ERROR, CPGEdge, CutpointGraph
 from looprover.program.expr import Var
 from looprover.smt.terms import mk_and, mk_ite, mk_or
 from looprover.smt.ts import TransitionSystem
+
+Node = Hashable
+
 
 class CutpointEncoding(Protocol):
     """What the construction needs from an encoded cutpoint graph (implemented by `CPGSystem`)."""
@@ -93,3 +97,120 @@ def loop_system(enc: CutpointEncoding, head: int, init: z3.BoolRef, bad: z3.Bool
     loop = next((e for e in enc.cpg.edges if e.src == head and e.dst == head), None)
     trans = enc.edge_formula(loop) if loop is not None else z3.BoolVal(False)
     return TransitionSystem(cur, nxt, init, trans, bad, names)
+
+
+# ---------------------------------------------------------------------------------------------- network
+@dataclass(frozen=True)
+class Bridge:
+    """A loop-free edge `src -> dst`: `label` over x, x' and auxiliary constants (existential per use)."""
+    src: Node
+    dst: Node
+    label: z3.BoolRef
+
+
+@dataclass
+class Network:
+    """Nodes over one state vocabulary x: an entry node with its initial states, per node an optional self-loop
+    relation (its loop body), and bridge edges between nodes (the search is `tpa.network.NetworkTPA`)."""
+    state: list[z3.ExprRef]
+    next: list[z3.ExprRef]
+    entry: Node
+    init: z3.BoolRef                       # over vocab(entry)
+    nodes: list[Node]                      # every node, the error node included
+    loops: dict[Node, z3.BoolRef]          # self-loop relation per node that has one
+    bridges: list[Bridge]
+    error: Node
+    names: list[str] = field(default_factory=list)
+    live: dict[Node, list[z3.ExprRef]] = field(default_factory=dict)   # per node; absent: every state variable
+
+    def vocab(self, v: Node) -> list[z3.ExprRef]:
+        """The state variables node v's safe and reached sets range over (those live at v).
+
+        Only a matter of efficiency, never of soundness: a loop's system over these variables abstracts the
+        others away (`loop_system`), and the bridge obligations are checked over the whole state."""
+        return self.live.get(v, self.state)
+
+    def out(self, v: Node) -> list[Bridge]:
+        """Bridges out of v, error bridges first (the cheapest way to find a bug)."""
+        bs = [b for b in self.bridges if b.src == v]
+        return [b for b in bs if b.dst == self.error] + [b for b in bs if b.dst != self.error]
+
+    def body_system(self, v: Node) -> TransitionSystem:
+        """v's loop body over `vocab(v)` (Init = Bad = false): the other variables become auxiliaries,
+        `∃ others, others'. body` -- exact when they are dead at v, an over-approximation in any case."""
+        false = z3.BoolVal(False, self.loops[v].ctx)
+        whole = TransitionSystem(self.state, self.next, false, self.loops[v], false, self.names)
+        return whole.restricted(self.vocab(v))
+
+    def loop_system(self, v: Node, init: z3.BoolRef, bad: z3.BoolRef) -> TransitionSystem:
+        """`body_system(v)` with the query's Init and Bad (over `vocab(v)`)."""
+        return self.body_system(v).with_query(init, bad)
+
+    def prime(self, f: z3.BoolRef) -> z3.BoolRef:
+        return z3.substitute(f, *zip(self.state, self.next)) if self.state else f
+
+    def primed(self, xs: list[z3.ExprRef]) -> list[z3.ExprRef]:
+        nxt = {x.get_id(): x1 for x, x1 in zip(self.state, self.next)}
+        return [nxt[x.get_id()] for x in xs]
+
+    def unprime(self, f: z3.BoolRef) -> z3.BoolRef:
+        return z3.substitute(f, *zip(self.next, self.state)) if self.state else f
+
+    def cycle(self) -> list[Node] | None:
+        """A cycle of bridges through several nodes (self-loops do not count), or None for a DAG."""
+        succ: dict[Node, list[Node]] = {}
+        for b in self.bridges:
+            if b.src != b.dst:
+                succ.setdefault(b.src, []).append(b.dst)
+        color: dict[Node, int] = {}
+        for root in self.nodes:
+            if color.get(root):
+                continue
+            stack = [(root, iter(succ.get(root, ())))]
+            path = [root]
+            color[root] = 1
+            while stack:
+                v, it = stack[-1]
+                w = next(it, None)
+                if w is None:
+                    color[v] = 2
+                    stack.pop()
+                    path.pop()
+                elif color.get(w) == 1:
+                    return path[path.index(w):] + [w]
+                elif not color.get(w):
+                    color[w] = 1
+                    stack.append((w, iter(succ.get(w, ()))))
+                    path.append(w)
+        return None
+
+
+def cpg_network(enc: CutpointEncoding, live_at: Mapping[int, Collection[Var]]) -> Network:
+    """The cutpoint graph as a network over the program variables (the pc becomes the node): per cutpoint its
+    self-loop edge (when not false) as loop body, every other CPG edge a bridge.
+
+    Each node's vocabulary is the variables in `live_at` there: CHC slot copies and havoc temporaries are dead
+    at the loop heads, and a loop system over 3 instead of 12 variables is what lets TPA's interpolants
+    converge. Init is ∃dead. Init: the range constraints of the variables live at the entry."""
+    cpg = enc.cpg
+    live = {v: program_state(enc, live_at.get(v, ()))[0] for v in cpg.nodes if v != ERROR}
+    init = mk_and(*enc.range_constraints(enc.cur, live_at.get(cpg.init, frozenset())))
+    loops: dict[Node, z3.BoolRef] = {}
+    bridges: list[Bridge] = []
+    for e in cpg.edges:
+        label = enc.edge_formula(e)
+        if e.src == e.dst:
+            if not z3.is_false(label):
+                loops[e.src] = label
+        else:
+            bridges.append(Bridge(e.src, e.dst, label))
+    state, nxt, names = program_state(enc)
+    return Network(state=state, next=nxt, entry=cpg.init, init=init, nodes=list(cpg.nodes), loops=loops,
+                   bridges=bridges, error=ERROR, names=names, live=live)
+
+
+def shape_network(cpg: CutpointGraph) -> Network:
+    """The cutpoint graph's shape as a network without formulas (for `Network.cycle`)."""
+    return Network([], [], cpg.init, z3.BoolVal(True), list(cpg.nodes), {},
+                   [Bridge(e.src, e.dst, z3.BoolVal(True)) for e in cpg.edges], ERROR)
+
