@@ -23,6 +23,7 @@ from looprover.smt.dag import DagEncoding, DagSpec, EdgeEnc, Violation, encode_d
 from looprover.smt.encode import Encoder
 from looprover.smt.systems import pc_system
 from looprover.smt.terms import FALSE, is_false, mk_and, mk_ite, mk_or
+from looprover.smt.ts import step_var
 
 
 def fragment_spec(cpg: CutpointGraph, src: int, edges: Sequence[Edge] | None = None) -> DagSpec:
@@ -148,7 +149,7 @@ class CPGSystem:
         return {v.name: x for v, x in zip(self.vars, self.ts.step_vars(j)[1:])}
 
     def pc_at(self, j: int) -> z3.ExprRef:
-        return self.ts.step_vars(j)[0]
+        return step_var(self.pc, j)
 
     def step_substitution(self, j: int) -> list[tuple[z3.ExprRef, z3.ExprRef]]:
         """The renaming `ts.trans_at(j)` applies, for every fragment's auxiliary constants."""

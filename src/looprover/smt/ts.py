@@ -40,7 +40,7 @@ class TransitionSystem:
     # ------------------------------------------------------------------------------------------ unrolling
     def step_vars(self, j: int) -> list[z3.ExprRef]:
         """The copy of the state variables for time step j (fresh constants named `x@j`)."""
-        return [z3.Const(f"{v}@{j}", v.sort()) for v in self.state]
+        return [step_var(v, j) for v in self.state]
 
     @cached_property
     def aux_vars(self) -> list[z3.ExprRef]:
@@ -90,6 +90,11 @@ class TransitionSystem:
         trans = _drop_definitions(z3.substitute(self.trans, *pairs), [d for _, d in pairs]) if pairs \
             else self.trans
         return TransitionSystem(xs, x1s, self.init, trans, self.bad, names)
+
+
+def step_var(x: z3.ExprRef, j: int) -> z3.ExprRef:
+    """The copy of one state variable for time step j (`TransitionSystem.step_vars` for a single variable)."""
+    return z3.Const(f"{x}@{j}", x.sort())
 
 
 def _drop_definitions(f: z3.BoolRef, fresh: list[z3.ExprRef]) -> z3.BoolRef:
