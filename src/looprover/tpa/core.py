@@ -615,10 +615,7 @@ class TPA:
                          certificate=cert)
 
     def _query_ts(self) -> TransitionSystem:
-        ts = self.ts
-        if self.init is ts.init and self.bad is ts.bad:
-            return ts
-        return TransitionSystem(list(ts.state), list(ts.next), self.init, ts.trans, self.bad, list(ts.names))
+        return self.ts.with_query(self.init, self.bad)
 
     def _unsafe(self, r: _Reach) -> TPAResult:
         w = replay_counterexample(self._query_ts(), r.steps, list(r.waypoints), self.deadline,

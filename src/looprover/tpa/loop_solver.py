@@ -29,7 +29,7 @@ class LoopSolver:
         split = split_wraps(ts.trans, ts.state, max(0.1, min(WRAP_QE, deadline.left())))
         self.wrap_bad = None if split is None else split[1]
         self.free = None if split is None else \
-            TPA(TransitionSystem(ts.state, ts.next, ts.init, split[0], ts.bad, ts.names), options)
+            TPA(ts.with_trans(split[0]), options)
         self.exact: TPA | None = None
 
     def solve(self, init: z3.BoolRef, bad: z3.BoolRef, deadline: Deadline) -> tuple[TPAResult, TPA]:
