@@ -140,6 +140,14 @@ def cmd_transform(args: argparse.Namespace) -> int:
 def cmd_bench(args: argparse.Namespace) -> int:
     from looprover.bench.runner import run_bench_command
     try:
+        if args.compare:
+            from looprover.bench.compare import compare
+            print("\n".join(compare(Path(args.compare[0]), Path(args.compare[1]),
+                                     args.timeout if args.timeout_given else None)))
+            return EXIT_VERDICT
+        if args.dir is None:
+            print("looprover bench: error: DIR is required (or --compare A.csv B.csv)", file=sys.stderr)
+            return EXIT_USAGE
         return run_bench_command(args)
     except InputError as exc:
         return _error(str(exc), False)
@@ -220,9 +228,12 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Runs every (task, property) pair with an expected verdict below DIR "
                                    "(SV-COMP .yml tasks; CHC directories with expected.csv), each in its own "
                                    "process with a wall-clock and memory limit, then prints SV-COMP scores.")
-    b.add_argument("dir", metavar="DIR")
+    b.add_argument("dir", metavar="DIR", nargs="?")
+    b.add_argument("--compare", nargs=2, metavar=("A.csv", "B.csv"),
+                   help="compare two earlier runs' result CSVs per engine instead of running (with --timeout S, "
+                        "tasks solved within 10%% of S are marked near the limit)")
     b.add_argument("--jobs", type=positive_int, default=2, metavar="N", help="parallel runs (default 2)")
-    b.add_argument("--timeout", type=positive_float, default=DEFAULT_TIMEOUT, metavar="S",
+    b.add_argument("--timeout", type=positive_float, default=None, metavar="S",
                    help=f"seconds per task (default {DEFAULT_TIMEOUT:g})")
     b.add_argument("--memory", type=positive_int, default=4096, metavar="MB",
                    help="address-space limit per task process (default 4096)")
@@ -243,6 +254,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if getattr(args, "command", None) == "bench":
+        args.timeout_given = args.timeout is not None
+        if args.timeout is None:
+            args.timeout = DEFAULT_TIMEOUT
     if hasattr(args, "option"):
         grouped: dict[str, dict[str, str]] = {}
         for engine, name, value in args.option:
