@@ -63,6 +63,14 @@ def _error(msg: str, as_json: bool, **extra) -> int:
     return EXIT_INPUT_ERROR
 
 
+def _internal_error(exc: Exception, debug: bool) -> int:
+    """`transform`/`bench` only (`verify` answers UNKNOWN): one line, the traceback only with --debug."""
+    if debug:
+        traceback.print_exc()
+    print(f"error: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+    return EXIT_INTERNAL
+
+
 def cmd_verify(args: argparse.Namespace) -> int:
     start = time.monotonic()
     deadline = Deadline(start + args.timeout)
@@ -121,15 +129,10 @@ def cmd_transform(args: argparse.Namespace) -> int:
             path, data_model = task.input_files[0], data_model or task.data_model
         result = get_transform(args.technique).apply(load_program(path, data_model or "ILP32"))
         code = emit_c(result.program)
-    except InputError as exc:
-        return _error(str(exc), False)
-    except UnsupportedError as exc:
+    except (InputError, UnsupportedError) as exc:
         return _error(str(exc), False)
     except Exception as exc:
-        if args.debug:
-            traceback.print_exc()
-        print(f"error: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return EXIT_INTERNAL
+        return _internal_error(exc, args.debug)
     if args.output:
         Path(args.output).write_text(code)
     else:
@@ -152,10 +155,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     except InputError as exc:
         return _error(str(exc), False)
     except Exception as exc:
-        if args.debug:
-            traceback.print_exc()
-        print(f"error: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return EXIT_INTERNAL
+        return _internal_error(exc, args.debug)
 
 
 # -------------------------------------------------------------------------------------------- parser
