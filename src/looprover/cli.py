@@ -21,7 +21,6 @@ from looprover.deadline import Deadline
 from looprover.engines import engine_names, get_engine, settings_map
 from looprover.errors import InputError, UnsupportedError
 from looprover.jobs import JobOptions, load_program, resolve_job, run_job_limited
-from looprover.processes import set_memory_limit
 from looprover.report import print_error
 
 EXIT_VERDICT = 0      # TRUE, FALSE or UNKNOWN was printed
@@ -76,11 +75,10 @@ def cmd_verify(args: argparse.Namespace) -> int:
     deadline = Deadline(start + args.timeout)
     progress = _Progress(start) if args.verbose else None
     try:
-        set_memory_limit(args.memory)
         job = resolve_job(args.file, args.property, args.data_model)
     except InputError as exc:
         return _error(str(exc), args.json, file=args.file)
-    options = JobOptions(args.engine, args.bitvector, args.settings, progress)
+    options = JobOptions(args.engine, args.bitvector, args.settings, progress, args.memory)
     outcome = run_job_limited(job, options, start, deadline)
     if outcome.error is not None:
         return _error(outcome.error, args.json, file=args.file)
