@@ -9,7 +9,8 @@ import z3
 
 from looprover.smt.nowrap import split_wraps
 from looprover.smt.ts import TransitionSystem
-from looprover.tpa.core import TPA, TPAOptions
+from looprover.tpa.core import TPA
+from looprover.tpa.options import TPAOptions
 from looprover.deadline import Deadline
 from looprover.tpa.result import TPAResult, TPAStatus, z3_value
 

@@ -30,7 +30,7 @@ import z3
 from looprover.smt.interpolate import SatisfiableError, compute_interpolant, term_size
 from looprover.smt.mbp import project
 from looprover.smt.systems import Bridge, Network, Node
-from looprover.tpa.core import TPAOptions
+from looprover.tpa.options import TPAOptions
 from looprover.tpa.loop_solver import LoopSolver
 from looprover.deadline import Deadline, OutOfTime
 from looprover.errors import GiveUp
