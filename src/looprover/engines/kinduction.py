@@ -29,8 +29,9 @@ from typing import Any
 
 import z3
 
-from looprover.deadline import Deadline
+from looprover.deadline import Deadline, OutOfTime
 from looprover.engines.base import Engine, Run, Task
+from looprover.errors import GiveUp
 from looprover.program.cfa import Program
 from looprover.program.cpg import CutpointGraph, build_cpg
 from looprover.program.expr import (
@@ -38,6 +39,7 @@ from looprover.program.expr import (
 )
 from looprover.program.interp import ArrayValue, Evaluator, Oracle, UndefinedBehavior, commit, try_edge
 from looprover.smt.cpg_system import CPGSystem
+from looprover.smt.houdini import houdini as smt_houdini
 from looprover.smt.terms import mk_and
 from looprover.verdict import Verdict
 from looprover.witness.replay import cpg_trace, validate
@@ -226,10 +228,10 @@ def candidates(program: Program, cpg: CutpointGraph, samples: dict[int, list[dic
 
 # ------------------------------------------------------------------------------------------ Houdini
 def houdini(sys: CPGSystem, cands: list[Candidate], deadline: Deadline | None) -> list[Candidate] | None:
-    """The largest inductive subset of `cands` (None if the solver gave up before a fixed point)."""
+    """The largest inductive subset of `cands` (None if the solver gave up before a fixed point): initiation
+    from Init, consecution over the transition relation with valid pcs (`smt/houdini.py`)."""
     if not cands:
         return []
-    ts = sys.ts
     enc = sys.enc
 
     def formula(c: Candidate, env, pc) -> z3.BoolRef:
@@ -238,36 +240,11 @@ def houdini(sys: CPGSystem, cands: list[Candidate], deadline: Deadline | None) -
 
     cur = [formula(c, sys.cur, sys.pc) for c in cands]
     nxt = [formula(c, sys.nxt, sys.pc_next) for c in cands]
-    alive = list(range(len(cands)))
-    # initiation
-    s0 = enc.solver(deadline)
-    s0.add(ts.init)
-    while alive:
-        r = s0.check(z3.Or([z3.Not(cur[i]) for i in alive]))
-        if r == z3.unsat:
-            break
-        if r != z3.sat:
-            return None
-        m = s0.model()
-        alive = [i for i in alive if z3.is_true(m.eval(cur[i], model_completion=True))]
-    # consecution
-    s = enc.solver(deadline)
-    s.add(ts.trans, sys.valid_pc())
-    lits = [z3.Bool(f"!h{i}") for i in range(len(cands))]
-    for i in alive:
-        s.add(z3.Implies(lits[i], cur[i]))
-    rnd = 0
-    while alive:
-        rnd += 1
-        q = z3.Bool(f"!hq{rnd}")
-        s.add(z3.Implies(q, z3.Or([z3.Not(nxt[i]) for i in alive])))
-        r = s.check(q, *(lits[i] for i in alive))
-        if r == z3.unsat:
-            break
-        if r != z3.sat:
-            return None
-        m = s.model()
-        alive = [i for i in alive if z3.is_true(m.eval(nxt[i], model_completion=True))]
+    try:
+        alive = smt_houdini([sys.ts.trans, sys.valid_pc()], cur, nxt, deadline, init=sys.ts.init,
+                            new_solver=lambda: enc.solver().z3)
+    except (OutOfTime, GiveUp):
+        return None
     return [cands[i] for i in alive]
 
 

@@ -23,6 +23,7 @@ import math
 import z3
 
 from looprover.deadline import Deadline
+from looprover.smt.houdini import houdini
 from looprover.smt.solver import check
 from looprover.tpa.result import Vocabulary
 
@@ -144,21 +145,6 @@ def _candidates(voc: Vocabulary, atoms: list[z3.BoolRef], relational: bool,
     return list(uniq.values())[:MAX_CANDIDATES]
 
 
-def _filter(s: z3.Solver, H: list[z3.BoolRef], conclusion, deadline: Deadline) -> list[z3.BoolRef]:
-    """Drop candidates until `s ⊨ conclusion(c)` for all remaining c (Houdini with one model per round)."""
-    while H:
-        s.push()
-        s.add(z3.Or([z3.Not(conclusion(c)) for c in H]))
-        r = check(s, deadline)
-        if r == z3.unsat:
-            s.pop()
-            return H
-        m = s.model()
-        s.pop()
-        H = [c for c in H if z3.is_true(m.eval(conclusion(c), model_completion=True))]
-    return H
-
-
 def transitive_seeds(voc: Vocabulary, deadline: Deadline, atoms: list[z3.BoolRef] | None = None,
                      known: list[z3.BoolRef] = (), relational: bool = True) -> list[z3.BoolRef]:
     """New conjuncts R(x, x') such that, with K = `known` (a set with these properties already), `Id ∨ Tr ⊆ ⋀R`
@@ -174,17 +160,9 @@ def transitive_seeds(voc: Vocabulary, deadline: Deadline, atoms: list[z3.BoolRef
     cands = [c for c in _candidates(voc, atoms, relational, deadline) if c.get_id() not in have]
     if not cands:
         return []
-    s = z3.Solver(ctx=voc.ctx)
-    s.add(z3.Or(voc.identity(x, x1), voc.trans(x, x1, "seed")))
-    H = _filter(s, cands, lambda c: c, deadline)
-    if not H:
-        return []
-    # transitivity: H(x,x') ∧ H(x',x'') ⇒ H(x,x''); the premise shrinks with H, so iterate to the fixed point
-    while H:
-        s = z3.Solver(ctx=voc.ctx)
-        s.add(*known, *H, *[voc.rel_to(c, x1, x2) for c in [*known, *H]])
-        H2 = _filter(s, H, lambda c: voc.rel_to(c, x, x2), deadline)
-        if len(H2) == len(H):
-            return H
-        H = H2
-    return H
+    # Houdini (smt/houdini.py): initiation `Id ∨ Tr ⇒ c`, then transitivity `K∘K ∧ H(x,x') ∧ H(x',x'') ⇒ c(x,x'')`
+    # with the premise H shrinking to the fixed point
+    alive = houdini([*known, *[voc.rel_to(c, x1, x2) for c in known]],
+                    [z3.And(c, voc.rel_to(c, x1, x2)) for c in cands], [voc.rel_to(c, x, x2) for c in cands],
+                    deadline, init=z3.Or(voc.identity(x, x1), voc.trans(x, x1, "seed")), at_init=cands)
+    return [cands[i] for i in alive]
