@@ -32,8 +32,12 @@ from looprover.errors import GiveUp
 from looprover.smt.solver import check
 
 
-def _holds(m: z3.ModelRef, f: z3.BoolRef) -> bool:
-    return z3.is_true(m.eval(f, model_completion=True))
+def _survivors(m: z3.ModelRef, alive: list[int], forms: Sequence[z3.BoolRef]) -> list[int]:
+    """The alive candidates whose form holds in m; m must falsify at least one (else we would loop forever)."""
+    keep = [i for i in alive if z3.is_true(m.eval(forms[i], model_completion=True))]
+    if len(keep) == len(alive):
+        raise GiveUp("internal error: Houdini model violates no candidate")
+    return keep
 
 
 def houdini(background: Sequence[z3.BoolRef], pre: Sequence[z3.BoolRef], post: Sequence[z3.BoolRef],
@@ -59,11 +63,7 @@ def houdini(background: Sequence[z3.BoolRef], pre: Sequence[z3.BoolRef], post: S
         while alive:
             if check(s0, deadline, z3.Or([z3.Not(first[i]) for i in alive])) == z3.unsat:
                 break
-            m = s0.model()
-            keep = [i for i in alive if _holds(m, first[i])]
-            if len(keep) == len(alive):
-                raise GiveUp("internal error: Houdini model violates no candidate")
-            alive = keep
+            alive = _survivors(s0.model(), alive, first)
     if not alive:
         return []
     s = make()
@@ -78,9 +78,5 @@ def houdini(background: Sequence[z3.BoolRef], pre: Sequence[z3.BoolRef], post: S
         s.add(z3.Implies(q, z3.Or([z3.Not(post[i]) for i in alive])))
         if check(s, deadline, q, *(lits[i] for i in alive)) == z3.unsat:
             break
-        m = s.model()
-        keep = [i for i in alive if _holds(m, post[i])]
-        if len(keep) == len(alive):
-            raise GiveUp("internal error: Houdini model violates no candidate")
-        alive = keep
+        alive = _survivors(s.model(), alive, post)
     return alive
