@@ -1,10 +1,9 @@
-"""Helpers for the domain tests: a C loop's head as a `Site`, and a z3 loop body as a `StepSite`."""
+"""The `loop` fixture of the domain tests: a C loop's head as a `Site`."""
 from __future__ import annotations
 
 import pytest
-import z3
 
-from looprover.domains import Site, StepSite, program_constants, sample_states
+from looprover.domains import Site, program_constants, sample_states
 from looprover.frontend.c import load_c_program
 from looprover.program.cpg import build_cpg
 
@@ -32,9 +31,3 @@ def loop(tmp_path):
         assert samples[head], "the loop head was never reached"
         return Loop(prog, Site(head, program_constants(prog), samples[head], bitvector))
     return make
-
-
-def step_site(x, x1, trans, atoms=(), deltas=()) -> StepSite:
-    nums = [(v, w) for v, w in zip(x, x1) if v.sort().kind() == z3.Z3_INT_SORT]
-    return StepSite(nums, [list(d) for d in deltas], list(atoms), lambda f: z3.substitute(f, *zip(x, x1)),
-                    z3.main_ctx())

@@ -11,7 +11,7 @@ A domain answers the questions it has templates for; the others return nothing.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterable
 
 import z3
 
@@ -31,10 +31,10 @@ class Site:
 @dataclass
 class StepSite:
     """A loop body: `nums` are the (x, x') pairs of the integer state variables, `deltas` the steps x' - x of each
-    sampled transition (one list per sample, in `nums` order), `atoms` comparison atoms over x, `to_post` renames
+    sampled transition (one list per sample, in `nums` order; iterable more than once), `atoms` comparison atoms over x, `to_post` renames
     a formula over x to x'."""
     nums: list[tuple[z3.ExprRef, z3.ExprRef]]
-    deltas: list[list[int]]
+    deltas: Iterable[list[int]]
     atoms: list[z3.BoolRef]
     to_post: Callable[[z3.ExprRef], z3.ExprRef]
     ctx: z3.Context
