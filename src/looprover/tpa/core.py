@@ -39,6 +39,7 @@ from dataclasses import dataclass
 
 import z3
 
+from looprover.smt.houdini import houdini
 from looprover.smt.interpolate import ItpStats, SatisfiableError, compute_interpolant
 from looprover.smt.terms import all_of, conjuncts
 from looprover.smt.mbp import free_constants, project
@@ -495,31 +496,17 @@ class TPA:
         return None
 
     def _houdini(self, cands, inv, first, second, context) -> list[z3.BoolRef]:
-        """Largest subset H of `cands` with `inv ∧ H ∧ context ⇒ H''` (drop every candidate a model violates)."""
+        """Largest subset H of `cands` with `inv ∧ H ∧ context ⇒ H''` (`smt/houdini.py`); more than `houdini_cap`
+        candidates are conjoined pairwise first to bound the query size, and the survivors split again."""
         cands = list(cands)
         while len(cands) > self.opt.houdini_cap:          # keep the query size bounded: conjoin pairwise
             cands = [z3.And(cands[k], cands[k + 1]) if k + 1 < len(cands) else cands[k]
                      for k in range(0, len(cands), 2)]
-        s = z3.Solver(ctx=self.ctx)
-        s.add(context, *[first(c) for c in inv])
-        H = cands
-        while H:
-            s.push()
-            s.add(*[first(c) for c in H])
-            s.add(z3.Or([z3.Not(second(c)) for c in H]))
-            r = check(s, self.deadline)
-            if r == z3.unsat:
-                s.pop()
-                break
-            m = s.model()
-            s.pop()
-            keep = [c for c in H if z3.is_true(m.eval(second(c), model_completion=True))]
-            if len(keep) == len(H):
-                raise GiveUp("internal error: Houdini model violates no candidate")
-            H = keep
+        alive = houdini([context, *[first(c) for c in inv]], [first(c) for c in cands],
+                        [second(c) for c in cands], self.deadline, new_solver=lambda: z3.Solver(ctx=self.ctx))
         out = []
-        for c in H:
-            out.extend(conjuncts(c))
+        for i in alive:
+            out.extend(conjuncts(cands[i]))
         return out
 
     # ------------------------------------------------------------------------------------------ answers
