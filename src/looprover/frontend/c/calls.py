@@ -109,7 +109,7 @@ class CallMixin(LoweringState):
                 d = base_decl(target)
                 if d is not None and d.kind == K.PARM_DECL:
                     out.add(d.canonical)
-            stack.extend(c.get_children())
+            stack.extend(children(c))
         self.written_params_memo[key] = out
         return out
 
@@ -120,7 +120,7 @@ class CallMixin(LoweringState):
             raise self.unsupported(f"recursion ('{name}')", c)
         if fdef.type.get_canonical().kind == TK.FUNCTIONPROTO and fdef.type.is_function_variadic():
             raise self.unsupported(f"variadic function '{name}'", c)
-        params = [p for p in fdef.get_children() if p.kind == K.PARM_DECL]
+        params = [p for p in children(fdef) if p.kind == K.PARM_DECL]
         if len(params) != len(args):
             raise self.unsupported(f"call of '{name}' with {len(args)} arguments for {len(params)} parameters", c)
         vals = []

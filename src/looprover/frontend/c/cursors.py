@@ -9,6 +9,7 @@ from __future__ import annotations
 import clang.cindex as ci
 
 from looprover.frontend.c import clang_api as capi
+from looprover.frontend.c.clang_api import children  # noqa: F401 - the lowering's (fast) way to list children
 
 K = ci.CursorKind
 TK = ci.TypeKind
@@ -17,12 +18,8 @@ ARRAY_KINDS = {TK.CONSTANTARRAY, TK.VARIABLEARRAY, TK.INCOMPLETEARRAY, TK.DEPEND
 INCDEC_OPS = {capi.UO_POST_INC, capi.UO_POST_DEC, capi.UO_PRE_INC, capi.UO_PRE_DEC}
 
 
-def children(c: ci.Cursor) -> list[ci.Cursor]:
-    return list(c.get_children())
-
-
 def expr_children(c: ci.Cursor) -> list[ci.Cursor]:
-    return [k for k in c.get_children() if k.kind.is_expression()]
+    return [k for k in children(c) if k.kind.is_expression()]
 
 
 def strip_parens(c: ci.Cursor) -> ci.Cursor:

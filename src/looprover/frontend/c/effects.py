@@ -51,7 +51,7 @@ class SideEffectMixin(LoweringState):
             base = a if canonical_kind(a) == TK.POINTER else b
             r = not is_array_decay(strip_parens(base))
         if not r and k != K.CXX_UNARY_EXPR:
-            r = any(self.effectful(ch) for ch in c.get_children())
+            r = any(self.effectful(ch) for ch in children(c))
         self.effectful_memo[key] = r
         return r
 
@@ -85,7 +85,7 @@ class SideEffectMixin(LoweringState):
                     obj = None
                 if obj is not None:
                     out.update(obj.vars.values())
-            stack.extend(c.get_children())
+            stack.extend(children(c))
         return out
 
     def _call_writes(self, c: ci.Cursor):

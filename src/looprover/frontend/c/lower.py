@@ -35,7 +35,7 @@ import clang.cindex as ci
 
 from looprover.errors import InputError, UnsupportedError
 from looprover.frontend.c.calls import CallMixin
-from looprover.frontend.c.cursors import ARRAY_KINDS, TK, K
+from looprover.frontend.c.cursors import ARRAY_KINDS, TK, K, children
 from looprover.frontend.c.effects import SideEffectMixin
 from looprover.frontend.c.expressions import ExpressionMixin
 from looprover.frontend.c.initialisers import InitialiserMixin
@@ -88,13 +88,13 @@ class Lowerer(StatementMixin, ExpressionMixin, CallMixin, LValueMixin, SideEffec
         return p
 
     def _find_main(self) -> ci.Cursor:
-        for c in self.tu.cursor.get_children():
+        for c in children(self.tu.cursor):
             if c.kind == K.FUNCTION_DECL and c.spelling == "main" and c.is_definition():
                 return c
         raise InputError(f"{self.parsed.path}: no definition of main()")
 
     def _main_params(self, main: ci.Cursor, fr: Frame):
-        for p in main.get_children():
+        for p in children(main):
             if p.kind != K.PARM_DECL:
                 continue
             t = p.type.get_canonical()

@@ -17,7 +17,7 @@ import clang.cindex as ci
 
 from looprover.errors import UnsupportedError
 from looprover.frontend.c.ctype import CPtr, CType, TypeTable
-from looprover.frontend.c.cursors import ARRAY_KINDS, K, denotes_param
+from looprover.frontend.c.cursors import ARRAY_KINDS, K, children, denotes_param
 from looprover.frontend.c.memory import Obj
 from looprover.frontend.c.parse import Parsed
 from looprover.program.cfa import Assume, ProgramBuilder, SrcLoc
@@ -119,7 +119,7 @@ class LoweringState:
 
     def function_body(self, fdef: ci.Cursor) -> ci.Cursor:
         """The compound statement of a function definition."""
-        for k in fdef.get_children():
+        for k in children(fdef):
             if k.kind == K.COMPOUND_STMT:
                 return k
         raise UnsupportedError(f"function '{fdef.spelling}' without a body", self.where(fdef))

@@ -23,10 +23,10 @@ class StatementMixin(LoweringState):
         k = c.kind
         self.loc = self.where(c)
         if k == K.COMPOUND_STMT:
-            for ch in c.get_children():
+            for ch in children(c):
                 self.stmt(ch)
         elif k == K.DECL_STMT:
-            for ch in c.get_children():
+            for ch in children(c):
                 if ch.kind == K.VAR_DECL:
                     self.local_decl(ch)
                 elif ch.kind in (K.TYPEDEF_DECL, K.STRUCT_DECL, K.ENUM_DECL, K.FUNCTION_DECL, K.UNION_DECL,
@@ -69,7 +69,7 @@ class StatementMixin(LoweringState):
             if ks:
                 self.stmt(ks[-1])
         elif k == K.GOTO_STMT:
-            ref = [x for x in c.get_children() if x.kind == K.LABEL_REF]
+            ref = [x for x in children(c) if x.kind == K.LABEL_REF]
             if not ref:
                 raise self.unsupported("goto", c)
             self.jump(self._label(ref[0].spelling))
@@ -216,7 +216,7 @@ class StatementMixin(LoweringState):
         if len(semis) != 2 or rparen is None:
             raise self.unsupported("for statement with an unusual header", c)
         init = cond = inc = body = None
-        for ch in c.get_children():
+        for ch in children(c):
             o = ch.extent.start.offset
             if o < semis[0]:
                 init = ch

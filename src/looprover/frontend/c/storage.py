@@ -27,7 +27,7 @@ class StorageMixin(LoweringState):
     def collect_globals(self):
         """File-scope variables by canonical declaration: (declaration to take the type from, whether some
         declaration defines it, initialiser). `extern int a[]; int a[3] = {..};` must use the second."""
-        for c in self.tu.cursor.get_children():
+        for c in children(self.tu.cursor):
             if c.kind != K.VAR_DECL:
                 continue
             can = c.canonical
@@ -78,7 +78,7 @@ class StorageMixin(LoweringState):
                             i = capi.var_initializer(ref)
                             if i is not None:
                                 todo.append(i)
-                for ch in c.get_children():
+                for ch in children(c):
                     if ch.kind == K.PAREN_EXPR and k == K.ARRAY_SUBSCRIPT_EXPR:
                         # `(a)[i]`: the decay sits under the parentheses
                         inner = strip_parens(ch)
