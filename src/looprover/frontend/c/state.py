@@ -115,7 +115,7 @@ class LoweringState:
         t = c.type.get_canonical()
         if t.kind in ARRAY_KINDS and denotes_param(c):
             return CPtr(self.type_of(t.element_type, c))
-        return self.type_of(c.type, c)
+        return self.type_of(t, c)  # the canonical type: TypeTable.of would only compute it again
 
     def function_body(self, fdef: ci.Cursor) -> ci.Cursor:
         """The compound statement of a function definition."""
