@@ -115,7 +115,10 @@ class TypeTable:
 
     # ------------------------------------------------------------------------------------ translation
     def of(self, t: ci.Type, where=None) -> CType:
-        t = t.get_canonical()
+        return self.of_canonical(t.get_canonical(), where)
+
+    def of_canonical(self, t: ci.Type, where=None) -> CType:
+        """`of` for a type that is already canonical (the lowering asks for the type of every expression)."""
         k = t.kind
         if k in _INT_KINDS:
             ct = self._int_types.get(k)

@@ -11,7 +11,9 @@ import clang.cindex as ci
 
 from looprover.frontend.c import clang_api as capi
 from looprover.frontend.c.ctype import CBool, CFunc, CInt, CPtr, CStruct, CType, CVoid, compatible
-from looprover.frontend.c.cursors import INCDEC_OPS, TK, K, children, expr_children, is_array_expr
+from looprover.frontend.c.cursors import (
+    ARRAY_KINDS, INCDEC_OPS, TK, K, canonical_kind, children, expr_children, is_array_expr,
+)
 from looprover.frontend.c.memory import Val, idx_const, pointer, scalar
 from looprover.frontend.c.state import LoweringState
 from looprover.program.cfa import Assign
@@ -109,9 +111,9 @@ class ExpressionMixin(LoweringState):
         if len(ks) == 1:
             ch = ks[0]
             to = self.ctype(c)
-            if is_array_expr(ch) and isinstance(to, CPtr):
+            chk = canonical_kind(ch)
+            if chk in ARRAY_KINDS and isinstance(to, CPtr):
                 return self.convert(self.decay_array(ch), to, c)
-            chk = ch.type.get_canonical().kind
             if chk in (TK.FUNCTIONPROTO, TK.FUNCTIONNOPROTO):
                 raise self.unsupported("function pointer", c)
             if isinstance(to, CVoid) or not want:

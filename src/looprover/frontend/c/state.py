@@ -101,10 +101,11 @@ class LoweringState:
     def temp(self, t) -> Var:
         return self.new_var("tmp", t, "temp")
 
-    def type_of(self, t: ci.Type, c: ci.Cursor) -> CType:
-        """Translate a clang type; the location (slow to compute) is only looked up for an error."""
+    def type_of(self, t: ci.Type, c: ci.Cursor, canonical: bool = False) -> CType:
+        """Translate a clang type (`canonical`: t is already canonical); the location (slow to compute) is only
+        looked up for an error."""
         try:
-            return self.types.of(t)
+            return self.types.of_canonical(t) if canonical else self.types.of(t)
         except UnsupportedError as exc:
             if exc.where is None:
                 raise UnsupportedError(exc.construct, self.where(c)) from None
@@ -115,7 +116,7 @@ class LoweringState:
         t = c.type.get_canonical()
         if t.kind in ARRAY_KINDS and denotes_param(c):
             return CPtr(self.type_of(t.element_type, c))
-        return self.type_of(t, c)  # the canonical type: TypeTable.of would only compute it again
+        return self.type_of(t, c, canonical=True)
 
     def function_body(self, fdef: ci.Cursor) -> ci.Cursor:
         """The compound statement of a function definition."""
