@@ -48,6 +48,9 @@ class StorageMixin(LoweringState):
         todo = [main]
         seen_funcs = {main.canonical}
         seen_globals = set()
+        # Declarations met before (as cursors: checking one costs less than computing its canonical
+        # declaration or definition, and the same variables and functions are referenced over and over).
+        seen_refs = set()
         while todo:
             root = todo.pop()
             stack = [(root, None)]
@@ -56,7 +59,8 @@ class StorageMixin(LoweringState):
                 k = c.kind
                 if k == K.CALL_EXPR:
                     ref = c.referenced
-                    if ref is not None and ref.kind == K.FUNCTION_DECL:
+                    if ref is not None and ref.kind == K.FUNCTION_DECL and ref not in seen_refs:
+                        seen_refs.add(ref)
                         d = ref.get_definition()
                         if d is not None and d.canonical not in seen_funcs:
                             seen_funcs.add(d.canonical)
@@ -69,17 +73,20 @@ class StorageMixin(LoweringState):
                         self._mark_address_taken(children(c)[0])
                 elif k == K.DECL_REF_EXPR:
                     ref = c.referenced
-                    if ref is not None and ref.kind == K.VAR_DECL and ref.canonical not in seen_globals:
-                        seen_globals.add(ref.canonical)
-                        gd = self.global_defs.get(ref.canonical)
-                        if gd is not None and gd[2] is not None:
-                            todo.append(gd[2])
-                        elif ref.storage_class == ci.StorageClass.STATIC:
-                            i = capi.var_initializer(ref)
-                            if i is not None:
-                                todo.append(i)
+                    if ref is not None and ref.kind == K.VAR_DECL and ref not in seen_refs:
+                        seen_refs.add(ref)
+                        can = ref.canonical
+                        if can not in seen_globals:
+                            seen_globals.add(can)
+                            gd = self.global_defs.get(can)
+                            if gd is not None and gd[2] is not None:
+                                todo.append(gd[2])
+                            elif ref.storage_class == ci.StorageClass.STATIC:
+                                i = capi.var_initializer(ref)
+                                if i is not None:
+                                    todo.append(i)
                 for ch in children(c):
-                    if ch.kind == K.PAREN_EXPR and k == K.ARRAY_SUBSCRIPT_EXPR:
+                    if k == K.ARRAY_SUBSCRIPT_EXPR and ch.kind == K.PAREN_EXPR:
                         # `(a)[i]`: the decay sits under the parentheses
                         inner = strip_parens(ch)
                         stack.append((inner, c))
@@ -101,10 +108,12 @@ class StorageMixin(LoweringState):
         if can in self.poisoned:
             raise self.unsupported(self.poisoned[can], ref_cursor)
         for fr in reversed(self.frames[-1:]):
-            if can in fr.env:
-                return fr.env[can]
-        if can in self.globals:
-            return self.globals[can]
+            obj = fr.env.get(can)  # one lookup: comparing cursors is a libclang call
+            if obj is not None:
+                return obj
+        obj = self.globals.get(can)
+        if obj is not None:
+            return obj
         if decl.kind == K.VAR_DECL and self._global_storage(decl):
             return self.global_obj(decl, ref_cursor)
         if can in self.addr_taken:  # from the pre-pass (a local not yet declared on this path)
