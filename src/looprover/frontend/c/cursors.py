@@ -15,6 +15,12 @@ K = ci.CursorKind
 TK = ci.TypeKind
 
 ARRAY_KINDS = {TK.CONSTANTARRAY, TK.VARIABLEARRAY, TK.INCOMPLETEARRAY, TK.DEPENDENTSIZEDARRAY}
+# clang's builtin types are canonical types: libclang reports one of these kinds only for a builtin type
+# (sugar such as typedefs has its own kinds), so its canonical type is itself, qualifiers included.
+_BUILTIN_KINDS = {
+    TK.VOID, TK.BOOL, TK.CHAR_U, TK.UCHAR, TK.CHAR16, TK.CHAR32, TK.USHORT, TK.UINT, TK.ULONG, TK.ULONGLONG,
+    TK.UINT128, TK.CHAR_S, TK.SCHAR, TK.WCHAR, TK.SHORT, TK.INT, TK.LONG, TK.LONGLONG, TK.INT128,
+}
 INCDEC_OPS = {capi.UO_POST_INC, capi.UO_POST_DEC, capi.UO_PRE_INC, capi.UO_PRE_DEC}
 
 
@@ -40,10 +46,16 @@ def denotes_param(c: ci.Cursor) -> bool:
     return ref is not None and ref.kind == K.PARM_DECL
 
 
+def canonical_type(t: ci.Type) -> ci.Type:
+    """t's canonical type. Most expressions have a builtin type, which is its own canonical type: skipping
+    libclang's canonicalisation for them saves a native call and a Python wrapper per expression."""
+    return t if t.kind in _BUILTIN_KINDS else t.get_canonical()
+
+
 def canonical_kind(c: ci.Cursor):
     """The canonical type kind of an expression. libclang shows a parameter declared as an array (`int a[]`)
     with its written array type although C adjusts it to a pointer; we undo that here."""
-    k = c.type.get_canonical().kind
+    k = canonical_type(c.type).kind
     if k in ARRAY_KINDS and denotes_param(c):
         return TK.POINTER
     return k

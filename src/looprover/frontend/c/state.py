@@ -17,7 +17,7 @@ import clang.cindex as ci
 
 from looprover.errors import UnsupportedError
 from looprover.frontend.c.ctype import CPtr, CType, TypeTable
-from looprover.frontend.c.cursors import ARRAY_KINDS, K, children, denotes_param
+from looprover.frontend.c.cursors import ARRAY_KINDS, K, canonical_type, children, denotes_param
 from looprover.frontend.c.memory import Obj
 from looprover.frontend.c.parse import Parsed
 from looprover.program.cfa import Assume, ProgramBuilder, SrcLoc
@@ -113,7 +113,7 @@ class LoweringState:
 
     def ctype(self, c: ci.Cursor) -> CType:
         """The C type of an expression (a parameter declared as an array is the pointer C makes it)."""
-        t = c.type.get_canonical()
+        t = canonical_type(c.type)
         if t.kind in ARRAY_KINDS and denotes_param(c):
             return CPtr(self.type_of(t.element_type, c))
         return self.type_of(t, c, canonical=True)
