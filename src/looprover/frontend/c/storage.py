@@ -67,7 +67,7 @@ class StorageMixin(LoweringState):
                             todo.append(d)
                 elif k == K.UNARY_OPERATOR and capi.unary_op(c) == capi.UO_ADDR_OF:
                     self._mark_address_taken(children(c)[0])
-                elif is_array_decay(c):
+                elif k == K.UNEXPOSED_EXPR and is_array_decay(c):  # (decays are UNEXPOSED_EXPRs)
                     under_subscript = (parent is not None and parent.kind == K.ARRAY_SUBSCRIPT_EXPR)
                     if not under_subscript:
                         self._mark_address_taken(children(c)[0])
