@@ -318,9 +318,13 @@ class StatementMixin(LoweringState):
     def branch_on(self, c: ci.Cursor, t: int, f: int) -> None:
         """Jump to t if expression c is nonzero, else to f (short-circuit as control flow when needed)."""
         c = strip_parens(c)
-        if self.effectful(c):
-            if c.kind == K.BINARY_OPERATOR:
-                op = capi.binary_op(c)
+        # Only `&&`, `||`, `,`, `!` and conversions become control flow, and only when they have side effects:
+        # the shape is tested first, which spares plain comparisons the effect analysis (a walk of the
+        # condition; `effectful` is a pure function, so the order of the tests does not matter).
+        k = c.kind
+        if k == K.BINARY_OPERATOR:
+            op = capi.binary_op(c)
+            if op in ("&&", "||", ",") and self.effectful(c):
                 a, b = children(c)
                 if op == "&&":
                     mid = self.new_loc()
@@ -334,14 +338,15 @@ class StatementMixin(LoweringState):
                     self.start(mid)
                     self.branch_on(b, t, f)
                     return
-                if op == ",":
-                    self.rv(a, want=False)
-                    self.branch_on(b, t, f)
-                    return
-            if c.kind == K.UNARY_OPERATOR and capi.unary_op(c) == capi.UO_LNOT:
+                self.rv(a, want=False)  # ","
+                self.branch_on(b, t, f)
+                return
+        elif k == K.UNARY_OPERATOR:
+            if capi.unary_op(c) == capi.UO_LNOT and self.effectful(c):
                 self.branch_on(children(c)[0], f, t)
                 return
-            if c.kind == K.UNEXPOSED_EXPR and len(children(c)) == 1 and self._keeps_zeroness(c, children(c)[0]):
+        elif k == K.UNEXPOSED_EXPR:
+            if self.effectful(c) and len(children(c)) == 1 and self._keeps_zeroness(c, children(c)[0]):
                 self.branch_on(children(c)[0], t, f)
                 return
         self.branch(self.to_bool(self.rv(c)), t, f)
