@@ -21,7 +21,6 @@ from looprover.deadline import Deadline
 from looprover.engines import engine_names, get_engine, settings_map
 from looprover.errors import InputError, UnsupportedError
 from looprover.jobs import JobOptions, load_program, resolve_job, run_job_limited
-from looprover.processes import set_memory_limit
 from looprover.report import print_error
 
 EXIT_VERDICT = 0      # TRUE, FALSE or UNKNOWN was printed
@@ -63,16 +62,23 @@ def _error(msg: str, as_json: bool, **extra) -> int:
     return EXIT_INPUT_ERROR
 
 
+def _internal_error(exc: Exception, debug: bool) -> int:
+    """`transform`/`bench` only (`verify` answers UNKNOWN): one line, the traceback only with --debug."""
+    if debug:
+        traceback.print_exc()
+    print(f"error: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+    return EXIT_INTERNAL
+
+
 def cmd_verify(args: argparse.Namespace) -> int:
     start = time.monotonic()
     deadline = Deadline(start + args.timeout)
     progress = _Progress(start) if args.verbose else None
     try:
-        set_memory_limit(args.memory)
         job = resolve_job(args.file, args.property, args.data_model)
     except InputError as exc:
         return _error(str(exc), args.json, file=args.file)
-    options = JobOptions(args.engine, args.bitvector, args.settings, progress)
+    options = JobOptions(args.engine, args.bitvector, args.settings, progress, args.memory)
     outcome = run_job_limited(job, options, start, deadline)
     if outcome.error is not None:
         return _error(outcome.error, args.json, file=args.file)
@@ -121,15 +127,10 @@ def cmd_transform(args: argparse.Namespace) -> int:
             path, data_model = task.input_files[0], data_model or task.data_model
         result = get_transform(args.technique).apply(load_program(path, data_model or "ILP32"))
         code = emit_c(result.program)
-    except InputError as exc:
-        return _error(str(exc), False)
-    except UnsupportedError as exc:
+    except (InputError, UnsupportedError) as exc:
         return _error(str(exc), False)
     except Exception as exc:
-        if args.debug:
-            traceback.print_exc()
-        print(f"error: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return EXIT_INTERNAL
+        return _internal_error(exc, args.debug)
     if args.output:
         Path(args.output).write_text(code)
     else:
@@ -140,14 +141,19 @@ def cmd_transform(args: argparse.Namespace) -> int:
 def cmd_bench(args: argparse.Namespace) -> int:
     from looprover.bench.runner import run_bench_command
     try:
+        if args.compare:
+            from looprover.bench.compare import compare
+            print("\n".join(compare(Path(args.compare[0]), Path(args.compare[1]),
+                                     args.timeout if args.timeout_given else None)))
+            return EXIT_VERDICT
+        if args.dir is None:
+            print("looprover bench: error: DIR is required (or --compare A.csv B.csv)", file=sys.stderr)
+            return EXIT_USAGE
         return run_bench_command(args)
     except InputError as exc:
         return _error(str(exc), False)
     except Exception as exc:
-        if args.debug:
-            traceback.print_exc()
-        print(f"error: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return EXIT_INTERNAL
+        return _internal_error(exc, args.debug)
 
 
 # -------------------------------------------------------------------------------------------- parser
@@ -220,9 +226,12 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Runs every (task, property) pair with an expected verdict below DIR "
                                    "(SV-COMP .yml tasks; CHC directories with expected.csv), each in its own "
                                    "process with a wall-clock and memory limit, then prints SV-COMP scores.")
-    b.add_argument("dir", metavar="DIR")
+    b.add_argument("dir", metavar="DIR", nargs="?")
+    b.add_argument("--compare", nargs=2, metavar=("A.csv", "B.csv"),
+                   help="compare two earlier runs' result CSVs per engine instead of running (with --timeout S, "
+                        "tasks solved within 10%% of S are marked near the limit)")
     b.add_argument("--jobs", type=positive_int, default=2, metavar="N", help="parallel runs (default 2)")
-    b.add_argument("--timeout", type=positive_float, default=DEFAULT_TIMEOUT, metavar="S",
+    b.add_argument("--timeout", type=positive_float, default=None, metavar="S",
                    help=f"seconds per task (default {DEFAULT_TIMEOUT:g})")
     b.add_argument("--memory", type=positive_int, default=4096, metavar="MB",
                    help="address-space limit per task process (default 4096)")
@@ -243,6 +252,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if getattr(args, "command", None) == "bench":
+        args.timeout_given = args.timeout is not None
+        if args.timeout is None:
+            args.timeout = DEFAULT_TIMEOUT
     if hasattr(args, "option"):
         grouped: dict[str, dict[str, str]] = {}
         for engine, name, value in args.option:

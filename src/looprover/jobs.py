@@ -22,7 +22,7 @@ from looprover.deadline import Deadline
 from looprover.engines import get_engine
 from looprover.engines.base import Run, Task, run_engine
 from looprover.errors import InputError, LooproverError, UnsupportedError
-from looprover.processes import Child
+from looprover.processes import Child, out_of_memory, set_memory_limit
 from looprover.program.cfa import Program
 from looprover.properties import CHECK_SAT, Property, default_property, load_property
 from looprover.report import split_tracebacks, verdict_json, verdict_text
@@ -102,6 +102,7 @@ class JobOptions:
     bitvector: bool = False
     settings: Mapping[str, Any] = field(default_factory=dict)
     progress: Callable[[str], None] | None = None
+    memory: int | None = None         # MB of address space for the job's process and its children
 
 
 @dataclass
@@ -156,13 +157,15 @@ def run_job(job: Job, options: JobOptions, start: float, deadline: Deadline,
         verdict, program = verify_job(job, options, deadline, phase)
     except InputError as exc:
         return Outcome(error=str(exc))
-    except MemoryError:
-        verdict = Verdict.unknown(options.engine, "out of memory")
     except LooproverError as exc:
         verdict = Verdict.unknown(options.engine, str(exc))
     except Exception as exc:  # noqa: BLE001 -- user input never produces a traceback (except with --debug)
-        verdict = Verdict.unknown(options.engine, f"internal error: {type(exc).__name__}: {exc}",
-                                  traceback=traceback.format_exc())
+        if out_of_memory(exc):
+            verdict = Verdict.unknown(options.engine, "out of memory" + (f" (--memory {options.memory} MB)"
+                                                                        if options.memory else ""))
+        else:
+            verdict = Verdict.unknown(options.engine, f"internal error: {type(exc).__name__}: {exc}",
+                                      traceback=traceback.format_exc())
     phase(3)
     return render(verdict, program, job, start)
 
@@ -195,6 +198,9 @@ def run_job_limited(job: Job, options: JobOptions, start: float, deadline: Deadl
 
 
 def _child_job(job: Job, options: JobOptions, start: float, deadline: Deadline, phase) -> Outcome:
+    """The job's process: the memory limit applies here (and to the portfolio's engines below it), not to the
+    parent, which only waits and prints."""
     def set_phase(p: int) -> None:
         phase.value = p
+    set_memory_limit(options.memory)
     return run_job(job, options, start, deadline, set_phase)

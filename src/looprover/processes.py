@@ -40,6 +40,19 @@ def set_memory_limit(mb: int | None) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
 
 
+_MEMORY_SIGNS = ("failed to map segment", "cannot allocate memory", "can't start new thread", "out of memory",
+                 "std::bad_alloc")
+
+
+def out_of_memory(exc: BaseException) -> bool:
+    """Whether `exc` is how running out of address space (`--memory`) shows: a MemoryError, or a library that
+    could not be mapped, a thread stack that could not be allocated, a native allocation that failed."""
+    if isinstance(exc, MemoryError):
+        return True
+    text = str(exc).lower()
+    return any(sign in text for sign in _MEMORY_SIGNS)
+
+
 def _context() -> mp.context.BaseContext:
     return mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
 

@@ -88,3 +88,15 @@ def test_ctrl_c_leaves_no_process_behind(tmp_path, chc_file):
             time.sleep(0.1)
         else:
             raise AssertionError(f"processes of {engine} survived Ctrl-C")
+
+
+def test_a_memory_limit_too_small_to_load_is_out_of_memory(tmp_path):
+    """`--memory` applies to the job's process; when it leaves no room for the front-end's library, the answer
+    is UNKNOWN(out of memory), never an input error or a traceback."""
+    c = tmp_path / "p.c"
+    c.write_text("extern void reach_error(void);\nint main(void) { int x = 1; if (x != 1) reach_error(); return 0; }\n")
+    r = subprocess.run([sys.executable, "-m", "looprover", "verify", str(c), "--memory", "30", "--json"],
+                       capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    data = json.loads(r.stdout)
+    assert data["status"] == "UNKNOWN" and data["reason"].startswith("out of memory")

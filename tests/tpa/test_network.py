@@ -9,7 +9,8 @@ import z3
 from looprover.deadline import Deadline
 from looprover.errors import GiveUp
 from looprover.tpa import TPAStatus
-from looprover.tpa.network import Bridge, Network, NetworkTPA, check_proof
+from looprover.smt.systems import Bridge, Network
+from looprover.tpa.network import NetworkTPA, check_proof
 
 ERR = "err"
 

@@ -28,6 +28,7 @@ import z3
 
 from looprover.deadline import Deadline, OutOfTime
 from looprover.errors import LooproverError
+from looprover.processes import out_of_memory
 from looprover.program.cfa import Program
 from looprover.properties import CHECK_SAT, UNREACH_CALL, Property, default_property
 from looprover.verdict import Counterexample, Status, Verdict
@@ -161,8 +162,11 @@ def run_engine(engine: Engine, program: Program, task: Task, run: Run) -> Verdic
         msg = z3_message(exc)
         verdict = engine.unknown("out of memory" if "out of memory" in msg else f"z3 error: {msg[:300]}")
     except Exception as exc:  # noqa: BLE001 -- an engine bug must end in UNKNOWN, never in a verdict
-        verdict = engine.unknown(f"internal error: {type(exc).__name__}: {exc}")
-        extra["traceback"] = traceback.format_exc()
+        if out_of_memory(exc):          # e.g. a module or thread that --memory leaves no room for
+            verdict = engine.unknown("out of memory")
+        else:
+            verdict = engine.unknown(f"internal error: {type(exc).__name__}: {exc}")
+            extra["traceback"] = traceback.format_exc()
     if verdict.status not in engine.verdicts and verdict.status != Status.UNKNOWN:
         verdict = engine.unknown(f"internal error: engine {engine.name} answered {verdict.status.value}, "
                                  f"which it does not declare")

@@ -25,11 +25,11 @@ import z3
 
 from looprover.engines.base import Engine, Run, Task, run_engine
 from looprover.program.cfa import Program
-from looprover.program.cpg import ERROR, CutpointGraph, build_cpg
+from looprover.program.cpg import CutpointGraph, build_cpg
 from looprover.smt.cpg_system import CPGSystem
-from looprover.smt.terms import mk_and
+from looprover.smt.systems import Network, cpg_network, shape_network
 from looprover.tpa import TPAOptions, TPAStatus
-from looprover.tpa.network import Bridge, Network, NetworkResult, NetworkTPA, check_proof
+from looprover.tpa.network import NetworkResult, NetworkTPA, check_proof
 from looprover.transforms.classify import liveness
 from looprover.verdict import Verdict
 from looprover.witness.confirm import confirm_cpg_path
@@ -110,35 +110,13 @@ class MultiLoop(Engine):
 
 
 def network(sys: CPGSystem) -> Network:
-    """The cutpoint graph of `sys` as a network over the program variables (the pc becomes the node).
-
-    Each node's vocabulary is the variables live there: CHC slot copies and havoc temporaries are dead at the
-    loop heads, and a loop system over 3 instead of 12 variables is what lets TPA's interpolants converge."""
-    cpg = sys.cpg
-    live_at = liveness(sys.program)
-    live = {v: [sys.cur[x.name] for x in sys.vars if x in live_at.get(v, ())] for v in cpg.nodes if v != ERROR}
-    # ∃dead. Init: the range constraints of the variables live at the entry (one conjunct per variable)
-    entry_live = live_at.get(cpg.init, frozenset())
-    init = mk_and(*(c for x in sys.vars if x in entry_live for c in sys.enc.in_range(sys.cur[x.name], x.type)))
-    loops: dict[int, z3.BoolRef] = {}
-    bridges: list[Bridge] = []
-    for e in cpg.edges:
-        label = sys.edge_formula(e)
-        if e.src == e.dst:
-            if not z3.is_false(label):
-                loops[e.src] = label
-        else:
-            bridges.append(Bridge(e.src, e.dst, label))
-    return Network(
-        state=[sys.cur[v.name] for v in sys.vars], next=[sys.nxt[v.name] for v in sys.vars],
-        entry=cpg.init, init=init, nodes=list(cpg.nodes), loops=loops, bridges=bridges, error=ERROR,
-        names=[sys.program.variables[v.name].c_name or v.name for v in sys.vars], live=live)
+    """The cutpoint graph of `sys` as a network over the program variables (`smt.systems.cpg_network`), each
+    node's vocabulary restricted to the variables live there."""
+    return cpg_network(sys, liveness(sys.program))
 
 
 def _cycle(cpg: CutpointGraph) -> list[int] | None:
-    net = Network([], [], cpg.init, z3.BoolVal(True), list(cpg.nodes), {},
-                  [Bridge(e.src, e.dst, z3.BoolVal(True)) for e in cpg.edges], ERROR)
-    return net.cycle()
+    return shape_network(cpg).cycle()
 
 
 def _label(program: Program, v: int) -> str:

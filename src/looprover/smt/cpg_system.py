@@ -1,14 +1,17 @@
-"""The transition system of a program's cutpoint graph (`CPGSystem`): pc + all program variables.
+"""The encoding of a program's cutpoint graph (`CPGSystem`): pc + all program variables.
 
-k-induction, TPA and the multi-loop engine work on transition systems, not on CFAs. `CPGSystem` builds the
-pc-encoded system of a cutpoint graph (each fragment SSA-encoded as a DAG, `encode_dag`), offers per-CPG-edge
-formulas (`edge_formula`, from which `tpa.program_ts` and the multi-loop engine build their own systems), and
-maps a model of an unrolling back to CFA paths (`step_path`, used by witness replay). It is kept apart from
-the expression and DAG encodings, which know nothing about cutpoints or a pc.
+k-induction, TPA and the multi-loop engine work on transition systems, not on CFAs. `CPGSystem` encodes each
+fragment of a cutpoint graph as an SSA DAG (`encode_dag`) and offers what the systems are made of: the state
+constants, the per-fragment step (`fragment_step`), per-CPG-edge formulas (`edge_formula`) and the range
+constraints of the program variables. Which systems are assembled from these pieces -- the pc-encoded `ts`
+built here on construction, a single loop's system, the multi-loop network -- is `smt/systems.py`'s business;
+the step renaming is `TransitionSystem`'s (`smt/ts.py`). It also maps a model of an unrolling of `ts` back to
+CFA paths (`step_path`, used by witness replay). It is kept apart from the expression and DAG encodings, which
+know nothing about cutpoints or a pc.
 """
 from __future__ import annotations
 
-from typing import Callable, Hashable, Mapping, Sequence
+from typing import Callable, Collection, Hashable, Mapping, Sequence
 
 import z3
 
@@ -18,8 +21,9 @@ from looprover.program.cpg import ERROR, CPGEdge, CutpointGraph
 from looprover.program.expr import Var
 from looprover.smt.dag import DagEncoding, DagSpec, EdgeEnc, Violation, encode_dag
 from looprover.smt.encode import Encoder
+from looprover.smt.systems import pc_system
 from looprover.smt.terms import FALSE, is_false, mk_and, mk_ite, mk_or
-from looprover.smt.ts import TransitionSystem
+from looprover.smt.ts import step_var
 
 
 def fragment_spec(cpg: CutpointGraph, src: int, edges: Sequence[Edge] | None = None) -> DagSpec:
@@ -54,7 +58,7 @@ class CPGSystem:
     State: `pc` (an Int numbering `cpg.nodes`) and every program variable. One step runs one fragment: from
     `pc = c` along one path of c's fragment to the next cutpoint (or exit), or to ERROR at a failed assert.
     Init = (pc = init) with in-range values; Bad = (pc = ERROR). Exit and ERROR have no successors.
-    `trans` branches on terms: `x' == If(pc == c1, next_c1(x), If(pc == c2, ...))`.
+    `ts.trans` branches on terms: `x' == If(pc == c1, next_c1(x), If(pc == c2, ...))` (`systems.pc_system`).
     """
 
     def __init__(self, cpg: CutpointGraph, bitvector: bool = False, deadline: Deadline | None = None):
@@ -77,10 +81,10 @@ class CPGSystem:
             self.enc.prefix = f"c{src}."
             self.regions[src] = encode_dag(self.enc, fragment_spec(cpg, src), self.cur)
         self.enc.prefix = ""
-        self.ts = self._build_ts()
+        self.ts = pc_system(self)
 
-    # ---------------------------------------------------------------- construction
-    def _region_next(self, src: int) -> tuple[z3.BoolRef, z3.ExprRef, dict[str, z3.ExprRef]]:
+    # ---------------------------------------------------------------- pieces of the systems
+    def fragment_step(self, src: int) -> tuple[z3.BoolRef, z3.ExprRef, dict[str, z3.ExprRef]]:
         """(the fragment ends somewhere, next pc, next values) for pc = src."""
         R = self.regions[src]
         contrib: list[tuple[z3.BoolRef, int, Mapping[str, z3.ExprRef]]] = []
@@ -105,33 +109,17 @@ class CPGSystem:
             vals[v.name] = r
         return reach, pc_n, vals
 
-    def _build_ts(self) -> TransitionSystem:
-        sources = list(self.cpg.sources)
-        parts = {s: self._region_next(s) for s in sources}
-        at = {s: self.pc == self.pc_id[s] for s in sources}
-        enabled = mk_or(*(mk_and(at[s], parts[s][0]) for s in sources))
-        pc_n = parts[sources[-1]][1]
-        for s in reversed(sources[:-1]):
-            pc_n = mk_ite(at[s], parts[s][1], pc_n)
-        conj = [enabled, self.pc_next == pc_n]
-        for v in self.vars:
-            r = parts[sources[-1]][2][v.name]
-            for s in reversed(sources[:-1]):
-                r = mk_ite(at[s], parts[s][2][v.name], r)
-            conj.append(self.nxt[v.name] == r)
-        for R in self.regions.values():
-            conj.extend(R.side)
-        init = mk_and(self.pc == self.pc_id[self.cpg.init], *self.range_constraints(self.cur))
-        bad = self.pc == self.pc_id[ERROR]
-        names = ["pc"] + [self.program.variables[v.name].c_name or v.name for v in self.vars]
-        return TransitionSystem([self.pc] + [self.cur[v.name] for v in self.vars],
-                                [self.pc_next] + [self.nxt[v.name] for v in self.vars],
-                                init, mk_and(*conj), bad, names)
+    def side_conditions(self) -> list[z3.BoolRef]:
+        """The side conditions of every fragment's encoding (definitions, ranges of fresh constants)."""
+        return [c for R in self.regions.values() for c in R.side]
 
-    def range_constraints(self, env: Mapping[str, z3.ExprRef]) -> list[z3.BoolRef]:
+    def range_constraints(self, env: Mapping[str, z3.ExprRef], only: Collection[Var] | None = None
+                          ) -> list[z3.BoolRef]:
+        """The value ranges of the program variables (those in `only`) at `env`, in variable order."""
         out: list[z3.BoolRef] = []
         for v in self.vars:
-            out += self.enc.in_range(env[v.name], v.type)
+            if only is None or v in only:
+                out += self.enc.in_range(env[v.name], v.type)
         return out
 
     def valid_pc(self, pc: z3.ExprRef | None = None) -> z3.BoolRef:
@@ -157,23 +145,15 @@ class CPGSystem:
 
     # ---------------------------------------------------------------- unrolling and traces
     def state_at(self, j: int) -> dict[str, z3.ExprRef]:
-        """Program-variable copies at step j, named as `TransitionSystem.step_vars` names them."""
-        return {v.name: z3.Const(f"{self.cur[v.name]}@{j}", self.cur[v.name].sort()) for v in self.vars}
+        """Program-variable copies at step j (`ts.step_vars(j)` without the pc)."""
+        return {v.name: x for v, x in zip(self.vars, self.ts.step_vars(j)[1:])}
 
     def pc_at(self, j: int) -> z3.ExprRef:
-        return z3.Int(f"{self.pc}@{j}")
+        return step_var(self.pc, j)
 
     def step_substitution(self, j: int) -> list[tuple[z3.ExprRef, z3.ExprRef]]:
-        """The renaming `ts.trans_at(j)` applies: state -> @j, next -> @j+1, aux -> @auxj."""
-        pairs = [(self.pc, self.pc_at(j)), (self.pc_next, self.pc_at(j + 1))]
-        sj, sj1 = self.state_at(j), self.state_at(j + 1)
-        for v in self.vars:
-            pairs.append((self.cur[v.name], sj[v.name]))
-            pairs.append((self.nxt[v.name], sj1[v.name]))
-        for R in self.regions.values():
-            for a in R.aux:
-                pairs.append((a, z3.Const(f"{a}@aux{j}", a.sort())))
-        return pairs
+        """The renaming `ts.trans_at(j)` applies, for every fragment's auxiliary constants."""
+        return self.ts.step_substitution(j, [a for R in self.regions.values() for a in R.aux])
 
     def step_path(self, model: z3.ModelRef, j: int
                   ) -> tuple[int, list[EdgeEnc], Violation | None, Hashable, Callable[[z3.ExprRef], z3.ExprRef]]:

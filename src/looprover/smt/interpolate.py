@@ -45,7 +45,8 @@ import z3
 
 from looprover.deadline import Deadline
 from looprover.smt.itp_farkas import Farkas
-from looprover.smt.itp_problem import MAX_ROUNDS, MethodFailed, Problem, all_of, any_of, as_formula, weaken
+from looprover.smt.itp_problem import MAX_ROUNDS, MethodFailed, Problem, as_formula, weaken
+from looprover.smt.terms import all_of, any_of
 from looprover.smt.mbp import QEError, eliminate_quantifiers, free_constants, project, qe, vocabulary
 
 __all__ = [

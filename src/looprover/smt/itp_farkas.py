@@ -12,7 +12,8 @@ from fractions import Fraction
 
 import z3
 
-from looprover.smt.itp_problem import MAX_ROUNDS, MethodFailed, Problem, all_of, any_of, op_kind, weaken
+from looprover.smt.itp_problem import MAX_ROUNDS, MethodFailed, Problem, op_kind, weaken
+from looprover.smt.terms import all_of, any_of
 from looprover.smt.mbp import ModelValues, QEError, implicant, qe
 
 

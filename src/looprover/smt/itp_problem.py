@@ -13,6 +13,7 @@ import z3
 
 from looprover.deadline import Deadline
 from looprover.smt.mbp import vocabulary
+from looprover.smt.terms import all_of, conjuncts
 
 MAX_ROUNDS = 500             # cube-enumeration cap per loop (a safety net against DNF blow-up)
 
@@ -100,25 +101,6 @@ class Problem:
 
 def op_kind(t: z3.ExprRef) -> int | None:
     return t.decl().kind() if z3.is_app(t) else None
-
-
-def all_of(fs: list[z3.BoolRef], ctx: z3.Context) -> z3.BoolRef:
-    return z3.BoolVal(True, ctx) if not fs else fs[0] if len(fs) == 1 else z3.And(fs)
-
-
-def any_of(fs: list[z3.BoolRef], ctx: z3.Context) -> z3.BoolRef:
-    return z3.BoolVal(False, ctx) if not fs else fs[0] if len(fs) == 1 else z3.Or(fs)
-
-
-def conjuncts(f: z3.BoolRef) -> list[z3.BoolRef]:
-    out, todo = [], [f]
-    while todo:
-        t = todo.pop()
-        if op_kind(t) == z3.Z3_OP_AND:
-            todo.extend(reversed(t.children()))
-        elif not z3.is_true(t):
-            out.append(t)
-    return out
 
 
 def weaken(p: Problem, P: z3.BoolRef) -> z3.BoolRef:

@@ -75,3 +75,26 @@ def mk_ite(c: z3.BoolRef, a: z3.ExprRef, b: z3.ExprRef) -> z3.ExprRef:
     if p == _FALSE_P:
         return b
     return z3.If(c, a, b)
+
+
+def all_of(fs: list[z3.BoolRef], ctx: z3.Context) -> z3.BoolRef:
+    """The conjunction of `fs` in context `ctx` (true for none), without folding: for formulas kept in a context
+    of their own (interpolation problems, TPA levels), where `mk_and`'s default context does not apply."""
+    return z3.BoolVal(True, ctx) if not fs else fs[0] if len(fs) == 1 else z3.And(fs)
+
+
+def any_of(fs: list[z3.BoolRef], ctx: z3.Context) -> z3.BoolRef:
+    """The disjunction of `fs` in context `ctx` (false for none), without folding."""
+    return z3.BoolVal(False, ctx) if not fs else fs[0] if len(fs) == 1 else z3.Or(fs)
+
+
+def conjuncts(f: z3.BoolRef) -> list[z3.BoolRef]:
+    """The conjuncts of `f` (nested `And`s flattened, `true` dropped), in order."""
+    out, todo = [], [f]
+    while todo:
+        g = todo.pop()
+        if z3.is_and(g):
+            todo.extend(reversed(g.children()))
+        elif not z3.is_true(g):
+            out.append(g)
+    return out

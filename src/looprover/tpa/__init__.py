@@ -6,7 +6,8 @@ certify.py  independent checks every SAFE/UNSAFE passes; result.py result types 
 from looprover.tpa.certify import (
     check_safe_certificate, check_state_invariant, replay_counterexample, state_invariant,
 )
-from looprover.tpa.core import TPA, TPAOptions, solve_tpa
+from looprover.tpa.core import TPA, solve_tpa
+from looprover.tpa.options import TPAOptions
 from looprover.tpa.result import SafeCertificate, TPAResult, TPAStatus, UnsafeWitness
 
 __all__ = [

@@ -35,14 +35,18 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import z3
 
+from looprover.smt.houdini import houdini
 from looprover.smt.interpolate import ItpStats, SatisfiableError, compute_interpolant
+from looprover.smt.terms import all_of, conjuncts
 from looprover.smt.mbp import free_constants, project
 from looprover.smt.ts import TransitionSystem
 from looprover.tpa.certify import check_safe_certificate, replay_counterexample, state_invariant
+from looprover.tpa.levels import LevelSolver
+from looprover.tpa.options import TPAOptions
 from looprover.tpa.powers import ExactPowers
 from looprover.tpa.seeds import bound_atoms, transitive_seeds
 from looprover.deadline import Deadline, OutOfTime
@@ -53,33 +57,6 @@ from looprover.tpa.result import SafeCertificate, State, TPAResult, TPAStatus, V
 
 SEED_BUDGET = 5.0          # seconds at most for the first query's seed lemmas
 SEED_BUDGET_LATER = 1.0    # ... and for those of a later query's new Bad atoms
-
-
-@dataclass
-class TPAOptions:
-    """TPA's settings; the fields with a `help` entry are user options (`--option tpa.FIELD=VALUE`)."""
-    incremental: bool = field(default=True, metadata={
-        "help": "one push/pop solver per level (faster on tests/tpa) instead of a fresh one per query"})
-    rebuild_after: int = 100        # pushes before a level solver is rebuilt from its formulas
-    exact_powers: bool = field(default=True, metadata={
-        "help": "confirm reachable nodes with exact QE powers when they stay small (powers.py)"})
-    max_level: int = 62             # 2^63 steps: far beyond anything a deadline allows
-    replay_limit: int = field(default=2000, metadata={
-        "help": "counterexamples up to this depth are replayed by one BMC query (deeper ones by running the "
-                "program)"})
-    itp_timeout: float = field(default=30.0, metadata={
-        "help": "seconds per interpolation call (also bounded by the deadline)"})
-    itp_methods: tuple[str, ...] = field(default=("farkas", "spacer", "mbp", "qe"), metadata={
-        "help": "interpolation methods in order, joined by '+' (farkas, spacer, mbp, qe; smt/interpolate.py)"})
-    itp_caps: tuple[float, ...] = (2.0, 5.0, 3.0, 3.0)                  # first round, per method (seconds)
-    houdini_cap: int = 128          # candidates per Houdini run (more are conjoined pairwise)
-    state_invariant: bool = field(default=True, metadata={
-        "help": "derive (and check) the state invariant by QE when cheap"})
-    itp_core: bool = field(default=True, metadata={
-        "help": "interpolate against the unsat core of the level's conjuncts only"})
-    seeds: bool = field(default=True, metadata={
-        "help": "conjoin checked reflexive-transitive template facts to every level (seeds.py)"})
-    qe_timeout: float = 2.0
 
 
 @dataclass(frozen=True)
@@ -97,66 +74,10 @@ class _Reach:
         return self.waypoints[-1][1]
 
 
-class _LevelSolver:
-    """Two-step reachability queries `ATr[n](x,x') ∧ ATr[n](x',x'') ∧ extra` for one level."""
-
-    def __init__(self, ctx: z3.Context, base: list[z3.BoolRef], incremental: bool, rebuild_after: int):
-        self.ctx = ctx
-        self.base = list(base)
-        self.incremental = incremental
-        self.rebuild_after = rebuild_after
-        self.solver: z3.Solver | None = None
-        self.pushes = 0
-
-    def strengthen(self, fs: list[z3.BoolRef]) -> None:
-        self.base.extend(fs)
-        if self.solver is not None:
-            self.solver.add(*fs)
-
-    def _fresh(self) -> z3.Solver:
-        s = z3.Solver(ctx=self.ctx)
-        s.add(*self.base)
-        return s
-
-    def query(self, extra: list[z3.BoolRef], deadline: Deadline) -> z3.ModelRef | None:
-        if not self.incremental:
-            s = self._fresh()
-            s.add(*extra)
-            return s.model() if check(s, deadline) == z3.sat else None
-        if self.solver is None or self.pushes >= self.rebuild_after:
-            self.solver = self._fresh()
-            self.pushes = 0
-        s = self.solver
-        s.push()
-        self.pushes += 1
-        try:
-            s.add(*extra)
-            return s.model() if check(s, deadline) == z3.sat else None
-        finally:
-            s.pop()
-
-
-def _conjuncts(f: z3.BoolRef) -> list[z3.BoolRef]:
-    out, todo = [], [f]
-    while todo:
-        g = todo.pop()
-        if z3.is_and(g):
-            todo.extend(reversed(g.children()))
-        elif not z3.is_true(g):
-            out.append(g)
-    return out
-
-
 def _unique(fs: list[z3.BoolRef]) -> list[z3.BoolRef]:
     """Drop repeated conjuncts (seeds sit in the closure invariants and in every level)."""
     seen: set[int] = set()
     return [f for f in fs if not (f.get_id() in seen or seen.add(f.get_id()))]
-
-
-def _mk_and(fs: list[z3.BoolRef], ctx: z3.Context) -> z3.BoolRef:
-    if not fs:
-        return z3.BoolVal(True, ctx)
-    return fs[0] if len(fs) == 1 else z3.And(fs)
 
 
 class TPA:
@@ -171,7 +92,7 @@ class TPA:
         self.bad: z3.BoolRef = ts.bad
         self.levels: list[list[z3.BoolRef]] = [[]]      # levels[n] for n ≥ 1: lemmas over (x, x')
         self._level_ids: list[set[int]] = [set()]
-        self._solvers: dict[int, _LevelSolver] = {}
+        self._solvers: dict[int, LevelSolver] = {}
         self._cache: dict[tuple[int, int, int], tuple[z3.BoolRef, z3.BoolRef, _Reach]] = {}
         self.right_inv: list[z3.BoolRef] = []
         self.left_inv: list[z3.BoolRef] = []
@@ -300,7 +221,7 @@ class TPA:
         voc = self.voc
         if n == 0:
             return z3.Or(voc.identity(a, b), voc.trans(a, b, tag))
-        return voc.rel_to(_mk_and(self.levels[n], self.ctx), a, b)
+        return voc.rel_to(all_of(self.levels[n], self.ctx), a, b)
 
     def _level_pair(self, n: int) -> list[z3.BoolRef]:
         voc = self.voc
@@ -311,17 +232,17 @@ class TPA:
             self.levels.append(list(self.seeds or []))
             self._level_ids.append({c.get_id() for c in self.levels[-1]})
 
-    def _solver(self, n: int) -> _LevelSolver:
+    def _solver(self, n: int) -> LevelSolver:
         s = self._solvers.get(n)
         if s is None:
             self._ensure_level(n)
-            s = _LevelSolver(self.ctx, self._level_pair(n), self.opt.incremental, self.opt.rebuild_after)
+            s = LevelSolver(self.ctx, self._level_pair(n), self.opt.incremental, self.opt.rebuild_after)
             self._solvers[n] = s
         return s
 
     def _learn(self, n: int, lemma: z3.BoolRef) -> None:
         """Add the conjuncts of `lemma` (over x, x') to level n and to its solver."""
-        self.stats["lemmas"] += self._add_to_level(n, _conjuncts(z3.simplify(lemma)))
+        self.stats["lemmas"] += self._add_to_level(n, conjuncts(z3.simplify(lemma)))
 
     def _add_to_level(self, n: int, cs: list[z3.BoolRef]) -> int:
         """Add the facts `cs` not yet in level n to it and to its solver; how many were new."""
@@ -362,8 +283,8 @@ class TPA:
         if not self.opt.itp_core:
             a_parts = self._level_pair(n) if n == 0 else [voc.rel_to(c, a, b) for c in self.levels[n]
                                                           for a, b in ((voc.x, voc.x1), (voc.x1, voc.x2))]
-            return _mk_and(a_parts, self.ctx), z3.And(S, T2)
-        b_parts = _conjuncts(S) + _conjuncts(T2) + b_parts
+            return all_of(a_parts, self.ctx), z3.And(S, T2)
+        b_parts = conjuncts(S) + conjuncts(T2) + b_parts
         parts = a_parts + b_parts
         lits = [z3.Bool(f"tpa!core{i}", self.ctx) for i in range(len(parts))]
         s = z3.Solver(ctx=self.ctx)
@@ -374,8 +295,8 @@ class TPA:
             keep = [a.get_id() in core for a in lits]
             A = [p for p, k in zip(a_parts, keep) if k]
             B = [p for p, k in zip(b_parts, keep[len(a_parts):]) if k]
-            return _mk_and(A, self.ctx), _mk_and(B, self.ctx)
-        return _mk_and(self._level_pair(n), self.ctx), z3.And(S, T2)      # the seeds were needed mid-way
+            return all_of(A, self.ctx), all_of(B, self.ctx)
+        return all_of(self._level_pair(n), self.ctx), z3.And(S, T2)      # the seeds were needed mid-way
 
     def _unsat(self, *fs: z3.BoolRef) -> bool:
         s = z3.Solver(ctx=self.ctx)
@@ -559,47 +480,33 @@ class TPA:
         cands = [c for c in self.levels[i] if c.get_id() not in inv_ids]
         if cands:
             inv.extend(self._houdini(cands, inv, first, second, context))
-        atr = _mk_and(self.levels[i], self.ctx)
+        atr = all_of(self.levels[i], self.ctx)
         s = z3.Solver(ctx=self.ctx)
         s.add(*[first(c) for c in inv], first(atr), context, z3.Not(second(atr)))
         if check(s, self.deadline) == z3.unsat:
-            return SafeCertificate(side, _mk_and(_unique(inv + self.levels[i]), self.ctx), i, restricted=False)
+            return SafeCertificate(side, all_of(_unique(inv + self.levels[i]), self.ctx), i, restricted=False)
         s.add(restriction)
         if check(s, self.deadline) == z3.unsat:
-            return SafeCertificate(side, _mk_and(_unique(inv + self.levels[i]), self.ctx), i, restricted=True)
+            return SafeCertificate(side, all_of(_unique(inv + self.levels[i]), self.ctx), i, restricted=True)
         if inv:
             s = z3.Solver(ctx=self.ctx)
             s.add(self.init, *inv, voc.cur_to(self.bad, x1))
             if check(s, self.deadline) == z3.unsat:
-                return SafeCertificate(side, _mk_and(list(inv), self.ctx), i, restricted=False)
+                return SafeCertificate(side, all_of(list(inv), self.ctx), i, restricted=False)
         return None
 
     def _houdini(self, cands, inv, first, second, context) -> list[z3.BoolRef]:
-        """Largest subset H of `cands` with `inv ∧ H ∧ context ⇒ H''` (drop every candidate a model violates)."""
+        """Largest subset H of `cands` with `inv ∧ H ∧ context ⇒ H''` (`smt/houdini.py`); more than `houdini_cap`
+        candidates are conjoined pairwise first to bound the query size, and the survivors split again."""
         cands = list(cands)
         while len(cands) > self.opt.houdini_cap:          # keep the query size bounded: conjoin pairwise
             cands = [z3.And(cands[k], cands[k + 1]) if k + 1 < len(cands) else cands[k]
                      for k in range(0, len(cands), 2)]
-        s = z3.Solver(ctx=self.ctx)
-        s.add(context, *[first(c) for c in inv])
-        H = cands
-        while H:
-            s.push()
-            s.add(*[first(c) for c in H])
-            s.add(z3.Or([z3.Not(second(c)) for c in H]))
-            r = check(s, self.deadline)
-            if r == z3.unsat:
-                s.pop()
-                break
-            m = s.model()
-            s.pop()
-            keep = [c for c in H if z3.is_true(m.eval(second(c), model_completion=True))]
-            if len(keep) == len(H):
-                raise GiveUp("internal error: Houdini model violates no candidate")
-            H = keep
+        alive = houdini([context, *[first(c) for c in inv]], [first(c) for c in cands],
+                        [second(c) for c in cands], self.deadline, new_solver=lambda: z3.Solver(ctx=self.ctx))
         out = []
-        for c in H:
-            out.extend(_conjuncts(c))
+        for i in alive:
+            out.extend(conjuncts(cands[i]))
         return out
 
     # ------------------------------------------------------------------------------------------ answers
@@ -615,10 +522,7 @@ class TPA:
                          certificate=cert)
 
     def _query_ts(self) -> TransitionSystem:
-        ts = self.ts
-        if self.init is ts.init and self.bad is ts.bad:
-            return ts
-        return TransitionSystem(list(ts.state), list(ts.next), self.init, ts.trans, self.bad, list(ts.names))
+        return self.ts.with_query(self.init, self.bad)
 
     def _unsafe(self, r: _Reach) -> TPAResult:
         w = replay_counterexample(self._query_ts(), r.steps, list(r.waypoints), self.deadline,

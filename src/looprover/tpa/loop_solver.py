@@ -9,7 +9,8 @@ import z3
 
 from looprover.smt.nowrap import split_wraps
 from looprover.smt.ts import TransitionSystem
-from looprover.tpa.core import TPA, TPAOptions
+from looprover.tpa.core import TPA
+from looprover.tpa.options import TPAOptions
 from looprover.deadline import Deadline
 from looprover.tpa.result import TPAResult, TPAStatus, z3_value
 
@@ -29,7 +30,7 @@ class LoopSolver:
         split = split_wraps(ts.trans, ts.state, max(0.1, min(WRAP_QE, deadline.left())))
         self.wrap_bad = None if split is None else split[1]
         self.free = None if split is None else \
-            TPA(TransitionSystem(ts.state, ts.next, ts.init, split[0], ts.bad, ts.names), options)
+            TPA(ts.with_trans(split[0]), options)
         self.exact: TPA | None = None
 
     def solve(self, init: z3.BoolRef, bad: z3.BoolRef, deadline: Deadline) -> tuple[TPAResult, TPA]:

@@ -1,9 +1,10 @@
 """Multi-loop TPA over a DAG of loops (design/algorithms.md B4, Golem's `TransitionSystemNetworkManager`).
 
-A *network* is a set of nodes over one state vocabulary x: an entry node with its initial states, per node an
-optional self-loop transition relation (its loop body), and bridge edges between nodes (loop-free code from one
-loop head to the next, or to the error node). Ignoring self-loops the bridges must form a DAG. Each loop gets its
-own TPA instance whose learned levels are reused across queries (they abstract the loop body alone).
+A *network* (`smt.systems.Network`, built there from a cutpoint graph like every other system) is a set of
+nodes over one state vocabulary x: an entry node with its initial states, per node an optional self-loop
+transition relation (its loop body), and bridge edges between nodes (loop-free code from one loop head to the
+next, or to the error node). Ignoring self-loops the bridges must form a DAG. Each loop gets its own TPA
+instance whose learned levels are reused across queries (they abstract the loop body alone).
 
 Per node v the search maintains two under-approximations of the safe states, both growing monotonically:
   preSafe[v]   on arrival at v, before any iteration: every run from here avoids the error;
@@ -22,128 +23,22 @@ from __future__ import annotations
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Callable, Hashable
+from typing import Callable
 
 import z3
 
 from looprover.smt.interpolate import SatisfiableError, compute_interpolant, term_size
-from looprover.smt.mbp import free_constants, project
-from looprover.smt.ts import TransitionSystem
-from looprover.tpa.core import TPA, TPAOptions
+from looprover.smt.mbp import project
+from looprover.smt.systems import Bridge, Network, Node
+from looprover.tpa.options import TPAOptions
 from looprover.tpa.loop_solver import LoopSolver
 from looprover.deadline import Deadline, OutOfTime
 from looprover.errors import GiveUp
 from looprover.smt.solver import check
 from looprover.tpa.result import TPAStatus, is_state
 
-Node = Hashable
-
 MAX_FORMULA = 20_000       # DAG nodes a safe set or reached set may have before the run gives up (blow-up guard)
 ITP_CAP = 10.0             # seconds per blocking-reason interpolation
-
-
-@dataclass(frozen=True)
-class Bridge:
-    """A loop-free edge `src -> dst`: `label` over x, x' and auxiliary constants (existential per use)."""
-    src: Node
-    dst: Node
-    label: z3.BoolRef
-
-
-@dataclass
-class Network:
-    state: list[z3.ExprRef]
-    next: list[z3.ExprRef]
-    entry: Node
-    init: z3.BoolRef                       # over vocab(entry)
-    nodes: list[Node]                      # every node, the error node included
-    loops: dict[Node, z3.BoolRef]          # self-loop relation per node that has one
-    bridges: list[Bridge]
-    error: Node
-    names: list[str] = field(default_factory=list)
-    live: dict[Node, list[z3.ExprRef]] = field(default_factory=dict)   # per node; absent: every state variable
-
-    def vocab(self, v: Node) -> list[z3.ExprRef]:
-        """The state variables node v's safe and reached sets range over (those live at v).
-
-        Only a matter of efficiency, never of soundness: a loop's system over these variables abstracts the
-        others away (`loop_system`), and the bridge obligations are checked over the whole state."""
-        return self.live.get(v, self.state)
-
-    def out(self, v: Node) -> list[Bridge]:
-        """Bridges out of v, error bridges first (the cheapest way to find a bug)."""
-        bs = [b for b in self.bridges if b.src == v]
-        return [b for b in bs if b.dst == self.error] + [b for b in bs if b.dst != self.error]
-
-    def loop_system(self, v: Node, init: z3.BoolRef, bad: z3.BoolRef) -> TransitionSystem:
-        """v's loop body over `vocab(v)`: the copies of the other variables become auxiliaries, which makes it
-        `∃ others, others'. body` -- exact when they are dead at v, an over-approximation in any case."""
-        keep = {x.get_id() for x in self.vocab(v)}
-        pairs, xs, x1s, names = [], [], [], []
-        for x, x1, name in zip(self.state, self.next, self.names or [str(x) for x in self.state]):
-            if x.get_id() in keep:
-                xs.append(x)
-                x1s.append(x1)
-                names.append(name)
-            else:
-                pairs += [(x, z3.Const(f"{x}!dead", x.sort())), (x1, z3.Const(f"{x1}!dead", x1.sort()))]
-        body = _drop_definitions(z3.substitute(self.loops[v], *pairs), [d for _, d in pairs]) if pairs \
-            else self.loops[v]
-        return TransitionSystem(xs, x1s, init, body, bad, names)
-
-    def prime(self, f: z3.BoolRef) -> z3.BoolRef:
-        return z3.substitute(f, *zip(self.state, self.next)) if self.state else f
-
-    def primed(self, xs: list[z3.ExprRef]) -> list[z3.ExprRef]:
-        nxt = {x.get_id(): x1 for x, x1 in zip(self.state, self.next)}
-        return [nxt[x.get_id()] for x in xs]
-
-    def unprime(self, f: z3.BoolRef) -> z3.BoolRef:
-        return z3.substitute(f, *zip(self.next, self.state)) if self.state else f
-
-    def cycle(self) -> list[Node] | None:
-        """A cycle of bridges through several nodes (self-loops do not count), or None for a DAG."""
-        succ: dict[Node, list[Node]] = {}
-        for b in self.bridges:
-            if b.src != b.dst:
-                succ.setdefault(b.src, []).append(b.dst)
-        color: dict[Node, int] = {}
-        for root in self.nodes:
-            if color.get(root):
-                continue
-            stack = [(root, iter(succ.get(root, ())))]
-            path = [root]
-            color[root] = 1
-            while stack:
-                v, it = stack[-1]
-                w = next(it, None)
-                if w is None:
-                    color[v] = 2
-                    stack.pop()
-                    path.pop()
-                elif color.get(w) == 1:
-                    return path[path.index(w):] + [w]
-                elif not color.get(w):
-                    color[w] = 1
-                    stack.append((w, iter(succ.get(w, ()))))
-                    path.append(w)
-        return None
-
-
-def _drop_definitions(f: z3.BoolRef, fresh: list[z3.ExprRef]) -> z3.BoolRef:
-    """Drop top-level conjuncts `d == t` whose `d` is one of `fresh` and occurs nowhere else (∃d. d == t is
-    true): the frame equations of abstracted variables would only burden TPA's interpolation."""
-    parts = list(f.children()) if z3.is_and(f) else [f]
-    count: Counter = Counter(c.get_id() for p in parts for c in free_constants(p))
-    ids = {d.get_id() for d in fresh}
-
-    def droppable(p: z3.BoolRef) -> bool:
-        return z3.is_eq(p) and any(a.get_id() in ids and count[a.get_id()] == 1 and
-                                   not any(a.eq(c) for c in free_constants(b)) for a, b in
-                                   ((p.arg(0), p.arg(1)), (p.arg(1), p.arg(0))))
-
-    keep = [p for p in parts if not droppable(p)]
-    return keep[0] if len(keep) == 1 else z3.And(keep) if keep else z3.BoolVal(True, f.ctx)
 
 
 @dataclass

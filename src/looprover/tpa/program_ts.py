@@ -12,6 +12,9 @@ the program variables alone:
 computed by exact quantifier elimination, so the system is *equivalent* to the program: Bad_L is reachable in
 k steps exactly when the program fails an assertion after k+2 cutpoint steps (entry, k iterations, the failing
 fragment). When QE does not finish quickly, or the shape is different, callers use the pc-encoded system.
+
+The shape test and the QE are TPA's choice and live here; the system itself (vocabulary, names, Tr_L) is
+assembled by `smt.systems.loop_system`, like every other system of the cutpoint graph.
 """
 from __future__ import annotations
 
@@ -24,6 +27,7 @@ from looprover.deadline import Deadline
 from looprover.program.cpg import ERROR
 from looprover.smt.cpg_system import CPGSystem
 from looprover.smt.mbp import QEError, has_quantifier, qe
+from looprover.smt.systems import loop_system, program_state
 from looprover.smt.ts import TransitionSystem
 from looprover.tpa.loop_solver import may_be_sat
 
@@ -59,8 +63,7 @@ def single_loop_system(sys: CPGSystem, deadline: Deadline) -> LoopSystem | None:
     budget = min(left, max(0.5, left * QE_SHARE))
     stop = time.monotonic() + budget
     init0 = z3.And(sys.range_constraints(sys.cur))
-    cur = [sys.cur[v.name] for v in sys.vars]
-    nxt = [sys.nxt[v.name] for v in sys.vars]
+    cur, nxt, _ = program_state(sys)
     if (cpg.init, ERROR) in by_pair:
         # the error right at the start is the pc-encoded system's job (one step); keep the loop TS exact
         if may_be_sat(z3.And(init0, sys.edge_formula(by_pair[(cpg.init, ERROR)])), stop - time.monotonic()):
@@ -76,7 +79,4 @@ def single_loop_system(sys: CPGSystem, deadline: Deadline) -> LoopSystem | None:
         return None
     if has_quantifier(init) or has_quantifier(bad):
         return None
-    loop = by_pair.get((head, head))
-    trans = sys.edge_formula(loop) if loop is not None else z3.BoolVal(False)
-    names = [sys.program.variables[v.name].c_name or v.name for v in sys.vars]
-    return LoopSystem(TransitionSystem(cur, nxt, z3.simplify(init), trans, z3.simplify(bad), names), head, sys)
+    return LoopSystem(loop_system(sys, head, z3.simplify(init), z3.simplify(bad)), head, sys)

@@ -24,6 +24,7 @@ import os
 import threading
 
 from looprover.errors import InputError, UnsupportedError
+from looprover.processes import out_of_memory
 from looprover.program.cfa import Program
 
 __all__ = ["load_c_program"]
@@ -51,6 +52,8 @@ def load_c_program(path: str | os.PathLike, data_model: str = "ILP32") -> Progra
     try:
         t = threading.Thread(target=work, name="looprover-c-frontend", daemon=True)
         t.start()
+    except RuntimeError:   # no room for the large stack under a small --memory limit: the usual stack then
+        return _load(path, data_model)
     finally:
         threading.stack_size(old)
     t.join()
@@ -68,5 +71,7 @@ def _load(path: str | os.PathLike, data_model: str) -> Program:
     except (InputError, UnsupportedError):
         raise
     except Exception as exc:  # noqa: BLE001 - libclang/ctypes failures must not escape as tracebacks
+        if out_of_memory(exc):      # libclang could not even be loaded under --memory: no fault of the input
+            raise MemoryError(str(exc)) from exc
         raise InputError(f"{path}: cannot parse: {type(exc).__name__}: {exc}") from exc
     return lower(parsed, data_model)

@@ -95,6 +95,25 @@ def presumed_location(loc: ci.SourceLocation) -> tuple[str, int, int]:
     return ci._CXString.from_result(fname), line.value, col.value
 
 
+def _append_child(child: ci.Cursor, _parent: ci.Cursor, sink: tuple) -> int:
+    out, tu = sink
+    child._tu = tu  # what cindex's get_children does (children need the TU)
+    out.append(child)
+    return 1  # CXChildVisit_Continue
+
+
+_APPEND_CHILD = ci.callbacks["cursor_visit"](_append_child)
+
+
+def children(c: ci.Cursor) -> list[ci.Cursor]:
+    """`list(c.get_children())`, twice as fast: cindex's visitor asserts that each child is not the null
+    cursor (two more native calls per child) and wraps a new callback per call. The lowering enumerates the
+    children of every AST node several times, so this is a large part of the load time of big programs."""
+    out: list[ci.Cursor] = []
+    lib().clang_visitChildren(c, _APPEND_CHILD, (out, c._tu))
+    return out
+
+
 def var_initializer(c: ci.Cursor) -> ci.Cursor | None:
     """The initialiser expression of a VAR_DECL (children also hold array-size expressions, so they cannot
     tell it apart)."""

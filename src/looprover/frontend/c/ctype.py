@@ -111,14 +111,21 @@ class TypeTable:
         self.obj_type: IntType = I32                                   # pointer object ids
         self.fields: dict[tuple, tuple[tuple[str, CType], ...]] = {}
         self._leaves: dict[CType, tuple[Leaf, ...]] = {}
+        self._int_types: dict[ci.TypeKind, CInt] = {}  # the target fixes their sizes: ask libclang once
 
     # ------------------------------------------------------------------------------------ translation
     def of(self, t: ci.Type, where=None) -> CType:
-        t = t.get_canonical()
+        return self.of_canonical(t.get_canonical(), where)
+
+    def of_canonical(self, t: ci.Type, where=None) -> CType:
+        """`of` for a type that is already canonical (the lowering asks for the type of every expression)."""
         k = t.kind
         if k in _INT_KINDS:
-            signed, rank = _INT_KINDS[k]
-            return CInt(t.get_size() * 8, signed, rank)
+            ct = self._int_types.get(k)
+            if ct is None:
+                signed, rank = _INT_KINDS[k]
+                ct = self._int_types[k] = CInt(t.get_size() * 8, signed, rank)
+            return ct
         if k == TK.BOOL:
             return CBool()
         if k == TK.VOID:

@@ -1,0 +1,72 @@
+"""The domain interface and what a domain is asked about.
+
+A domain offers candidates; it never decides them. Every candidate is checked by the caller (samples, then
+Houdini), so a domain may guess freely -- soundness does not depend on it. Two kinds of question:
+- state atoms at a cutpoint (`Site`): program IR expressions over one variable (`var_atoms`) or a pair of
+  variables of one type (`pair_atoms`), suggested by the program's constants and the sampled states;
+- relations of a loop body (`StepSite`): z3 formulas over the pre and post values (x, x') of one variable
+  (`var_relations`) or of the whole state (`relations`), suggested by sampled steps and the loop's atoms.
+A domain answers the questions it has templates for; the others return nothing.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+import z3
+
+from looprover.program.cfa import Program
+from looprover.program.expr import Expr, IntConst, Var, walk
+
+
+@dataclass
+class Site:
+    """A cutpoint (`node`; None = every location) with the program's constants and the states sampled there."""
+    node: int | None
+    consts: list[int]
+    samples: list[dict] = field(default_factory=list)
+    bitvector: bool = False
+
+
+@dataclass
+class StepSite:
+    """A loop body: `nums` are the (x, x') pairs of the integer state variables, `deltas` the steps x' - x of each
+    sampled transition (one list per sample, in `nums` order; iterable more than once), `atoms` comparison atoms over x, `to_post` renames
+    a formula over x to x'."""
+    nums: list[tuple[z3.ExprRef, z3.ExprRef]]
+    deltas: Iterable[list[int]]
+    atoms: list[z3.BoolRef]
+    to_post: Callable[[z3.ExprRef], z3.ExprRef]
+    ctx: z3.Context
+
+
+class Domain:
+    """One template family. `relational`: it also offers relations over a loop's pre/post values (x, x')."""
+    name: str = ""
+    relational: bool = False
+    everywhere: bool = False        # its state atoms hold at every location (asked once, with Site.node None)
+
+    def var_atoms(self, site: Site, v: Var) -> list[Expr]:
+        return []
+
+    def pair_atoms(self, site: Site, x: Var, y: Var) -> list[Expr]:
+        return []
+
+    def var_relations(self, v: z3.ExprRef, w: z3.ExprRef) -> list[z3.BoolRef]:
+        return []
+
+    def relations(self, site: StepSite) -> list[z3.BoolRef]:
+        return []
+
+
+def program_constants(program: Program) -> list[int]:
+    """0, 1 and the integer literals of the program's statements (the 24 smallest in magnitude)."""
+    vals: set[int] = {0, 1}
+    for _, st in program.statements():
+        for e in (getattr(st, "rhs", None), getattr(st, "cond", None)):
+            if e is None:
+                continue
+            for n in walk(e):
+                if isinstance(n, IntConst) and abs(n.value) <= 1 << 20:
+                    vals.add(n.value)
+    return sorted(vals, key=lambda v: (abs(v), v))[:24]

@@ -1,0 +1,57 @@
+"""Congruences: residues `v % m = r` and `x - y ≡ r (mod m)` that every sampled state shares; for a loop body,
+`x' ≡ x (mod g)` with g the gcd of the sampled steps of x.
+
+Why: parity facts (a counter stepping by 2, inner and outer counters that move together) are invisible to
+bounds and differences but decide many loop properties (`x % 2 == 0` at exit). The relational form is
+translation-invariant, hence transitive, which TPA's seeds need. Residues are C remainders (sign of the
+dividend), matching `%` in the program IR.
+"""
+from __future__ import annotations
+
+import math
+
+import z3
+
+from looprover.domains.base import Domain, Site, StepSite
+from looprover.program.expr import Expr, IntType, Var, binary, cmp, const
+
+
+class Congruence(Domain):
+    name = "congruence"
+    relational = True
+
+    def var_atoms(self, site: Site, v: Var) -> list[Expr]:
+        t = v.type
+        if not isinstance(t, IntType) or not site.samples:
+            return []
+        xs = [s[v.name] for s in site.samples]
+        out = []
+        for m in (2, 3, 4, 8):
+            rs = {x % m if x >= 0 else -((-x) % m) for x in xs}
+            if len(rs) == 1:
+                out.append(cmp("==", binary("%", v, const(m, t)), const(rs.pop(), t)))
+        return out
+
+    def pair_atoms(self, site: Site, x: Var, y: Var) -> list[Expr]:
+        """Only when the difference varies (a constant one is an equality, `equalities.py`)."""
+        if not site.samples:
+            return []
+        ds = {s[x.name] - s[y.name] for s in site.samples}
+        if len(ds) == 1:
+            return []
+        t = x.type
+        out = []
+        for m in (2, 4):
+            rs = {(d % m) for d in ds}
+            if len(rs) == 1:  # `(d - r) % m == 0` reads the same for either sign
+                r = rs.pop()
+                out.append(cmp("==", binary("%", binary("-", x, y), const(m, t)), const(0, t)) if r == 0 else
+                           cmp("==", binary("%", binary("-", binary("-", x, y), const(r, t)), const(m, t)),
+                               const(0, t)))
+        return out
+
+    def relations(self, site: StepSite) -> list[z3.BoolRef]:
+        steps = [0] * len(site.nums)
+        for d in site.deltas:
+            steps = [math.gcd(g, abs(di)) for g, di in zip(steps, d)]
+        return [(w - v) % g == 0 for (v, w), g in zip(site.nums, steps) if g >= 2]

@@ -1,0 +1,84 @@
+"""State candidates for k-induction's Houdini: the atoms the domains offer at each cutpoint, pc-guarded.
+
+Why a driver: the domains are asked in one fixed order (`STATE_DOMAINS`), per variable and then per pair of
+variables, and an atom is kept only once and only if every sampled state at the cutpoint satisfies it -- the
+same list, in the same order, that k-induction's own generator produced. Type ranges are asked once, unguarded.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from looprover.domains.base import Domain, Site, program_constants
+from looprover.domains.booleans import Booleans
+from looprover.domains.congruence import Congruence
+from looprover.domains.equalities import Equalities
+from looprover.domains.intervals import Intervals
+from looprover.domains.linear import Linear
+from looprover.domains.ranges import TypeRanges
+from looprover.domains.zones import Zones
+from looprover.program.cfa import Program
+from looprover.program.cpg import CutpointGraph
+from looprover.program.expr import BoolType, Expr, IntType
+from looprover.program.interp import Evaluator, UndefinedBehavior
+
+STATE_DOMAINS: tuple[Domain, ...] = (TypeRanges(), Intervals(), Zones(), Equalities(), Congruence(), Linear(),
+                                     Booleans())
+
+
+@dataclass(frozen=True)
+class Candidate:
+    node: int | None      # cutpoint it is guarded by; None = everywhere
+    atom: Expr
+
+    def __str__(self) -> str:
+        return f"{'L' + str(self.node) + ': ' if self.node is not None else ''}{self.atom}"
+
+
+def _holds(ev: Evaluator, atom: Expr, samples: list[dict]) -> bool:
+    try:
+        return all(ev.eval(atom, s) for s in samples)
+    except (UndefinedBehavior, KeyError, TypeError, ZeroDivisionError):
+        return False
+
+
+def candidates(program: Program, cpg: CutpointGraph, samples: dict[int, list[dict]], bitvector: bool,
+               domains: tuple[Domain, ...] = STATE_DOMAINS) -> list[Candidate]:
+    """Unguarded atoms of the `everywhere` domains, then per cutpoint: the atoms over each integer variable, over
+    each pair of integer variables of one type, and over each Boolean variable."""
+    ev = Evaluator("wrap" if bitvector else "math")
+    consts = program_constants(program)
+    ints = [i.var for i in program.variables.values() if isinstance(i.var.type, IntType)]
+    bools = [i.var for i in program.variables.values() if isinstance(i.var.type, BoolType)]
+    glob = [d for d in domains if d.everywhere]
+    local = [d for d in domains if not d.everywhere]
+    everywhere = Site(None, consts, [], bitvector)
+    out = [Candidate(None, a) for v in ints for d in glob for a in d.var_atoms(everywhere, v)]
+    for c in cpg.cutpoints:
+        site = Site(c, consts, samples.get(c, []), bitvector)
+        atoms: list[Expr] = []
+
+        def add(new: list[Expr]) -> None:
+            for a in new:
+                if a not in atoms and _holds(ev, a, site.samples):
+                    atoms.append(a)
+
+        for v in ints:
+            for d in local:
+                add(d.var_atoms(site, v))
+        # Relations need one side to change in the loop; with many variables, pairs of two loop-invariant
+        # variables are skipped to keep Houdini's candidate set (quadratic in the variables) small.
+        lp = cpg.loops.loops.get(c)
+        changing = lp.writes if (lp is not None and len(ints) > 24) else None
+        for i, x in enumerate(ints):
+            for y in ints[i + 1:]:
+                if x.type != y.type:
+                    continue
+                if changing is not None and x not in changing and y not in changing:
+                    continue
+                for d in local:
+                    add(d.pair_atoms(site, x, y))
+        for b in bools:
+            for d in local:
+                add(d.var_atoms(site, b))
+        out.extend(Candidate(c, a) for a in atoms)
+    return out

@@ -1,0 +1,163 @@
+"""Calls: SV-COMP built-ins modelled by name (`reach_error`, `__VERIFIER_nondet_*`, assume, assert,
+abort/exit, `__builtin_expect`/`__builtin_unreachable`) and inlining of every other defined function.
+
+Why a module: inlining binds parameters (to the argument's value directly when the body never changes them),
+opens a frame for the callee's locals, labels and return, and rejects recursion and variadic functions; that
+bookkeeping is independent of how statements and expressions are lowered.
+"""
+from __future__ import annotations
+
+import clang.cindex as ci
+
+from looprover.frontend.c import clang_api as capi
+from looprover.frontend.c.ctype import CBool, CInt, CPtr, CVoid
+from looprover.frontend.c.cursors import INCDEC_OPS, TK, K, base_decl, children, strip_parens
+from looprover.frontend.c.known_functions import ASSUME_FUNCTIONS, NONDET_TYPES, TERMINATING_FUNCTIONS
+from looprover.frontend.c.memory import Val, scalar
+from looprover.frontend.c.state import Frame, LoweringState
+from looprover.program.cfa import Assert, Assume, Havoc
+from looprover.program.expr import FALSE
+
+
+class CallMixin(LoweringState):
+    """`call(c, want)` lowers a call expression."""
+
+    def call(self, c: ci.Cursor, want: bool) -> Val:
+        ks = children(c)
+        callee = strip_parens(ks[0])
+        while callee.kind == K.UNEXPOSED_EXPR and len(children(callee)) == 1:
+            callee = strip_parens(children(callee)[0])
+        ref = callee.referenced if callee.kind == K.DECL_REF_EXPR else None
+        if ref is None or ref.kind != K.FUNCTION_DECL:
+            raise self.unsupported("call through a function pointer", c)
+        name = ref.spelling
+        args = ks[1:]
+        self.loc = self.where(c)
+        rt = self.ctype(c)
+        if name == "reach_error":
+            self.emit(Assert(FALSE, "unreach-call", self.loc))
+            fdef = ref.get_definition()
+            if fdef is not None:
+                return self._inline(c, fdef, args, want)
+            for a in args:
+                self.rv(a, want=False)
+            return Val(rt, {})
+        if name.startswith("__VERIFIER_nondet_"):
+            for a in args:
+                self.rv(a, want=False)
+            if not isinstance(rt, (CInt, CBool)):
+                raise self.unsupported(f"{name} returning {rt}", c)
+            suffix = name[len("__VERIFIER_nondet_"):]
+            nt = rt
+            if suffix in NONDET_TYPES:
+                spec = NONDET_TYPES[suffix]
+                if spec is None:
+                    nt = CBool()
+                else:
+                    bits = self.types.ptr_bits if spec[0] == "long" else spec[0]
+                    nt = CInt(bits, spec[1])
+            v = self.new_var("nondet_" + suffix, self.types.ir_scalar(nt), "nondet", c_name=f"{name}()")
+            self.emit(Havoc((v,), self.loc))
+            return self.convert(scalar(nt, v), rt, c)
+        if name in ASSUME_FUNCTIONS:
+            if len(args) != 1:
+                raise self.unsupported(f"{name} with {len(args)} arguments", c)
+            self.emit(Assume(self.to_bool(self.rv(args[0])), self.loc))
+            return Val(rt, {})
+        if name == "__VERIFIER_assert" and ref.get_definition() is None:
+            if len(args) != 1:
+                raise self.unsupported(f"{name} with {len(args)} arguments", c)
+            self.emit(Assert(self.to_bool(self.rv(args[0])), "unreach-call", self.loc))
+            return Val(rt, {})
+        if name in TERMINATING_FUNCTIONS:
+            for a in args:
+                if self.effectful(a):
+                    self.rv(a, want=False)
+            self.jump(self.exit)
+            return Val(rt, {}) if isinstance(rt, CVoid) else self.zero(rt)
+        if name == "__builtin_expect":
+            v = self.protect(self.rv(args[0]), args[1:])
+            for a in args[1:]:
+                self.rv(a, want=False)
+            return self.convert(v, rt, c)
+        if name == "__builtin_unreachable":
+            self.emit(Assume(FALSE, self.loc))
+            self.block()
+            return Val(rt, {})
+        fdef = ref.get_definition()
+        if fdef is None:
+            raise self.unsupported(f"call to undefined function '{name}'", c)
+        return self._inline(c, fdef, args, want)
+
+    def _params_written(self, fdef: ci.Cursor, body: ci.Cursor) -> set:
+        """Parameters (canonical cursors) the function body assigns, increments or takes the address of."""
+        key = fdef.canonical
+        got = self.written_params_memo.get(key)
+        if got is not None:
+            return got
+        out = set()
+        stack = [body]
+        while stack:
+            c = stack.pop()
+            k = c.kind
+            target = None
+            if k == K.COMPOUND_ASSIGNMENT_OPERATOR or (k == K.BINARY_OPERATOR and capi.binary_op(c) == "="):
+                target = children(c)[0]
+            elif k == K.UNARY_OPERATOR and capi.unary_op(c) in (INCDEC_OPS | {capi.UO_ADDR_OF}):
+                target = children(c)[0]
+            if target is not None:
+                d = base_decl(target)
+                if d is not None and d.kind == K.PARM_DECL:
+                    out.add(d.canonical)
+            stack.extend(children(c))
+        self.written_params_memo[key] = out
+        return out
+
+    def _inline(self, c, fdef: ci.Cursor, args: list, want: bool) -> Val:
+        name = fdef.spelling
+        can = fdef.canonical
+        if can in self.call_stack:
+            raise self.unsupported(f"recursion ('{name}')", c)
+        if fdef.type.get_canonical().kind == TK.FUNCTIONPROTO and fdef.type.is_function_variadic():
+            raise self.unsupported(f"variadic function '{name}'", c)
+        params = [p for p in children(fdef) if p.kind == K.PARM_DECL]
+        if len(params) != len(args):
+            raise self.unsupported(f"call of '{name}' with {len(args)} arguments for {len(params)} parameters", c)
+        vals = []
+        for i, a in enumerate(args):
+            v = self.rv(a)
+            vals.append(self.protect(v, args[i + 1:]))
+        rt = self.type_of(fdef.result_type, fdef)
+        call_loc = self.loc
+        ret = None if isinstance(rt, CVoid) else self.make_obj("ret", rt, "ret", f"{name}::")
+        fr = Frame(name, f"{name}::", ret, self.new_loc())
+        body = self.function_body(fdef)
+        written = self._params_written(fdef, body)
+        body_writes = None
+        for p, v in zip(params, vals):
+            self.loc = self.where(p)
+            pc = p.canonical
+            ct = self.decl_ctype(p)
+            v = self.convert(v, ct, p)
+            if pc not in written and pc not in self.addr_taken and isinstance(ct, (CInt, CBool, CPtr)):
+                # A parameter the body never changes can stand for its argument's value, if the body cannot
+                # change what that value reads either: no variable (and no assignment) per call.
+                if body_writes is None:
+                    body_writes = self.may_write([body])
+                if not any(self.threatened(e, body_writes) for e in v.leaves.values()):
+                    fr.bound[pc] = v
+                    continue
+            obj = self.local_obj(p, fr, "param")
+            self.write(self.obj_lv(obj), v)
+        self.frames.append(fr)
+        self.call_stack.append(can)
+        try:
+            self.stmt(body)
+        finally:
+            self.frames.pop()
+            self.call_stack.pop()
+        self.start(fr.ret_loc)
+        self.loc = call_loc
+        if ret is None or not want:
+            return Val(rt, {})
+        return self.read(self.obj_lv(ret))

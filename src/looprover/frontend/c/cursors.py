@@ -1,0 +1,103 @@
+"""Questions about clang cursors that every part of the lowering asks (children, canonical kinds, array decay,
+the variable an lvalue expression is rooted in).
+
+Why a module: these are pure functions of the AST, independent of the lowering's state; statements,
+expressions, side-effect analysis and the address-taken pre-pass all need the same answers.
+"""
+from __future__ import annotations
+
+import clang.cindex as ci
+
+from looprover.frontend.c import clang_api as capi
+from looprover.frontend.c.clang_api import children  # noqa: F401 - the lowering's (fast) way to list children
+
+K = ci.CursorKind
+TK = ci.TypeKind
+
+ARRAY_KINDS = {TK.CONSTANTARRAY, TK.VARIABLEARRAY, TK.INCOMPLETEARRAY, TK.DEPENDENTSIZEDARRAY}
+# clang's builtin types are canonical types: libclang reports one of these kinds only for a builtin type
+# (sugar such as typedefs has its own kinds), so its canonical type is itself, qualifiers included.
+_BUILTIN_KINDS = {
+    TK.VOID, TK.BOOL, TK.CHAR_U, TK.UCHAR, TK.CHAR16, TK.CHAR32, TK.USHORT, TK.UINT, TK.ULONG, TK.ULONGLONG,
+    TK.UINT128, TK.CHAR_S, TK.SCHAR, TK.WCHAR, TK.SHORT, TK.INT, TK.LONG, TK.LONGLONG, TK.INT128,
+}
+INCDEC_OPS = {capi.UO_POST_INC, capi.UO_POST_DEC, capi.UO_PRE_INC, capi.UO_PRE_DEC}
+
+
+def expr_children(c: ci.Cursor) -> list[ci.Cursor]:
+    return [k for k in children(c) if k.kind.is_expression()]
+
+
+def strip_parens(c: ci.Cursor) -> ci.Cursor:
+    while c.kind == K.PAREN_EXPR:
+        c = children(c)[0]
+    return c
+
+
+def denotes_param(c: ci.Cursor) -> bool:
+    while c.kind in (K.PAREN_EXPR, K.UNEXPOSED_EXPR):
+        ks = children(c)
+        if len(ks) != 1:
+            return False
+        c = ks[0]
+    if c.kind != K.DECL_REF_EXPR:
+        return False
+    ref = c.referenced
+    return ref is not None and ref.kind == K.PARM_DECL
+
+
+def canonical_type(t: ci.Type) -> ci.Type:
+    """t's canonical type. Most expressions have a builtin type, which is its own canonical type: skipping
+    libclang's canonicalisation for them saves a native call and a Python wrapper per expression."""
+    return t if t.kind in _BUILTIN_KINDS else t.get_canonical()
+
+
+def canonical_kind(c: ci.Cursor):
+    """The canonical type kind of an expression. libclang shows a parameter declared as an array (`int a[]`)
+    with its written array type although C adjusts it to a pointer; we undo that here."""
+    k = canonical_type(c.type).kind
+    if k in ARRAY_KINDS and denotes_param(c):
+        return TK.POINTER
+    return k
+
+
+def is_array_expr(c: ci.Cursor) -> bool:
+    return canonical_kind(c) in ARRAY_KINDS
+
+
+def is_array_decay(c: ci.Cursor) -> bool:
+    """An implicit array-to-pointer conversion."""
+    if c.kind != K.UNEXPOSED_EXPR or canonical_kind(c) != TK.POINTER:
+        return False
+    ks = children(c)
+    return len(ks) == 1 and is_array_expr(ks[0])
+
+
+def base_decl(e: ci.Cursor) -> ci.Cursor | None:
+    """The variable or parameter declaration an lvalue expression designates (part of), looking through
+    parentheses, member access and subscripts of arrays; None for anything reached through a pointer."""
+    while True:
+        k = e.kind
+        if k == K.PAREN_EXPR:
+            e = children(e)[0]
+        elif k == K.ARRAY_SUBSCRIPT_EXPR:
+            a, b = children(e)
+            base = a if canonical_kind(a) == TK.POINTER else b
+            base = strip_parens(base)
+            if not is_array_decay(base):
+                return None
+            e = children(base)[0]
+        elif k == K.MEMBER_REF_EXPR:
+            ks = children(e)
+            if not ks or canonical_kind(ks[0]) == TK.POINTER:
+                return None
+            e = ks[0]
+        elif k == K.DECL_REF_EXPR:
+            ref = e.referenced
+            if ref is not None and ref.kind in (K.VAR_DECL, K.PARM_DECL):
+                return ref
+            return None
+        elif k == K.UNEXPOSED_EXPR and len(children(e)) == 1 and not is_array_decay(e):
+            e = children(e)[0]
+        else:
+            return None

@@ -1,0 +1,163 @@
+"""Which expressions have side effects, which variables they may write, and keeping already computed values
+safe from later writes (`protect`).
+
+Why a module: C leaves the evaluation order of operands open and we fix it left to right; a value computed
+first must be copied to a temporary when evaluating a later operand may change a variable it reads (calls,
+assignments, ++). `effectful` also decides whether `&&`, `||` and `?:` can stay pure IR expressions.
+"""
+from __future__ import annotations
+
+import clang.cindex as ci
+
+from looprover.errors import UnsupportedError
+from looprover.frontend.c import clang_api as capi
+from looprover.frontend.c.cursors import (
+    INCDEC_OPS, TK, K, base_decl, canonical_kind, children, is_array_decay, strip_parens,
+)
+from looprover.frontend.c.known_functions import ASSUME_FUNCTIONS, TERMINATING_FUNCTIONS
+from looprover.frontend.c.memory import LV, Cell, Val
+from looprover.frontend.c.state import LoweringState
+from looprover.program.cfa import Assign
+from looprover.program.expr import BoolConst, Expr, IntConst, free_vars
+
+_ALL = object()  # may_write: "any global, static or address-taken variable"
+
+
+class SideEffectMixin(LoweringState):
+    """`effectful(c)`, `may_write(cs)`, `threatened(e, writes)`, and `snap`/`protect`/`protect_lv` to copy
+    values (or the guards and indices of lvalues) to temporaries when later operands may change them."""
+
+    def effectful(self, c: ci.Cursor) -> bool:
+        """May evaluating c do more than compute a value (write, call, block)? Then it cannot be evaluated
+        unconditionally inside `&&`, `||`, `?:`."""
+        key = c.hash, c.extent.start.offset, c.kind
+        got = self.effectful_memo.get(key)
+        if got is not None:
+            return got
+        k = c.kind
+        r = False
+        if k in (K.CALL_EXPR, K.StmtExpr, K.COMPOUND_ASSIGNMENT_OPERATOR):
+            r = True
+        elif k == K.CXX_UNARY_EXPR:
+            r = False  # sizeof/alignof do not evaluate their operand
+        elif k == K.BINARY_OPERATOR and capi.binary_op(c) == "=":
+            r = True
+        elif k == K.UNARY_OPERATOR and (capi.unary_op(c) in INCDEC_OPS or capi.unary_op(c) == capi.UO_DEREF):
+            r = True
+        elif k == K.MEMBER_REF_EXPR and children(c) and canonical_kind(children(c)[0]) == TK.POINTER:
+            r = True
+        elif k == K.ARRAY_SUBSCRIPT_EXPR:
+            a, b = children(c)
+            base = a if canonical_kind(a) == TK.POINTER else b
+            r = not is_array_decay(strip_parens(base))
+        if not r and k != K.CXX_UNARY_EXPR:
+            r = any(self.effectful(ch) for ch in children(c))
+        self.effectful_memo[key] = r
+        return r
+
+    def may_write(self, cs) -> set | object:
+        """IR variables that evaluating the expressions cs may write (`_ALL`: any global, static or
+        address-taken variable, e.g. through a call)."""
+        out: set = set()
+        stack = list(cs)
+        while stack:
+            c = stack.pop()
+            k = c.kind
+            if k == K.CXX_UNARY_EXPR:
+                continue
+            target = None
+            if k == K.COMPOUND_ASSIGNMENT_OPERATOR or (k == K.BINARY_OPERATOR and capi.binary_op(c) == "="):
+                target = children(c)[0]
+            elif k == K.UNARY_OPERATOR and capi.unary_op(c) in INCDEC_OPS:
+                target = children(c)[0]
+            elif k == K.CALL_EXPR:
+                sub = self._call_writes(c)
+                if sub is _ALL:
+                    return _ALL
+                out.update(sub)
+            if target is not None:
+                d = base_decl(target)
+                if d is None:
+                    return _ALL  # a write through a pointer
+                try:
+                    obj = self.storage(d, target)
+                except UnsupportedError:
+                    obj = None
+                if obj is not None:
+                    out.update(obj.vars.values())
+            stack.extend(children(c))
+        return out
+
+    def _call_writes(self, c: ci.Cursor):
+        """Variables a call may write besides its arguments' effects: nothing for the built-in models,
+        the globals written by an inlined body (callee locals are fresh), `_ALL` if unknown."""
+        ref = c.referenced
+        if ref is None or ref.kind != K.FUNCTION_DECL:
+            return _ALL
+        name = ref.spelling
+        d = ref.get_definition()
+        if (name.startswith("__VERIFIER_nondet_") or name in ASSUME_FUNCTIONS or name in TERMINATING_FUNCTIONS
+                or name in ("__builtin_expect", "__builtin_unreachable")
+                or (name == "__VERIFIER_assert" and d is None)):
+            return set()
+        if d is None:
+            return set() if name == "reach_error" else _ALL
+        key = d.canonical
+        memo = self.call_writes_memo
+        if key in memo:
+            return memo[key] if memo[key] is not None else set()  # None: being computed (recursion)
+        memo[key] = None
+        res = self.may_write([self.function_body(d)])
+        memo[key] = res
+        return res
+
+    def _all_shared_vars(self) -> set:
+        vs = set()
+        for o in list(self.globals.values()) + self.objects:
+            vs.update(o.vars.values())
+        return vs
+
+    def threatened(self, e: Expr, mw) -> bool:
+        if isinstance(e, (IntConst, BoolConst)):
+            return False
+        fv = free_vars(e)
+        if not fv:
+            return False
+        if mw is _ALL:
+            return bool(fv & self._all_shared_vars())
+        return bool(fv & mw)
+
+    def snap(self, e: Expr) -> Expr:
+        if isinstance(e, (IntConst, BoolConst)):
+            return e
+        t = self.temp(e.type)
+        self.emit(Assign(t, e, self.loc))
+        return t
+
+    def protect(self, v: Val, later: list) -> Val:
+        """Keep v's value if evaluating the `later` expressions may change a variable it reads."""
+        if not later or not v.leaves:
+            return v
+        mw = self.may_write(later)
+        if not mw:
+            return v
+        return Val(v.ctype, {p: (self.snap(e) if self.threatened(e, mw) else e) for p, e in v.leaves.items()})
+
+    def protect_lv(self, lv: LV, later: list) -> LV:
+        mw = self.may_write(later) if later else set()
+        if not mw:
+            return lv
+        alts = []
+        for g, cells in lv.alts:
+            if self.threatened(g, mw):
+                g = self.snap(g)
+            nc = {}
+            for p, cell in cells.items():
+                if cell.index is not None and self.threatened(cell.index, mw):
+                    cell = Cell(cell.var, self.snap(cell.index))
+                nc[p] = cell
+            alts.append((g, nc))
+        addr = lv.addr
+        if addr is not None and (self.threatened(addr[0], mw) or self.threatened(addr[1], mw)):
+            addr = (self.snap(addr[0]), self.snap(addr[1]))
+        return LV(lv.ctype, alts, addr)

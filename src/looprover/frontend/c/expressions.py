@@ -1,0 +1,417 @@
+"""Expressions to typed IR values: literals, casts and conversions, unary and binary operators, `&&`/`||`/`?:`,
+assignments, ++/--, compound assignments and GNU statement expressions.
+
+Why a module: `rv(c)` is the dispatcher every other part calls to evaluate an expression; the rules that make
+every C conversion explicit (`convert`, `to_bool`, the promotions of compound assignment and ++/--) live
+next to it.
+"""
+from __future__ import annotations
+
+import clang.cindex as ci
+
+from looprover.frontend.c import clang_api as capi
+from looprover.frontend.c.ctype import CBool, CFunc, CInt, CPtr, CStruct, CType, CVoid, compatible
+from looprover.frontend.c.cursors import (
+    ARRAY_KINDS, INCDEC_OPS, TK, K, canonical_kind, children, expr_children, is_array_expr,
+)
+from looprover.frontend.c.memory import Val, idx_const, pointer, scalar
+from looprover.frontend.c.state import LoweringState
+from looprover.program.cfa import Assign
+from looprover.program.expr import (
+    BOOL, FALSE, TRUE, Binary, BoolConst, Cast, Compare, Expr, IntConst, IntType, Unary, and_, cast, ite, not_,
+    or_,
+)
+
+_ARITH = {"+", "-", "*", "/", "%", "&", "|", "^"}
+_SHIFT = {"<<", ">>"}
+_CMP = {"<", ">", "<=", ">=", "==", "!="}
+
+
+class ExpressionMixin(LoweringState):
+    """`rv(c, want)` evaluates an expression (emitting its side effects; `want=False` discards the value);
+    `convert(v, to)` and `to_bool(v)` are C's conversions."""
+
+    def rv(self, c: ci.Cursor, want: bool = True) -> Val:
+        """Evaluate expression c (emitting its side effects); `want=False` when the value is discarded."""
+        k = c.kind
+        if k == K.INTEGER_LITERAL or k == K.CHARACTER_LITERAL:
+            t = self.ctype(c)
+            v = capi.evaluate_int(c)
+            if v is None or not isinstance(t, CInt):
+                raise self.unsupported("literal", c)
+            return scalar(t, IntConst(IntType(t.bits, t.signed).wrap(v), IntType(t.bits, t.signed)))
+        if k == K.PAREN_EXPR:
+            return self.rv(children(c)[0], want)
+        if k == K.UNEXPOSED_EXPR:
+            return self._unexposed(c, want)
+        if k == K.CSTYLE_CAST_EXPR:
+            ch = expr_children(c)[-1]
+            to = self.ctype(c)
+            if isinstance(to, CVoid) or not want:
+                self.rv(ch, want=False)
+                return Val(to, {})
+            if is_array_expr(ch):
+                return self.convert(self.decay_array(ch), to, c)
+            return self.convert(self.rv(ch), to, c)
+        if k == K.DECL_REF_EXPR:
+            ref = c.referenced
+            if ref is not None and ref.kind == K.ENUM_CONSTANT_DECL:
+                t = self.ctype(c)
+                it = IntType(t.bits, t.signed)
+                return scalar(t, IntConst(it.wrap(ref.enum_value), it))
+            if ref is not None and ref.kind == K.FUNCTION_DECL:
+                raise self.unsupported("function pointer", c)
+            if ref is not None and self.frames:
+                b = self.frames[-1].bound.get(ref.canonical)
+                if b is not None:
+                    return b
+            return self.read(self.lv(c))
+        if k in (K.MEMBER_REF_EXPR, K.ARRAY_SUBSCRIPT_EXPR):
+            return self.read(self.lv(c))
+        if k == K.UNARY_OPERATOR:
+            return self._unary(c, want)
+        if k == K.BINARY_OPERATOR:
+            return self._binary(c, want)
+        if k == K.COMPOUND_ASSIGNMENT_OPERATOR:
+            return self._compound(c, want)
+        if k == K.CONDITIONAL_OPERATOR:
+            ks = children(c)
+            return self._conditional(c, ks[0], ks[1], ks[2], want)
+        if k == K.CALL_EXPR:
+            return self.call(c, want)
+        if k == K.CXX_UNARY_EXPR:
+            v = capi.evaluate_int(c)
+            t = self.ctype(c)
+            if v is None or not isinstance(t, CInt):
+                raise self.unsupported("sizeof of a variable-length array", c)
+            it = IntType(t.bits, t.signed)
+            return scalar(t, IntConst(it.wrap(v), it))
+        if k == K.StmtExpr:
+            return self._stmt_expr(c, want)
+        if k == K.STRING_LITERAL:
+            raise self.unsupported("string literal", c)
+        if k == K.ADDR_LABEL_EXPR:
+            raise self.unsupported("address of label (computed goto)", c)
+        if k == K.INIT_LIST_EXPR:
+            t = self.ctype(c)
+            if isinstance(t, CStruct):
+                obj = self.make_obj("tmp", t, "temp")
+                lv = self.obj_lv(obj)
+                self.initialize(lv, c)
+                return self.read(lv)
+            raise self.unsupported("initialiser list used as a value", c)
+        if k == K.COMPOUND_LITERAL_EXPR:
+            raise self.unsupported("compound literal", c)
+        if k in (K.FLOATING_LITERAL, K.IMAGINARY_LITERAL):
+            raise self.unsupported("floating-point literal", c)
+        raise self.unsupported(f"expression {k.name}", c)
+
+    def _unexposed(self, c: ci.Cursor, want: bool) -> Val:
+        ks = children(c)
+        if len(ks) == 1:
+            ch = ks[0]
+            to = self.ctype(c)
+            chk = canonical_kind(ch)
+            if chk in ARRAY_KINDS and isinstance(to, CPtr):
+                return self.convert(self.decay_array(ch), to, c)
+            if chk in (TK.FUNCTIONPROTO, TK.FUNCTIONNOPROTO):
+                raise self.unsupported("function pointer", c)
+            if isinstance(to, CVoid) or not want:
+                self.rv(ch, want=False)
+                return Val(to, {})
+            return self.convert(self.rv(ch), to, c)
+        if len(ks) == 4 and self._is_binary_conditional(c):  # GNU `a ?: b`
+            common, _, _, other = ks
+            if self.effectful(common):
+                raise self.unsupported("'?:' with side effects in its condition", c)
+            return self._conditional(c, common, common, other, want)
+        if all(not k.kind.is_expression() for k in ks):
+            t = self.ctype(c)
+            v = capi.evaluate_int(c)
+            if v is not None and isinstance(t, CInt):
+                it = IntType(t.bits, t.signed)
+                return scalar(t, IntConst(it.wrap(v), it))
+            if not ks and (isinstance(t, (CInt, CBool, CPtr, CStruct))):
+                return self.zero(t)  # implicit value initialisation
+        toks = " ".join(x.spelling for x in c.get_tokens())[:40]
+        raise self.unsupported(f"expression '{toks}'", c)
+
+    @staticmethod
+    def _is_binary_conditional(c: ci.Cursor) -> bool:
+        toks = [t.spelling for t in c.get_tokens()]
+        return any(a == "?" and b == ":" for a, b in zip(toks, toks[1:]))
+
+    def _unary(self, c: ci.Cursor, want: bool) -> Val:
+        op = capi.unary_op(c)
+        ch = children(c)[0]
+        if op in INCDEC_OPS:
+            return self._incdec(c, ch, op, want)
+        if op == capi.UO_ADDR_OF:
+            t = self.ctype(c)
+            if ch.type.get_canonical().kind in (TK.FUNCTIONPROTO, TK.FUNCTIONNOPROTO):
+                raise self.unsupported("function pointer", c)
+            lv = self.lv(ch)
+            if lv.addr is None:
+                raise self.unsupported("address of a struct member", c)
+            return pointer(t, lv.addr[0], lv.addr[1])
+        if op == capi.UO_DEREF:
+            return self.read(self.lv(c))
+        if op == capi.UO_EXTENSION:
+            return self.rv(ch, want)
+        t = self.ctype(c)
+        if op == capi.UO_PLUS:
+            return self.convert(self.rv(ch), t, c)
+        if op in (capi.UO_MINUS, capi.UO_NOT):
+            v = self.convert(self.rv(ch), t, c)
+            if not isinstance(t, CInt):
+                raise self.unsupported(f"unary operator on {t}", c)
+            e = v.e
+            sym = "-" if op == capi.UO_MINUS else "~"
+            if isinstance(e, IntConst):
+                it = IntType(t.bits, t.signed)
+                val = -e.value if sym == "-" else ~e.value
+                if it.contains(val) or not it.signed:
+                    return scalar(t, IntConst(it.wrap(val), it))
+            return scalar(t, Unary(sym, e, e.type))
+        if op == capi.UO_LNOT:
+            b = self.to_bool(self.rv(ch))
+            return self._bool_result(c, not_(b))
+        raise self.unsupported("unary operator (complex numbers)", c)
+
+    def _bool_result(self, c, b: Expr) -> Val:
+        t = self.ctype(c)
+        if isinstance(t, CBool):
+            return scalar(t, b)
+        return scalar(t, cast(IntType(t.bits, t.signed), b))
+
+    def _binary(self, c: ci.Cursor, want: bool) -> Val:
+        op = capi.binary_op(c)
+        a, b = children(c)
+        if op == ",":
+            self.rv(a, want=False)
+            return self.rv(b, want)
+        if op == "=":
+            return self._assign(c, a, b, want)
+        if op in ("&&", "||"):
+            return self._logical(c, op, a, b, want)
+        va = self.protect(self.rv(a), [b])
+        vb = self.rv(b)
+        t = self.ctype(c)
+        ta, tb = va.ctype, vb.ctype
+        if op in _CMP:
+            if isinstance(ta, CPtr) or isinstance(tb, CPtr):
+                return self._bool_result(c, self._ptr_cmp(op, va, vb, c))
+            if ta != tb:
+                raise self.unsupported(f"comparison of {ta} and {tb}", c)
+            return self._bool_result(c, Compare(op, va.e, vb.e))
+        if isinstance(t, CPtr):
+            if op == "+":
+                if isinstance(ta, CPtr):
+                    return self.convert(self.ptr_add(va, self.to_index(vb, b), +1), t, c)
+                return self.convert(self.ptr_add(vb, self.to_index(va, a), +1), t, c)
+            if op == "-" and isinstance(ta, CPtr):
+                return self.convert(self.ptr_add(va, self.to_index(vb, b), -1), t, c)
+            raise self.unsupported(f"pointer operator '{op}'", c)
+        if isinstance(ta, CPtr) and isinstance(tb, CPtr) and op == "-":
+            if not isinstance(t, CInt):
+                raise self.unsupported("pointer difference", c)
+            return scalar(t, cast(IntType(t.bits, t.signed), Binary("-", va.off, vb.off, self.IDX)))
+        if not isinstance(t, CInt):
+            raise self.unsupported(f"operator '{op}' on {t}", c)
+        it = IntType(t.bits, t.signed)
+        if op in _SHIFT:
+            if ta != t or not isinstance(tb, CInt):
+                raise self.unsupported("shift operand types", c)
+            return scalar(t, Binary(op, va.e, vb.e, it))
+        if op in _ARITH:
+            if ta != t or tb != t:
+                raise self.unsupported(f"operand types of '{op}' ({ta}, {tb} -> {t})", c)
+            return scalar(t, Binary(op, va.e, vb.e, it))
+        raise self.unsupported(f"operator '{op}'", c)
+
+    def _ptr_cmp(self, op: str, a: Val, b: Val, c) -> Expr:
+        if not (isinstance(a.ctype, CPtr) and isinstance(b.ctype, CPtr)):
+            raise self.unsupported("comparison of a pointer with an integer", c)
+        if op in ("==", "!="):
+            eq = and_(Compare("==", a.obj, b.obj), Compare("==", a.off, b.off))
+            return eq if op == "==" else not_(eq)
+        # relational comparison is only defined within one object: compare the offsets
+        return Compare(op, a.off, b.off)
+
+    def _logical(self, c, op, a, b, want) -> Val:
+        if not self.effectful(b):
+            x = self.to_bool(self.rv(a))
+            y = self.to_bool(self.rv(b))
+            return self._bool_result(c, and_(x, y) if op == "&&" else or_(x, y))
+        t = self.ctype(c)
+        if not want:
+            join = self.new_loc()
+            self.branch_on(c, join, join)
+            self.start(join)
+            return Val(t, {})
+        res = self.temp(self.types.ir_scalar(t))
+        tl, fl, join = self.new_loc(), self.new_loc(), self.new_loc()
+        self.branch_on(c, tl, fl)
+        it = res.type
+        self.start(tl)
+        self.emit(Assign(res, TRUE if it == BOOL else IntConst(1, it), self.loc))
+        self.jump(join)
+        self.start(fl)
+        self.emit(Assign(res, FALSE if it == BOOL else IntConst(0, it), self.loc))
+        self.jump(join)
+        self.start(join)
+        return scalar(t, res)
+
+    def _conditional(self, c, cond, then, els, want) -> Val:
+        t = self.ctype(c)
+        if not self.effectful(then) and not self.effectful(els) and not isinstance(t, CVoid):
+            g = self.to_bool(self.rv(cond))
+            tv = self.convert(self.rv(then), t, then)
+            ev = self.convert(self.rv(els), t, els)
+            return Val(t, {p: ite(g, tv.leaves[p], ev.leaves[p]) for p in tv.leaves})
+        tl, fl, join = self.new_loc(), self.new_loc(), self.new_loc()
+        res = None
+        if want and not isinstance(t, CVoid):
+            res = self.make_obj("tmp", t, "temp")
+        self.branch_on(cond, tl, fl)
+        for loc, branch in ((tl, then), (fl, els)):
+            self.start(loc)
+            if res is not None:
+                v = self.convert(self.rv(branch), t, branch)
+                self.write(self.obj_lv(res), v)
+            else:
+                self.rv(branch, want=False)
+            self.jump(join)
+        self.start(join)
+        if res is None:
+            return Val(t, {})
+        return self.read(self.obj_lv(res))
+
+    def _assign(self, c, a, b, want) -> Val:
+        target = self.protect_lv(self.lv(a), [b])
+        v = self.rv(b)
+        v = self.convert(v, target.ctype, c)
+        self.write(target, v)
+        if not want:
+            return Val(target.ctype, {})
+        if all(isinstance(x, (IntConst, BoolConst)) for x in v.leaves.values()):
+            return v
+        return self.read(target)
+
+    def _incdec(self, c, ch, op, want) -> Val:
+        target = self.lv(ch)
+        t = target.ctype
+        old = self.read(target)
+        post = op in (capi.UO_POST_INC, capi.UO_POST_DEC)
+        inc = op in (capi.UO_POST_INC, capi.UO_PRE_INC)
+        if post and want:
+            old = Val(t, {p: self.snap(e) for p, e in old.leaves.items()})
+        if isinstance(t, CInt):
+            pt = self.types.promote(t)
+            pit = IntType(pt.bits, pt.signed)
+            r = Binary("+" if inc else "-", cast(pit, old.e), IntConst(1, pit), pit)
+            new = scalar(t, cast(IntType(t.bits, t.signed), r))
+        elif isinstance(t, CBool):
+            new = scalar(t, TRUE if inc else not_(old.e))
+        elif isinstance(t, CPtr):
+            new = self.ptr_add(old, idx_const(1, self.IDX), +1 if inc else -1)
+        else:
+            raise self.unsupported(f"++/-- on {t}", c)
+        self.write(target, new)
+        if not want:
+            return Val(t, {})
+        return old if post else self.read(target)
+
+    def _compound(self, c, want) -> Val:
+        op = capi.binary_op(c)[:-1]
+        a, b = children(c)
+        target = self.protect_lv(self.lv(a), [b])
+        t = target.ctype
+        old = self.protect(self.read(target), [b])
+        r = self.rv(b)
+        if isinstance(t, CPtr):
+            if op not in ("+", "-"):
+                raise self.unsupported(f"pointer operator '{op}='", c)
+            new = self.ptr_add(old, self.to_index(r, b), +1 if op == "+" else -1)
+        elif isinstance(t, (CInt, CBool)) and isinstance(r.ctype, (CInt, CBool)):
+            if op in _SHIFT:
+                comp = self.types.promote(t)
+                rv_ = self.convert(r, self.types.promote(r.ctype), b)
+            else:
+                comp = self.types.usual_arithmetic(t, r.ctype)
+                rv_ = self.convert(r, comp, b)
+            cit = IntType(comp.bits, comp.signed)
+            res = Binary(op, cast(cit, old.e), rv_.e, cit)
+            new = self.convert(scalar(comp, res), t, c)
+        else:
+            raise self.unsupported(f"compound assignment on {t}", c)
+        self.write(target, new)
+        if not want:
+            return Val(t, {})
+        return self.read(target)
+
+    def _stmt_expr(self, c, want) -> Val:
+        body = children(c)[0]
+        stmts = children(body)
+        t = self.ctype(c)
+        for s in stmts[:-1]:
+            self.stmt(s)
+        if not stmts:
+            return Val(t, {})
+        last = stmts[-1]
+        if isinstance(t, CVoid) or not last.kind.is_expression():
+            self.stmt(last)
+            return Val(t, {})
+        return self.convert(self.rv(last, want), t, last) if want else self.rv(last, want=False)
+
+    # ================================================================================ conversions
+    def convert(self, v: Val, to: CType, c=None) -> Val:
+        fr = v.ctype
+        if isinstance(to, CVoid):
+            return Val(to, {})
+        if fr == to:
+            return Val(to, v.leaves)
+        if isinstance(to, CBool):
+            if isinstance(fr, (CInt, CPtr)):
+                return scalar(to, self.to_bool(v))
+        elif isinstance(to, CInt):
+            if isinstance(fr, (CInt, CBool)):
+                return scalar(to, cast(IntType(to.bits, to.signed), v.e))
+            if isinstance(fr, CPtr):
+                raise self.unsupported("conversion of a pointer to an integer", c)
+        elif isinstance(to, CPtr):
+            if isinstance(fr, CPtr):
+                if isinstance(v.obj, IntConst) and v.obj.value == 0:
+                    return pointer(to, v.obj, v.off)  # NULL converts to every pointer type
+                if isinstance(fr.pointee, CFunc) or isinstance(to.pointee, CFunc):
+                    raise self.unsupported("function pointer", c)
+                if fr.pointee == to.pointee:
+                    return Val(to, v.leaves)
+                if compatible(fr.pointee, to.pointee):
+                    return Val(fr, v.leaves)  # keep the variable-length array lengths of the source
+                raise self.unsupported(f"pointer conversion from {fr} to {to}", c)
+            if isinstance(fr, (CInt, CBool)):
+                if isinstance(v.e, IntConst) and v.e.value == 0:
+                    return pointer(to, IntConst(0, self.OBJ), idx_const(0, self.IDX))
+                raise self.unsupported("conversion of an integer to a pointer", c)
+        elif isinstance(to, CStruct) and fr == to:
+            return Val(to, v.leaves)
+        raise self.unsupported(f"conversion from {fr} to {to}", c)
+
+    def to_bool(self, v: Val) -> Expr:
+        t = v.ctype
+        if isinstance(t, CBool):
+            return v.e
+        if isinstance(t, CInt):
+            e = v.e
+            if isinstance(e, Cast) and e.arg.type == BOOL:
+                return e.arg  # (int)(a < b) != 0  is  a < b
+            if isinstance(e, IntConst):
+                return BoolConst(e.value != 0)
+            return Compare("!=", e, IntConst(0, e.type))
+        if isinstance(t, CPtr):
+            o = v.obj
+            if isinstance(o, IntConst):
+                return BoolConst(o.value != 0)
+            return Compare("!=", o, IntConst(0, self.OBJ))
+        raise self.unsupported(f"condition of type {t}")

@@ -1,0 +1,150 @@
+"""C initialisers: zero-filling, brace lists with C's brace elision, string literals for char arrays, and the
+initialisation of objects with static storage before main runs.
+
+Why a module: initialisation is its own small language (nested lists, elided braces, strings) that ends in
+plain `write`s; keeping it apart keeps the statement and expression lowering free of it.
+"""
+from __future__ import annotations
+
+import clang.cindex as ci
+
+from looprover.frontend.c.ctype import CArray, CInt, CStruct, CType
+from looprover.frontend.c.cursors import TK, K, children, strip_parens
+from looprover.frontend.c.memory import LV, Obj, Val, idx_const, scalar
+from looprover.frontend.c.state import LoweringState
+from looprover.program.expr import FALSE, ArrayType, BoolType, ConstArray, IntConst
+
+
+def _decode_string_literal(tok: str) -> list[int] | None:
+    """The bytes of one narrow C string literal token (without the terminating NUL); None if not narrow."""
+    if not (tok.startswith('"') and tok.endswith('"')) and not tok.startswith('u8"'):
+        return None
+    body = tok[tok.index('"') + 1:-1]
+    out: list[int] = []
+    i = 0
+    simple = {"n": 10, "t": 9, "r": 13, "a": 7, "b": 8, "f": 12, "v": 11, "\\": 92, "'": 39, '"': 34, "?": 63,
+              "e": 27}
+    while i < len(body):
+        ch = body[i]
+        if ch != "\\":
+            out.extend(ch.encode("utf-8"))
+            i += 1
+            continue
+        i += 1
+        ch = body[i]
+        if ch in simple:
+            out.append(simple[ch])
+            i += 1
+        elif ch in "01234567":
+            j = i
+            while j < len(body) and j < i + 3 and body[j] in "01234567":
+                j += 1
+            out.append(int(body[i:j], 8) & 0xFF)
+            i = j
+        elif ch == "x":
+            j = i + 1
+            while j < len(body) and body[j] in "0123456789abcdefABCDEF":
+                j += 1
+            out.append(int(body[i + 1:j], 16) & 0xFF)
+            i = j
+        else:
+            return None
+    return out
+
+
+class InitialiserMixin(LoweringState):
+    """`initialize(lv, init)` for declarations, `zero(t)` for C's implicit zero values, `init_static` for
+    globals and static locals."""
+
+    def init_static(self, obj: Obj, init: ci.Cursor | None) -> None:
+        lv = self.obj_lv(obj)
+        self.write(lv, self.zero(obj.ctype))
+        if init is not None:
+            self.initialize(lv, init, zeroed=True)
+
+    def zero(self, t: CType) -> Val:
+        leaves = {}
+        for lf in self.types.leaves(t):
+            s = self.types.ir_scalar(lf.ctype)
+            z = FALSE if isinstance(s, BoolType) else IntConst(0, s)
+            if lf.in_array:
+                z = ConstArray(z, ArrayType(self.IDX, s, lf.count if isinstance(lf.count, int) else None))
+            leaves[lf.path] = z
+        return Val(t, leaves)
+
+    def initialize(self, lv: LV, init: ci.Cursor, zeroed: bool = False) -> None:
+        init_s = strip_parens(init)
+        if init_s.kind == K.INIT_LIST_EXPR:
+            if not zeroed:
+                self.write(lv, self.zero(lv.ctype))
+            items = children(init_s)
+            if self.types.is_scalar(lv.ctype):
+                if items:
+                    self.write(lv, self.convert(self.rv(items[0]), lv.ctype, items[0]))
+                return
+            pos = self._init_agg(lv, lv.ctype, items, 0)
+            if pos < len(items):
+                raise self.unsupported("excess elements in initialiser", init)
+            return
+        if init_s.kind == K.STRING_LITERAL:
+            if not zeroed and isinstance(lv.ctype, CArray):
+                self.write(lv, self.zero(lv.ctype))
+            self._init_string(lv, init_s)
+            return
+        v = self.rv(init)
+        self.write(lv, self.convert(v, lv.ctype, init))
+
+    def _init_string(self, lv: LV, lit: ci.Cursor) -> None:
+        """`char s[N] = "..."`: the characters (the caller has zero-filled the array)."""
+        t = lv.ctype
+        if not (isinstance(t, CArray) and isinstance(t.elem, CInt) and t.elem.bits == 8 and isinstance(t.size, int)):
+            raise self.unsupported("string literal", lit)
+        data: list[int] = []
+        for tok in lit.get_tokens():
+            b = _decode_string_literal(tok.spelling)
+            if b is None:
+                raise self.unsupported("wide or unusual string literal", lit)
+            data.extend(b)
+        it = self.types.ir_scalar(t.elem)
+        for i, b in enumerate(data[:t.size]):
+            self.write(self.subscript(lv, idx_const(i, self.IDX)), scalar(t.elem, IntConst(it.wrap(b), it)))
+
+    def _init_agg(self, lv: LV, t: CType, items: list, pos: int) -> int:
+        """Initialise the sub-objects of aggregate `t` from items[pos:] (C's brace elision); returns the
+        position after the consumed items."""
+        if isinstance(t, CArray):
+            if not isinstance(t.size, int):
+                raise self.unsupported("initialiser for a variable-length array")
+            subs = ((self.subscript(lv, idx_const(i, self.IDX)), t.elem) for i in range(t.size))
+        elif isinstance(t, CStruct):
+            subs = ((self.member(lv, n), ft) for n, ft in self.types.fields[t.key])
+        else:
+            raise self.unsupported(f"initialiser for {t}")
+        for sub, st in subs:
+            if pos >= len(items):
+                break
+            item = items[pos]
+            if item.kind == K.UNEXPOSED_EXPR and item.type.get_canonical().kind == TK.VOID:
+                raise self.unsupported("designated initialiser", item)
+            if item.kind == K.INIT_LIST_EXPR:
+                inner = children(item)
+                if self.types.is_scalar(st):
+                    if inner:
+                        self.write(sub, self.convert(self.rv(inner[0]), st, inner[0]))
+                else:
+                    p = self._init_agg(sub, st, inner, 0)
+                    if p < len(inner):
+                        raise self.unsupported("excess elements in initialiser", item)
+                pos += 1
+            elif self.types.is_scalar(st):
+                self.write(sub, self.convert(self.rv(item), st, item))
+                pos += 1
+            elif strip_parens(item).kind == K.STRING_LITERAL:
+                self._init_string(sub, strip_parens(item))
+                pos += 1
+            elif isinstance(st, CStruct) and self.ctype(item) == st:
+                self.write(sub, self.rv(item))
+                pos += 1
+            else:
+                pos = self._init_agg(sub, st, items, pos)
+        return pos

@@ -1,0 +1,23 @@
+"""Functions the front-end models by name instead of inlining a definition: SV-COMP's `__VERIFIER_*`
+built-ins and the libc/compiler functions that end the program.
+
+Why a module: the lowering of calls and the side-effect analysis (which variables a call may write) must agree
+on exactly which names are modelled.
+"""
+from __future__ import annotations
+
+# Functions that end the program (not an error): the edge goes to Program.exit.
+TERMINATING_FUNCTIONS = {"abort", "exit", "_exit", "_Exit", "__assert_fail", "__assert", "__assert_perror_fail",
+                         "__builtin_abort", "__builtin_exit", "__builtin_trap", "__assert_rtn"}
+ASSUME_FUNCTIONS = {"__VERIFIER_assume", "assume_abort_if_not"}
+
+# SV-COMP: `__VERIFIER_nondet_X()` returns an arbitrary value of type X, whatever the program declares.
+# (bits, signed); "long" means the data model's long; None: _Bool.
+NONDET_TYPES = {
+    "bool": None, "_Bool": None, "char": (8, True), "schar": (8, True), "uchar": (8, False),
+    "short": (16, True), "ushort": (16, False), "int": (32, True), "uint": (32, False),
+    "unsigned": (32, False), "u32": (32, False), "u16": (16, False), "u8": (8, False),
+    "s32": (32, True), "s16": (16, True), "s8": (8, True), "long": ("long", True), "ulong": ("long", False),
+    "longlong": (64, True), "ulonglong": (64, False), "size_t": ("long", False), "loff_t": (64, True),
+    "sector_t": ("long", False),
+}

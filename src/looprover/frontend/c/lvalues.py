@@ -1,0 +1,268 @@
+"""Lvalues: what an expression designates (variables, struct members, array elements, dereferenced
+pointers as a case split over the candidate objects), and reading and writing through them.
+
+Why a module: the memory model (see `memory.py`) is applied here and only here; everything else handles
+`LV`s and `Val`s without knowing how objects are laid out in IR variables.
+"""
+from __future__ import annotations
+
+import clang.cindex as ci
+
+from looprover.frontend.c import clang_api as capi
+from looprover.frontend.c.ctype import CArray, CBool, CFunc, CInt, CPtr, CStruct, CVoid, compatible, strip_array
+from looprover.frontend.c.cursors import TK, K, canonical_kind, children, is_array_decay, strip_parens
+from looprover.frontend.c.memory import LV, Cell, Val, idx_const, is_zero, pointer
+from looprover.frontend.c.state import LoweringState
+from looprover.program.cfa import Assign
+from looprover.program.expr import (
+    TRUE, ArrayType, Binary, BoolConst, Compare, Expr, IntConst, Select, Store, Var, and_, cast, free_vars, ite,
+    or_, transform,
+)
+
+
+class LValueMixin(LoweringState):
+    """`lv(c)` for an lvalue expression; `member`, `subscript`, `deref` and `ptr_add` on lvalues and pointers;
+    `decay_array` (array to pointer); `read(lv)` and `write(lv, v)`."""
+
+    def lv(self, c: ci.Cursor) -> LV:
+        k = c.kind
+        if k == K.PAREN_EXPR:
+            return self.lv(children(c)[0])
+        if k == K.DECL_REF_EXPR:
+            ref = c.referenced
+            if ref is None or ref.kind not in (K.VAR_DECL, K.PARM_DECL):
+                raise self.unsupported(f"reference to {ref.kind.name if ref is not None else '?'}", c)
+            if self.frames and ref.canonical in self.frames[-1].bound:
+                raise self.unsupported("internal: a read-only parameter used as an object", c)
+            return self.obj_lv(self.storage(ref, c))
+        if k == K.MEMBER_REF_EXPR:
+            base = children(c)[0]
+            if canonical_kind(base) == TK.POINTER:
+                blv = self.deref(self.rv(base), base)
+            else:
+                blv = self.lv(base)
+            return self.member(blv, c.spelling, c)
+        if k == K.ARRAY_SUBSCRIPT_EXPR:
+            a, b = children(c)
+            if canonical_kind(a) != TK.POINTER:
+                a, b = b, a  # `i[a]`
+            a_s = strip_parens(a)
+            if is_array_decay(a_s):
+                alv = self.lv(children(a_s)[0])
+                alv = self.protect_lv(alv, [b])
+                i = self.rv(b)
+                return self.subscript(alv, self.to_index(i, b))
+            p = self.protect(self.rv(a), [b])
+            i = self.rv(b)
+            return self.deref(self.ptr_add(p, self.to_index(i, b), +1), c)
+        if k == K.UNARY_OPERATOR:
+            op = capi.unary_op(c)
+            if op == capi.UO_DEREF:
+                ch = children(c)[0]
+                return self.deref(self.rv(ch), c)
+            if op == capi.UO_EXTENSION:
+                return self.lv(children(c)[0])
+        if k == K.UNEXPOSED_EXPR and len(children(c)) == 1 and not is_array_decay(c):
+            ch = children(c)[0]
+            if self.ctype(ch) == self.ctype(c):
+                return self.lv(ch)
+        if k == K.STRING_LITERAL:
+            raise self.unsupported("string literal", c)
+        # an rvalue of aggregate type used where an object is needed (`f().x`): a temporary object
+        t = self.ctype(c)
+        if isinstance(t, CStruct):
+            v = self.rv(c)
+            obj = self.make_obj("tmp", t, "temp")
+            lv = self.obj_lv(obj)
+            self.write(lv, v)
+            return lv
+        raise self.unsupported(f"lvalue {k.name}", c)
+
+    def to_index(self, i: Val, c) -> Expr:
+        if not isinstance(i.ctype, (CInt, CBool)):
+            raise self.unsupported("array index that is not an integer", c)
+        return cast(self.IDX, i.e)
+
+    def member(self, lv: LV, name: str, c=None) -> LV:
+        t = lv.ctype
+        if not isinstance(t, CStruct):
+            raise self.unsupported(f"member access on {t}", c)
+        ft = self.types.field_type(t, name)
+        alts = []
+        for g, cells in lv.alts:
+            alts.append((g, {lf.path: cells[(name,) + lf.path] for lf in self.types.leaves(ft)}))
+        return LV(ft, alts, None)
+
+    def subscript(self, lv: LV, k: Expr) -> LV:
+        t = lv.ctype
+        assert isinstance(t, CArray), t
+        e = t.elem
+        alts = []
+        for g, cells in lv.alts:
+            nc = {}
+            for lf in self.types.leaves(e):
+                cell = cells[lf.path]
+                if lf.count is None:
+                    raise self.unsupported("variable-length array of unknown length")
+                nc[lf.path] = Cell(cell.var, self.iadd(cell.index, self.imul(k, lf.count)))
+            alts.append((g, nc))
+        addr = None
+        if lv.addr is not None:
+            obj, off = lv.addr
+            if t.size is not None:
+                addr = (obj, self.iadd(self.imul(off, t.size), k))
+            elif is_zero(off):  # the outermost dimension of a variable-length array object
+                addr = (obj, k)
+        return LV(e, alts, addr)
+
+    def iadd(self, a: Expr, b: Expr) -> Expr:
+        if is_zero(a):
+            return b
+        if is_zero(b):
+            return a
+        if isinstance(a, IntConst) and isinstance(b, IntConst):
+            return idx_const(a.value + b.value, self.IDX)
+        return Binary("+", a, b, self.IDX)
+
+    def imul(self, a: Expr, n) -> Expr:
+        """a * n in the index type; n is a constant or (variable-length arrays) an index expression."""
+        if not isinstance(n, int):
+            if is_zero(a):
+                return a
+            if isinstance(a, IntConst) and a.value == 1:
+                return n
+            return Binary("*", a, n, self.IDX)
+        if n == 1:
+            return a
+        if isinstance(a, IntConst):
+            return idx_const(a.value * n, self.IDX)
+        return Binary("*", a, idx_const(n, self.IDX), self.IDX)
+
+    def ptr_add(self, p: Val, k: Expr, sign: int) -> Val:
+        if not isinstance(p.ctype, CPtr):
+            raise self.unsupported("pointer arithmetic on a non-pointer")
+        off = p.off  # arithmetic on NULL is UB; a later dereference blocks it
+        if sign > 0:
+            new = self.iadd(off, k)
+        elif isinstance(k, IntConst):
+            new = self.iadd(off, idx_const(-k.value, self.IDX))
+        else:
+            new = Binary("-", off, k, self.IDX)
+        return pointer(p.ctype, p.obj, new)
+
+    def deref(self, p: Val, c) -> LV:
+        t = p.ctype
+        if not isinstance(t, CPtr):
+            raise self.unsupported("dereference of a non-pointer", c)
+        pt = t.pointee
+        if isinstance(pt, (CVoid, CFunc)):
+            raise self.unsupported(f"dereference of a {t} pointer", c)
+        obj, off = p.obj, p.off
+        cands = [o for o in self.objects if any(compatible(x, pt) for x in strip_array(o.ctype))]
+        if isinstance(obj, IntConst):
+            cands = [o for o in cands if o.id == obj.value]
+        alts = []
+        valids = []
+        for o in cands:
+            # selecting the object needs only its id; validity (checked once, below) also needs the offset
+            g = Compare("==", obj, IntConst(o.id, self.OBJ)) if not isinstance(obj, IntConst) else TRUE
+            cells = {}
+            if o.is_array:
+                valids.append(g)
+                for lf in self.types.leaves(pt):
+                    if lf.count is None:
+                        raise self.unsupported("pointer to a variable-length array type", c)
+                    cells[lf.path] = Cell(o.vars[lf.path], self.imul(off, lf.count))
+            else:
+                valids.append(g if is_zero(off) else and_(g, Compare("==", off, idx_const(0, self.IDX))))
+                for lf in self.types.leaves(pt):
+                    v = o.vars[lf.path]
+                    cells[lf.path] = Cell(v, idx_const(0, self.IDX) if lf.in_array else None)
+            alts.append((g, cells))
+        valid = or_(*valids)
+        if valid != TRUE:
+            self.assume_once(valid, self.where(c))  # NULL / invalid dereference: undefined behaviour
+        if not alts:
+            self.block()
+            # the rest of this expression is dead code; give it a harmless lvalue of the right shape
+            dummy = self.make_obj("unreachable", pt, "temp")
+            return self.obj_lv(dummy)
+        if len(alts) == 1:
+            alts = [(TRUE, alts[0][1])]
+        return LV(pt, alts, (obj, off))
+
+    def decay_array(self, arr: ci.Cursor) -> Val:
+        alv = self.lv(arr)
+        t = alv.ctype
+        if not isinstance(t, CArray):
+            raise self.unsupported("array decay of a non-array", arr)
+        if alv.addr is None:
+            raise self.unsupported("pointer to an array member of a struct", arr)
+        obj, off = alv.addr
+        if t.size is not None:
+            off = self.imul(off, t.size)
+        elif not is_zero(off):
+            raise self.unsupported("pointer into a variable-length array", arr)
+        return pointer(CPtr(t.elem), obj, off)
+
+    # ================================================================================ reads & writes
+    def _leaf_read(self, cell: Cell, in_array: bool, count) -> Expr:
+        if in_array:
+            if cell.index is not None and not is_zero(cell.index):
+                raise self.unsupported("copy of an array member of an array element")
+            if isinstance(cell.var.type, ArrayType) and cell.var.type.size != count:
+                raise self.unsupported("copy of part of an array")
+            return cell.var
+        if cell.index is None:
+            return cell.var
+        return Select(cell.var, cell.index, cell.var.type.elem)
+
+    def read(self, lv: LV) -> Val:
+        t = lv.ctype
+        if isinstance(t, CArray):
+            raise self.unsupported("array used as a value")
+        leaves = {}
+        for lf in self.types.leaves(t):
+            alts = [(g, self._leaf_read(cells[lf.path], lf.in_array, lf.count)) for g, cells in lv.alts]
+            e = alts[-1][1]
+            for g, x in reversed(alts[:-1]):
+                e = ite(g, x, e)
+            leaves[lf.path] = e
+        return Val(t, leaves)
+
+    def write(self, lv: LV, v: Val) -> None:
+        t = lv.ctype
+        writes: list[tuple[Var, Expr, list]] = []  # (var, new value, expressions the new value reads)
+        for g, cells in lv.alts:
+            for lf in self.types.leaves(t):
+                cell = cells[lf.path]
+                x = v.leaves[lf.path]
+                var = cell.var
+                if lf.in_array:
+                    self._leaf_read(cell, True, lf.count)  # checks it is the whole array
+                    writes.append((var, x if g == TRUE else ite(g, x, var), [g, x]))
+                elif cell.index is None:
+                    writes.append((var, x if g == TRUE else ite(g, x, var), [g, x]))
+                else:
+                    old = Select(var, cell.index, var.type.elem)
+                    new = Store(var, cell.index, x if g == TRUE else ite(g, x, old), var.type)
+                    writes.append((var, new, [g, x, cell.index]))
+        if len(writes) > 1:
+            # All reads happen before all writes (struct copies between aliasing objects, guards that read
+            # a pointer the same assignment overwrites).
+            written: set[Var] = set()
+            fixed = []
+            snaps: dict[Expr, Expr] = {}
+            for var, new, parts in writes:
+                for p in parts:
+                    if p not in snaps and not isinstance(p, (IntConst, BoolConst)) and free_vars(p) & written:
+                        snaps[p] = None
+                written.add(var)
+            if snaps:
+                for p in list(snaps):
+                    snaps[p] = self.snap(p)
+                for var, new, parts in writes:
+                    fixed.append((var, transform(new, lambda n: snaps.get(n))))
+                writes = [(a, b, []) for a, b in fixed]
+        for var, new, _ in writes:
+            self.emit(Assign(var, new, self.loc))

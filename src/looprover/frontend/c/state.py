@@ -1,0 +1,188 @@
+"""The state the whole lowering shares, and the primitives that append to the CFA.
+
+Why: every part of the lowering (statements, expressions, calls, storage) emits statements at "the current
+location", opens new locations, names fresh variables and reports errors with a source location; keeping that
+state and those primitives in one base class gives the mixins composed into `lower.Lowerer` a single, explicit
+common ground.
+
+The CFA under construction: `cur` is the current location (None after a jump: code there is unreachable until a
+label or join starts a new location) and `pending` holds the statements of the edge that leaves it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import clang.cindex as ci
+
+from looprover.errors import UnsupportedError
+from looprover.frontend.c.ctype import CPtr, CType, TypeTable
+from looprover.frontend.c.cursors import ARRAY_KINDS, K, canonical_type, children, denotes_param
+from looprover.frontend.c.memory import Obj
+from looprover.frontend.c.parse import Parsed
+from looprover.program.cfa import Assume, ProgramBuilder, SrcLoc
+from looprover.program.expr import FALSE, TRUE, Expr, Var, free_vars, not_
+
+
+@dataclass
+class Frame:
+    """One inlined activation of a function."""
+    name: str
+    prefix: str
+    ret: Obj | None
+    ret_loc: int
+    env: dict = field(default_factory=dict)          # canonical decl cursor -> Obj
+    labels: dict[str, int] = field(default_factory=dict)
+    bound: dict = field(default_factory=dict)        # read-only parameters bound to their argument's value
+    breaks: list[int] = field(default_factory=list)
+    conts: list[int] = field(default_factory=list)
+
+
+class LoweringState:
+    """The lowering's state (see the attributes) and its primitives: source locations and errors, fresh
+    variables, clang type translation, and building the CFA edge by edge."""
+
+    def __init__(self, parsed: Parsed, data_model: str):
+        self.parsed = parsed
+        self.tu = parsed.tu
+        self.types = TypeTable(data_model)
+        self.IDX = self.types.index_type
+        self.OBJ = self.types.obj_type
+        self.bld = ProgramBuilder(Path(parsed.path).stem, data_model, source_file=parsed.path)
+        self.exit = self.bld.new_loc(name="exit")
+        self.bld.exit = self.exit
+        self.cur: int | None = None
+        self.pending: list = []
+        self.loc: SrcLoc | None = None
+        self.frames: list[Frame] = []
+        self.call_stack: list = []
+        self.globals: dict = {}          # canonical decl cursor -> Obj (globals and static locals)
+        self.global_defs: dict = {}      # canonical -> the declaration that carries the initialiser
+        self.init_queue: list = []       # (Obj, initialiser cursor or None)
+        self.shared: dict = {}           # canonical decl -> Obj for address-taken locals/params
+        self.addr_taken: dict = {}       # canonical decl cursors (ordered: object ids are deterministic)
+        self.objects: list[Obj] = []     # address-taken objects, id = index + 1
+        self.poisoned: dict = {}         # canonical decl -> why it cannot be used (main's argv)
+        self.case_locs: dict = {}        # case/default statement cursor -> its location (set by the switch)
+        self._counters: dict[str, int] = {}  # fresh: the last #k suffix used per base name
+        self.effectful_memo: dict = {}   # effects.effectful, by (cursor hash, offset, kind)
+        self.written_params_memo: dict = {}  # calls: canonical function -> parameters its body writes
+        self.call_writes_memo: dict = {}     # effects: canonical function -> variables a call may write
+
+    # ======================================================================================= utilities
+    def where(self, c: ci.Cursor | None) -> SrcLoc | None:
+        if c is None:
+            return self.loc
+        try:
+            f, line, col = self.parsed.where(c.location)
+        except Exception:  # noqa: BLE001 - a location is only decoration
+            return self.loc
+        if not line:
+            return self.loc
+        return SrcLoc(f, line, col)
+
+    def unsupported(self, what: str, c: ci.Cursor | None = None) -> UnsupportedError:
+        return UnsupportedError(what, self.where(c) if c is not None else self.loc)
+
+    def fresh(self, base: str) -> str:
+        if base not in self.bld.variables:
+            return base
+        k = self._counters.get(base, 0)
+        while True:
+            k += 1
+            name = f"{base}#{k}"
+            if name not in self.bld.variables:
+                self._counters[base] = k
+                return name
+
+    def new_var(self, base: str, t, kind: str, c_name: str | None = None) -> Var:
+        return self.bld.declare(self.fresh(base), t, kind, c_name=c_name or base, src=self.loc)
+
+    def temp(self, t) -> Var:
+        return self.new_var("tmp", t, "temp")
+
+    def type_of(self, t: ci.Type, c: ci.Cursor, canonical: bool = False) -> CType:
+        """Translate a clang type (`canonical`: t is already canonical); the location (slow to compute) is only
+        looked up for an error."""
+        try:
+            return self.types.of_canonical(t) if canonical else self.types.of(t)
+        except UnsupportedError as exc:
+            if exc.where is None:
+                raise UnsupportedError(exc.construct, self.where(c)) from None
+            raise
+
+    def ctype(self, c: ci.Cursor) -> CType:
+        """The C type of an expression (a parameter declared as an array is the pointer C makes it)."""
+        t = canonical_type(c.type)
+        if t.kind in ARRAY_KINDS and denotes_param(c):
+            return CPtr(self.type_of(t.element_type, c))
+        return self.type_of(t, c, canonical=True)
+
+    def function_body(self, fdef: ci.Cursor) -> ci.Cursor:
+        """The compound statement of a function definition."""
+        for k in children(fdef):
+            if k.kind == K.COMPOUND_STMT:
+                return k
+        raise UnsupportedError(f"function '{fdef.spelling}' without a body", self.where(fdef))
+
+    # ---------------------------------------------------------------------------------- CFA building
+    def here(self) -> int:
+        if self.cur is None:  # code after return/break/goto: unreachable unless a label follows
+            self.cur = self.bld.new_loc()
+            self.pending = []
+        return self.cur
+
+    def emit(self, *stmts) -> None:
+        self.here()
+        self.pending.extend(stmts)
+
+    def jump(self, loc: int) -> None:
+        if self.cur is None:
+            return
+        self.bld.add_edge(self.cur, loc, *self.pending)
+        self.pending = []
+        self.cur = None
+
+    def start(self, loc: int) -> None:
+        self.jump(loc)
+        self.cur = loc
+        self.pending = []
+
+    def flush(self) -> int:
+        """Put pending statements on their own edge, so that branches need not repeat them."""
+        self.here()
+        if self.pending:
+            nxt = self.bld.new_loc()
+            self.start(nxt)
+        return self.cur
+
+    def branch(self, cond: Expr, t: int, f: int) -> None:
+        if cond == TRUE or t == f:
+            self.jump(t)
+            return
+        if cond == FALSE:
+            self.jump(f)
+            return
+        src = self.flush()
+        self.bld.add_edge(src, t, Assume(cond, self.loc))
+        self.bld.add_edge(src, f, Assume(not_(cond), self.loc))
+        self.cur = None
+
+    def assume_once(self, cond: Expr, src) -> None:
+        """Emit Assume(cond) unless the current edge already assumes it and nothing since wrote its
+        variables (repeated dereferences of one pointer in a statement)."""
+        fv = free_vars(cond)
+        if self.cur is not None:
+            for st in reversed(self.pending):
+                if isinstance(st, Assume) and st.cond == cond:
+                    return
+                if st.writes() & fv:
+                    break
+        self.emit(Assume(cond, src))
+
+    def block(self) -> None:
+        """The path ends here without terminating (blocked)."""
+        self.jump(self.bld.new_loc())
+
+    def new_loc(self, name: str | None = None) -> int:
+        return self.bld.new_loc(self.loc, name)

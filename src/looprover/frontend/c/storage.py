@@ -1,0 +1,228 @@
+"""Where C variables live: the IR objects of globals, static locals, locals and parameters, and the ids of
+address-taken objects.
+
+Why a module: storage is decided by rules that the rest of the lowering only consumes through `storage(decl)`:
+file-scope definitions (`extern int a[]; int a[3] = {..};` uses the second), one object per address-taken
+local declaration (found by a pre-pass over the code reachable from main, so that a dereference knows all
+candidate objects wherever they are declared), fresh objects per inlined activation otherwise.
+"""
+from __future__ import annotations
+
+import clang.cindex as ci
+
+from looprover.frontend.c import clang_api as capi
+from looprover.frontend.c.ctype import OFF, CArray, CFunc, CPtr, CType, CVoid
+from looprover.frontend.c.cursors import (
+    ARRAY_KINDS, TK, K, base_decl, children, is_array_decay, strip_parens,
+)
+from looprover.frontend.c.memory import LV, Cell, Obj, idx_const, single
+from looprover.frontend.c.state import Frame, LoweringState
+from looprover.program.expr import IntConst
+
+
+class StorageMixin(LoweringState):
+    """Objects for declarations (`storage`, `local_obj`, `global_obj`), their lvalues (`obj_lv`), the
+    file-scope definitions (`collect_globals`) and the address-taken pre-pass (`scan_address_taken`)."""
+
+    def collect_globals(self):
+        """File-scope variables by canonical declaration: (declaration to take the type from, whether some
+        declaration defines it, initialiser). `extern int a[]; int a[3] = {..};` must use the second."""
+        for c in children(self.tu.cursor):
+            if c.kind != K.VAR_DECL:
+                continue
+            can = c.canonical
+            init = capi.var_initializer(c)
+            decl, is_def, old_init = self.global_defs.get(can, (c, False, None))
+            if init is not None:
+                decl, is_def, old_init = c, True, init
+            elif c.storage_class != ci.StorageClass.EXTERN:
+                is_def = True
+                if old_init is None:
+                    decl = c
+            self.global_defs[can] = (decl, is_def, old_init)
+
+    # ================================================================================ pre-pass (scan)
+    def scan_address_taken(self, main: ci.Cursor) -> None:
+        """Find every variable whose address is taken in code reachable from main, and give it an object id
+        before lowering starts: a dereference must know all candidate objects, wherever they are declared."""
+        todo = [main]
+        seen_funcs = {main.canonical}
+        seen_globals = set()
+        # Declarations met before (as cursors: checking one costs less than computing its canonical
+        # declaration or definition, and the same variables and functions are referenced over and over).
+        seen_refs = set()
+        while todo:
+            root = todo.pop()
+            stack = [(root, None)]
+            while stack:
+                c, parent = stack.pop()
+                k = c.kind
+                if k == K.CALL_EXPR:
+                    ref = c.referenced
+                    if ref is not None and ref.kind == K.FUNCTION_DECL and ref not in seen_refs:
+                        seen_refs.add(ref)
+                        d = ref.get_definition()
+                        if d is not None and d.canonical not in seen_funcs:
+                            seen_funcs.add(d.canonical)
+                            todo.append(d)
+                elif k == K.UNARY_OPERATOR and capi.unary_op(c) == capi.UO_ADDR_OF:
+                    self._mark_address_taken(children(c)[0])
+                elif k == K.UNEXPOSED_EXPR and is_array_decay(c):  # (decays are UNEXPOSED_EXPRs)
+                    under_subscript = (parent is not None and parent.kind == K.ARRAY_SUBSCRIPT_EXPR)
+                    if not under_subscript:
+                        self._mark_address_taken(children(c)[0])
+                elif k == K.DECL_REF_EXPR:
+                    ref = c.referenced
+                    if ref is not None and ref.kind == K.VAR_DECL and ref not in seen_refs:
+                        seen_refs.add(ref)
+                        can = ref.canonical
+                        if can not in seen_globals:
+                            seen_globals.add(can)
+                            gd = self.global_defs.get(can)
+                            if gd is not None and gd[2] is not None:
+                                todo.append(gd[2])
+                            elif ref.storage_class == ci.StorageClass.STATIC:
+                                i = capi.var_initializer(ref)
+                                if i is not None:
+                                    todo.append(i)
+                for ch in children(c):
+                    if k == K.ARRAY_SUBSCRIPT_EXPR and ch.kind == K.PAREN_EXPR:
+                        # `(a)[i]`: the decay sits under the parentheses
+                        inner = strip_parens(ch)
+                        stack.append((inner, c))
+                        continue
+                    stack.append((ch, c))
+        for decl in list(self.addr_taken):
+            obj = self.storage(decl, None)
+            self.register(obj)
+
+    def _mark_address_taken(self, e: ci.Cursor) -> None:
+        d = base_decl(e)
+        if d is not None:
+            self.addr_taken.setdefault(d.canonical, True)
+
+    # ======================================================================================= variables
+    def storage(self, decl: ci.Cursor, ref_cursor: ci.Cursor | None) -> Obj:
+        """The object a VAR_DECL/PARM_DECL denotes in the current activation."""
+        can = decl.canonical
+        if can in self.poisoned:
+            raise self.unsupported(self.poisoned[can], ref_cursor)
+        for fr in reversed(self.frames[-1:]):
+            obj = fr.env.get(can)  # one lookup: comparing cursors is a libclang call
+            if obj is not None:
+                return obj
+        obj = self.globals.get(can)
+        if obj is not None:
+            return obj
+        if decl.kind == K.VAR_DECL and self._global_storage(decl):
+            return self.global_obj(decl, ref_cursor)
+        if can in self.addr_taken:  # from the pre-pass (a local not yet declared on this path)
+            return self._shared_local(decl)
+        raise self.unsupported(f"use of '{decl.spelling}' outside its scope", ref_cursor)
+
+    @staticmethod
+    def _global_storage(decl: ci.Cursor) -> bool:
+        sem = decl.semantic_parent
+        return (sem is not None and sem.kind == K.TRANSLATION_UNIT) or decl.storage_class in (
+            ci.StorageClass.STATIC, ci.StorageClass.EXTERN)
+
+    def global_obj(self, decl: ci.Cursor, ref_cursor) -> Obj:
+        can = decl.canonical
+        if can in self.globals:
+            return self.globals[can]
+        sem = decl.semantic_parent
+        at_file_scope = sem is not None and sem.kind == K.TRANSLATION_UNIT
+        if at_file_scope or decl.storage_class == ci.StorageClass.EXTERN:
+            gd = self.global_defs.get(can)
+            if gd is None or not gd[1]:
+                raise self.unsupported(f"extern variable '{decl.spelling}' without a definition", ref_cursor)
+            dcur, _, init = gd
+            kind = "global"
+            prefix = ""
+        else:  # static local
+            dcur, init = decl, capi.var_initializer(decl)
+            kind = "global"
+            fn = decl.semantic_parent.spelling if decl.semantic_parent is not None else ""
+            prefix = "" if fn in ("main", "") else f"{fn}::"
+        saved = self.loc
+        self.loc = self.where(dcur)
+        ctype = self.types.of(dcur.type, self.loc)
+        if isinstance(ctype, CArray) and ctype.size is None:
+            raise self.unsupported("variable-length array with static storage", dcur)
+        obj = self.make_obj(decl.spelling, ctype, kind, prefix)
+        self.globals[can] = obj
+        self.init_queue.append((obj, init, self.loc))
+        self.loc = saved
+        return obj
+
+    def _shared_local(self, decl: ci.Cursor) -> Obj:
+        can = decl.canonical
+        obj = self.shared.get(can)
+        if obj is None:
+            saved = self.loc
+            self.loc = self.where(decl)
+            ctype = self.decl_ctype(decl)
+            fn = decl.semantic_parent.spelling if decl.semantic_parent is not None else ""
+            obj = self.make_obj(decl.spelling, ctype, "local", "" if fn in ("main", "") else f"{fn}::")
+            self.shared[can] = obj
+            self.loc = saved
+        return obj
+
+    def local_obj(self, decl: ci.Cursor, fr: Frame, kind: str, ctype: CType | None = None) -> Obj:
+        can = decl.canonical
+        if can in self.addr_taken and ctype is None:
+            obj = self._shared_local(decl)
+        else:
+            obj = self.make_obj(decl.spelling, ctype or self.decl_ctype(decl), kind, fr.prefix)
+            if can in self.addr_taken:  # an address-taken VLA: its candidates are per declaration
+                self._replace_shared(can, obj)
+        fr.env[can] = obj
+        return obj
+
+    def decl_ctype(self, decl: ci.Cursor) -> CType:
+        """A declaration's type; parameters declared as arrays or functions are pointers (C11 6.7.6.3)."""
+        t = decl.type.get_canonical()
+        if decl.kind == K.PARM_DECL:
+            if t.kind in ARRAY_KINDS:
+                return CPtr(self.type_of(t.element_type, decl))
+            if t.kind in (TK.FUNCTIONPROTO, TK.FUNCTIONNOPROTO):
+                raise self.unsupported("function pointer parameter", decl)
+        return self.type_of(decl.type, decl)
+
+    def _replace_shared(self, can, obj: Obj) -> None:
+        """A VLA's type depends on the lengths stored at its declaration, so the pre-pass object (with unknown
+        lengths) is replaced by the declared one, keeping the id (one live instance at a time)."""
+        old = self.shared.get(can)
+        if old is not None and old.id is not None:
+            obj.id = old.id
+            self.objects[old.id - 1] = obj
+        self.shared[can] = obj
+
+    def make_obj(self, cname: str, ctype: CType, kind: str, prefix: str = "") -> Obj:
+        if isinstance(ctype, (CVoid, CFunc)):
+            raise self.unsupported(f"object of type {ctype}")
+        leaves = self.types.leaves(ctype)
+        base = self.fresh(prefix + cname)
+        vars_ = {}
+        for lf in leaves:
+            suffix = "".join(".off" if p == OFF else "." + p for p in lf.path)
+            csuffix = "".join("@off" if p == OFF else "." + p for p in lf.path)
+            name = base + suffix if not suffix else self.fresh(base + suffix)
+            if lf.in_array and isinstance(lf.count, int) and lf.count <= 0:
+                raise self.unsupported("array of size 0")
+            vars_[lf.path] = self.bld.declare(name, self.types.ir_leaf_type(lf), kind, c_name=cname + csuffix,
+                                              src=self.loc)
+        return Obj(cname, ctype, vars_, kind, None, isinstance(ctype, CArray))
+
+    def register(self, obj: Obj) -> None:
+        if obj.id is None:
+            self.objects.append(obj)
+            obj.id = len(self.objects)
+
+    def obj_lv(self, obj: Obj) -> LV:
+        cells = {}
+        for lf in self.types.leaves(obj.ctype):
+            v = obj.vars[lf.path]
+            cells[lf.path] = Cell(v, idx_const(0, self.IDX) if lf.in_array else None)
+        addr = (IntConst(obj.id, self.OBJ), idx_const(0, self.IDX)) if obj.id is not None else None
+        return single(obj.ctype, cells, addr)

@@ -1,0 +1,82 @@
+"""Houdini: the largest subset of candidate formulas that is inductive relative to itself.
+
+Why one function: k-induction (state invariants over the pc-encoded cutpoint system), TPA's fixed-point check
+(transition-invariant conjuncts closed under one more step) and TPA's seed lemmas (reflexive-transitive template
+facts) all run the same algorithm -- keep the candidates c_i with
+
+    [init ⇒ at_init_i]  and  background ∧ ⋀_{j alive} pre_j ⇒ post_i,
+
+dropping every candidate that some model falsifies, until no model exists. The result does not depend on the
+models z3 returns: the inductive subsets are closed under union, and a candidate of the largest one is never
+falsified while all of that subset is alive, so the loop ends at the greatest fixed point. The callers differ
+only in what `pre`, `post`, `background` and `init` are (see `engines/kinduction.py`, `tpa/core.py`,
+`tpa/seeds.py`).
+
+Solver use (measured for k-induction, see its docstring): one solver for the initiation pass and one
+incremental solver for consecution; each candidate's `pre` is guarded by an assumption literal, and the
+round's query `⋁ ¬post_i` by a fresh literal, so only valid constraints are ever added and no push/pop is
+needed.
+
+A round whose model falsifies no alive candidate (an incomplete model) raises GiveUp instead of looping;
+`unknown` raises OutOfTime or GiveUp (`smt.solver.check`). Callers that can do without the invariants catch
+both.
+"""
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import z3
+
+from looprover.deadline import Deadline
+from looprover.errors import GiveUp
+from looprover.smt.solver import check
+
+
+def _survivors(m: z3.ModelRef, alive: list[int], forms: Sequence[z3.BoolRef]) -> list[int]:
+    """The alive candidates whose form holds in m; m must falsify at least one (else we would loop forever)."""
+    keep = [i for i in alive if z3.is_true(m.eval(forms[i], model_completion=True))]
+    if len(keep) == len(alive):
+        raise GiveUp("internal error: Houdini model violates no candidate")
+    return keep
+
+
+def houdini(background: Sequence[z3.BoolRef], pre: Sequence[z3.BoolRef], post: Sequence[z3.BoolRef],
+            deadline: Deadline | None, *, init: z3.BoolRef | None = None,
+            at_init: Sequence[z3.BoolRef] | None = None,
+            new_solver: Callable[[], z3.Solver] | None = None) -> list[int]:
+    """Indices (ascending) of the largest subset H of the candidates with `init ⇒ at_init_i` (when `init` is
+    given; `at_init` defaults to `pre`) and `background ∧ ⋀_{j∈H} pre_j ⇒ post_i` for every i in H.
+
+    `pre[i]`/`post[i]` are candidate i read in the pre- and post-state; `new_solver` makes an empty solver
+    (default: `z3.Solver` in the candidates' context). Raises OutOfTime/GiveUp when the solver gives no answer."""
+    assert len(pre) == len(post)
+    if not pre:
+        return []
+    deadline = deadline if deadline is not None else Deadline.never()
+    ctx = pre[0].ctx
+    make = new_solver if new_solver is not None else (lambda: z3.Solver(ctx=ctx))
+    alive = list(range(len(pre)))
+    if init is not None:
+        first = list(at_init) if at_init is not None else list(pre)
+        s0 = make()
+        s0.add(init)
+        while alive:
+            if check(s0, deadline, z3.Or([z3.Not(first[i]) for i in alive])) == z3.unsat:
+                break
+            alive = _survivors(s0.model(), alive, first)
+    if not alive:
+        return []
+    s = make()
+    s.add(*background)
+    lits = [z3.Bool(f"!h{i}", ctx) for i in range(len(pre))]
+    for i in alive:
+        s.add(z3.Implies(lits[i], pre[i]))
+    rnd = 0
+    while alive:
+        rnd += 1
+        q = z3.Bool(f"!hq{rnd}", ctx)
+        s.add(z3.Implies(q, z3.Or([z3.Not(post[i]) for i in alive])))
+        if check(s, deadline, q, *(lits[i] for i in alive)) == z3.unsat:
+            break
+        alive = _survivors(s.model(), alive, post)
+    return alive

@@ -1,0 +1,35 @@
+"""TPA's settings, shared by the single-system engine, the multi-loop network and the CLI (`--option tpa.*`).
+
+A module of its own so that the engines and `looprover engines` can name the settings without importing the
+algorithm.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class TPAOptions:
+    """TPA's settings; the fields with a `help` entry are user options (`--option tpa.FIELD=VALUE`)."""
+    incremental: bool = field(default=True, metadata={
+        "help": "one push/pop solver per level (faster on tests/tpa) instead of a fresh one per query"})
+    rebuild_after: int = 100        # pushes before a level solver is rebuilt from its formulas
+    exact_powers: bool = field(default=True, metadata={
+        "help": "confirm reachable nodes with exact QE powers when they stay small (powers.py)"})
+    max_level: int = 62             # 2^63 steps: far beyond anything a deadline allows
+    replay_limit: int = field(default=2000, metadata={
+        "help": "counterexamples up to this depth are replayed by one BMC query (deeper ones by running the "
+                "program)"})
+    itp_timeout: float = field(default=30.0, metadata={
+        "help": "seconds per interpolation call (also bounded by the deadline)"})
+    itp_methods: tuple[str, ...] = field(default=("farkas", "spacer", "mbp", "qe"), metadata={
+        "help": "interpolation methods in order, joined by '+' (farkas, spacer, mbp, qe; smt/interpolate.py)"})
+    itp_caps: tuple[float, ...] = (2.0, 5.0, 3.0, 3.0)                  # first round, per method (seconds)
+    houdini_cap: int = 128          # candidates per Houdini run (more are conjoined pairwise)
+    state_invariant: bool = field(default=True, metadata={
+        "help": "derive (and check) the state invariant by QE when cheap"})
+    itp_core: bool = field(default=True, metadata={
+        "help": "interpolate against the unsat core of the level's conjuncts only"})
+    seeds: bool = field(default=True, metadata={
+        "help": "conjoin checked reflexive-transitive template facts to every level (seeds.py)"})
+    qe_timeout: float = 2.0

@@ -1,0 +1,122 @@
+"""Each domain on a small loop it must offer a candidate for, and on one it must not."""
+from __future__ import annotations
+
+import z3
+
+from domainhelpers import step_site
+from looprover.domains import STATE_DOMAINS, TRANSITION_DOMAINS, Site, transition_candidates
+from looprover.domains.booleans import Booleans
+from looprover.domains.congruence import Congruence
+from looprover.domains.equalities import Equalities
+from looprover.domains.intervals import Intervals
+from looprover.domains.linear import Linear
+from looprover.domains.ranges import TypeRanges
+from looprover.domains.zones import Zones
+from looprover.deadline import Deadline
+from looprover.program.expr import BOOL, BoolConst, Var, cmp
+
+
+def strs(atoms) -> list[str]:
+    return [str(a) for a in atoms]
+
+
+def test_every_domain_has_a_name_and_one_instance_per_driver():
+    for domains in (STATE_DOMAINS, TRANSITION_DOMAINS):
+        names = [d.name for d in domains]
+        assert all(names) and len(set(names)) == len(names)
+
+
+def test_type_ranges(loop):
+    lp = loop("int x = 0; while (x < 10) x++;")
+    x = lp.var("x")
+    assert strs(TypeRanges().var_atoms(Site(None, []), x)) == ["(x >= (-2147483647-1))", "(x <= 2147483647)"]
+    assert TypeRanges().var_atoms(Site(None, [], bitvector=True), x) == []      # tautologies over bit-vectors
+
+
+def test_intervals(loop):
+    lp = loop("int x = 0; while (x < 10) x++;")
+    got = strs(Intervals().var_atoms(lp.site, lp.var("x")))
+    assert "(x >= 0)" in got and "(x <= 10)" in got
+    f = Var("f", BOOL)                                  # Boolean state (CHC inputs): no bounds
+    assert Intervals().var_atoms(Site(1, [0, 1], [{"f": True}, {"f": False}]), f) == []
+
+
+def test_intervals_bound_preservation():
+    x, x1 = z3.Int("x"), z3.Int("x'")
+    rel = Intervals().relations(step_site([x], [x1], x1 == x + 1, atoms=[x <= 10]))
+    assert any(z3.eq(r, z3.Implies(x <= 10, x1 <= 10)) for r in rel)
+    assert Intervals().relations(step_site([x], [x1], x1 == x + 1)) == []
+
+
+def test_zones(loop):
+    lp = loop("int i = 0, n = 5; while (i < n) i++;")
+    assert strs(Zones().pair_atoms(lp.site, lp.var("i"), lp.var("n"))) == ["(i <= n)", "(i >= n)"]
+    x, x1 = z3.Int("x"), z3.Int("x'")
+    assert len(Zones().var_relations(x, x1)) == 2
+    b, b1 = z3.Bool("b"), z3.Bool("b'")
+    assert Zones().var_relations(b, b1) == []
+
+
+def test_equalities(loop):
+    lp = loop("int i = 0, j = 1; while (i < 10) { i++; j++; }")
+    assert strs(Equalities().pair_atoms(lp.site, lp.var("i"), lp.var("j"))) == ["(i == (j + (-1)))"]
+    lp = loop("int i = 0, j = 0; while (i < 10) { i++; j += 2; }")
+    assert Equalities().pair_atoms(lp.site, lp.var("i"), lp.var("j")) == []
+
+
+def test_congruence(loop):
+    lp = loop("int x = 0; while (x < 100) x += 2;")
+    assert "((x % 2) == 0)" in strs(Congruence().var_atoms(lp.site, lp.var("x")))
+    lp = loop("int x = 0; while (x < 100) x++;")
+    assert Congruence().var_atoms(lp.site, lp.var("x")) == []
+
+
+def test_congruence_between_counters(loop):
+    lp = loop("int i = 0, j = 0; while (i < 10) { i += 2; j += 4; }")
+    assert strs(Congruence().pair_atoms(lp.site, lp.var("i"), lp.var("j"))) == ["(((i - j) % 2) == 0)"]
+    lp = loop("int i = 0, j = 0; while (i < 10) { i++; j += 2; }")
+    assert Congruence().pair_atoms(lp.site, lp.var("i"), lp.var("j")) == []
+
+
+def test_congruence_relation():
+    x, x1 = z3.Int("x"), z3.Int("x'")
+    assert strs(Congruence().relations(step_site([x], [x1], x1 == x + 2, deltas=[[2], [4]]))) == ["(x' - x)%2 == 0"]
+    assert Congruence().relations(step_site([x], [x1], x1 == x + 1, deltas=[[1]])) == []
+
+
+def test_linear(loop):
+    lp = loop("int i = 0, j = 0; while (i < 10) { i++; j += 3; }")
+    assert strs(Linear().pair_atoms(lp.site, lp.var("i"), lp.var("j"))) == ["(j == ((3 * i) + 0))"]
+    lp = loop("int i = 0, j = 0; while (i < 10) { i++; j++; }")      # slope 1 is an offset, not a line
+    assert Linear().pair_atoms(lp.site, lp.var("i"), lp.var("j")) == []
+
+
+def test_linear_relation():
+    (x, y), (x1, y1) = [z3.Int("x"), z3.Int("y")], [z3.Int("x'"), z3.Int("y'")]
+    rel = Linear().relations(step_site([x, y], [x1, y1], z3.And(x1 == x + 1, y1 == y + 3), deltas=[[1, 3]]))
+    assert len(rel) == 1
+    s = z3.Solver()
+    s.add(x1 == x + 5, y1 == y + 15, z3.Not(rel[0]))
+    assert s.check() == z3.unsat
+    assert Linear().relations(step_site([x, y], [x1, y1], z3.And(x1 == x, y1 == y), deltas=[[0, 0]])) == []
+
+
+def test_booleans():
+    """Boolean state variables come from CHC inputs (C's `_Bool` is an integer type); the sites are built here."""
+    f = Var("f", BOOL)
+    assert Booleans().var_atoms(Site(1, [], [{"f": False}, {"f": False}]), f) == [cmp("==", f, BoolConst(False))]
+    assert Booleans().var_atoms(Site(1, [], [{"f": False}, {"f": True}]), f) == []
+    b, b1 = z3.Bool("b"), z3.Bool("b'")
+    assert len(Booleans().var_relations(b, b1)) == 2
+    assert Booleans().var_relations(z3.Int("x"), z3.Int("x'")) == []
+
+
+def test_transition_driver_takes_steps_from_models():
+    """The driver samples Tr's steps once; the congruence of a step-2 counter comes out of it."""
+    x, x1 = z3.Int("x"), z3.Int("x'")
+    got = transition_candidates([x], [x1], z3.And(x < 100, x1 == x + 2), [], lambda f: z3.substitute(f, (x, x1)),
+                                True, Deadline.after(10), z3.main_ctx())
+    assert any("%" in str(c) for c in got)
+    got = transition_candidates([x], [x1], z3.And(x < 100, x1 == x + 2), [], lambda f: z3.substitute(f, (x, x1)),
+                                False, Deadline.after(10), z3.main_ctx())
+    assert got == []
