@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import z3
 
-from domainhelpers import step_site
+from helpers.domain_sites import step_site
 from looprover.domains import STATE_DOMAINS, TRANSITION_DOMAINS, Site, transition_candidates
 from looprover.domains.booleans import Booleans
 from looprover.domains.congruence import Congruence

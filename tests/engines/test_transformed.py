@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-import enginecases as ec
+from helpers import enginecases as ec
 from looprover.engines.base import Run, Task, run_engine
 from looprover.engines.bmc import BMC
 from looprover.engines.transformed import TransformThenEngine
