@@ -9,19 +9,19 @@ from __future__ import annotations
 import clang.cindex as ci
 
 from looprover.frontend.c import clang_api as capi
-from looprover.frontend.c.clang_api import children  # noqa: F401 - the lowering's (fast) way to list children
+from looprover.frontend.c.clang_api import children  # the lowering imports it from here with the rest
 
 K = ci.CursorKind
 TK = ci.TypeKind
 
 ARRAY_KINDS = {TK.CONSTANTARRAY, TK.VARIABLEARRAY, TK.INCOMPLETEARRAY, TK.DEPENDENTSIZEDARRAY}
+INCDEC_OPS = {capi.UO_POST_INC, capi.UO_POST_DEC, capi.UO_PRE_INC, capi.UO_PRE_DEC}
 # clang's builtin types are canonical types: libclang reports one of these kinds only for a builtin type
 # (sugar such as typedefs has its own kinds), so its canonical type is itself, qualifiers included.
 _BUILTIN_KINDS = {
     TK.VOID, TK.BOOL, TK.CHAR_U, TK.UCHAR, TK.CHAR16, TK.CHAR32, TK.USHORT, TK.UINT, TK.ULONG, TK.ULONGLONG,
     TK.UINT128, TK.CHAR_S, TK.SCHAR, TK.WCHAR, TK.SHORT, TK.INT, TK.LONG, TK.LONGLONG, TK.INT128,
 }
-INCDEC_OPS = {capi.UO_POST_INC, capi.UO_POST_DEC, capi.UO_PRE_INC, capi.UO_PRE_DEC}
 
 
 def expr_children(c: ci.Cursor) -> list[ci.Cursor]:
