@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import dataclasses
 
-import z3
-
 from looprover.engines.base import Engine, Run, Task, run_engine
 from looprover.program.cfa import Program
 from looprover.program.cpg import CutpointGraph, build_cpg

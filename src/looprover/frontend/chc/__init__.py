@@ -26,7 +26,7 @@ import z3
 from looprover.errors import InputError, UnsupportedError
 from looprover.program.cfa import Assert, Assign, Assume, Havoc, Program, ProgramBuilder, SrcLoc
 from looprover.program.expr import (
-    BOOL, FALSE, MATH_INT, TRUE, Binary, BoolConst, Expr, IntConst, Unary, Var, and_, binary, cmp, ite, not_,
+    BOOL, FALSE, MATH_INT, TRUE, Expr, IntConst, Unary, Var, and_, binary, cmp, ite, not_,
     or_,
 )
 
