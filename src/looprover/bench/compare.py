@@ -50,6 +50,7 @@ def read_results(path: Path) -> dict[str, dict[tuple[str, str], Row]]:
 
 
 def _summary(rows: dict[tuple[str, str], Row]) -> dict[str, float]:
+    """The counts of one run; `compare` lists the tasks only one run has, so partial runs stay readable."""
     ran = [r for r in rows.values() if r.result not in ("unsupported", "invalid")]
     return {
         "runs": len(ran),
@@ -74,15 +75,17 @@ def compare(a: Path, b: Path, timeout: float | None) -> list[str]:
             lines.append(f"  {key:<24}{sa[key]:>10} {sb[key]:>10}")
         for name, one, other in (("A", ra.get(solver, {}), rb.get(solver, {})),
                                  ("B", rb.get(solver, {}), ra.get(solver, {}))):
-            gained = sorted(k for k, r in one.items() if r.result == "correct" and
-                            (k not in other or other[k].result != "correct"))
+            missing = [k for k in one if k not in other]
+            if missing:        # e.g. an unfinished run: its tasks are compared, the others counted here
+                lines.append(f"  runs in {name} only, not compared: {len(missing)}")
+            gained = sorted(k for k, r in one.items() if r.result == "correct" and k in other and
+                            other[k].result != "correct")
             if not gained:
                 continue
             lines.append(f"  solved in {name} only ({len(gained)}):")
             for k in gained:
-                r = one[k]
+                r, o = one[k], other[k]
                 near = timeout is not None and r.wall >= NEAR * timeout
                 lines.append(f"    {k[0]} [{k[1]}]: {r.status} in {r.wall:.1f} s"
-                             f"{' (near the limit)' if near else ''}; other run: "
-                             f"{other[k].status + ' ' + format(other[k].wall, '.1f') + ' s' if k in other else 'not run'}")
+                             f"{' (near the limit)' if near else ''}; other run: {o.status} {o.wall:.1f} s")
     return lines
