@@ -6,27 +6,11 @@ from __future__ import annotations
 import z3
 
 from looprover.deadline import Deadline
-from looprover.frontend.c import load_c_program
 from looprover.program.cpg import build_cpg
 from looprover.smt.cpg_system import CPGSystem
 from looprover.tpa.program_ts import single_loop_system
 
-HEADER = "extern void __assert_fail(void); extern void reach_error(void);\n" \
-         "void __VERIFIER_assert(int c) { if (!c) reach_error(); }\n" \
-         "extern unsigned int __VERIFIER_nondet_uint(void);\n"
-
-DEEP = HEADER + """int main(void) {
-  unsigned int x = 0, y = 0;
-  while (x < @N@u) { x++; y += 2; }
-  __VERIFIER_assert(y @OP@ 2u * @N@u);
-  return 0;
-}"""
-
-
-def load(tmp_path, text: str, name: str = "p.c"):
-    f = tmp_path / name
-    f.write_text(text)
-    return load_c_program(f, "ILP32")
+from helpers.deep_counter import DEEP, HEADER, load
 
 
 def test_single_loop_system_shape(tmp_path):
