@@ -363,3 +363,29 @@ def test_runs_are_deterministic():
             for _ in range(2)]
     assert all(o.returncode == 0 for o in outs), outs[0].stderr
     assert outs[0].stdout == outs[1].stdout and "UNSAFE" in outs[0].stdout and "SAFE" in outs[0].stdout
+
+
+def test_power_query_that_stalls_gives_up_the_booster_not_the_run(monkeypatch):
+    """The exact-powers reachability query is optional: when no solver configuration answers it within its cap,
+    `reach` returns None and marks the booster failed (the caller recurses), unless the run's deadline itself
+    has passed, which must still raise."""
+    import looprover.tpa.powers as powers
+    from looprover.deadline import OutOfTime
+    ts = counter(10, unsafe=True)
+    voc = Vocabulary(ts)
+    ex = powers.ExactPowers(voc)
+    assert ex.available(2, _deadline())
+    x, _ = ts.state
+    assert ex.reach(ts.init, x >= 3, 2, _deadline()) is not None      # answered normally first
+
+    calls = []
+
+    def stalls(s, deadline, *a, cap=None):
+        calls.append(cap)
+        raise OutOfTime()
+    monkeypatch.setattr(powers, "check", stalls)
+    assert ex.reach(ts.init, x >= 3, 2, _deadline()) is None
+    assert ex.failed is not None and "no answer" in ex.failed
+    assert len(calls) == 2 and all(c is not None for c in calls)      # two capped configurations, then done
+    with pytest.raises(OutOfTime):
+        ex.reach(ts.init, x >= 3, 2, Deadline.after(0.0))
