@@ -1,4 +1,15 @@
-"""The `portfolio` strategy: run several engines in parallel processes and accept only checked evidence.
+"""The `portfolio` strategy: every engine that accepts the task, time-shared over the cores; only checked
+evidence counts.
+
+Which engines: each registered engine that declares it accepts the task's input language and property (and
+`--bitvector`, if given), cheapest first by its declared `cost` (`engines/base.py`) -- or the list
+`--option portfolio.engines=...` names. No per-file or per-name choices.
+
+Schedule (`timeshare.py`): never more engine processes running than usable cores. With more engines than
+cores they take turns: each engine's k-th turn lasts `first_slice`·2^k, a paused engine keeps its state
+(SIGSTOP/SIGCONT), and an engine that finishes frees its core for the next one. So the cheap engines get the
+first short look (most easy tasks are answered there), the deep ones then get long stretches, and on a long
+run every engine gets about an equal share of the machine. With no more engines than cores all run at once.
 
 Each engine runs under the guarded runner (`engines.base.run_engine`) in its own child process
 (`processes.Child`), so a crash, a memory error or a stuck solver takes down only that engine, which counts as
@@ -13,29 +24,66 @@ from __future__ import annotations
 
 import pickle
 import time
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from looprover.deadline import Deadline
-from looprover.engines import get_engine
+from looprover.engines import ENGINES, get_engine
 from looprover.engines.base import Engine, Run, Task, run_engine, vet
 from looprover.processes import Child, forking
 from looprover.program.cfa import Program
+from looprover.timeshare import TimeShare, usable_cores
 from looprover.verdict import Status, Verdict
 
-PORTFOLIO_ENGINES: tuple[str, ...] = ("bmc", "kinduction", "labmc")
 KILL_GRACE = 1.0     # seconds past the deadline before a straggler is killed
+
+
+@dataclass(frozen=True)
+class PortfolioSettings:
+    engines: tuple[str, ...] = field(default=(), metadata={
+        "help": "engines to run, joined by '+' (default: every engine that accepts the task, cheapest first)"})
+    first_slice: float = field(default=0.0, metadata={
+        "help": "seconds of an engine's first turn when engines outnumber cores; each later turn doubles "
+                "(default: the time limit / 40, between 0.5 and 10)"})
+    cores: int = field(default=0, metadata={
+        "help": "engine processes running at once (default: the cores this process may use)"})
 
 
 class Portfolio(Engine):
     name = "portfolio"
-    summary = "runs " + ", ".join(PORTFOLIO_ENGINES) + " in parallel processes; the first checked answer wins"
+    summary = "every engine that accepts the task, cheapest first, time-shared over the cores; first checked " \
+              "answer wins"
+    Settings = PortfolioSettings
+
+    def refuses(self, task: Task, run: Run) -> str | None:
+        """The portfolio accepts what one of its engines accepts (engines named by `--option` speak for
+        themselves)."""
+        if self.settings(run).engines or choose_engines(task, run):
+            return None
+        return (f"unsupported property: no engine accepts {task.language.upper()} input with property "
+                f"{task.property.name}" + (" in bit-vector mode" if run.bitvector else ""))
 
     def solve(self, program: Program, task: Task, run: Run) -> Verdict:
-        return run_portfolio(program, task, run, PORTFOLIO_ENGINES)
+        opts: PortfolioSettings = self.settings(run)
+        names = opts.engines or choose_engines(task, run)
+        total = max(run.deadline.left(), 0.0)
+        first = opts.first_slice or min(max(total / 40, 0.5), 10.0)
+        return run_portfolio(program, task, run, tuple(names), cores=opts.cores or usable_cores(),
+                             first_slice=first)
 
 
-def run_portfolio(program: Program, task: Task, run: Run, names: tuple[str, ...]) -> Verdict:
+def choose_engines(task: Task, run: Run) -> list[str]:
+    """The registered engines that accept `task` under `run`'s options, cheapest first (ties: registry order)."""
+    accepted = []
+    for order, name in enumerate(ENGINES):
+        engine = get_engine(name)
+        if engine.portfolio and engine.refuses(task, run) is None:
+            accepted.append((engine.cost, order, name))
+    return [name for _, _, name in sorted(accepted)]
+
+
+def run_portfolio(program: Program, task: Task, run: Run, names: tuple[str, ...], cores: int | None = None,
+                  first_slice: float = 1.0) -> Verdict:
     engines, results = [], {}
     for name in names:
         try:
@@ -43,32 +91,37 @@ def run_portfolio(program: Program, task: Task, run: Run, names: tuple[str, ...]
         except (ImportError, KeyError) as exc:   # a missing engine must not take the others down
             results[name] = Verdict.unknown(name, f"engine not available: {exc}")
     started = time.monotonic()
-    running: dict[Child, str] = {}
-    for engine in engines:
+
+    def start(i: int) -> Child:
+        engine = engines[i]
         progress = _Prefixed(engine.name, run.progress) if forking() and run.progress is not None else None
         child_run = Run(Deadline(run.deadline.at), bitvector=run.bitvector, max_bound=run.max_bound,
                         settings=run.settings, progress=progress)
         child = Child(f"looprover-{engine.name}", _solve, engine, program, task, child_run)
-        running[child] = engine.name
         run.report(f"portfolio: started {engine.name} (pid {child.pid})")
+        return child
 
+    share = TimeShare(len(engines), start, cores or usable_cores(), first_slice)
     decided: Verdict | None = None
     try:
-        while running and decided is None:
+        while not share.finished() and decided is None:
             wait_for = run.deadline.left() + KILL_GRACE
             if wait_for <= 0:
                 break
-            for child in Child.wait(running, wait_for):
-                name = running.pop(child)
+            for i, child in share.poll(wait_for):
+                name = engines[i].name
                 ok, value = child.result()
                 results[name] = vet(value) if ok else Verdict.unknown(name, f"engine crashed ({value})")
                 run.report(f"portfolio: {name} answered {results[name].status.value}")
             decided = _decide(results)
     finally:
-        for child, name in running.items():
-            child.kill()
-            results[name] = Verdict.unknown(name, "stopped: another engine answered" if decided else
-                                            "timeout (killed at the deadline)")
+        for i in share.unfinished():
+            name = engines[i].name
+            began = i in share.children
+            results[name] = Verdict.unknown(name, ("stopped" if began else "not started") + ": another engine "
+                                            "answered" if decided else "timeout (killed at the deadline)" if began
+                                            else "not started: no core was free before the deadline")
+        share.kill_all()
 
     final = decided or _undecided(results)
     summary = {}
@@ -76,7 +129,9 @@ def run_portfolio(program: Program, task: Task, run: Run, names: tuple[str, ...]
         summary[n] = {"status": v.status.value, "reason": v.reason, "time": round(v.time, 3)}
         if "traceback" in v.stats:          # an engine's internal error, shown by `verify --debug`
             summary[n]["traceback"] = v.stats["traceback"]
-    final.stats = {**final.stats, "portfolio": summary}
+    final.stats = {**final.stats, "portfolio": summary,
+                   "schedule": {"cores": share.cores, "first_slice": round(share.first_slice, 3),
+                                "pauses": share.pauses, "most_running": share.max_running}}
     final.time = time.monotonic() - started
     return final
 

@@ -111,7 +111,7 @@ def test_unsupported_construct_from_engine_is_unknown(capsys, fake_engines, chc_
 
 def test_portfolio_is_the_default_engine(capsys, fake_engines, chc_file, monkeypatch):
     from looprover import portfolio
-    monkeypatch.setattr(portfolio, "PORTFOLIO_ENGINES", ("fake_unknown", "fake_true"))
+    monkeypatch.setattr(portfolio, "choose_engines", lambda task, run: ["fake_unknown", "fake_true"])
     code, out, _ = run_cli(capsys, "verify", chc_file, "--json")
     data = json.loads(out)
     assert data["status"] == "TRUE" and data["engine"] == "portfolio:fake_true"
@@ -238,7 +238,7 @@ def test_transform_of_a_task_and_a_task_with_a_missing_extra_property(tmp_path, 
 
 def test_verbose_shows_the_engines_progress_through_the_portfolio(capfd, fake_engines, chc_file, monkeypatch):
     from looprover import portfolio
-    monkeypatch.setattr(portfolio, "PORTFOLIO_ENGINES", ("fake_hang", "fake_slow_true"))
+    monkeypatch.setattr(portfolio, "choose_engines", lambda task, run: ["fake_hang", "fake_slow_true"])
     assert cli.main(["verify", str(chc_file), "-v"]) == 0
     out, err = capfd.readouterr()
     assert out.startswith("TRUE")
@@ -247,7 +247,7 @@ def test_verbose_shows_the_engines_progress_through_the_portfolio(capfd, fake_en
 
 def test_engine_tracebacks_from_the_portfolio_only_with_debug(capfd, fake_engines, chc_file, monkeypatch):
     from looprover import portfolio
-    monkeypatch.setattr(portfolio, "PORTFOLIO_ENGINES", ("fake_raise", "fake_unknown"))
+    monkeypatch.setattr(portfolio, "choose_engines", lambda task, run: ["fake_raise", "fake_unknown"])
     assert cli.main(["verify", str(chc_file), "--json"]) == 0
     out, err = capfd.readouterr()
     data = json.loads(out)

@@ -61,7 +61,7 @@ class Hang(Engine):
 sys.modules["hangmod"] = sys.modules[__name__]
 engines.ENGINES["hang"] = "hangmod:Hang"
 import looprover.portfolio as p
-p.PORTFOLIO_ENGINES = ("hang", "hang")
+p.choose_engines = lambda task, run: ["hang", "hang"]
 print("started", flush=True)
 sys.exit(cli.main(["verify", sys.argv[1], "--engine", sys.argv[2], "--timeout", "60"]))
 """

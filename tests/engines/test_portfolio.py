@@ -14,7 +14,7 @@ from looprover.verdict import Counterexample, Status, Verdict
 
 
 def run(monkeypatch, program, *names, timeout=20.0):
-    monkeypatch.setattr(portfolio, "PORTFOLIO_ENGINES", names)
+    monkeypatch.setattr(portfolio, "choose_engines", lambda task, run: list(names))
     t0 = time.monotonic()
     v = verify("portfolio", program, timeout=timeout)
     return v, time.monotonic() - t0
@@ -92,7 +92,7 @@ def test_unsupported_constructs_and_unpicklable_evidence(monkeypatch, fake_engin
 
 def test_progress_lines_are_prefixed_with_the_engine(monkeypatch, fake_engines, chc_program):
     lines = []
-    monkeypatch.setattr(portfolio, "PORTFOLIO_ENGINES", ("fake_hang", "fake_slow_true"))
+    monkeypatch.setattr(portfolio, "choose_engines", lambda task, run: ["fake_hang", "fake_slow_true"])
     v = verify("portfolio", chc_program, timeout=20, progress=lines.append)
     assert v.status == Status.TRUE
     assert any(l.startswith("portfolio: started fake_hang") for l in lines)
@@ -108,3 +108,94 @@ def test_a_missing_engine_does_not_stop_the_others(monkeypatch, fake_engines, ch
     assert "engine not available" in v.stats["portfolio"]["ghost"]["reason"]
     v, _ = run(monkeypatch, chc_program, "ghost", "undeclared")
     assert v.status == Status.UNKNOWN and "ghost: engine not available" in v.reason
+
+
+# ------------------------------------------------------------------------------------------- engine choice
+def test_engines_are_chosen_by_what_they_declare():
+    from looprover.engines import ENGINES, get_engine
+    from looprover.engines.base import Run, Task
+    from looprover.properties import Property
+    run = Run.with_timeout(10)
+    names = portfolio.choose_engines(Task(), run)
+    assert set(names) == {n for n in ENGINES if get_engine(n).portfolio}          # C unreach-call: all of them
+    costs = [get_engine(n).cost for n in names]
+    assert costs == sorted(costs) and names[:2] == ["bmc", "kinduction"]          # cheapest first
+    assert portfolio.choose_engines(Task(Property("termination")), run) == [
+        n for n in names if "termination" in get_engine(n).properties]
+    bv = portfolio.choose_engines(Task(), Run.with_timeout(10, bitvector=True))
+    assert bv == [n for n in names if get_engine(n).bitvector]
+
+
+def test_no_engine_for_the_task_is_unknown_with_the_reason(chc_program):
+    from looprover.engines.base import Task
+    from looprover.properties import Property
+    v = verify("portfolio", chc_program, Task(Property("no-such-property"), "chc"), timeout=5)
+    assert v.status == Status.UNKNOWN and "no engine accepts" in v.reason
+
+
+# ------------------------------------------------------------------------------------------- time-sharing
+def test_more_engines_than_cores_take_turns(monkeypatch, fake_engines, chc_program):
+    """One core: the hanging engine that starts first is paused at the end of its turn, so the one after it
+    still gets to answer; never more than one engine runs at a time."""
+    from looprover.portfolio import PortfolioSettings
+    settings = PortfolioSettings(engines=("fake_hang", "fake_unknown", "fake_slow_true"), cores=1,
+                                 first_slice=0.3)
+    v = verify("portfolio", chc_program, timeout=20, settings=settings)
+    assert v.status == Status.TRUE and v.engine == "portfolio:fake_slow_true"
+    assert v.stats["schedule"]["most_running"] == 1 and v.stats["schedule"]["pauses"] >= 1
+    assert v.stats["portfolio"]["fake_unknown"]["status"] == "UNKNOWN"
+    assert not mp.active_children()
+
+
+def _spin(seconds: float) -> float:
+    """Burns `seconds` of CPU time (a paused process makes no progress), returns when it started."""
+    start = time.time()
+    t0 = time.process_time()
+    while time.process_time() - t0 < seconds:
+        pass
+    return start
+
+
+def _state(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "gone"
+
+
+def test_timeshare_never_runs_more_children_than_cores():
+    """Four CPU-bound children on two 'cores', watched from outside through /proc: at no sample are more than
+    two of them runnable (not stopped, not finished), and all four finish."""
+    from looprover.processes import Child
+    from looprover.timeshare import TimeShare
+    share = TimeShare(4, lambda i: Child(f"spin{i}", _spin, 0.6), cores=2, first_slice=0.1)
+    results, most = {}, 0
+    t_end = time.monotonic() + 60
+    while not share.finished() and time.monotonic() < t_end:
+        for i, child in share.poll(0.05):
+            ok, value = child.result()
+            assert ok
+            results[i] = value
+        live = [c for j, c in share.children.items() if j not in share.done and _state(c.pid) not in ("T", "t", "gone", "Z")]
+        most = max(most, len(live))
+    share.kill_all()
+    assert sorted(results) == [0, 1, 2, 3]
+    assert most <= 2 and share.max_running <= 2 and share.pauses >= 2
+
+
+def test_timeshare_starts_children_lazily_in_order():
+    """With one core, a child that answers at once means the later ones are never started."""
+    from looprover.processes import Child
+    from looprover.timeshare import TimeShare
+    started = []
+
+    def start(i):
+        started.append(i)
+        return Child(f"quick{i}", _spin, 0.0)
+    share = TimeShare(3, start, cores=1, first_slice=5.0)
+    ready = []
+    while not ready:
+        ready = share.poll(10)
+    assert [i for i, _ in ready] == [0] and started == [0]
+    share.kill_all()

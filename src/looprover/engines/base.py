@@ -91,6 +91,10 @@ class Engine:
     bitvector: ClassVar[bool] = True                  # supports the bit-precise encoding
     verdicts: ClassVar[frozenset[Status]] = frozenset({Status.TRUE, Status.FALSE})
     Settings: ClassVar[type | None] = None             # a dataclass of engine-specific settings
+    # for the portfolio: whether it runs this engine, and the relative cost of a first answer (lower-cost
+    # engines get the first turns: 0 = cheap unrolling, 1 = a transformation plus unrolling, 2 = deep search)
+    portfolio: ClassVar[bool] = True
+    cost: ClassVar[int] = 1
 
     def refuses(self, task: Task, run: Run) -> str | None:
         """Why this engine cannot run `task` (None if it can)."""

@@ -211,6 +211,7 @@ def counterexample(program: Program, res: BoundResult):
 class BMC(Engine):
     name = "bmc"
     summary = "bounded model checking: loops unwound with doubling bounds, CBMC-style unwinding assertions"
+    cost = 0
 
     def solve(self, program: Program, task: Task, run: Run) -> Verdict:
         forest = analyze_loops(program)

@@ -39,6 +39,7 @@ DEEP_LOOP = 100            # iterations from which a loop is run on the interpre
 class MultiLoop(Engine):
     name = "multiloop"
     summary = "Golem's multi-loop TPA: one TPA per loop of a DAG of loops, bridges by MBP and interpolation"
+    cost = 2
     Settings = TPAOptions
 
     def solve(self, program: Program, task: Task, run: Run) -> Verdict:
