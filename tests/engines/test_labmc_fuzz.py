@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from looprover.engines import verify
-from looprover.engines import bmc, labmc
 from looprover.verdict import Status
 
 from helpers.randprog import random_program

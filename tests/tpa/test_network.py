@@ -1,7 +1,6 @@
 """`tpa/network.py` on hand-built networks: the B4 search, and the proof re-check rejecting broken proofs."""
 from __future__ import annotations
 
-import time
 
 import pytest
 import z3
