@@ -14,10 +14,11 @@ run every engine gets about an equal share of the machine. With no more engines 
 Each engine runs under the guarded runner (`engines.base.run_engine`) in its own child process
 (`processes.Child`), so a crash, a memory error or a stuck solver takes down only that engine, which counts as
 UNKNOWN. Decision rule (never guess):
-  * a FALSE counts only with a `Counterexample` whose `validated` flag is set (the runner's `vet`); otherwise
-    it is demoted to UNKNOWN;
+  * a FALSE counts only when the portfolio itself has executed its counterexample on the program again
+    (`witness/recheck.py`; the engine's `validated` flag is not taken on trust); otherwise it is UNKNOWN, and
+    the rejected evidence is reported as a bug (`bugs` in the JSON statistics);
   * the first definitive answer wins and the other engines are killed; if a TRUE and a FALSE are both on
-    the table, the answer is UNKNOWN("engines disagree ...");
+    the table, the answer is UNKNOWN("engines disagree ..."), reported as a bug with both answers;
   * at the deadline (plus a short grace) every engine still running is killed.
 """
 from __future__ import annotations
@@ -34,6 +35,7 @@ from looprover.processes import Child, forking
 from looprover.program.cfa import Program
 from looprover.timeshare import TimeShare, usable_cores
 from looprover.verdict import Status, Verdict
+from looprover.witness.recheck import recheck_counterexample
 
 KILL_GRACE = 1.0     # seconds past the deadline before a straggler is killed
 
@@ -103,6 +105,7 @@ def run_portfolio(program: Program, task: Task, run: Run, names: tuple[str, ...]
 
     share = TimeShare(len(engines), start, cores or usable_cores(), first_slice)
     decided: Verdict | None = None
+    bugs: list[dict] = []           # evidence that failed the portfolio's check, engines that disagree
     try:
         while not share.finished() and decided is None:
             wait_for = run.deadline.left() + KILL_GRACE
@@ -111,9 +114,10 @@ def run_portfolio(program: Program, task: Task, run: Run, names: tuple[str, ...]
             for i, child in share.poll(wait_for):
                 name = engines[i].name
                 ok, value = child.result()
-                results[name] = vet(value) if ok else Verdict.unknown(name, f"engine crashed ({value})")
+                results[name] = _checked(program, run, vet(value), bugs) if ok else \
+                    Verdict.unknown(name, f"engine crashed ({value})")
                 run.report(f"portfolio: {name} answered {results[name].status.value}")
-            decided = _decide(results)
+            decided = _decide(results, bugs)
     finally:
         for i in share.unfinished():
             name = engines[i].name
@@ -129,6 +133,8 @@ def run_portfolio(program: Program, task: Task, run: Run, names: tuple[str, ...]
         summary[n] = {"status": v.status.value, "reason": v.reason, "time": round(v.time, 3)}
         if "traceback" in v.stats:          # an engine's internal error, shown by `verify --debug`
             summary[n]["traceback"] = v.stats["traceback"]
+    if bugs:
+        final.stats["bugs"] = bugs
     final.stats = {**final.stats, "portfolio": summary,
                    "schedule": {"cores": share.cores, "first_slice": round(share.first_slice, 3),
                                 "pauses": share.pauses, "most_running": share.max_running}}
@@ -141,10 +147,27 @@ def _solve(engine: Engine, program: Program, task: Task, run: Run) -> Verdict:
     return _picklable(run_engine(engine, program, task, run))
 
 
-def _decide(results: dict[str, Verdict]) -> Verdict | None:
+def _checked(program: Program, run: Run, v: Verdict, bugs: list[dict]) -> Verdict:
+    """The engine's verdict if the portfolio's own check of its evidence passes, else UNKNOWN (and a bug
+    report): a FALSE's counterexample is executed again on the program (`witness.recheck`)."""
+    if v.status != Status.FALSE:
+        return v
+    why = recheck_counterexample(program, v.evidence, run.bitvector, run.deadline)
+    if why is None:
+        return v
+    bugs.append({"kind": "evidence rejected", "engine": v.engine, "answer": v.status.value,
+                 "reason": v.reason, "rejected_because": why})
+    return replace(v, status=Status.UNKNOWN, evidence=None,
+                   reason=f"its counterexample did not replay in the portfolio: {why} ({v.reason})")
+
+
+def _decide(results: dict[str, Verdict], bugs: list[dict] | None = None) -> Verdict | None:
     true = [v for v in results.values() if v.status == Status.TRUE]
     false = [v for v in results.values() if v.status == Status.FALSE]
     if true and false:
+        if bugs is not None:
+            bugs.append({"kind": "engines disagree", "answers": [
+                {"engine": v.engine, "answer": v.status.value, "reason": v.reason} for v in true + false]})
         return Verdict.unknown("portfolio", "engines disagree: " + ", ".join(
             f"{v.engine} says {v.status.value}" for v in true + false))
     winner = (false or true or [None])[0]

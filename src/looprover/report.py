@@ -209,6 +209,8 @@ def verdict_json(verdict: Verdict, program: Program | None, elapsed: float, job:
         # an UNKNOWN's counterexample that did not replay on the program: shown, never a FALSE
         **({"unconfirmed_counterexample": counterexample_json(verdict.evidence, program)}
            if verdict.status == Status.UNKNOWN and isinstance(verdict.evidence, Counterexample) else {}),
+        # the portfolio's bug reports: evidence that failed its own check, engines that disagree
+        **({"bugs": value_json(stats["bugs"])} if stats.get("bugs") else {}),
     }
 
 
@@ -224,4 +226,14 @@ def verdict_text(verdict: Verdict, program: Program | None, elapsed: float, prop
                                                 else ""))
     if isinstance(verdict.evidence, Counterexample):
         lines += counterexample_lines(verdict.evidence, program)
+    for bug in verdict.stats.get("bugs", ()):
+        lines.append(f"  BUG:      {_bug_line(bug)} (please report it)")
     return lines
+
+
+def _bug_line(bug: dict[str, Any]) -> str:
+    if bug.get("kind") == "engines disagree":
+        return "engines disagree: " + "; ".join(f"{a['engine']} says {a['answer']} ({a['reason']})"
+                                                for a in bug.get("answers", ()))
+    return f"{bug.get('engine')} answered {bug.get('answer')} with evidence that failed the check: " \
+           f"{bug.get('rejected_because')}"

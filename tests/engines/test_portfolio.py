@@ -40,8 +40,12 @@ def test_disagreement_is_unknown():
     cex = Counterexample([], [], validated=True, violated_at=SrcLoc("a.c", 1))
     results = {"bmc": Verdict(Status.FALSE, "bmc", "cex", evidence=cex),
                "kinduction": Verdict(Status.TRUE, "kinduction", "proof")}
-    v = portfolio._decide(results)
+    bugs = []
+    v = portfolio._decide(results, bugs)
     assert v.status == Status.UNKNOWN and "disagree" in v.reason
+    assert bugs == [{"kind": "engines disagree", "answers": [
+        {"engine": "kinduction", "answer": "TRUE", "reason": "proof"},
+        {"engine": "bmc", "answer": "FALSE", "reason": "cex"}]}]
     assert portfolio._decide({"bmc": Verdict.unknown("bmc", "bound")}) is None
     assert portfolio._decide({"bmc": results["bmc"]}).engine == "portfolio:bmc"
 
@@ -54,9 +58,40 @@ def test_first_definitive_answer_wins_and_stragglers_are_killed(monkeypatch, fak
     assert not mp.active_children()
 
 
-def test_validated_false_is_accepted(monkeypatch, fake_engines, chc_program):
-    v, _ = run(monkeypatch, chc_program, "fake_unknown", "fake_false")
-    assert v.status == Status.FALSE and v.evidence.validated and v.evidence.inputs == [7]
+def test_a_false_the_portfolio_replays_is_accepted(monkeypatch, fake_engines, unsafe_chc_program):
+    v, _ = run(monkeypatch, unsafe_chc_program, "fake_unknown", "bmc")
+    assert v.status == Status.FALSE and v.engine == "portfolio:bmc" and v.evidence.validated
+    assert "bugs" not in v.stats
+
+
+def test_a_lying_false_is_unknown_and_reported(monkeypatch, fake_engines, chc_program):
+    """Counterexamples flagged `validated` by their engines that are not executions of the program: a trace
+    whose edges do not run to a violation, and a 'deep run' whose inputs do not reach one."""
+    for liar in ("fake_false", "fake_false_deep_lie"):
+        v, _ = run(monkeypatch, chc_program, "fake_unknown", liar)
+        assert v.status == Status.UNKNOWN, liar
+        assert "did not replay in the portfolio" in v.stats["portfolio"][liar]["reason"]
+        (bug,) = v.stats["bugs"]
+        assert bug["kind"] == "evidence rejected" and bug["engine"] == liar and bug["answer"] == "FALSE"
+
+
+def test_recheck_refuses_edges_the_program_does_not_have(unsafe_chc_program):
+    """A trace through an edge that is not the program's (an engine's invention) is refused even when the
+    invented edge would violate the assertion."""
+    from looprover.deadline import Deadline
+    from looprover.engines.base import Task
+    from looprover.program.cfa import Edge
+    from looprover.verdict import TraceStep
+    from looprover.witness.recheck import recheck_counterexample
+    v = verify("bmc", unsafe_chc_program, Task.for_program(unsafe_chc_program), timeout=20)
+    assert v.status == Status.FALSE
+    cex = v.evidence
+    assert recheck_counterexample(unsafe_chc_program, cex, False, Deadline.after(10)) is None
+    last = cex.steps[-1].edge
+    forged = Edge(last.src, last.dst, last.stmts + last.stmts)
+    cex.steps[-1] = TraceStep(forged, cex.steps[-1].src, {})
+    assert "not an edge of the program" in recheck_counterexample(unsafe_chc_program, cex, False,
+                                                                  Deadline.after(10))
 
 
 def test_unvalidated_false_is_not_an_answer(monkeypatch, fake_engines, chc_program):

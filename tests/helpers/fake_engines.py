@@ -37,6 +37,17 @@ FAKES = {
                 cex = Counterexample(steps, inputs=[7], validated=True, violated_at=SrcLoc("prog.c", 9))
                 return Verdict(Status.FALSE, "fake_false", "violation at depth 2", evidence=cex)
     """,
+    "fake_false_deep_lie": """
+        class Fake(Engine):
+            name = "fake_false_deep_lie"
+
+            def solve(self, program, task, options):
+                from looprover.witness.deep import RunCounterexample
+                steps = [TraceStep(e, e.src_loc, {}) for e in program.edges[:2]]
+                cex = RunCounterexample(steps, inputs=[], validated=True, length=10**6, omitted=10**6 - 2,
+                                        omitted_at=1)
+                return Verdict(Status.FALSE, "fake_false_deep_lie", "violation after 10^6 steps", evidence=cex)
+    """,
     "fake_false_unvalidated": """
         class Fake(Engine):
             name = "fake_false_unvalidated"
@@ -134,6 +145,15 @@ def chc_file(tmp_path) -> Path:
     f = tmp_path / "counter.smt2"
     f.write_text(COUNTER_SMT2)
     return f
+
+
+@pytest.fixture
+def unsafe_chc_program(tmp_path):
+    """The counter with a reachable Bad (x ≥ 10 ∧ y = 20): a real counterexample of 11 clause steps."""
+    from looprover.frontend.chc import load_chc_program
+    f = tmp_path / "unsafe.smt2"
+    f.write_text(COUNTER_SMT2.replace("(not (= y 20))", "(= y 20)"))
+    return load_chc_program(f)
 
 
 @pytest.fixture

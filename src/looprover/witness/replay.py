@@ -171,11 +171,15 @@ def replay(program: Program, cex: Counterexample, bitvector: bool = False, allow
     n = 0
     try:
         for n, step in enumerate(cex.steps):
-            edge = step.edge
             if loc == program.exit:
                 return ReplayResult(False, f"trace continues after program exit at step {n}", n)
-            if edge.src != loc:
-                return ReplayResult(False, f"step {n} leaves from L{edge.src}, not from L{loc}", n)
+            if step.edge.src != loc:
+                return ReplayResult(False, f"step {n} leaves from L{step.edge.src}, not from L{loc}", n)
+            # execute the program's own edge: a trace that crossed a process boundary carries copies, and one
+            # from an engine we do not trust may carry an edge the program does not have
+            edge = next((e for e in program.out_edges(loc) if e is step.edge or e == step.edge), None)
+            if edge is None:
+                return ReplayResult(False, f"step {n} is not an edge of the program (from L{loc})", n)
             r = try_edge(ev, edge, state, oracle)
             if r.blocked is not None:
                 return ReplayResult(False, f"blocked at step {n} ({edge.src_loc}): {r.blocked.cond}", n,

@@ -1,0 +1,36 @@
+"""The portfolio's own check of a FALSE: the counterexample is executed again on the original program.
+
+Why: an engine's `validated` flag is the engine's word. The portfolio runs engines as separate processes and
+answers for all of them, so it checks what it is given instead of a flag: a trace is replayed edge by edge on the
+program's own edges (`replay.replay`); a deep run, kept abbreviated (`deep.RunCounterexample`), is run again from
+its initial values on its recorded inputs. Either must end in a violated assertion without signed overflow on
+the way (undefined behaviour in C), within the caller's deadline.
+"""
+from __future__ import annotations
+
+from looprover.deadline import Deadline
+from looprover.program.cfa import Program
+from looprover.program.interp import InputOracle, run
+from looprover.verdict import Counterexample
+from looprover.witness.deep import RunCounterexample
+from looprover.witness.replay import replay
+
+
+def recheck_counterexample(program: Program, cex: object, bitvector: bool, deadline: Deadline) -> str | None:
+    """Why `cex` is not a violation of `program` (None when it is one)."""
+    if not isinstance(cex, Counterexample):
+        return "no counterexample"
+    if isinstance(cex, RunCounterexample) and cex.omitted:
+        oracle = InputOracle(program, cex.inputs)
+        res = run(program, oracle, dict(cex.initial), max_steps=cex.length + 1,
+                  signed_overflow="wrap" if bitvector else "math", stop=deadline.expired)
+        if res.outcome == "stopped":
+            return "the deadline passed while running the program on the counterexample's inputs"
+        if res.outcome != "violation":
+            return f"running the program on the counterexample's inputs ended with '{res.outcome}' after " \
+                   f"{res.steps} edges"
+        if res.overflowed:
+            return "the violation depends on signed overflow (undefined behaviour)"
+        return None
+    res = replay(program, cex, bitvector)
+    return None if res.ok else res.reason
