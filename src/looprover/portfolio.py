@@ -17,6 +17,8 @@ UNKNOWN. Decision rule (never guess):
   * a FALSE counts only when the portfolio itself has executed its counterexample on the program again
     (`witness/recheck.py`; the engine's `validated` flag is not taken on trust); otherwise it is UNKNOWN, and
     the rejected evidence is reported as a bug (`bugs` in the JSON statistics);
+  * a TRUE that comes with a proof (`witness/proofs.py`) counts only when the portfolio's own check of the
+    proof passes; a failed one is UNKNOWN and a bug report like a rejected counterexample;
   * the first definitive answer wins and the other engines are killed; if a TRUE and a FALSE are both on
     the table, the answer is UNKNOWN("engines disagree ..."), reported as a bug with both answers;
   * at the deadline (plus a short grace) every engine still running is killed.
@@ -35,6 +37,7 @@ from looprover.processes import Child, forking
 from looprover.program.cfa import Program
 from looprover.timeshare import TimeShare, usable_cores
 from looprover.verdict import Status, Verdict
+from looprover.witness.proofs import Proof
 from looprover.witness.recheck import recheck_counterexample
 
 KILL_GRACE = 1.0     # seconds past the deadline before a straggler is killed
@@ -149,16 +152,23 @@ def _solve(engine: Engine, program: Program, task: Task, run: Run) -> Verdict:
 
 def _checked(program: Program, run: Run, v: Verdict, bugs: list[dict]) -> Verdict:
     """The engine's verdict if the portfolio's own check of its evidence passes, else UNKNOWN (and a bug
-    report): a FALSE's counterexample is executed again on the program (`witness.recheck`)."""
-    if v.status != Status.FALSE:
+    report): a FALSE's counterexample is executed again on the program (`witness.recheck`); a TRUE that comes
+    with a proof (`witness.proofs`) has it checked with fresh solvers. A TRUE without one (BMC's complete
+    unwinding, engines that do not hand their proofs over yet) is taken as the engine's guarded run gave it."""
+    if v.status == Status.FALSE:
+        why = recheck_counterexample(program, v.evidence, run.bitvector, run.deadline)
+        what = "its counterexample did not replay in the portfolio"
+    elif v.status == Status.TRUE and isinstance(v.evidence, Proof):
+        why = v.evidence.check(program, run.bitvector, run.deadline)
+        what = "its proof failed the portfolio's check"
+    else:
         return v
-    why = recheck_counterexample(program, v.evidence, run.bitvector, run.deadline)
     if why is None:
+        v.stats["evidence_checked_by"] = "portfolio"
         return v
     bugs.append({"kind": "evidence rejected", "engine": v.engine, "answer": v.status.value,
                  "reason": v.reason, "rejected_because": why})
-    return replace(v, status=Status.UNKNOWN, evidence=None,
-                   reason=f"its counterexample did not replay in the portfolio: {why} ({v.reason})")
+    return replace(v, status=Status.UNKNOWN, evidence=None, reason=f"{what}: {why} ({v.reason})")
 
 
 def _decide(results: dict[str, Verdict], bugs: list[dict] | None = None) -> Verdict | None:

@@ -74,6 +74,8 @@ def value_json(v: Any) -> Any:
         return v
     if isinstance(v, Status):
         return v.value
+    if hasattr(v, "to_json"):          # a TRUE's proof (witness/proofs.py)
+        return value_json(v.to_json())
     return str(v)
 
 

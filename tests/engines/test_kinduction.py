@@ -59,7 +59,7 @@ def test_nonneg_counter_needs_an_invariant(bitvector):
         assert v.status != Status.TRUE
     else:
         assert v.status == Status.TRUE, v.reason
-        assert any("x >= 0" in s for s in v.evidence)
+        assert any("x >= 0" in str(c) for c in v.evidence.invariants)
     # without invariants, plain k-induction cannot prove it
     assert run(ec.nonneg_counter(), bitvector, max_bound=6, invariants=False).status != Status.TRUE
 

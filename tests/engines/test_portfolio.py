@@ -75,6 +75,20 @@ def test_a_lying_false_is_unknown_and_reported(monkeypatch, fake_engines, chc_pr
         assert bug["kind"] == "evidence rejected" and bug["engine"] == liar and bug["answer"] == "FALSE"
 
 
+def test_a_true_whose_proof_fails_the_check_is_unknown_and_reported(monkeypatch, fake_engines, chc_program):
+    v, _ = run(monkeypatch, chc_program, "fake_unknown", "fake_true_bad_proof")
+    assert v.status == Status.UNKNOWN
+    assert "proof failed the portfolio's check: the 1-induction step fails" in \
+        v.stats["portfolio"]["fake_true_bad_proof"]["reason"]
+    (bug,) = v.stats["bugs"]
+    assert bug["engine"] == "fake_true_bad_proof" and bug["answer"] == "TRUE"
+
+
+def test_a_true_whose_proof_passes_is_accepted(monkeypatch, chc_program):
+    v, _ = run(monkeypatch, chc_program, "kinduction")
+    assert v.status == Status.TRUE and v.stats.get("evidence_checked_by") == "portfolio"
+
+
 def test_recheck_refuses_edges_the_program_does_not_have(unsafe_chc_program):
     """A trace through an edge that is not the program's (an engine's invention) is refused even when the
     invented edge would violate the assertion."""

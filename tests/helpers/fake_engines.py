@@ -37,6 +37,15 @@ FAKES = {
                 cex = Counterexample(steps, inputs=[7], validated=True, violated_at=SrcLoc("prog.c", 9))
                 return Verdict(Status.FALSE, "fake_false", "violation at depth 2", evidence=cex)
     """,
+    "fake_true_bad_proof": """
+        class Fake(Engine):
+            name = "fake_true_bad_proof"
+
+            def solve(self, program, task, options):
+                from looprover.witness.proofs import KInductiveProof
+                # plain 1-induction, no invariants: does not prove the counter (x=9, y=17 steps into Bad)
+                return Verdict(Status.TRUE, "fake_true_bad_proof", "1-inductive", evidence=KInductiveProof(1))
+    """,
     "fake_false_deep_lie": """
         class Fake(Engine):
             name = "fake_false_deep_lie"

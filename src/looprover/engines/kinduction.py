@@ -36,9 +36,9 @@ from looprover.program.cfa import Program
 from looprover.program.cpg import build_cpg
 from looprover.smt.cpg_system import CPGSystem
 from looprover.smt.houdini import houdini as smt_houdini
-from looprover.smt.terms import mk_and
 from looprover.verdict import Verdict
 from looprover.witness.confirm import confirm_model
+from looprover.witness.proofs import KInductiveProof, candidate_formula, invariant_formula
 
 
 # ------------------------------------------------------------------------------------------ Houdini
@@ -48,13 +48,8 @@ def houdini(sys: CPGSystem, cands: list[Candidate], deadline: Deadline | None) -
     if not cands:
         return []
     enc = sys.enc
-
-    def formula(c: Candidate, env, pc) -> z3.BoolRef:
-        a = enc.expr(c.atom, env)
-        return a if c.node is None else z3.Implies(pc == sys.pc_id[c.node], a)
-
-    cur = [formula(c, sys.cur, sys.pc) for c in cands]
-    nxt = [formula(c, sys.nxt, sys.pc_next) for c in cands]
+    cur = [candidate_formula(sys, c, sys.cur, sys.pc) for c in cands]
+    nxt = [candidate_formula(sys, c, sys.nxt, sys.pc_next) for c in cands]
     try:
         alive = smt_houdini([sys.ts.trans, sys.valid_pc()], cur, nxt, deadline, init=sys.ts.init,
                             new_solver=lambda: enc.solver().z3)
@@ -96,9 +91,7 @@ class KInduction(Engine):
             stats["houdini"] = "done" if found is not None else "gave up"
             inv = found or []
             stats["invariants"] = len(inv)
-        inv_f = mk_and(sys.valid_pc(), *(
-            sys.enc.expr(c.atom, sys.cur) if c.node is None
-            else z3.Implies(sys.pc == sys.pc_id[c.node], sys.enc.expr(c.atom, sys.cur)) for c in inv))
+        inv_f = invariant_formula(sys, inv)
 
         base = sys.enc.solver(deadline)
         base.add(ts.at(ts.init, 0))
@@ -133,7 +126,7 @@ class KInduction(Engine):
             step.add(z3.Implies(lit, ts.at(ts.bad, k)))
             r = step.check(lit)
             if r == z3.unsat:
-                return self.true(f"{k}-inductive with {len(inv)} invariants", [str(c) for c in inv])
+                return self.true(f"{k}-inductive with {len(inv)} invariants", KInductiveProof(k, tuple(inv)))
             if r != z3.sat:
                 return self.unknown(f"{step.why_unknown()} in the step case at k={k}")
         return self.unknown(f"not k-inductive up to k={k} (max bound)")

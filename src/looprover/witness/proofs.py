@@ -1,0 +1,95 @@
+"""Checkable evidence of a TRUE: what an engine proved, in a form another process can check again.
+
+Why: the portfolio answers for engines that run in other processes. A TRUE it passes on should not rest on an
+engine's word, so an engine that has a proof hands it over as a `Proof`: plain program-level data (picklable, no
+z3 terms), with a `check` that rebuilds the system from the program and decides the proof obligations with fresh
+solvers. The portfolio runs that check (`portfolio._checked`); a proof that fails it makes the answer UNKNOWN and
+is reported as a bug.
+
+Proof kinds:
+- `KInductiveProof` (k-induction): invariants at cutpoints that are inductive as a set, and a bound k with no
+  violation within k-1 steps and no k-step path that ends in one with the invariants holding throughout.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import z3
+
+from looprover.deadline import Deadline
+from looprover.domains import Candidate
+from looprover.program.cfa import Program
+from looprover.program.cpg import build_cpg
+from looprover.smt.cpg_system import CPGSystem
+from looprover.smt.terms import mk_and
+
+
+class Proof:
+    """A TRUE's checkable evidence."""
+    kind: ClassVar[str]
+
+    def check(self, program: Program, bitvector: bool, deadline: Deadline) -> str | None:
+        """Why the proof does not hold for `program` (None if it does)."""
+        raise NotImplementedError
+
+    def to_json(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+
+def invariant_formula(sys: CPGSystem, invariants: tuple[Candidate, ...] | list[Candidate],
+                      env: dict[str, z3.ExprRef] | None = None, pc: z3.ExprRef | None = None) -> z3.BoolRef:
+    """The conjunction of cutpoint-guarded invariants over a state (default: the current one), valid pc included."""
+    env = sys.cur if env is None else env
+    pc = sys.pc if pc is None else pc
+    return mk_and(sys.valid_pc(pc), *(candidate_formula(sys, c, env, pc) for c in invariants))
+
+
+def candidate_formula(sys: CPGSystem, c: Candidate, env: dict[str, z3.ExprRef], pc: z3.ExprRef) -> z3.BoolRef:
+    """One candidate over a state: its atom, guarded by its cutpoint."""
+    a = sys.enc.expr(c.atom, env)
+    return a if c.node is None else z3.Implies(pc == sys.pc_id[c.node], a)
+
+
+@dataclass(frozen=True)
+class KInductiveProof(Proof):
+    k: int
+    invariants: tuple[Candidate, ...] = ()
+    kind: ClassVar[str] = "k-induction"
+
+    def check(self, program: Program, bitvector: bool, deadline: Deadline) -> str | None:
+        sys = CPGSystem(build_cpg(program), bitvector, deadline)
+        ts = sys.ts
+        inv = invariant_formula(sys, self.invariants)
+
+        def unsat(what: str, *fs: z3.BoolRef) -> str | None:
+            s = sys.enc.solver(deadline)
+            s.add(*fs)
+            r = s.check()
+            if r == z3.unsat:
+                return None
+            return f"{what} fails" if r == z3.sat else f"{what} undecided ({s.why_unknown()})"
+
+        why = unsat("initiation of the invariants", ts.init, z3.Not(inv)) or \
+            unsat("consecution of the invariants", inv, ts.trans,
+                                                          z3.Not(z3.substitute(inv, *zip(ts.state, ts.next))))
+        if why:
+            return why
+        base = sys.enc.solver(deadline)
+        base.add(ts.at(ts.init, 0))
+        for j in range(self.k):
+            if j > 0:
+                base.add(ts.trans_at(j - 1))
+            lit = z3.Bool(f"!proofbad{j}")
+            base.add(z3.Implies(lit, ts.at(ts.bad, j)))
+            r = base.check(lit)
+            if r != z3.unsat:
+                return f"base case at depth {j} " + ("fails" if r == z3.sat else f"undecided ({base.why_unknown()})")
+        step = [ts.at(inv, 0)]
+        for j in range(self.k):
+            step += [ts.trans_at(j), z3.Not(ts.at(ts.bad, j)), ts.at(inv, j + 1)]
+        return unsat(f"the {self.k}-induction step", *step, ts.at(ts.bad, self.k))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "k": self.k, "invariants": [str(c) for c in self.invariants]}
+

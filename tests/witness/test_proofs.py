@@ -1,0 +1,52 @@
+"""TRUE evidence the portfolio checks again: k-induction proofs hold for the programs they were found for, and
+tampered ones (an invariant that is not inductive, a bound too small, a proof for an unsafe program) fail."""
+from dataclasses import replace
+
+from helpers import enginecases as ec
+from looprover.deadline import Deadline
+from looprover.domains import Candidate
+from looprover.engines import verify
+from looprover.program.cpg import build_cpg
+from helpers.progdsl import c, eq
+from looprover.verdict import Status
+from looprover.witness.proofs import KInductiveProof
+
+
+def _proof(prog):
+    v = verify("kinduction", prog, timeout=20)
+    assert v.status == Status.TRUE, v.reason
+    assert isinstance(v.evidence, KInductiveProof)
+    return v.evidence
+
+
+def _check(proof, prog, bitvector=False):
+    return proof.check(prog, bitvector, Deadline.after(20))
+
+
+def test_the_engines_proof_passes_the_check():
+    for make in (lambda: ec.even_counter(7), ec.nonneg_counter, lambda: ec.nested_unbounded(7)):
+        prog = make()
+        assert _check(_proof(prog), prog) is None
+
+
+def test_a_proof_without_the_invariants_it_needs_fails():
+    prog = ec.even_counter(7)
+    proof = _proof(prog)
+    assert proof.invariants                       # x even is needed: plain k-induction never closes
+    assert "step" in _check(replace(proof, invariants=()), prog)
+
+
+def test_an_invariant_that_does_not_hold_fails():
+    """`x == 0` at the loop head: true on entry, not preserved by `x += 2`. It would make the step case trivial,
+    so accepting it would be a wrong TRUE for this unsafe program."""
+    prog = ec.even_counter(8)                    # unsafe: x reaches 8
+    (head,) = build_cpg(prog).cutpoints
+    x_is_zero = Candidate(head, eq(prog.var("x"), c(0)))
+    why = _check(KInductiveProof(1, (x_is_zero,)), prog)
+    assert why is not None and "consecution" in why
+
+
+def test_a_proof_for_an_unsafe_program_fails_in_the_base_case():
+    prog = ec.bounded_loop(False)
+    why = _check(KInductiveProof(50, ()), prog)
+    assert why is not None and "base case" in why
