@@ -38,7 +38,7 @@ from looprover.program.cfa import Program
 from looprover.timeshare import TimeShare, usable_cores
 from looprover.verdict import Status, Verdict
 from looprover.witness.proofs import Proof
-from looprover.witness.recheck import recheck_counterexample
+from looprover.witness.recheck import recheck_counterexample, recheck_proof
 
 KILL_GRACE = 1.0     # seconds past the deadline before a straggler is killed
 
@@ -159,7 +159,7 @@ def _checked(program: Program, run: Run, v: Verdict, bugs: list[dict]) -> Verdic
         why = recheck_counterexample(program, v.evidence, run.bitvector, run.deadline)
         what = "its counterexample did not replay in the portfolio"
     elif v.status == Status.TRUE and isinstance(v.evidence, Proof):
-        why = v.evidence.check(program, run.bitvector, run.deadline)
+        why = recheck_proof(program, v.evidence, run.bitvector, run.deadline)
         what = "its proof failed the portfolio's check"
     else:
         return v

@@ -263,7 +263,8 @@ def test_true_json_carries_the_checked_proof(capsys):
     code, out, _ = run_cli(capsys, "verify", EXAMPLES / "count_safe.c", "--engine", "tpa", "--json")
     data = json.loads(out)
     assert code == 0 and data["status"] == "TRUE"
-    assert data["proof"]["transition_invariant"] and data["proof"]["kind"] in ("left", "right")
+    assert data["proof"]["transition_invariant"] and data["proof"]["side"] in ("left", "right")
+    assert data["proof"]["kind"] == "transition-invariant"
     code, out, _ = run_cli(capsys, "verify", EXAMPLES / "count_unsafe.c", "--engine", "tpa", "--json")
     data = json.loads(out)
     assert data["status"] == "FALSE" and data["proof"] is None and data["counterexample"]["validated"]

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import pytest
 
+from looprover.deadline import Deadline
 from looprover.engines import verify
 from looprover.verdict import Status
 from looprover.witness.deep import RunCounterexample
+from looprover.witness.recheck import recheck_proof
 
 from helpers.deep_counter import DEEP, HEADER, load
 
@@ -18,9 +20,12 @@ def run(prog, timeout=30.0, bitvector=False):
 
 @pytest.mark.parametrize("n", [10, 1000, 10**6, 10**9])
 def test_deep_safe_is_true_for_every_n(tmp_path, n):
-    v = run(load(tmp_path, DEEP.replace("@N@", str(n)).replace("@OP@", "==")))
+    prog = load(tmp_path, DEEP.replace("@N@", str(n)).replace("@OP@", "=="))
+    v = run(prog)
     assert v.status == Status.TRUE, v.reason
-    assert v.evidence["system"].startswith("loop at") and v.evidence["wrap_free"]
+    proof = v.evidence
+    assert proof.head is not None and proof.free_trans is not None        # the loop's own TS, wrap-free
+    assert recheck_proof(prog, proof, False, Deadline.after(30)) is None
 
 
 @pytest.mark.slow
@@ -69,7 +74,7 @@ def test_harmless_wrap_is_never_a_wrong_answer(tmp_path):
     v = run(prog, timeout=20)
     assert v.status in (Status.TRUE, Status.UNKNOWN), v.reason
     if v.status == Status.TRUE:
-        assert not v.evidence["wrap_free"]
+        assert v.evidence.free_trans is None
 
 
 def test_nondet_bound_unsafe(tmp_path):

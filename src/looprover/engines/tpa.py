@@ -10,7 +10,8 @@ Which system:
 
 Evidence:
 - TRUE: the core's safe transition invariant, re-checked with fresh solvers against the system it was found for
-  (integer mode: exact for executions without signed overflow, like every engine on `CPGSystem`).
+  (integer mode: exact for executions without signed overflow, like every engine on `CPGSystem`), handed over as
+  a `TransitionInvariantProof` (`tpa/proof.py`) that the portfolio checks again against the program.
 - FALSE: only after the counterexample replays on the *original program*. Up to `replay_limit` cutpoint steps
   the exact BMC model of the path, pinned to the core's concrete states, becomes a CFA trace (`validate`).
   Deeper ones are run on the concrete interpreter from the initial state and first-fragment inputs an SMT
@@ -25,6 +26,7 @@ from looprover.smt.cpg_system import CPGSystem
 from looprover.tpa import TPAOptions, TPAStatus
 from looprover.tpa.loop_solver import LoopSolver
 from looprover.tpa.program_ts import single_loop_system
+from looprover.tpa.proof import TransitionInvariantProof
 from looprover.tpa.result import UnsafeWitness, is_state
 from looprover.verdict import Verdict
 from looprover.witness.confirm import confirm_cpg_path
@@ -53,11 +55,10 @@ class TPAEngine(Engine):
         if solver.free is not None and used is solver.exact:
             stats["wrap_fallback"] = True
         if res.status == TPAStatus.SAFE:
-            cert = res.certificate
-            evidence = {"system": stats["system"], "wrap_free": used is solver.free,
-                        "transition_invariant": str(cert.ti), "kind": cert.kind, "level": cert.level,
-                        "state_invariant": None if cert.state_invariant is None else str(cert.state_invariant)}
-            return self.true(f"TPA: {res.reason}", evidence)
+            free = used is solver.free
+            proof = TransitionInvariantProof.of(exact, res.certificate, None if loop is None else loop.head,
+                                                (used.ts.trans, solver.wrap_bad) if free else None)
+            return self.true(f"TPA: {res.reason}", proof)
         if res.status == TPAStatus.UNSAFE:
             return self._falsify(program, sys, loop, res.witness, run, opts)
         return self.unknown(f"TPA: {res.reason}")

@@ -15,7 +15,7 @@ from looprover.smt.solver import check
 from looprover.tpa.result import SafeCertificate, State, UnsafeWitness, Vocabulary, is_state, state_of
 
 
-def _unsat(deadline: Deadline, *fs: z3.BoolRef) -> bool:
+def unsat(deadline: Deadline, *fs: z3.BoolRef) -> bool:
     s = z3.Solver(ctx=fs[0].ctx)
     s.add(*fs)
     return check(s, deadline) == z3.unsat
@@ -57,7 +57,7 @@ def check_safe_certificate(ts: TransitionSystem, cert: SafeCertificate, deadline
         return f"unknown certificate kind {cert.kind!r}"
     conds.append(("Init(x) ∧ TI(x,x') ∧ Bad(x') unsat", [init, ti, voc.cur_to(bad, x1)]))
     for name, fs in conds:
-        if not _unsat(deadline, *fs):
+        if not unsat(deadline, *fs):
             return f"certificate condition fails: {name}"
     return None
 
@@ -74,7 +74,7 @@ def check_state_invariant(ts: TransitionSystem, inv: z3.BoolRef, deadline: Deadl
         ("Inv ∧ Bad unsat", [inv, ts.bad]),
     ]
     for name, fs in conds:
-        if not _unsat(deadline, *fs):
+        if not unsat(deadline, *fs):
             return f"state invariant condition fails: {name}"
     return None
 

@@ -46,9 +46,9 @@ class LoopSystem:
         return k + 2
 
 
-def single_loop_system(sys: CPGSystem, deadline: Deadline) -> LoopSystem | None:
-    """The loop's TS, or None when the program is not one loop or the system could not be built in time."""
-    cpg = sys.cpg
+def one_loop(cpg) -> tuple[int, dict] | None:
+    """(the loop head, the CPG edges by (src, dst)) when the cutpoint graph is one loop in Golem's "transition
+    system" shape (entry -> L, L -> L, L -> exit/ERROR, and possibly entry -> exit/ERROR), else None."""
     if len(cpg.cutpoints) != 1:
         return None
     head = cpg.cutpoints[0]
@@ -57,6 +57,16 @@ def single_loop_system(sys: CPGSystem, deadline: Deadline) -> LoopSystem | None:
     by_pair = {(e.src, e.dst): e for e in cpg.edges}
     if not set(by_pair) <= allowed or (cpg.init, head) not in by_pair:
         return None
+    return head, by_pair
+
+
+def single_loop_system(sys: CPGSystem, deadline: Deadline) -> LoopSystem | None:
+    """The loop's TS, or None when the program is not one loop or the system could not be built in time."""
+    cpg = sys.cpg
+    shape = one_loop(cpg)
+    if shape is None:
+        return None
+    head, by_pair = shape
     left = deadline.left()
     if left <= 0:
         return None

@@ -1,14 +1,15 @@
 """Checkable evidence of a TRUE: what an engine proved, in a form another process can check again.
 
 Why: the portfolio answers for engines that run in other processes. A TRUE it passes on should not rest on an
-engine's word, so an engine that has a proof hands it over as a `Proof`: plain program-level data (picklable, no
-z3 terms), with a `check` that rebuilds the system from the program and decides the proof obligations with fresh
-solvers. The portfolio runs that check (`portfolio._checked`); a proof that fails it makes the answer UNKNOWN and
+engine's word, so an engine that has a proof hands it over as a `Proof`: picklable data (program-level atoms, or
+formulas as SMT-LIB text, `smt/text.py`), with a `check` that rebuilds the system from the program and decides the
+proof obligations with fresh solvers. The portfolio runs that check (`portfolio._checked`); a proof that fails it makes the answer UNKNOWN and
 is reported as a bug.
 
 Proof kinds:
 - `KInductiveProof` (k-induction): invariants at cutpoints that are inductive as a set, and a bound k with no
   violation within k-1 steps and no k-step path that ends in one with the invariants holding throughout.
+- `tpa.proof.TransitionInvariantProof` (TPA): a safe transition invariant and the system it holds for.
 """
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The portfolio's own check of a FALSE: the counterexample is executed again on the original program.
+"""The portfolio's own checks of evidence: a FALSE's counterexample is executed again on the original program, a
+TRUE's proof (`witness/proofs.py`) is decided again with fresh solvers.
 
 Why: an engine's `validated` flag is the engine's word. The portfolio runs engines as separate processes and
 answers for all of them, so it checks what it is given instead of a flag: a trace is replayed edge by edge on the
@@ -8,11 +9,15 @@ the way (undefined behaviour in C), within the caller's deadline.
 """
 from __future__ import annotations
 
-from looprover.deadline import Deadline
+import z3
+
+from looprover.deadline import Deadline, OutOfTime
+from looprover.errors import GiveUp
 from looprover.program.cfa import Program
 from looprover.program.interp import InputOracle, run
 from looprover.verdict import Counterexample
 from looprover.witness.deep import RunCounterexample
+from looprover.witness.proofs import Proof
 from looprover.witness.replay import replay
 
 
@@ -34,3 +39,14 @@ def recheck_counterexample(program: Program, cex: object, bitvector: bool, deadl
         return None
     res = replay(program, cex, bitvector)
     return None if res.ok else res.reason
+
+
+def recheck_proof(program: Program, proof: Proof, bitvector: bool, deadline: Deadline) -> str | None:
+    """Why `proof` does not prove `program` safe (None when it does); a check that cannot be decided in time or
+    fails inside the solver counts as failed."""
+    try:
+        return proof.check(program, bitvector, deadline)
+    except OutOfTime:
+        return "the deadline passed while checking the proof"
+    except (GiveUp, z3.Z3Exception) as exc:
+        return f"the proof could not be checked: {exc}"

@@ -1,0 +1,24 @@
+"""Formulas as SMT-LIB text, so that proofs can cross a process boundary and be checked in another one.
+
+z3 terms cannot be pickled. A formula written out with the declarations of its constants and read back in another
+process (or context) denotes the same formula over the constants of the same names and sorts -- which is what
+a rebuilt system has, since systems name their variables deterministically from the program.
+"""
+from __future__ import annotations
+
+import z3
+
+
+def to_text(f: z3.BoolRef) -> str:
+    """`f` as SMT-LIB2 declarations and one assertion."""
+    s = z3.Solver(ctx=f.ctx)
+    s.add(f)
+    return s.sexpr()
+
+
+def from_text(text: str, ctx: z3.Context | None = None) -> z3.BoolRef:
+    """The formula `to_text` wrote (the conjunction of its assertions). Raises z3.Z3Exception on bad text."""
+    fs = list(z3.parse_smt2_string(text, ctx=ctx))
+    if not fs:
+        return z3.BoolVal(True, ctx)
+    return fs[0] if len(fs) == 1 else z3.And(fs)

@@ -1,0 +1,111 @@
+"""TPA's TRUE as a proof another process can check (`witness/proofs.py`): the safe transition invariant and
+the transition system it holds for, as SMT-LIB text.
+
+Why the system travels too: the engine's system is not a pure function of the program. The one-loop system's
+Init and Bad come from quantifier elimination under a time budget (`program_ts.single_loop_system`), and the
+wrap-free relation from another one (`smt/nowrap.split_wraps`); a checker that rebuilt them might fail where the
+engine succeeded. So the checker takes them from the proof and checks, with fresh solvers, that they are sound
+for the program it rebuilt itself:
+  * one-loop system: the program still has that shape; every state after the entry step is in Init_L, every
+    state from which the loop's fragment fails an assertion is in Bad_L, no assertion fails before the loop;
+    Tr_L is the loop's own edge, rebuilt;
+  * wrap-free relation: every exact step from a state outside Wrap is a step of it (then Bad ∨ Wrap unreachable
+    under it means Bad unreachable under the exact relation: a path to Bad has a first state in Wrap ∨ Bad, and
+    the path before it is wrap-free);
+  * then the certificate conditions of `tpa.certify.check_safe_certificate` on that system.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import z3
+
+from looprover.deadline import Deadline
+from looprover.program.cfa import Program
+from looprover.program.cpg import ERROR, build_cpg
+from looprover.smt.cpg_system import CPGSystem
+from looprover.smt.systems import loop_system, program_state
+from looprover.smt.text import from_text, to_text
+from looprover.smt.ts import TransitionSystem
+from looprover.tpa.certify import check_safe_certificate, unsat
+from looprover.tpa.program_ts import one_loop
+from looprover.tpa.result import SafeCertificate
+from looprover.witness.proofs import Proof
+
+
+@dataclass(frozen=True)
+class TransitionInvariantProof(Proof):
+    ti: str                          # the safe transition invariant over (x, x')
+    side: str                        # "left" or "right" (SafeCertificate.kind)
+    level: int
+    head: int | None = None          # the loop head of a one-loop system; None: the pc-encoded cutpoint graph
+    init: str | None = None          # the one-loop system's Init_L and Bad_L (over the program variables)
+    bad: str | None = None
+    free_trans: str | None = None    # the wrap-free relation and the wrap states, when TPA ran on them
+    wrap: str | None = None
+    state_invariant: str | None = None   # shown, not part of the proof (the engine derived and checked it)
+    kind: ClassVar[str] = "transition-invariant"
+
+    @staticmethod
+    def of(ts: TransitionSystem, cert: SafeCertificate, head: int | None, wrap_split: tuple | None
+           ) -> "TransitionInvariantProof":
+        """The proof for certificate `cert` of system `ts` (a one-loop system at `head`, or the pc-encoded one),
+        found on the wrap-free relation when `wrap_split` = (Tr_nw, Wrap) is given."""
+        return TransitionInvariantProof(
+            to_text(cert.ti), cert.kind, cert.level, head,
+            None if head is None else to_text(ts.init), None if head is None else to_text(ts.bad),
+            None if wrap_split is None else to_text(wrap_split[0]),
+            None if wrap_split is None else to_text(wrap_split[1]),
+            None if cert.state_invariant is None else str(cert.state_invariant))
+
+    def check(self, program: Program, bitvector: bool, deadline: Deadline) -> str | None:
+        sys = CPGSystem(build_cpg(program), bitvector, deadline)
+        if self.head is None:
+            ts = sys.ts
+        else:
+            ts_or_why = self._loop_system(sys, deadline)
+            if isinstance(ts_or_why, str):
+                return ts_or_why
+            ts = ts_or_why
+        if self.free_trans is not None:
+            free, wrap = from_text(self.free_trans), from_text(self.wrap or "")
+            if not unsat(deadline, ts.trans, z3.Not(wrap), z3.Not(free)):
+                return "the wrap-free relation misses an exact step from outside the wrap states"
+            ts = ts.with_trans(free).with_query(ts.init, z3.Or(ts.bad, wrap))
+        return check_safe_certificate(ts, SafeCertificate(self.side, from_text(self.ti), self.level), deadline)
+
+    def _loop_system(self, sys: CPGSystem, deadline: Deadline) -> TransitionSystem | str:
+        shape = one_loop(sys.cpg)
+        if shape is None or shape[0] != self.head:
+            return f"the program is not one loop at L{self.head}"
+        head, by_pair = shape
+        cpg = sys.cpg
+        cur, nxt, _ = program_state(sys)
+        init0 = z3.And(sys.range_constraints(sys.cur))
+        init_l, bad_l = from_text(self.init or ""), from_text(self.bad or "")
+        start = by_pair.get((cpg.init, ERROR))
+        if start is not None and not unsat(deadline, init0, sys.edge_formula(start)):
+            return "an assertion can fail before the loop"
+        entered = z3.substitute(init_l, *zip(cur, nxt)) if cur else init_l
+        if not unsat(deadline, init0, sys.edge_formula(by_pair[(cpg.init, head)]), z3.Not(entered)):
+            return "Init_L misses a state after the entry step"
+        fail = by_pair.get((head, ERROR))
+        if fail is not None and not unsat(deadline, sys.edge_formula(fail), z3.Not(bad_l)):
+            return "Bad_L misses a state from which the loop fails an assertion"
+        return loop_system(sys, head, init_l, bad_l)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind, "side": self.side, "level": self.level,
+                               "system": "pc-encoded cutpoint graph" if self.head is None else f"loop at L{self.head}",
+                               "transition_invariant": _last_assertion(self.ti), "wrap_free": self.free_trans is not None,
+                               "state_invariant": self.state_invariant}
+        return out
+
+
+def _last_assertion(text: str) -> str:
+    """The formula of a `to_text` string, printed by z3 (readable, without the declarations)."""
+    try:
+        return str(from_text(text))
+    except z3.Z3Exception:
+        return text

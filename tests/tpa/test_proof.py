@@ -1,0 +1,64 @@
+"""TPA's TRUE as a proof checked in another process (`tpa/proof.py`): the engine's proof passes the check against
+the program; every piece of it that a lying or buggy engine could get wrong is caught when tampered with."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+import z3
+
+from looprover.deadline import Deadline
+from looprover.engines import verify
+from looprover.smt.text import to_text
+from looprover.tpa.proof import TransitionInvariantProof
+from looprover.verdict import Status
+from looprover.witness.recheck import recheck_proof
+
+from helpers.deep_counter import DEEP, load
+
+
+@pytest.fixture(scope="module")
+def safe(tmp_path_factory):
+    prog = load(tmp_path_factory.mktemp("p"), DEEP.replace("@N@", "1000").replace("@OP@", "=="))
+    v = verify("tpa", prog, timeout=30)
+    assert v.status == Status.TRUE, v.reason
+    assert isinstance(v.evidence, TransitionInvariantProof) and v.evidence.free_trans is not None
+    return prog, v.evidence
+
+
+def _check(prog, proof):
+    return recheck_proof(prog, proof, False, Deadline.after(30))
+
+
+def test_the_engines_proof_passes(safe):
+    prog, proof = safe
+    assert _check(prog, proof) is None
+
+
+def test_a_transition_invariant_that_proves_nothing_fails(safe):
+    prog, proof = safe
+    why = _check(prog, replace(proof, ti=to_text(z3.BoolVal(True))))
+    assert why is not None and "certificate condition fails" in why
+
+
+def test_an_initial_set_that_misses_entry_states_fails(safe):
+    """Init_L = {x = 1, y = 2} skips the real entry state (0, 0): the certificate might hold for it, the proof
+    must not."""
+    prog, proof = safe
+    x, y = z3.Int("x"), z3.Int("y")          # the loop system names its state after the C variables
+    why = _check(prog, replace(proof, init=to_text(z3.And(x == 1, y == 2))))
+    assert why is not None and "Init_L misses" in why
+
+
+def test_wrap_states_that_are_too_few_fail(safe):
+    """Claiming no state wraps (Wrap = false) while x++ wraps at 2^32 - 1 (unreachable, but a step from there
+    exists) makes the wrap-free relation miss an exact step."""
+    prog, proof = safe
+    why = _check(prog, replace(proof, wrap=to_text(z3.BoolVal(False))))
+    assert why is not None and "wrap-free relation misses" in why
+
+
+def test_the_proof_of_the_safe_program_does_not_prove_the_unsafe_one(safe, tmp_path):
+    prog, proof = safe
+    unsafe = load(tmp_path, DEEP.replace("@N@", "1000").replace("@OP@", "!="))
+    assert _check(unsafe, proof) is not None
