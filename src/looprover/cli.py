@@ -160,12 +160,20 @@ def cmd_bench(args: argparse.Namespace) -> int:
 def _engine_list(text: str) -> list[str]:
     """`bench --engine`: one name or a comma-separated list of engines and reference solvers."""
     from looprover.bench.reference import REFERENCE_SOLVERS
+    from looprover.bench.runner import split_variant
     names = list(dict.fromkeys(n.strip() for n in text.split(",") if n.strip()))
     known = engine_names() + sorted(REFERENCE_SOLVERS)
-    bad = [n for n in names if n not in known]
+    bad = [n for n in names if split_variant(n)[0] not in known]
     if bad or not names:
         raise argparse.ArgumentTypeError(f"unknown engine {', '.join(bad) or repr(text)} "
                                          f"(known: {', '.join(known)})")
+    for n in names:               # a variant's settings are checked like --option
+        engine, variant = split_variant(n)
+        if variant:
+            try:
+                settings_map({engine: dict(engine_option(o)[1:] for o in variant)})
+            except (ValueError, argparse.ArgumentTypeError) as exc:
+                raise argparse.ArgumentTypeError(f"engine variant {n!r}: {exc}") from None
     return names
 
 
@@ -237,7 +245,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="address-space limit per task process (default 4096)")
     b.add_argument("--engine", type=_engine_list, default="portfolio", metavar="E[,E...]",
                    help="engine, or a comma-separated list run side by side; besides our engines (default "
-                        "portfolio) the reference solvers z3-spacer and z3-spacer-global (z3's Spacer)")
+                        "portfolio) the reference solvers z3-spacer and z3-spacer-global (z3's Spacer); "
+                        "ENGINE:FIELD=VALUE[:...] is a variant with its own settings, e.g. "
+                        "portfolio:engines=bmc+kinduction+labmc")
     b.add_argument("--option", action="append", type=engine_option, default=[], metavar="ENGINE.OPTION=VALUE",
                    help="an engine setting passed to every run (repeatable)")
     b.add_argument("--bitvector", action="store_true")

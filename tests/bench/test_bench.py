@@ -243,3 +243,22 @@ def test_shared_benchmarks_are_read_completely(shared_dir):
     assert {t.property for t in tasks if not t.runnable} >= {"termination", "no-overflow"}
     lp64 = [t for t in tasks if t.data_model == "LP64"]
     assert lp64 and all("Velroyen" in t.id for t in lp64)
+
+
+def test_engine_variants_run_side_by_side(taskdir, tmp_path):
+    """`--engine portfolio,portfolio:engines=bmc` runs two configurations in one bench run, each labelled by its
+    spec, the variant with its setting passed as an option; a variant with an unknown setting is a usage error."""
+    task = collect_tasks(taskdir / "chc")[0]
+    cmd = runner.verify_command(task, 5, "portfolio:engines=bmc+kinduction:cores=1", None)
+    assert cmd[cmd.index("--engine") + 1] == "portfolio"
+    assert "portfolio.engines=bmc+kinduction" in cmd and "portfolio.cores=1" in cmd
+    out = tmp_path / "v.csv"
+    r = subprocess.run([sys.executable, "-m", "looprover", "bench", str(taskdir / "chc"), "-q", "--timeout", "20",
+                        "--engine", "kinduction,kinduction:invariants=off", "--output", str(out)],
+                       capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, r.stderr
+    assert sorted(row["solver"] for row in csv.DictReader(out.open())) == ["kinduction", "kinduction:invariants=off"]
+    r = subprocess.run([sys.executable, "-m", "looprover", "bench", str(taskdir / "chc"), "-q",
+                        "--engine", "kinduction:nosuch=1"], capture_output=True, text=True, timeout=60,
+                       stdin=subprocess.DEVNULL)
+    assert r.returncode == 2 and "unknown option kinduction.nosuch" in r.stderr

@@ -75,8 +75,17 @@ class RunResult:
         return SCORE.get(self.category, 0)
 
 
+def split_variant(spec: str) -> tuple[str, list[str]]:
+    """An engine variant `ENGINE:FIELD=VALUE[:FIELD=VALUE...]` as (engine, its `--option` strings), so that one
+    bench run can compare configurations side by side (e.g. `portfolio:engines=bmc+kinduction+labmc`)."""
+    engine, *settings = spec.split(":")
+    return engine, [f"{engine}.{s}" for s in settings if s]
+
+
 def verify_command(task: BenchTask, timeout: float, engine: str, memory: int | None,
                    bitvector: bool = False, options: Sequence[str] = ()) -> list[str]:
+    engine, variant = split_variant(engine)
+    options = [*options, *variant]
     cmd = [sys.executable, "-m", "looprover", "verify", str(task.input_file), "--property", task.property_spec,
            "--data-model", task.data_model, "--engine", engine, "--timeout", f"{timeout:g}", "--json"]
     if memory:
