@@ -222,3 +222,44 @@ def test_int_min_remainder_minus_one_is_flagged_as_overflow():
     assert ev.overflowed
     ev = Evaluator("math")
     assert ev.eval(binary("%", IntConst(-7, i32), IntConst(2, i32)), {}) == -1 and not ev.overflowed
+
+
+def _random_tree(rng: random.Random, t, leaves, depth: int):
+    """A random expression of type t over `leaves` (vars per type): unsigned/signed +, -, *, /, % and casts
+    between widths, nested -- the shapes where the encoder reuses wrap-free values of inner results."""
+    if depth == 0 or rng.random() < 0.2:
+        if rng.random() < 0.3:
+            return IntConst(t.wrap(rng.choice([0, 1, 3, 255, 65535, -1, -3, 2**31, 2**32 - 5])), t)
+        return leaves[t]
+    kind = rng.random()
+    if kind < 0.2:
+        u = rng.choice([U8, U16, U32, U64, I32])
+        return Cast(t, _random_tree(rng, u, leaves, depth - 1))
+    op = rng.choice(["+", "+", "-", "-", "*", "/", "%"])
+    lhs = _random_tree(rng, t, leaves, depth - 1)
+    rhs = IntConst(t.wrap(rng.choice([1, 3, 7, 1000])), t) if op in "*/%" and rng.random() < 0.7 else \
+        _random_tree(rng, t, leaves, depth - 1)
+    return Binary(op, lhs, rhs, t)
+
+
+@pytest.mark.parametrize("bitvector", [False, True], ids=["int", "bv"])
+def test_nested_unsigned_arithmetic_matches_interpreter(bitvector):
+    """Wrapped results fed into further +, -, * of the same or another width (the encoder's wrap-free reuse,
+    `Encoder._unsigned_arith`) stay exactly C's values."""
+    rng = random.Random(11)
+    types = [U8, U16, U32, U64, I32]
+    leaves = {t: Var(f"v{t.bits}{'s' if t.signed else 'u'}", t) for t in types}
+    ev = Evaluator("wrap" if bitvector else "math")
+    cases = []
+    for _ in range(600):
+        t = rng.choice(types)
+        e = _random_tree(rng, t, leaves, 5)
+        vals = {v: rng.choice(_values(rng, v.type, 2)) for v in leaves.values()}
+        ev.overflowed = False
+        try:
+            ev.eval(e, {v.name: x for v, x in vals.items()})
+        except UndefinedBehavior:
+            continue
+        if not (ev.overflowed and not bitvector):     # integer mode is exact without signed overflow only
+            cases.append((e, vals))
+    assert _check_exprs(cases, bitvector) > 200
