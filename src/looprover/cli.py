@@ -78,7 +78,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
         job = resolve_job(args.file, args.property, args.data_model)
     except InputError as exc:
         return _error(str(exc), args.json, file=args.file)
-    options = JobOptions(args.engine, args.bitvector, args.settings, progress, args.memory)
+    encoding = True if args.bitvector else False if args.integer else None
+    options = JobOptions(args.engine, encoding, args.settings, progress, args.memory)
     outcome = run_job_limited(job, options, start, deadline)
     if outcome.error is not None:
         return _error(outcome.error, args.json, file=args.file)
@@ -208,8 +209,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="an engine setting, e.g. tpa.seeds=off (repeatable; `looprover engines` lists them)")
     v.add_argument("--timeout", type=positive_float, default=DEFAULT_TIMEOUT, metavar="S",
                    help=f"wall-clock seconds for the whole run (default {DEFAULT_TIMEOUT:g})")
-    v.add_argument("--bitvector", action="store_true",
-                   help="bit-precise encoding (default: integers with explicit wrap-around)")
+    enc = v.add_mutually_exclusive_group()
+    enc.add_argument("--bitvector", action="store_true",
+                     help="bit-precise encoding (default: integers with explicit wrap-around, or bit-vectors "
+                          "for a program with bitwise operators that integers cannot express linearly)")
+    enc.add_argument("--integer", action="store_true",
+                     help="integer encoding even for such programs (no automatic choice)")
     v.add_argument("--data-model", choices=DATA_MODELS, default=None,
                    help="C data model (default: the task's, else ILP32)")
     v.add_argument("--memory", type=positive_int, metavar="MB", default=None,

@@ -26,6 +26,7 @@ from looprover.processes import Child, out_of_memory, set_memory_limit
 from looprover.program.cfa import Program
 from looprover.properties import CHECK_SAT, Property, default_property, load_property
 from looprover.report import split_tracebacks, verdict_json, verdict_text
+from looprover.smt.encode import bitvector_reason
 from looprover.verdict import Verdict
 
 KILL_GRACE = 1.0          # seconds past the deadline before the job's process is killed
@@ -99,7 +100,7 @@ def _same_property(prp: Path, prop: Property) -> bool:
 class JobOptions:
     """How to run a job: the engine, its limits and settings (`--option`), progress output."""
     engine: str = "portfolio"
-    bitvector: bool = False
+    bitvector: bool | None = None     # True: bit-vectors, False: integers, None: chosen per program
     settings: Mapping[str, Any] = field(default_factory=dict)
     progress: Callable[[str], None] | None = None
     memory: int | None = None         # MB of address space for the job's process and its children
@@ -145,8 +146,22 @@ def verify_job(job: Job, options: JobOptions, deadline: Deadline, phase: Callabl
     task = Task(job.property, "chc" if job.input.suffix == ".smt2" else "c", job.data_model)
     report(f"running {engine.name} (timeout {max(deadline.left(), 0):.1f} s)")
     phase(2)
-    run = Run(deadline, bitvector=options.bitvector, settings=options.settings, progress=options.progress)
-    return run_engine(engine, program, task, run), program
+    bitvector, encoding = _encoding(program, options.bitvector, engine.bitvector)
+    if bitvector and options.bitvector is None:
+        report(f"{encoding}")
+    run = Run(deadline, bitvector=bitvector, settings=options.settings, progress=options.progress)
+    verdict = run_engine(engine, program, task, run)
+    verdict.stats["encoding"] = encoding
+    return verdict, program
+
+
+def _encoding(program: Program, requested: bool | None, engine_has_bv: bool) -> tuple[bool, str]:
+    """(bit-vectors?, how the choice reads): the user's choice, else integers unless the program has bitwise
+    operators the integer encoding can only express by an int2bv round trip (`smt.encode.bitvector_reason`)."""
+    if requested is not None:
+        return requested, "bit-vector" if requested else "integer"
+    why = bitvector_reason(program) if engine_has_bv else None
+    return (True, f"bit-vector (chosen automatically: {why})") if why else (False, "integer")
 
 
 def run_job(job: Job, options: JobOptions, start: float, deadline: Deadline,

@@ -201,6 +201,7 @@ def verdict_json(verdict: Verdict, program: Program | None, elapsed: float, job:
         "reason": verdict.reason,
         "time": round(elapsed, 3),
         **job,
+        "encoding": stats.get("encoding"),          # integer or bit-vector, and why when chosen automatically
         "counterexample": (counterexample_json(verdict.evidence, program)
                            if verdict.status == Status.FALSE and isinstance(verdict.evidence, Counterexample)
                            else None),

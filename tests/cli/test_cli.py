@@ -283,3 +283,19 @@ def test_deep_counterexample_is_shown_abbreviated(capsys, tmp_path):
     assert cex["validated"] and cex["length"] > 1000000 and cex["omitted"] == cex["length"] - len(cex["steps"])
     code, out, _ = run_cli(capsys, "verify", f, "--engine", "tpa")
     assert "edges executed here are not shown" in out
+
+
+def test_bitwise_programs_are_encoded_with_bitvectors_automatically(capsys):
+    """Bitwise operators without a linear identity make the integer encoding hopeless; the default chooses
+    bit-vectors for such a program and says so in --json. `--integer` and `--bitvector` force either."""
+    prog = REPO / "tests" / "helpers" / "programs" / "bitops_safe.c"
+    code, out, _ = run_cli(capsys, "verify", prog, "--engine", "bmc", "--timeout", "30", "--json")
+    data = json.loads(out)
+    assert data["status"] == "TRUE" and data["encoding"].startswith("bit-vector (chosen automatically")
+    assert "bitops_safe.c:" in data["encoding"]                # where the first such operator is
+    code, out, _ = run_cli(capsys, "verify", prog, "--engine", "bmc", "--timeout", "1", "--integer", "--json")
+    assert json.loads(out)["encoding"] == "integer"
+    code, out, _ = run_cli(capsys, "verify", EXAMPLES / "count_safe.c", "--engine", "bmc", "--json")
+    assert json.loads(out)["encoding"] == "integer"           # nothing bitwise: integers
+    code, out, _ = run_cli(capsys, "verify", EXAMPLES / "count_safe.c", "--engine", "bmc", "--bitvector", "--json")
+    assert json.loads(out)["encoding"] == "bit-vector"

@@ -263,3 +263,24 @@ def test_nested_unsigned_arithmetic_matches_interpreter(bitvector):
         if not (ev.overflowed and not bitvector):     # integer mode is exact without signed overflow only
             cases.append((e, vals))
     assert _check_exprs(cases, bitvector) > 200
+
+
+def test_bitvector_reason_finds_operators_without_a_linear_identity():
+    """Masks, their complements, 0 and all-ones have linear identities (no reason to leave integers); `x & y`,
+    `x | 5` and `x ^ 6` do not."""
+    from looprover.smt.encode import bitvector_reason
+
+    def prog(make):
+        p = Prog("bits")
+        x, y = p.var("x", U32, "nondet"), p.var("y", U32, "nondet")
+        p.havoc(x)
+        p.havoc(y)
+        p.assert_(ne(make(x, y), c(7, U32)))
+        return p.build()
+    fine = [lambda x, y: Binary("&", x, IntConst(255, U32), U32), lambda x, y: Binary("|", x, IntConst(0, U32), U32),
+            lambda x, y: Binary("&", x, IntConst(U32.wrap(-16), U32), U32),
+            lambda x, y: Binary("^", IntConst(U32.max, U32), x, U32), lambda x, y: add(x, y)]
+    hopeless = [lambda x, y: Binary("&", x, y, U32), lambda x, y: Binary("|", x, IntConst(5, U32), U32),
+                lambda x, y: Binary("^", x, IntConst(6, U32), U32)]
+    assert all(bitvector_reason(prog(m)) is None for m in fine)
+    assert all("bitwise" in bitvector_reason(prog(m)) for m in hopeless)
