@@ -97,6 +97,7 @@ class HornSystem:
 # ------------------------------------------------------------------------------------------------- Spacer
 _STATS = ("SPACER max depth", "SPACER num lemmas", "SPACER num invariants", "SPACER num queries", "time.spacer.solve")
 
+
 @dataclass
 class SpacerAnswer:
     status: str                                          # "safe" | "unsafe" | "unknown"
@@ -109,10 +110,7 @@ class SpacerAnswer:
 def spacer(system: HornSystem, deadline: Deadline, *, global_guidance: bool = False, seed: int = 0,
            merge: bool = True) -> SpacerAnswer:
     """Solve `system` with z3's Spacer (see the module docstring). OutOfTime when the deadline passes."""
-    home = z3.main_ctx()
-    for c in system.clauses:
-        home = c.constraint.ctx
-        break
+    home = system.clauses[0].constraint.ctx if system.clauses else z3.main_ctx()
     ctx = z3.Context()
     fp = z3.Fixedpoint(ctx=ctx)
     fp.set(engine="spacer")
