@@ -192,7 +192,7 @@ def test_example_task_yml_and_text_trace():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("engine", ["bmc", "kinduction"])
+@pytest.mark.parametrize("engine", ["bmc", "kinduction", "spacer"])
 def test_single_engines_never_contradict_the_examples(engine):
     for name, expected in EXPECTED.items():
         r = looprover("verify", EXAMPLES / name, "--engine", engine, "--json", "--timeout", "8")

@@ -1,4 +1,5 @@
-"""The engines on small C programs through the C front-end (skipped when it or gcc is unavailable)."""
+"""The engines (bmc, kinduction, spacer) on small C programs through the C front-end (skipped when it or gcc is
+unavailable)."""
 import pytest
 
 from looprover.engines import verify
@@ -18,18 +19,20 @@ void __VERIFIER_assert(int cond) { if (!cond) { reach_error(); abort(); } }
 PROGRAMS = {
     # name: (body of main, expected, engines that must decide it)
     "even_safe": ("int x = 0; while (__VERIFIER_nondet_bool()) x += 2; __VERIFIER_assert(x != 7);",
-                  Status.TRUE, ("kinduction",)),
+                  Status.TRUE, ("kinduction", "spacer")),
     "even_unsafe": ("int x = 0; while (__VERIFIER_nondet_bool()) x += 2; __VERIFIER_assert(x != 6);",
-                    Status.FALSE, ("bmc", "kinduction")),
-    "uwrap_unsafe": ("unsigned x = 0; x--; __VERIFIER_assert(x < 100u);", Status.FALSE, ("bmc", "kinduction")),
-    "udec_safe": ("unsigned x = 0; x--; __VERIFIER_assert(x > 0u);", Status.TRUE, ("bmc", "kinduction")),
-    "sucmp_safe": ("int x = -1; unsigned y = 1; __VERIFIER_assert(x > y);", Status.TRUE, ("bmc", "kinduction")),
+                    Status.FALSE, ("bmc", "kinduction", "spacer")),
+    "uwrap_unsafe": ("unsigned x = 0; x--; __VERIFIER_assert(x < 100u);", Status.FALSE,
+                     ("bmc", "kinduction", "spacer")),
+    "udec_safe": ("unsigned x = 0; x--; __VERIFIER_assert(x > 0u);", Status.TRUE, ("bmc", "kinduction", "spacer")),
+    "sucmp_safe": ("int x = -1; unsigned y = 1; __VERIFIER_assert(x > y);", Status.TRUE,
+                   ("bmc", "kinduction", "spacer")),
     "negdiv_unsafe": ("int x = __VERIFIER_nondet_int(); __VERIFIER_assume(-10 <= x && x <= -1);"
-                      "__VERIFIER_assert(x % 3 >= 0);", Status.FALSE, ("bmc", "kinduction")),
+                      "__VERIFIER_assert(x % 3 >= 0);", Status.FALSE, ("bmc", "kinduction", "spacer")),
     "bounded_safe": ("int a[8]; int i; for (i = 0; i < 8; i++) a[i] = 2 * i; __VERIFIER_assert(a[5] == 10);",
-                     Status.TRUE, ("bmc",)),
+                     Status.TRUE, ("bmc", "spacer")),
     "uchar_unsafe": ("unsigned char c = 250; while (__VERIFIER_nondet_bool()) c++; __VERIFIER_assert(c >= 250);",
-                     Status.FALSE, ("bmc", "kinduction")),
+                     Status.FALSE, ("bmc", "kinduction", "spacer")),
 }
 
 
@@ -49,7 +52,7 @@ def load(gcc, tmp_path):
 def test_c_program(load, name, bitvector):
     body, expected, deciders = PROGRAMS[name]
     prog = load(name, body)
-    for engine in ("bmc", "kinduction"):
+    for engine in ("bmc", "kinduction", "spacer"):
         v = verify(engine, prog, timeout=20, bitvector=bitvector, max_bound=64)
         if engine in deciders:
             assert v.status == expected, f"{engine}: {v.reason}"

@@ -24,10 +24,10 @@ MODES = pytest.mark.parametrize("bitvector", [False, True], ids=["int", "bv"])
 
 
 @MODES
-@pytest.mark.parametrize("engine", ["bmc", "kinduction"])
+@pytest.mark.parametrize("engine", ["bmc", "kinduction", "spacer"])
 def test_harmless_wrap_is_proved(tmp_path, engine, bitvector):
     """Partner of engines/test_tpa_c.py::test_harmless_wrap_is_never_a_wrong_answer (TRUE or UNKNOWN from tpa):
-    the same program, safe only because of the wrap, is TRUE for BMC (fully unwound) and k-induction."""
+    the same program, safe only because of the wrap, is TRUE for BMC (fully unwound), k-induction and Spacer."""
     f = tmp_path / "p.c"
     f.write_text("extern void __assert_fail(void); extern void reach_error(void);\n"
                  "void __VERIFIER_assert(int c) { if (!c) reach_error(); }\n"
@@ -42,11 +42,11 @@ def test_harmless_wrap_is_proved(tmp_path, engine, bitvector):
 
 
 @pytest.mark.parametrize("bad,want", [(11, Status.TRUE), (10, Status.FALSE)])
-@pytest.mark.parametrize("engine", ["bmc", "kinduction"])
+@pytest.mark.parametrize("engine", ["bmc", "kinduction", "spacer"])
 def test_bitvector_counter_is_decided(engine, bad, want):
     """Partner of tpa/test_tpa_core.py::test_bitvector_counter_safe / _unsafe (TPA on the bit-vector system
     x = 0; while (x <u 10) x++; Bad = x == bad: not UNSAFE / not SAFE): the same loop as a program, decided
-    in bit-vector mode."""
+    in bit-vector mode (by BMC, k-induction and Spacer)."""
     p = Prog("bv_counter")
     x = p.var("x", U32)
     p.assign(x, const(0, U32))
@@ -68,10 +68,10 @@ BENCH_COUNTER_SMT2 = """(set-logic HORN)
 """
 
 
-@pytest.mark.parametrize("engine", ["kinduction", "tpa"])
+@pytest.mark.parametrize("engine", ["kinduction", "tpa", "spacer"])
 def test_bench_counter_is_proved(tmp_path, engine):
     """Partner of bench/test_bench.py::test_bench_command_end_to_end (its one CHC task, counter.smt2 -- the
-    text above -- may be TRUE or UNKNOWN there): proved by k-induction and TPA."""
+    text above -- may be TRUE or UNKNOWN there): proved by k-induction, TPA and Spacer."""
     f = tmp_path / "counter.smt2"
     f.write_text(BENCH_COUNTER_SMT2)
     v = verify(engine, load_chc_program(f), timeout=20)

@@ -30,7 +30,7 @@ from looprover.tpa import TPAOptions, TPAStatus
 from looprover.tpa.network import NetworkResult, NetworkTPA, check_proof
 from looprover.transforms.classify import liveness
 from looprover.verdict import Verdict
-from looprover.witness.confirm import confirm_cpg_path
+from looprover.witness.confirm import confirm_loop_path
 
 REPLAY_LIMIT = 2000        # cutpoint steps a counterexample may have to be replayed by one BMC query
 DEEP_LOOP = 100            # iterations from which a loop is run on the interpreter instead of unrolled
@@ -50,7 +50,7 @@ class MultiLoop(Engine):
             return self._fallback(program, task, run, cycle)
         sys = CPGSystem(cpg, run.bitvector, run.deadline)
         net = network(sys)
-        run.stats["loops"] = [_label(program, v) for v in net.loops]
+        run.stats["loops"] = [program.loc_label(v) for v in net.loops]
         run.report(f"multiloop: {len(net.loops)} loops, {len(net.bridges)} bridges")
         res = NetworkTPA(net, opts, run.report).solve(run.deadline)
         run.stats.update(res.stats)
@@ -63,7 +63,7 @@ class MultiLoop(Engine):
     def _fallback(self, program: Program, task: Task, run: Run, cycle: list[int]) -> Verdict:
         """A cutpoint graph that is not a DAG of loops: the single-system TPA engine, with its default settings."""
         from looprover.engines.tpa import TPAEngine  # only needed here: a DAG of loops never loads it
-        why = "cutpoint graph has a cycle through " + " -> ".join(_label(program, v) for v in cycle)
+        why = "cutpoint graph has a cycle through " + " -> ".join(program.loc_label(v) for v in cycle)
         run.report(f"multiloop: {why}; running the single-system TPA engine")
         sub = run.sub()
         v = run_engine(TPAEngine(), program, task, sub)
@@ -75,8 +75,8 @@ class MultiLoop(Engine):
         why, how = check_proof(net, res.pre, res.post, run.deadline, opts)
         if why is not None:
             return self.unknown(f"internal error: multiloop proof failed its re-check: {why}")
-        nodes = {_label(program, v): {"preSafe": str(res.pre[v]), "postSafe": str(res.post[v])} for v in res.pre}
-        evidence = {"nodes": nodes, "loop_checks": {_label(program, v): h for v, h in how.items()}}
+        nodes = {program.loc_label(v): {"preSafe": str(res.pre[v]), "postSafe": str(res.post[v])} for v in res.pre}
+        evidence = {"nodes": nodes, "loop_checks": {program.loc_label(v): h for v, h in how.items()}}
         return self.true(f"multiloop: safe sets for {len(net.loops)} loops, re-checked", evidence)
 
     def _falsify(self, program: Program, sys: CPGSystem, path: list[tuple[int, int]], run: Run) -> Verdict:
@@ -84,23 +84,13 @@ class MultiLoop(Engine):
         sequence pins the cutpoint steps; a path longer than REPLAY_LIMIT is solved up to the entry of its first
         deep loop (DEEP_LOOP iterations or more) and the program is run from there."""
         stats = run.stats
-        iterations = [(_label(program, v), d) for v, d in path[:-1] if v in sys.cpg.cutpoints]
-        stats["cex_path"] = [_label(program, v) for v, _ in path]
+        iterations = [(program.loc_label(v), d) for v, d in path[:-1] if v in sys.cpg.cutpoints]
+        stats["cex_path"] = [program.loc_label(v) for v, _ in path]
         stats["loop_iterations"] = dict(iterations)
-        pcs = [v for v, d in path[:-1] for _ in range(d + 1)] + [path[-1][0]]
-        k = len(pcs) - 1
+        k = sum(d + 1 for _, d in path[:-1])
         stats["cex_depth"] = k
         through = ", ".join(f"loop {n}: {d} iteration{'' if d == 1 else 's'}" for n, d in iterations) or "no loop"
-        prefix, idx = k, 0
-        for v, d in path[:-1]:
-            if v in sys.cpg.cutpoints and d >= DEEP_LOOP:
-                prefix = idx
-                break
-            idx += d + 1
-        def pins(upto: int) -> list:
-            return [sys.pc_at(j) == sys.pc_id[v] for j, v in enumerate(pcs[:upto + 1])]
-        c = confirm_cpg_path(program, sys, k, lambda: pins(k), run.deadline, run.bitvector, REPLAY_LIMIT, prefix,
-                             pins(prefix))
+        c = confirm_loop_path(program, sys, path, run.deadline, run.bitvector, REPLAY_LIMIT, DEEP_LOOP)
         if not c.ok:
             return self.unknown(f"multiloop: {c.why} ({through})", c.candidate)
         how = ", replayed by running the program" if c.deep else ""
@@ -116,11 +106,3 @@ def network(sys: CPGSystem) -> Network:
 
 def _cycle(cpg: CutpointGraph) -> list[int] | None:
     return shape_network(cpg).cycle()
-
-
-def _label(program: Program, v: int) -> str:
-    """A cutpoint as the user knows it: its name (CHC predicate, label) or source line."""
-    name = program.loc_names.get(v)
-    src = program.loc_src.get(v)
-    where = name or (f"line {src.line}" if src is not None else "")
-    return f"{v} ({where})" if where else str(v)

@@ -175,6 +175,13 @@ class Program:
     def all_vars(self) -> tuple[Var, ...]:
         return tuple(info.var for info in self.variables.values())
 
+    def loc_label(self, loc: int) -> str:
+        """A location as users know it: its number with its name (CHC predicate, label) or source line."""
+        name = self.loc_names.get(loc)
+        src = self.loc_src.get(loc)
+        where = name or (f"line {src.line}" if src is not None else "")
+        return f"{loc} ({where})" if where else str(loc)
+
     def statements(self) -> Iterator[tuple[Edge, Stmt]]:
         for e in self.edges:
             for s in e.stmts:

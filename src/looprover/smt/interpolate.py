@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 import z3
 
 from looprover.deadline import Deadline
+from looprover.smt.horn import relation_body
 from looprover.smt.itp_farkas import Farkas
 from looprover.smt.itp_problem import MAX_ROUNDS, MethodFailed, Problem, as_formula, weaken
 from looprover.smt.terms import all_of, any_of
@@ -215,7 +216,7 @@ def _spacer(p: Problem, use_global: bool = False) -> z3.BoolRef:
                             else f"spacer unknown ({fp.reason_unknown()})")
     if r == z3.sat:
         raise MethodFailed("spacer: A ∧ B is satisfiable")
-    found = _definition(fp.get_answer(), itp, shared)
+    found = relation_body(fp.get_answer(), itp, shared)
     if found is None:
         # `get_cover_delta(-1)` is only the lemmas at the infinity level: it is `true` when Spacer answered without
         # learning any (e.g. A unsat by itself), so it is only a fallback (and the check rejects a wrong one).
@@ -226,38 +227,6 @@ def _spacer(p: Problem, use_global: bool = False) -> z3.BoolRef:
         return eliminate_quantifiers(found, timeout=p.ms() / 1000)
     except QEError as e:
         raise MethodFailed(f"spacer answer is quantified: {e}") from e
-
-
-def _definition(answer: z3.ExprRef, rel: z3.FuncDeclRef, args: list[z3.ExprRef]) -> z3.BoolRef | None:
-    """The body of `rel` in Spacer's answer `And(..., ForAll(vs, rel(vs) == body), ...)`, over `args`."""
-    todo = [answer]
-    while todo:
-        t = todo.pop()
-        if z3.is_and(t):
-            todo.extend(t.children())
-            continue
-        n = 0
-        if z3.is_quantifier(t):
-            if not t.is_forall():
-                continue
-            n, t = t.num_vars(), t.body()
-        if z3.is_app(t) and t.decl() == rel:
-            head, body = t, z3.BoolVal(True, t.ctx)
-        elif z3.is_not(t) and z3.is_app(t.arg(0)) and t.arg(0).decl() == rel:
-            head, body = t.arg(0), z3.BoolVal(False, t.ctx)
-        elif z3.is_eq(t) and z3.is_app(t.arg(0)) and t.arg(0).decl() == rel:
-            head, body = t.arg(0), t.arg(1)
-        else:
-            continue
-        subst: list[z3.ExprRef | None] = [None] * n
-        for k, a in enumerate(head.children()):
-            if not z3.is_var(a) or subst[z3.get_var_index(a)] is not None:
-                return None
-            subst[z3.get_var_index(a)] = args[k]
-        if any(v is None for v in subst):
-            return None
-        return z3.substitute_vars(body, *subst) if n else body
-    return None
 
 
 # --------------------------------------------------------------------------------------------------------------------

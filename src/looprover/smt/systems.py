@@ -1,10 +1,11 @@
 """Every transition system the engines run on, built in one place from a cutpoint-graph encoding.
 
-Why one place: the engines see a program through three systems of its cutpoint graph -- the pc-encoded whole
-program (k-induction, TPA, counterexample replay), the single loop of a one-loop program (TPA), and the network
-of per-loop bodies and bridges (multi-loop TPA). They must agree on the state vocabulary (which constants, in
-which order, under which display names) and on the formulas of each CPG edge, or a proof found on one system
-and a counterexample replayed on another speak about different variables. Each of the systems used to be
+Why one place: the engines see a program through four systems of its cutpoint graph -- the pc-encoded whole
+program (k-induction, TPA, counterexample replay), the single loop of a one-loop program (TPA), the network
+of per-loop bodies and bridges (multi-loop TPA), and the Horn clauses with one relation per cutpoint (Spacer,
+`smt/horn.py`). They must agree on the state vocabulary (which constants, in which order, under which display
+names) and on the formulas of each CPG edge, or a proof found on one system and a counterexample replayed on
+another speak about different variables. Each of the systems used to be
 assembled by its own engine, each slightly differently; here each is assembled once from the same pieces of
 `CPGSystem` (`smt/cpg_system.py`), which encodes fragments and edges but does not decide what a system is.
 
@@ -26,6 +27,7 @@ import z3
 from looprover.program.cfa import Program
 from looprover.program.cpg import ERROR, CPGEdge, CutpointGraph
 from looprover.program.expr import Var
+from looprover.smt.horn import Atom, Clause, HornSystem
 from looprover.smt.terms import mk_and, mk_ite, mk_or
 from looprover.smt.ts import TransitionSystem
 
@@ -97,6 +99,37 @@ def loop_system(enc: CutpointEncoding, head: int, init: z3.BoolRef, bad: z3.Bool
     loop = next((e for e in enc.cpg.edges if e.src == head and e.dst == head), None)
     trans = enc.edge_formula(loop) if loop is not None else z3.BoolVal(False)
     return TransitionSystem(cur, nxt, init, trans, bad, names)
+
+
+# ---------------------------------------------------------------------------------------------- Horn clauses
+def cpg_horn(enc: CutpointEncoding, live_at: Mapping[int, Collection[Var]]) -> HornSystem:
+    """The cutpoint graph as linear Horn clauses (the `spacer` engine's system).
+
+    One relation per node with a fragment (init and the cutpoints), over the program variables in `live_at`
+    there (`program_state`: the current-state constants are its parameters); the fact `in-range values at init
+    → init(x)`; per CPG edge `u -> v` between such nodes the rule `u(x) ∧ Tr_e(x, x') → v(x')` and per edge
+    `u -> ERROR` the query `u(x) ∧ Tr_e(x, x') → false` (`edge_formula`; each clause is tagged with its edge).
+    Edges into exit are left out: nothing follows them. A variable not live at u is a free variable of u's
+    clauses: exact when it is dead, an over-approximation in any case (as in `cpg_network`)."""
+    cpg = enc.cpg
+    state = {n: program_state(enc, live_at.get(n, ())) for n in cpg.sources}
+    params = {n: cur for n, (cur, _, _) in state.items()}
+    names = {n: f"{'init' if n == cpg.init else 'cut'}_{n}" for n in cpg.sources}
+    clauses: list[Clause] = []
+    if cpg.init in params:
+        init_vars = live_at.get(cpg.init, frozenset())
+        clauses.append(Clause("init", (), mk_and(*enc.range_constraints(enc.cur, init_vars)),
+                              Atom(cpg.init, tuple(params[cpg.init]))))
+    for e in cpg.edges:
+        if e.dst != ERROR and e.dst not in params:
+            continue
+        label = enc.edge_formula(e)
+        if z3.is_false(label):
+            continue
+        head = None if e.dst == ERROR else Atom(e.dst, tuple(state[e.dst][1]))
+        clauses.append(Clause(f"e{e.src}_{'error' if e.dst == ERROR else e.dst}",
+                              (Atom(e.src, tuple(params[e.src])),), label, head, e))
+    return HornSystem(params, clauses, names)
 
 
 # ---------------------------------------------------------------------------------------------- network

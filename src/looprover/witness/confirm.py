@@ -12,6 +12,9 @@ cutpoint-graph system (kinduction), a path of loop iterations that is only pinne
     replayed as above. A deeper path would need millions of edges in a model and a trace: an SMT query fixes
     only its first `prefix` steps (initial values and inputs), and the program is *run* from there on the
     concrete interpreter (`deep.run_from_model`); only a run that fails the assertion counts.
+  * `confirm_loop_path`: a path given only by the cutpoint-graph nodes it visits and how often each loop
+    iterates (multiloop, spacer): `confirm_cpg_path` with the pc of every step pinned; a deep path is solved up
+    to the entry of its first deep loop and run from there.
 
 A `Confirmed` either carries a validated counterexample, or says why there is none and keeps the unreplayed
 candidate trace, if there was one, for the user to see.
@@ -19,7 +22,7 @@ candidate trace, if there was one, for the user to see.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, Hashable, Sequence
 
 import z3
 
@@ -90,3 +93,24 @@ def confirm_cpg_path(program: Program, sys: CPGSystem, steps: int, pins: Callabl
     if cex is None:
         return Confirmed(None, f"counterexample path of {steps} steps not confirmed by running the program: {why}")
     return Confirmed(cex, deep=True)
+
+
+def confirm_loop_path(program: Program, sys: CPGSystem, path: Sequence[tuple[Hashable, int]], deadline: Deadline,
+                      bitvector: bool, replay_limit: int, deep_loop: int) -> Confirmed:
+    """Replay the violating path `[(node, loop iterations), ..., (ERROR, 0)]` of the cutpoint graph: the node is
+    visited once and then once per iteration of its self-loop, so the path's pc sequence pins every cutpoint step.
+    A path longer than `replay_limit` steps is solved up to the entry of its first deep loop (`deep_loop`
+    iterations or more) and the program is run from there (`confirm_cpg_path`)."""
+    pcs = [v for v, d in path[:-1] for _ in range(d + 1)] + [path[-1][0]]
+    k = len(pcs) - 1
+    prefix, idx = k, 0
+    for v, d in path[:-1]:
+        if v in sys.cpg.cutpoints and d >= deep_loop:
+            prefix = idx
+            break
+        idx += d + 1
+
+    def pins(upto: int) -> list[z3.BoolRef]:
+        return [sys.pc_at(j) == sys.pc_id[v] for j, v in enumerate(pcs[:upto + 1])]
+    return confirm_cpg_path(program, sys, k, lambda: pins(k), deadline, bitvector, replay_limit, prefix,
+                            pins(prefix))
