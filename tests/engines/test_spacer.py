@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,9 @@ from looprover.smt.horn import SpacerAnswer, spacer
 from looprover.smt.systems import cpg_horn
 from looprover.transforms.classify import liveness
 from looprover.verdict import Status
+from looprover.smt.text import to_text
 from looprover.witness.deep import RunCounterexample
+from looprover.witness.recheck import recheck_proof
 from looprover.witness.replay import validate
 
 MODES = pytest.mark.parametrize("bitvector", [False, True], ids=["int", "bv"])
@@ -45,10 +48,16 @@ def assert_replayed(prog, v, bitvector: bool = False):
     assert validate(prog, v.evidence, bitvector).ok         # replays again, independently of the engine
 
 
-def assert_proved(prog, v):
+def assert_proved(prog, v, bitvector: bool = False):
     assert v.status == Status.TRUE, v.reason
     cpg = build_cpg(prog)
-    assert set(v.evidence["invariants"]) == {prog.loc_label(n) for n in cpg.sources}
+    assert set(v.evidence.to_json()["invariants"]) == {prog.loc_label(n) for n in cpg.sources}
+    # the proof passes the portfolio's check in a fresh system; claiming no state at all (false everywhere)
+    # contradicts the initial states and fails it
+    assert recheck_proof(prog, v.evidence, bitvector, Deadline.after(30)) is None
+    empty = tuple((n, to_text(z3.BoolVal(False))) for n, _ in v.evidence.invariants)
+    assert "clause init does not hold" in recheck_proof(prog, replace(v.evidence, invariants=empty), bitvector,
+                                                        Deadline.after(30))
 
 
 CASES = [
@@ -81,7 +90,7 @@ def test_verdicts(name, make, expected, bitvector):
     prog = make()
     v = run(prog, bitvector=bitvector)
     if expected == Status.TRUE:
-        assert_proved(prog, v)
+        assert_proved(prog, v, bitvector)
     else:
         assert_replayed(prog, v, bitvector)
 
@@ -112,8 +121,8 @@ def test_invariant_is_per_cutpoint():
     prog = ec.even_counter(7)
     v = run(prog)
     cpg = build_cpg(prog)
-    assert v.evidence["invariants"][prog.loc_label(cpg.init)] == "True"
-    assert "x" in v.evidence["invariants"][prog.loc_label(cpg.cutpoints[0])]
+    assert v.evidence.to_json()["invariants"][prog.loc_label(cpg.init)] == "True"
+    assert "x" in v.evidence.to_json()["invariants"][prog.loc_label(cpg.cutpoints[0])]
 
 
 # ------------------------------------------------------------------------------------- the re-check
@@ -248,7 +257,7 @@ def test_c_two_loops(load):
     p = load("two_safe", TWO.replace("LIM", "30"))
     v = run(p)
     assert_proved(p, v)
-    assert len(v.evidence["invariants"]) == 3                # init and the two loop heads
+    assert len(v.evidence.to_json()["invariants"]) == 3                # init and the two loop heads
     cpg = build_cpg(p)
     params = cpg_horn(CPGSystem(cpg), liveness(p)).params       # the variables live at each loop head
     assert [[str(x) for x in params[h]] for h in cpg.cutpoints] == [["n", "i", "s"], ["s", "j"]]
@@ -283,7 +292,7 @@ def test_horn_clauses(tmp_path, query, want):
     v = run(p, global_guidance=want == Status.TRUE)
     if want == Status.TRUE:
         assert_proved(p, v)
-        assert any("(P)" in n for n in v.evidence["invariants"]) and any("(Q)" in n for n in v.evidence["invariants"])
+        assert any("(P)" in n for n in v.evidence.to_json()["invariants"]) and any("(Q)" in n for n in v.evidence.to_json()["invariants"])
     else:
         assert_replayed(p, v)
         # P counts x to 10 (y = 20), Q counts y down to 0: exactly 10 and 20 iterations

@@ -38,6 +38,7 @@ from looprover.smt.systems import cpg_horn
 from looprover.transforms.classify import liveness
 from looprover.verdict import Verdict
 from looprover.witness.confirm import confirm_loop_path
+from looprover.witness.proofs import CutpointInvariantProof
 
 REPLAY_LIMIT = 2000        # cutpoint steps a counterexample may have to be replayed by one BMC query
 DEEP_LOOP = 100            # iterations from which a loop is run on the interpreter instead of unrolled
@@ -92,9 +93,8 @@ class SpacerEngine(Engine):
         why = horn.check_solution(ans.interp, run.deadline)
         if why is not None:
             return self.unknown(f"spacer: its solution failed the re-check: {why}")
-        invariants = {program.loc_label(n): str(f) for n, f in ans.interp.items()}
-        return self.true(f"spacer: invariants at {len(invariants)} cutpoint-graph nodes, re-checked",
-                         {"invariants": invariants})
+        return self.true(f"spacer: invariants at {len(ans.interp)} cutpoint-graph nodes, re-checked",
+                         CutpointInvariantProof.of(ans.interp, program))
 
     def _falsify(self, program: Program, sys: CPGSystem, path: list[tuple[int, int]], run: Run) -> Verdict:
         """Replay the path [(node, loop iterations), ..., (ERROR, 0)] of Spacer's derivation on the program."""

@@ -9,6 +9,9 @@ is reported as a bug.
 Proof kinds:
 - `KInductiveProof` (k-induction): invariants at cutpoints that are inductive as a set, and a bound k with no
   violation within k-1 steps and no k-step path that ends in one with the invariants holding throughout.
+- `CutpointInvariantProof` (spacer): an invariant per cutpoint-graph node over its live variables that satisfies
+  every clause of the cutpoint graph as Horn clauses (`smt.systems.cpg_horn`): the initial states imply init's,
+  each edge preserves them, no edge into the error is enabled.
 - `tpa.proof.TransitionInvariantProof` (TPA): a safe transition invariant and the system it holds for.
 """
 from __future__ import annotations
@@ -24,6 +27,7 @@ from looprover.program.cfa import Program
 from looprover.program.cpg import build_cpg
 from looprover.smt.cpg_system import CPGSystem
 from looprover.smt.terms import mk_and
+from looprover.smt.text import from_text, to_text
 
 
 class Proof:
@@ -94,3 +98,29 @@ class KInductiveProof(Proof):
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "k": self.k, "invariants": [str(c) for c in self.invariants]}
 
+
+
+@dataclass(frozen=True)
+class CutpointInvariantProof(Proof):
+    invariants: tuple[tuple[int, str], ...]     # (CPG node, the invariant as SMT-LIB text over its live variables)
+    labels: tuple[tuple[int, str], ...] = ()    # (node, how users know it: `Program.loc_label`), for --json
+    kind: ClassVar[str] = "cutpoint-invariants"
+
+    @staticmethod
+    def of(interp, program: Program) -> "CutpointInvariantProof":
+        """The proof for `interp` (CPG node -> z3 formula over the node's live variables)."""
+        nodes = sorted(interp)
+        return CutpointInvariantProof(tuple((n, to_text(interp[n])) for n in nodes),
+                                      tuple((n, program.loc_label(n)) for n in nodes))
+
+    def check(self, program: Program, bitvector: bool, deadline: Deadline) -> str | None:
+        from looprover.smt.systems import cpg_horn
+        from looprover.transforms.classify import liveness
+        sys = CPGSystem(build_cpg(program), bitvector, deadline)
+        horn = cpg_horn(sys, liveness(program))
+        return horn.check_solution({n: from_text(t) for n, t in self.invariants}, deadline)
+
+    def to_json(self) -> dict[str, Any]:
+        label = dict(self.labels)
+        return {"kind": self.kind,
+                "invariants": {label.get(n, f"L{n}"): str(from_text(t)) for n, t in self.invariants}}
