@@ -9,11 +9,16 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+import z3
 
+from looprover.deadline import Deadline
+from looprover.smt.text import to_text
 from looprover.witness.deep import RunCounterexample
+from looprover.witness.recheck import recheck_proof
 
 from looprover.engines import get_engine, multiloop, verify
 from looprover.verdict import Status
@@ -70,12 +75,17 @@ def assert_replayed(program, v, bitvector: bool = False):
     assert "fallback" not in v.stats
 
 
-def assert_proved(v, loops: int):
+def assert_proved(v, loops: int, program=None, bitvector: bool = False):
     assert v.status == Status.TRUE, v.reason
-    assert len(v.evidence["loop_checks"]) == loops and len(v.stats["loops"]) == loops
-    for sets in v.evidence["nodes"].values():
+    assert len(v.stats["loop_checks"]) == loops and len(v.stats["loops"]) == loops
+    for sets in v.evidence.to_json()["nodes"].values():
         assert set(sets) == {"preSafe", "postSafe"}
     assert "fallback" not in v.stats
+    if program is not None:       # the proof passes the portfolio's check; with empty safe sets it fails
+        assert recheck_proof(program, v.evidence, bitvector, Deadline.after(30)) is None
+        empty = tuple((n, to_text(z3.BoolVal(False))) for n, _ in v.evidence.pre)
+        assert recheck_proof(program, replace(v.evidence, pre=empty, post=empty), bitvector,
+                             Deadline.after(30)) is not None
 
 
 # ----------------------------------------------------------------------------------------- C programs
@@ -89,7 +99,8 @@ def test_two_loops_bug_in_second_loop(load):
 
 
 def test_two_loops_fixed(load):
-    assert_proved(run(load("two_safe", TWO.replace("LIM", "30"))), loops=2)
+    prog = load("two_safe", TWO.replace("LIM", "30"))
+    assert_proved(run(prog), loops=2, program=prog)
 
 
 def test_three_loops_bug_in_second_loop(load):
@@ -103,7 +114,8 @@ def test_three_loops_bug_in_second_loop(load):
 
 @pytest.mark.slow
 def test_three_loops_fixed(load):
-    assert_proved(run(load("three_safe", THREE.replace("LIM", "30"))), loops=3)
+    prog = load("three_safe", THREE.replace("LIM", "30"))
+    assert_proved(run(prog), loops=3, program=prog)
 
 
 @pytest.mark.parametrize("bitvector", [False, True], ids=["int", "bv"])
@@ -231,8 +243,9 @@ def test_two_predicates_in_sequence(tmp_path, query, want):
     p = load_chc_program(path)
     v = run(p)
     if want == Status.TRUE:
-        assert_proved(v, loops=2)
-        assert any("(P)" in n for n in v.evidence["nodes"]) and any("(Q)" in n for n in v.evidence["nodes"])
+        assert_proved(v, loops=2, program=p)
+        nodes = v.evidence.to_json()["nodes"]
+        assert any("(P)" in n for n in nodes) and any("(Q)" in n for n in nodes)
     else:
         assert_replayed(p, v)
         # P counts x to 10 (y = 20), Q counts y down to 0: exactly 10 and 20 iterations

@@ -24,7 +24,7 @@ def test_deep_safe_is_true_for_every_n(tmp_path, n):
     v = run(prog)
     assert v.status == Status.TRUE, v.reason
     proof = v.evidence
-    assert proof.head is not None and proof.free_trans is not None        # the loop's own TS, wrap-free
+    assert proof.head is not None and proof.certificate.free_trans is not None        # the loop's own TS, wrap-free
     assert recheck_proof(prog, proof, False, Deadline.after(30)) is None
 
 
@@ -74,7 +74,7 @@ def test_harmless_wrap_is_never_a_wrong_answer(tmp_path):
     v = run(prog, timeout=20)
     assert v.status in (Status.TRUE, Status.UNKNOWN), v.reason
     if v.status == Status.TRUE:
-        assert v.evidence.free_trans is None
+        assert v.evidence.certificate.free_trans is None
 
 
 def test_nondet_bound_unsafe(tmp_path):

@@ -22,7 +22,7 @@ def safe(tmp_path_factory):
     prog = load(tmp_path_factory.mktemp("p"), DEEP.replace("@N@", "1000").replace("@OP@", "=="))
     v = verify("tpa", prog, timeout=30)
     assert v.status == Status.TRUE, v.reason
-    assert isinstance(v.evidence, TransitionInvariantProof) and v.evidence.free_trans is not None
+    assert isinstance(v.evidence, TransitionInvariantProof) and v.evidence.certificate.free_trans is not None
     return prog, v.evidence
 
 
@@ -37,7 +37,7 @@ def test_the_engines_proof_passes(safe):
 
 def test_a_transition_invariant_that_proves_nothing_fails(safe):
     prog, proof = safe
-    why = _check(prog, replace(proof, ti=to_text(z3.BoolVal(True))))
+    why = _check(prog, replace(proof, certificate=replace(proof.certificate, ti=to_text(z3.BoolVal(True)))))
     assert why is not None and "certificate condition fails" in why
 
 
@@ -54,7 +54,7 @@ def test_wrap_states_that_are_too_few_fail(safe):
     """Claiming no state wraps (Wrap = false) while x++ wraps at 2^32 - 1 (unreachable, but a step from there
     exists) makes the wrap-free relation miss an exact step."""
     prog, proof = safe
-    why = _check(prog, replace(proof, wrap=to_text(z3.BoolVal(False))))
+    why = _check(prog, replace(proof, certificate=replace(proof.certificate, wrap=to_text(z3.BoolVal(False)))))
     assert why is not None and "wrap-free relation misses" in why
 
 

@@ -28,6 +28,7 @@ from looprover.smt.cpg_system import CPGSystem
 from looprover.smt.systems import Network, cpg_network, shape_network
 from looprover.tpa import TPAOptions, TPAStatus
 from looprover.tpa.network import NetworkResult, NetworkTPA, check_proof
+from looprover.tpa.proof import NetworkProof
 from looprover.transforms.classify import liveness
 from looprover.verdict import Verdict
 from looprover.witness.confirm import confirm_loop_path
@@ -72,12 +73,13 @@ class MultiLoop(Engine):
 
     def _prove(self, program: Program, net: Network, res: NetworkResult, run: Run, opts: TPAOptions) -> Verdict:
         run.report("multiloop: re-checking the proof")
-        why, how = check_proof(net, res.pre, res.post, run.deadline, opts)
+        certificates: dict = {}
+        why, how = check_proof(net, res.pre, res.post, run.deadline, opts, found=certificates)
         if why is not None:
             return self.unknown(f"internal error: multiloop proof failed its re-check: {why}")
-        nodes = {program.loc_label(v): {"preSafe": str(res.pre[v]), "postSafe": str(res.post[v])} for v in res.pre}
-        evidence = {"nodes": nodes, "loop_checks": {program.loc_label(v): h for v, h in how.items()}}
-        return self.true(f"multiloop: safe sets for {len(net.loops)} loops, re-checked", evidence)
+        run.stats["loop_checks"] = {program.loc_label(v): h for v, h in how.items()}
+        return self.true(f"multiloop: safe sets for {len(net.loops)} loops, re-checked",
+                         NetworkProof.of(program, res.pre, res.post, certificates))
 
     def _falsify(self, program: Program, sys: CPGSystem, path: list[tuple[int, int]], run: Run) -> Verdict:
         """Replay the violating path [(node, loop iterations), ..., (ERROR, 0)] on the original program: its pc

@@ -23,7 +23,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Mapping
 
 import z3
 
@@ -35,6 +35,7 @@ from looprover.tpa.loop_solver import LoopSolver
 from looprover.deadline import Deadline, OutOfTime
 from looprover.errors import GiveUp
 from looprover.smt.solver import check
+from looprover.tpa.proof import CertificateText
 from looprover.tpa.result import TPAStatus, is_state
 
 MAX_FORMULA = 20_000       # DAG nodes a safe set or reached set may have before the run gives up (blow-up guard)
@@ -263,7 +264,8 @@ class NetworkTPA:
 
 # ---------------------------------------------------------------------------------------------- proof check
 def check_proof(net: Network, pre: dict[Node, z3.BoolRef], post: dict[Node, z3.BoolRef], deadline: Deadline,
-                options: TPAOptions | None = None) -> tuple[str | None, dict[Node, str]]:
+                options: TPAOptions | None = None, certificates: Mapping[Node, CertificateText] | None = None,
+                found: dict[Node, CertificateText] | None = None) -> tuple[str | None, dict[Node, str]]:
     """(None, how each loop was proved) if (pre, post) prove the error unreachable, else (what failed, ...).
 
     Fresh solvers and fresh TPA instances only, nothing from the search. The obligations:
@@ -275,6 +277,9 @@ def check_proof(net: Network, pre: dict[Node, z3.BoolRef], post: dict[Node, z3.B
       see `LoopSolver`);
       a node without a loop has pre = post.
     Runs therefore arrive at each node inside pre, leave it inside post, and never take an error bridge.
+    `found` collects the fresh TPA's certificates per loop. With `certificates` (a proof checked in another
+    process, `tpa/proof.NetworkProof`) no TPA runs: a loop that is not inductive must have a certificate that
+    holds for its system.
     """
     dl = deadline
     ctx = net.init.ctx
@@ -305,11 +310,22 @@ def check_proof(net: Network, pre: dict[Node, z3.BoolRef], post: dict[Node, z3.B
         if unsat(pre[v], z3.Not(post[v])) and unsat(pre[v], body, z3.Not(net.prime(pre[v]))):
             how[v] = "inductive"
             continue
-        res, _ = LoopSolver(net.loop_system(v, pre[v], z3.Not(post[v])), options, dl).solve(
-            pre[v], z3.Not(post[v]), deadline)
+        ts = net.loop_system(v, pre[v], z3.Not(post[v]))
+        if certificates is not None:
+            cert = certificates.get(v)
+            why = "neither inductive nor with a certificate" if cert is None else cert.check_on(ts, dl)
+            if why is not None:
+                return f"loop at node {v}: {why}", how
+            how[v] = "certificate"
+            continue
+        solver = LoopSolver(ts, options, dl)
+        res, used = solver.solve(pre[v], z3.Not(post[v]), deadline)
         if res.status == TPAStatus.UNKNOWN and dl.expired():
             raise OutOfTime()
         if res.status != TPAStatus.SAFE:
             return f"loop at node {v} not re-proved by a fresh TPA: {res.status.value} ({res.reason})", how
         how[v] = f"fresh TPA: {res.reason}"
+        if found is not None:
+            free = used is solver.free
+            found[v] = CertificateText.of(res.certificate, (used.ts.trans, solver.wrap_bad) if free else None)
     return None, how

@@ -13,6 +13,10 @@ for the program it rebuilt itself:
     under it means Bad unreachable under the exact relation: a path to Bad has a first state in Wrap ∨ Bad, and
     the path before it is wrap-free);
   * then the certificate conditions of `tpa.certify.check_safe_certificate` on that system.
+
+The multi-loop engine's TRUE (`NetworkProof`) is safe sets per node of the network of loops and, for each loop
+whose pre-set is not simply inductive, the TPA certificate that its body cannot leave the post-set; the check is
+`tpa.network.check_proof` on the rebuilt network with those certificates instead of fresh TPA runs.
 """
 from __future__ import annotations
 
@@ -35,15 +39,37 @@ from looprover.witness.proofs import Proof
 
 
 @dataclass(frozen=True)
-class TransitionInvariantProof(Proof):
+class CertificateText:
+    """A TPA safe certificate as text, with the wrap-free relation it was found on (if any)."""
     ti: str                          # the safe transition invariant over (x, x')
     side: str                        # "left" or "right" (SafeCertificate.kind)
     level: int
+    free_trans: str | None = None    # the wrap-free relation and the wrap states, when TPA ran on them
+    wrap: str | None = None
+
+    @staticmethod
+    def of(cert: SafeCertificate, wrap_split: tuple | None) -> "CertificateText":
+        return CertificateText(to_text(cert.ti), cert.kind, cert.level,
+                               None if wrap_split is None else to_text(wrap_split[0]),
+                               None if wrap_split is None else to_text(wrap_split[1]))
+
+    def check_on(self, ts: TransitionSystem, deadline: Deadline) -> str | None:
+        """None if the certificate proves Bad unreachable in `ts` (through the wrap-free relation, which must
+        then contain every exact step from outside Wrap), else what failed."""
+        if self.free_trans is not None:
+            free, wrap = from_text(self.free_trans), from_text(self.wrap or "")
+            if not unsat(deadline, ts.trans, z3.Not(wrap), z3.Not(free)):
+                return "the wrap-free relation misses an exact step from outside the wrap states"
+            ts = ts.with_trans(free).with_query(ts.init, z3.Or(ts.bad, wrap))
+        return check_safe_certificate(ts, SafeCertificate(self.side, from_text(self.ti), self.level), deadline)
+
+
+@dataclass(frozen=True)
+class TransitionInvariantProof(Proof):
+    certificate: CertificateText
     head: int | None = None          # the loop head of a one-loop system; None: the pc-encoded cutpoint graph
     init: str | None = None          # the one-loop system's Init_L and Bad_L (over the program variables)
     bad: str | None = None
-    free_trans: str | None = None    # the wrap-free relation and the wrap states, when TPA ran on them
-    wrap: str | None = None
     state_invariant: str | None = None   # shown, not part of the proof (the engine derived and checked it)
     kind: ClassVar[str] = "transition-invariant"
 
@@ -53,10 +79,8 @@ class TransitionInvariantProof(Proof):
         """The proof for certificate `cert` of system `ts` (a one-loop system at `head`, or the pc-encoded one),
         found on the wrap-free relation when `wrap_split` = (Tr_nw, Wrap) is given."""
         return TransitionInvariantProof(
-            to_text(cert.ti), cert.kind, cert.level, head,
+            CertificateText.of(cert, wrap_split), head,
             None if head is None else to_text(ts.init), None if head is None else to_text(ts.bad),
-            None if wrap_split is None else to_text(wrap_split[0]),
-            None if wrap_split is None else to_text(wrap_split[1]),
             None if cert.state_invariant is None else str(cert.state_invariant))
 
     def check(self, program: Program, bitvector: bool, deadline: Deadline) -> str | None:
@@ -68,12 +92,7 @@ class TransitionInvariantProof(Proof):
             if isinstance(ts_or_why, str):
                 return ts_or_why
             ts = ts_or_why
-        if self.free_trans is not None:
-            free, wrap = from_text(self.free_trans), from_text(self.wrap or "")
-            if not unsat(deadline, ts.trans, z3.Not(wrap), z3.Not(free)):
-                return "the wrap-free relation misses an exact step from outside the wrap states"
-            ts = ts.with_trans(free).with_query(ts.init, z3.Or(ts.bad, wrap))
-        return check_safe_certificate(ts, SafeCertificate(self.side, from_text(self.ti), self.level), deadline)
+        return self.certificate.check_on(ts, deadline)
 
     def _loop_system(self, sys: CPGSystem, deadline: Deadline) -> TransitionSystem | str:
         shape = one_loop(sys.cpg)
@@ -96,11 +115,11 @@ class TransitionInvariantProof(Proof):
         return loop_system(sys, head, init_l, bad_l)
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"kind": self.kind, "side": self.side, "level": self.level,
-                               "system": "pc-encoded cutpoint graph" if self.head is None else f"loop at L{self.head}",
-                               "transition_invariant": _last_assertion(self.ti), "wrap_free": self.free_trans is not None,
-                               "state_invariant": self.state_invariant}
-        return out
+        c = self.certificate
+        return {"kind": self.kind, "side": c.side, "level": c.level,
+                "system": "pc-encoded cutpoint graph" if self.head is None else f"loop at L{self.head}",
+                "transition_invariant": _last_assertion(c.ti), "wrap_free": c.free_trans is not None,
+                "state_invariant": self.state_invariant}
 
 
 def _last_assertion(text: str) -> str:
@@ -109,3 +128,39 @@ def _last_assertion(text: str) -> str:
         return str(from_text(text))
     except z3.Z3Exception:
         return text
+
+
+@dataclass(frozen=True)
+class NetworkProof(Proof):
+    pre: tuple[tuple[int, str], ...]                  # (node, safe set on arrival) as text
+    post: tuple[tuple[int, str], ...]                 # (node, safe set on leaving)
+    certificates: tuple[tuple[int, CertificateText], ...] = ()
+    labels: tuple[tuple[int, str], ...] = ()          # (node, `Program.loc_label`) for --json
+    kind: ClassVar[str] = "loop-network"
+
+    @staticmethod
+    def of(program: Program, pre, post, certificates) -> "NetworkProof":
+        nodes = sorted(pre)
+        return NetworkProof(tuple((v, to_text(pre[v])) for v in nodes), tuple((v, to_text(post[v])) for v in nodes),
+                            tuple(sorted(certificates.items())), tuple((v, program.loc_label(v)) for v in nodes))
+
+    def check(self, program: Program, bitvector: bool, deadline: Deadline) -> str | None:
+        from looprover.tpa.network import check_proof
+        from looprover.transforms.classify import liveness
+        from looprover.smt.systems import cpg_network
+        net = cpg_network(CPGSystem(build_cpg(program), bitvector, deadline), liveness(program))
+        pre = {v: from_text(t) for v, t in self.pre}
+        post = {v: from_text(t) for v, t in self.post}
+        missing = [v for v in net.nodes if v != net.error and (v not in pre or v not in post)]
+        if missing:
+            return f"no safe sets for node(s) {missing}"
+        why, _ = check_proof(net, pre, post, deadline, certificates=dict(self.certificates))
+        return why
+
+    def to_json(self) -> dict[str, Any]:
+        label = dict(self.labels)
+        post = dict(self.post)
+        return {"kind": self.kind, "nodes": {label.get(v, f"L{v}"): {"preSafe": _last_assertion(t),
+                                                                      "postSafe": _last_assertion(post[v])}
+                                             for v, t in self.pre},
+                "certified_loops": [label.get(v, f"L{v}") for v, _ in self.certificates]}
