@@ -20,7 +20,7 @@ from looprover.smt.text import to_text
 from looprover.witness.deep import RunCounterexample
 from looprover.witness.recheck import recheck_proof
 
-from looprover.engines import get_engine, multiloop, verify
+from looprover.engines import get_engine, loop_path, multiloop, verify
 from looprover.verdict import Status
 from looprover.witness.replay import validate
 
@@ -155,8 +155,8 @@ def test_deep_counterexample_is_confirmed_by_running_the_program(load, monkeypat
     """Past the BMC replay limit, the path up to the first deep loop is solved for a start and the program is
     run from there on the interpreter; the run must fail the assertion itself. (Inputs read after that point get
     harness values, so with nondeterminism inside or after deep loops the run may miss: then UNKNOWN.)"""
-    monkeypatch.setattr(multiloop, "REPLAY_LIMIT", 10)
-    monkeypatch.setattr(multiloop, "DEEP_LOOP", 5)
+    monkeypatch.setattr(loop_path, "REPLAY_LIMIT", 10)
+    monkeypatch.setattr(loop_path, "DEEP_LOOP", 5)
     v = run(load("two_det", "int i = 0, s = 0; while (i < 10) { i++; s += 3; }"
                             "int j = 0; while (j < s) { j++; __VERIFIER_assert(j <= 20); }"))
     assert v.status == Status.FALSE and "replayed by running the program" in v.reason, v.reason
@@ -165,8 +165,8 @@ def test_deep_counterexample_is_confirmed_by_running_the_program(load, monkeypat
 
 
 def test_deep_counterexample_the_run_misses_is_unknown(load, monkeypatch):
-    monkeypatch.setattr(multiloop, "REPLAY_LIMIT", 10)
-    monkeypatch.setattr(multiloop, "DEEP_LOOP", 5)
+    monkeypatch.setattr(loop_path, "REPLAY_LIMIT", 10)
+    monkeypatch.setattr(loop_path, "DEEP_LOOP", 5)
     p = load("two_unsafe", TWO.replace("LIM", "20"))
     v = run(p)
     assert v.status in (Status.FALSE, Status.UNKNOWN)

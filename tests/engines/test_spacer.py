@@ -19,7 +19,7 @@ import z3
 from helpers import enginecases as ec
 from helpers.deep_counter import DEEP, load as load_text
 from looprover.deadline import Deadline
-from looprover.engines import get_engine, spacer as engine_mod, verify
+from looprover.engines import get_engine, loop_path, spacer as engine_mod, verify
 from looprover.engines.base import make_settings
 from looprover.engines.spacer import SpacerEngine, SpacerSettings
 from looprover.program.cpg import build_cpg
@@ -211,8 +211,8 @@ def test_infeasible_derivation_is_never_false(monkeypatch):
 
 
 def test_deep_counterexample_is_replayed_by_running_the_program(tmp_path, monkeypatch):
-    monkeypatch.setattr(engine_mod, "REPLAY_LIMIT", 10)
-    monkeypatch.setattr(engine_mod, "DEEP_LOOP", 5)
+    monkeypatch.setattr(loop_path, "REPLAY_LIMIT", 10)
+    monkeypatch.setattr(loop_path, "DEEP_LOOP", 5)
     prog = load_text(tmp_path, DEEP.replace("@N@", "12").replace("@OP@", "!="))
     v = run(prog)
     assert v.status == Status.FALSE and "replayed by running the program" in v.reason, v.reason

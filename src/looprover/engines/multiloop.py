@@ -10,10 +10,10 @@ the run is handed to the single-system TPA engine, and the verdict says so.
 
 Evidence (as in `engines/tpa.py`):
 - TRUE only after `network.check_proof` re-checked the per-node safe sets with fresh solvers and fresh TPA
-  runs; the sets are in the evidence.
+  runs; the sets and the loops' certificates are the evidence (`tpa.proof.NetworkProof`).
 - FALSE only with a counterexample replayed on the original program: the violating path (nodes and loop
   iterations) is pinned as the pc sequence of one exact BMC query over `CPGSystem.ts`, whose model becomes a
-  CFA trace for `witness.replay.validate`. Longer than REPLAY_LIMIT steps: the path up to the first deep loop
+  CFA trace for `witness.replay.validate`. Longer than `loop_path.REPLAY_LIMIT` steps: the path up to the first deep loop
   is solved by BMC for the initial state and the inputs read so far, and the program is *run* from there on the
   interpreter (`witness.deep`); only a run that fails the assertion counts.
 """
@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 
 from looprover.engines.base import Engine, Run, Task, run_engine
+from looprover.engines.loop_path import falsify_loop_path
 from looprover.program.cfa import Program
 from looprover.program.cpg import CutpointGraph, build_cpg
 from looprover.smt.cpg_system import CPGSystem
@@ -31,10 +32,7 @@ from looprover.tpa.network import NetworkResult, NetworkTPA, check_proof
 from looprover.tpa.proof import NetworkProof
 from looprover.transforms.classify import liveness
 from looprover.verdict import Verdict
-from looprover.witness.confirm import confirm_loop_path
 
-REPLAY_LIMIT = 2000        # cutpoint steps a counterexample may have to be replayed by one BMC query
-DEEP_LOOP = 100            # iterations from which a loop is run on the interpreter instead of unrolled
 
 
 class MultiLoop(Engine):
@@ -82,22 +80,7 @@ class MultiLoop(Engine):
                          NetworkProof.of(program, res.pre, res.post, certificates))
 
     def _falsify(self, program: Program, sys: CPGSystem, path: list[tuple[int, int]], run: Run) -> Verdict:
-        """Replay the violating path [(node, loop iterations), ..., (ERROR, 0)] on the original program: its pc
-        sequence pins the cutpoint steps; a path longer than REPLAY_LIMIT is solved up to the entry of its first
-        deep loop (DEEP_LOOP iterations or more) and the program is run from there."""
-        stats = run.stats
-        iterations = [(program.loc_label(v), d) for v, d in path[:-1] if v in sys.cpg.cutpoints]
-        stats["cex_path"] = [program.loc_label(v) for v, _ in path]
-        stats["loop_iterations"] = dict(iterations)
-        k = sum(d + 1 for _, d in path[:-1])
-        stats["cex_depth"] = k
-        through = ", ".join(f"loop {n}: {d} iteration{'' if d == 1 else 's'}" for n, d in iterations) or "no loop"
-        c = confirm_loop_path(program, sys, path, run.deadline, run.bitvector, REPLAY_LIMIT, DEEP_LOOP)
-        if not c.ok:
-            return self.unknown(f"multiloop: {c.why} ({through})", c.candidate)
-        how = ", replayed by running the program" if c.deep else ""
-        return self.false(f"multiloop: assertion violated after {k} cutpoint steps ({through}; {c.cex.length} "
-                          f"edges{how})", c.cex)
+        return falsify_loop_path(self, program, sys, path, run)
 
 
 def network(sys: CPGSystem) -> Network:

@@ -30,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from looprover.engines.base import Engine, Run, Task
+from looprover.engines.loop_path import falsify_loop_path
 from looprover.program.cfa import Program
 from looprover.program.cpg import ERROR, CPGEdge, CutpointGraph, build_cpg
 from looprover.smt.cpg_system import CPGSystem
@@ -37,11 +38,8 @@ from looprover.smt.horn import HornSystem, SpacerAnswer, spacer
 from looprover.smt.systems import cpg_horn
 from looprover.transforms.classify import liveness
 from looprover.verdict import Verdict
-from looprover.witness.confirm import confirm_loop_path
 from looprover.witness.proofs import CutpointInvariantProof
 
-REPLAY_LIMIT = 2000        # cutpoint steps a counterexample may have to be replayed by one BMC query
-DEEP_LOOP = 100            # iterations from which a loop is run on the interpreter instead of unrolled
 
 
 @dataclass
@@ -97,21 +95,7 @@ class SpacerEngine(Engine):
                          CutpointInvariantProof.of(ans.interp, program))
 
     def _falsify(self, program: Program, sys: CPGSystem, path: list[tuple[int, int]], run: Run) -> Verdict:
-        """Replay the path [(node, loop iterations), ..., (ERROR, 0)] of Spacer's derivation on the program."""
-        stats = run.stats
-        run.stage = "replaying the counterexample"
-        iterations = [(program.loc_label(v), d) for v, d in path[:-1] if v in sys.cpg.cutpoints]
-        stats["cex_path"] = [program.loc_label(v) for v, _ in path]
-        stats["loop_iterations"] = dict(iterations)
-        k = sum(d + 1 for _, d in path[:-1])
-        stats["cex_depth"] = k
-        through = ", ".join(f"loop {n}: {d} iteration{'' if d == 1 else 's'}" for n, d in iterations) or "no loop"
-        c = confirm_loop_path(program, sys, path, run.deadline, run.bitvector, REPLAY_LIMIT, DEEP_LOOP)
-        if not c.ok:
-            return self.unknown(f"spacer: {c.why} ({through})", c.candidate)
-        how = ", replayed by running the program" if c.deep else ""
-        return self.false(f"spacer: assertion violated after {k} cutpoint steps ({through}; {c.cex.length} "
-                          f"edges{how})", c.cex)
+        return falsify_loop_path(self, program, sys, path, run)
 
 
 def _path(cpg: CutpointGraph, ans: SpacerAnswer) -> list[tuple[int, int]] | None:
