@@ -86,7 +86,8 @@ class Child:
     """A child process computing `fn(*args)`; its value comes back through `result()`.
 
     `daemon` children are killed by multiprocessing when the parent exits normally, but may not start children
-    of their own; a child that runs the portfolio must therefore not be one.
+    of their own; a child that runs the portfolio or an engine (whose QE runs in children, smt/tactics.py)
+    must therefore not be one.
     """
 
     def __init__(self, name: str, fn: Callable[..., Any], *args: Any, daemon: bool = True):

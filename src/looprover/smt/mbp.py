@@ -14,19 +14,23 @@ aux-variable elimination need the *exact* `∃v. F` -- that is QE, which can be 
   `qe_rec` (each with a share of the time), then `mbp_enumerate`. The result is exact because these tactics
   are equivalence-preserving goal transformers (and the enumeration is exhaustive); we only accept an answer
   that is quantifier-free and free of the eliminated symbols. `eliminate_quantifiers` does the same for a
-  formula that already contains quantifiers.
+  formula that already contains quantifiers. Both return by their `Deadline`: all but the first tactic run in
+  a child process killed at the deadline (smt/tactics.py: some z3 QE code never checks its limit).
 - `implicant(F, model)` is the model-guided cube extraction shared with `interpolate.py`; `vocabulary` /
   `free_constants` are the (C-level, fast) vocabulary walks.
 """
 from __future__ import annotations
 
-import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import z3
 from z3 import z3 as _z3  # _to_expr_ref: wraps a raw AST (not re-exported by the package)
 from z3 import z3core as _C
+
+from looprover.deadline import Deadline
+from looprover.smt.tactics import apply as tactics_apply
+from looprover.smt.tactics import run_killable
 
 __all__ = ["ModelValues", "QEError", "Vocabulary", "eliminate_quantifiers", "free_constants", "implicant",
            "mbp_enumerate", "project", "qe", "vocabulary"]
@@ -370,26 +374,28 @@ def project(formula: z3.BoolRef, model: z3.ModelRef, *, keep: Sequence[z3.ExprRe
 
 
 def mbp_enumerate(formula: z3.BoolRef, *, keep: Sequence[z3.ExprRef] | None = None,
-                  eliminate: Sequence[z3.ExprRef] | None = None, timeout: float = 10.0,
+                  eliminate: Sequence[z3.ExprRef] | None = None, deadline: Deadline | None = None,
                   max_rounds: int = 1000) -> z3.BoolRef | None:
     """Exact `∃eliminated. formula` as a disjunction of MBPs, one per model of `formula ∧ ¬(disjuncts so far)`.
 
-    Terminates because MBP has a finite image for LRA/LIA. Returns None on timeout/`max_rounds`. Used as the QE
-    fallback when the tactics give up; usually slower than `qe` on formulas with many disjunctions.
+    Terminates because MBP has a finite image for LRA/LIA. Returns None at the deadline (default:
+    QE_DEFAULT_SECONDS from now) or after `max_rounds`. Used as the QE fallback when the tactics give up;
+    usually slower than `qe` on formulas with many disjunctions. Each projection is one z3 call without a
+    limit: `qe` runs this in a child that is killed at the deadline.
     """
     ctx = formula.ctx
     elim = _split_vars(formula, keep, eliminate)
     if not elim:
         return formula
-    deadline = time.monotonic() + timeout
+    deadline = deadline or Deadline.after(QE_DEFAULT_SECONDS)
     s = z3.Solver(ctx=ctx)
     s.add(formula)
     parts: list[z3.BoolRef] = []
     for _ in range(max_rounds):
-        left = deadline - time.monotonic()
+        left = deadline.left()
         if left <= 0:
             return None
-        s.set("timeout", max(1, int(left * 1000)))
+        s.set("timeout", max(1, int(min(left * 1000, 4_294_967_295))))
         r = s.check()
         if r == z3.unsat:
             return z3.simplify(z3.Or(parts)) if parts else z3.BoolVal(False, ctx)
@@ -405,76 +411,76 @@ def mbp_enumerate(formula: z3.BoolRef, *, keep: Sequence[z3.ExprRef] | None = No
 # exact quantifier elimination
 
 # Measured on 40 random 4-variable LIA formulas with divisibility atoms (3 s cap): qe2 and qe_rec solved 38 in
-# 3-60 ms each, qe solved 34 and needed up to 0.65 s, but solved one that qe2/qe_rec could not. Each tactic gets a
-# share of the remaining time so that one slow tactic cannot starve the others.
-QE_TACTICS = ("qe2", "qe", "qe_rec")
-_QE_SHARE = {"qe2": 0.4, "qe": 0.6, "qe_rec": 1.0}
+# 3-60 ms each, qe solved 34 and needed up to 0.65 s, but solved one that qe2/qe_rec could not. So `qe2` runs
+# first, in this process (it honours its limit with QEL off, smt/tactics.py), with a share of the time; `qe`,
+# `qe_rec` and the MBP enumeration run in a child that is killed at the deadline (qe_rec overran its limit by
+# seconds), each with a share of what is left so that one slow method cannot starve the next.
+QE_FIRST = ("qe2", 0.4)
+QE_KILLABLE = (("qe", 0.5), ("qe_rec", 0.6))
+QE_DEFAULT_SECONDS = 10.0
 
 
-def _goal_formula(goals: z3.ApplyResult, ctx: z3.Context) -> z3.BoolRef:
-    # explicit contexts throughout: `z3.And([])` would silently build `true` in the *main* context
-    disj = [z3.BoolVal(True, ctx) if len(g) == 0 else g[0] if len(g) == 1 else z3.And(list(g)) for g in goals]
-    if not disj:
-        return z3.BoolVal(False, ctx)
-    return disj[0] if len(disj) == 1 else z3.Or(disj)
-
-
-def _run_qe_tactics(problem: z3.BoolRef, forbidden: set[int], deadline: float,
-                    tactics: Sequence[str]) -> z3.BoolRef | None:
-    """The first tactic result that is quantifier-free and avoids the `forbidden` constant ids."""
-    ctx = problem.ctx
-    for i, name in enumerate(tactics):
-        left = deadline - time.monotonic()
-        if left <= 0:
-            break
-        if i + 1 < len(tactics):
-            left *= _QE_SHARE.get(name, 0.5)
-        g = z3.Goal(ctx=ctx)
-        g.add(problem)
-        try:
-            res = _goal_formula(z3.TryFor(z3.Tactic(name, ctx=ctx), max(1, int(left * 1000)))(g), ctx)
-        except z3.Z3Exception:
-            continue
-        voc = vocabulary(res)
-        if voc.quantified or _ids(voc.constants) & forbidden:
-            continue
-        return res
+def _qe_tactics(problem: z3.BoolRef, forbidden: set[int], deadline: Deadline,
+                tactics: Sequence[tuple[str, float]]) -> z3.BoolRef | None:
+    """The first tactic result, each tactic with its share of the time left, that is quantifier-free and avoids
+    the `forbidden` constant ids."""
+    for name, share in tactics:
+        res = tactics_apply(name, problem, deadline.cap(deadline.left() * share))
+        if res is not None and _eliminated(res, forbidden):
+            return res
     return None
 
 
-def eliminate_quantifiers(formula: z3.BoolRef, *, timeout: float = 10.0,
-                          tactics: Sequence[str] = QE_TACTICS) -> z3.BoolRef:
+def _eliminated(res: z3.BoolRef, forbidden: set[int]) -> bool:
+    voc = vocabulary(res)
+    return not voc.quantified and not _ids(voc.constants) & forbidden
+
+
+def _exact_qe(problem: z3.BoolRef, forbidden: set[int], deadline: Deadline,
+              enumerate_: Callable[[Deadline], z3.BoolRef | None] | None) -> z3.BoolRef | None:
+    """Cheap first, in this process; then the rest in a child killed at the deadline. None if nothing worked."""
+    res = _qe_tactics(problem, forbidden, deadline, (QE_FIRST,))
+    if res is not None:
+        return res
+
+    def hard() -> z3.BoolRef | None:
+        r = _qe_tactics(problem, forbidden, deadline, QE_KILLABLE)
+        return r if r is not None or enumerate_ is None else enumerate_(deadline)
+    res = run_killable(hard, problem.ctx, deadline)
+    # checked again here: the child's answer came back as text
+    return res if res is not None and _eliminated(res, forbidden) else None
+
+
+def eliminate_quantifiers(formula: z3.BoolRef, *, deadline: Deadline | None = None) -> z3.BoolRef:
     """A quantifier-free equivalent of a (quantified) formula, e.g. a Spacer answer with `∃` inside.
 
-    Raises QEError when no tactic succeeds in time.
+    Raises QEError when no tactic succeeds by the deadline (default: QE_DEFAULT_SECONDS from now).
     """
     if not has_quantifier(formula):
         return formula
-    res = _run_qe_tactics(formula, set(), time.monotonic() + timeout, tactics)
+    deadline = deadline or Deadline.after(QE_DEFAULT_SECONDS)
+    res = _exact_qe(formula, set(), deadline, None)
     if res is None:
-        raise QEError(f"quantifier elimination failed within {timeout:.3g}s")
+        raise QEError("quantifier elimination failed in time")
     return z3.simplify(res)
 
 
 def qe(formula: z3.BoolRef, *, eliminate: Sequence[z3.ExprRef] | None = None,
-       keep: Sequence[z3.ExprRef] | None = None, timeout: float = 10.0,
-       tactics: Sequence[str] = QE_TACTICS, simplify: bool = True) -> z3.BoolRef:
+       keep: Sequence[z3.ExprRef] | None = None, deadline: Deadline | None = None,
+       simplify: bool = True) -> z3.BoolRef:
     """Exact quantifier elimination: a quantifier-free R over the kept symbols with `R ⇔ ∃eliminated. formula`.
 
-    Tries the tactics in order, each with a share of the time that is left; the first one whose result is
-    quantifier-free and free of the eliminated symbols wins (`qe-light` is not used: it may leave quantifiers).
-    Falls back to `mbp_enumerate` (also exact). Raises QEError when nothing succeeds in time.
+    Tries the tactics in order (see QE_FIRST), the first one whose result is quantifier-free and free of the
+    eliminated symbols wins (`qe-light` is not used: it may leave quantifiers); then `mbp_enumerate` (also
+    exact). Everything after the first tactic runs in a child killed at the deadline (default:
+    QE_DEFAULT_SECONDS from now), so the call returns by then. Raises QEError when nothing succeeds in time.
     """
     elim = _split_vars(formula, keep, eliminate)
     if not elim:
         return z3.simplify(formula) if simplify else formula
-    deadline = time.monotonic() + timeout
-    res = _run_qe_tactics(z3.Exists(elim, formula), _ids(elim), deadline, tactics)
-    if res is not None:
-        return z3.simplify(res) if simplify else res
-    left = deadline - time.monotonic()
-    if left > 0:
-        res = mbp_enumerate(formula, eliminate=elim, timeout=left)
-        if res is not None:
-            return res
-    raise QEError(f"quantifier elimination of {len(elim)} variable(s) failed within {timeout:.3g}s")
+    deadline = deadline or Deadline.after(QE_DEFAULT_SECONDS)
+    res = _exact_qe(z3.Exists(elim, formula), _ids(elim), deadline,
+                    lambda d: mbp_enumerate(formula, eliminate=elim, deadline=d))
+    if res is None:
+        raise QEError(f"quantifier elimination of {len(elim)} variable(s) failed in time")
+    return z3.simplify(res) if simplify else res
