@@ -102,7 +102,9 @@ def run_portfolio(program: Program, task: Task, run: Run, names: tuple[str, ...]
         progress = _Prefixed(engine.name, run.progress) if forking() and run.progress is not None else None
         child_run = Run(Deadline(run.deadline.at), bitvector=run.bitvector, max_bound=run.max_bound,
                         settings=run.settings, progress=progress)
-        child = Child(f"looprover-{engine.name}", _solve, engine, program, task, child_run)
+        # not daemonic: an engine starts children of its own (QE, smt/tactics.py); `kill_all` below kills every
+        # engine still running, and an engine's children die with it
+        child = Child(f"looprover-{engine.name}", _solve, engine, program, task, child_run, daemon=False)
         run.report(f"portfolio: started {engine.name} (pid {child.pid})")
         return child
 

@@ -63,6 +63,39 @@ def _proc_state(pid: int | None) -> str | None:
         return None
 
 
+def _kill(pid: int, sig: int) -> None:
+    try:
+        os.kill(pid, sig)
+    except (OSError, ProcessLookupError):    # already gone: a child's result (or death) shows in `result`
+        pass
+
+
+def _wait_stopped(pids: list[int | None]) -> None:
+    """Until Linux shows every process in `pids` stopped (or gone), at most 0.2 s."""
+    for _ in range(100):
+        if all(_proc_state(p) in ("T", "t", "Z", "X", None) for p in pids):
+            return
+        time.sleep(0.002)
+
+
+def _descendants(pid: int | None) -> list[int]:
+    """The children, grandchildren, ... of `pid` (Linux: /proc/PID/task/TID/children; none elsewhere)."""
+    out: list[int] = []
+    todo = [pid] if pid is not None else []
+    while todo:
+        p = todo.pop()
+        kids = []
+        try:
+            for t in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{t}/children") as f:
+                    kids.extend(int(k) for k in f.read().split())
+        except (OSError, ValueError):
+            pass
+        out.extend(kids)
+        todo.extend(kids)
+    return out
+
+
 def _context() -> mp.context.BaseContext:
     return mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
 
@@ -86,7 +119,8 @@ class Child:
     """A child process computing `fn(*args)`; its value comes back through `result()`.
 
     `daemon` children are killed by multiprocessing when the parent exits normally, but may not start children
-    of their own; a child that runs the portfolio must therefore not be one.
+    of their own; a child that runs the portfolio or an engine (whose QE runs in children, smt/tactics.py)
+    must therefore not be one.
     """
 
     def __init__(self, name: str, fn: Callable[..., Any], *args: Any, daemon: bool = True):
@@ -121,22 +155,23 @@ class Child:
     def pause(self) -> None:
         """Stop the child where it is (SIGSTOP): it keeps its state and memory but uses no CPU. Returns once
         Linux shows it stopped (signals are delivered asynchronously; a scheduler that starts another child
-        right after must not briefly run one too many), or after 0.2 s."""
+        right after must not briefly run one too many), or after 0.2 s. Its own children (an engine's QE,
+        smt/tactics.py) are stopped with it: they would otherwise run on a core that is not theirs."""
         self._signal(signal.SIGSTOP)
-        for _ in range(100):
-            if _proc_state(self.proc.pid) in ("T", "t", "Z", "X", None):
-                return
-            time.sleep(0.002)
+        _wait_stopped([self.proc.pid])
+        kids = _descendants(self.proc.pid)          # the child itself is stopped: it starts no new ones
+        for pid in kids:
+            _kill(pid, signal.SIGSTOP)
+        _wait_stopped(kids)
 
     def resume(self) -> None:
+        for pid in _descendants(self.proc.pid):
+            _kill(pid, signal.SIGCONT)
         self._signal(signal.SIGCONT)
 
     def _signal(self, sig: int) -> None:
-        try:
-            if self.proc.pid is not None:
-                os.kill(self.proc.pid, sig)
-        except (OSError, ProcessLookupError):    # already gone: its result (or death) shows in `result`
-            pass
+        if self.proc.pid is not None:
+            _kill(self.proc.pid, sig)
 
     def kill(self) -> None:
         try:

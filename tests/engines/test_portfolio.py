@@ -233,6 +233,38 @@ def test_timeshare_never_runs_more_children_than_cores():
     assert most <= 2 and share.max_running <= 2 and share.pauses >= 2
 
 
+def _with_grandchild(seconds: float) -> bool:
+    """A child whose work runs in a child of its own, as an engine's QE does (smt/tactics.py)."""
+    from looprover.processes import Child
+    ok, _ = Child("grandchild", _spin, seconds).result()
+    return ok
+
+
+def _until(cond, seconds: float = 10.0) -> bool:
+    t_end = time.monotonic() + seconds
+    while not cond():
+        if time.monotonic() > t_end:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def test_a_paused_child_s_own_children_are_paused_with_it():
+    """Otherwise an engine paused while its QE child runs would leave that child on a core not its own."""
+    from looprover.processes import Child, _descendants
+    c = Child("engine", _with_grandchild, 60.0, daemon=False)
+    try:
+        assert _until(lambda: bool(_descendants(c.pid)))
+        kids = _descendants(c.pid)
+        c.pause()
+        assert all(_state(k) in ("T", "t") for k in kids)
+        c.resume()
+        assert _until(lambda: all(_state(k) not in ("T", "t") for k in kids))
+    finally:
+        c.kill()
+    assert _until(lambda: all(_state(k) in ("gone", "Z") for k in kids))   # it dies with its parent
+
+
 def test_timeshare_starts_children_lazily_in_order():
     """With one core, a child that answers at once means the later ones are never started."""
     from looprover.processes import Child

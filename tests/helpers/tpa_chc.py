@@ -11,6 +11,7 @@ from pathlib import Path
 
 import z3
 
+from looprover.deadline import Deadline
 from looprover.smt.mbp import qe
 from looprover.smt.ts import TransitionSystem
 
@@ -60,13 +61,13 @@ def chc_to_ts(path: str | Path, qe_timeout: float = 10.0) -> TransitionSystem | 
     for consts, body, phi, head in clauses:
         if body is None and is_pred(head):
             f = z3.And(phi, *[v == t for v, t in zip(xs, head.children())])
-            inits.append(qe(f, eliminate=consts, timeout=qe_timeout) if consts else f)
+            inits.append(qe(f, eliminate=consts, deadline=Deadline.after(qe_timeout)) if consts else f)
         elif body is not None and is_pred(head):
             trs.append(z3.And(phi, *[v == t for v, t in zip(xs, body.children())],
                               *[v == t for v, t in zip(x1, head.children())]))
         elif body is not None:
             f = z3.And(phi, *[v == t for v, t in zip(xs, body.children())])
-            bads.append(qe(f, eliminate=consts, timeout=qe_timeout) if consts else f)
+            bads.append(qe(f, eliminate=consts, deadline=Deadline.after(qe_timeout)) if consts else f)
         else:
             return None          # a query without P: not a transition system
     return TransitionSystem(xs, x1, z3.Or(inits) if inits else z3.BoolVal(False),

@@ -6,7 +6,10 @@ import random
 import pytest
 import z3
 
-from looprover.smt.mbp import QEError, free_constants, mbp_enumerate, project, qe
+from helpers.wrap_chain import M, wrap_states, wrapped_adds
+from looprover.deadline import Deadline
+from looprover.smt import mbp
+from looprover.smt.mbp import QEError, free_constants, implicant, ite_depth, mbp_enumerate, project, qe
 
 X = z3.Ints("x y z")
 R = z3.Reals("r s t")
@@ -91,6 +94,56 @@ def test_qe_is_exact_random(real):
         assert not any(c.get_id() in elim_ids for c in free_constants(E))
         assert _valid(z3.Implies(f, E)), (f, elim, E)                      # ∃elim. f ⇒ E
         assert _valid(z3.Implies(E, _exists(elim, f))), (f, elim, E)      # E ⇒ ∃elim. f
+
+
+def test_qe_after_the_first_tactic_runs_in_a_child_and_is_exact(monkeypatch):
+    """With the in-process tactic made useless (`skip` keeps the quantifier), every answer comes from the
+    killable child (`qe`, `qe_rec`, the MBP enumeration) through SMT-LIB text, and is still exact."""
+    monkeypatch.setattr(mbp, "QE_FIRST", ("skip", 0.1))
+    for f, _, elim in _cases(False, 4, seed=17):
+        E = qe(f, eliminate=elim, deadline=Deadline.after(20))
+        assert not {c.get_id() for c in elim} & {c.get_id() for c in free_constants(E)}
+        assert _valid(E == _exists(elim, f)), (f, elim, E)
+    x, y = z3.Ints("x y")
+    assert z3.is_true(z3.simplify(mbp.eliminate_quantifiers(z3.ForAll([y], z3.Exists([x], x > y)),
+                                                             deadline=Deadline.after(20))))
+
+
+def test_qe_of_nested_wraps_returns_by_its_deadline():
+    """`∃aux. Tr ∧ wrap` of chained `y += 3u`: z3's QSAT with QEL did not stop at its limit (over 60 s on a
+    1 s limit at 20 additions). Now the small one is answered exactly, the large one gives up (QEError)."""
+    F, keep = wrap_states(20)
+    assert _valid(qe(F, keep=keep, deadline=Deadline.after(5)) == (keep[0] == 0))
+    F, keep = wrap_states(400)
+    with pytest.raises(QEError):
+        qe(F, keep=keep, deadline=Deadline.after(0.3))
+    with pytest.raises(QEError):
+        qe(F, keep=keep, deadline=Deadline(0.0))
+
+
+def test_implicant_of_nested_wraps_is_ite_free_and_implies_the_formula():
+    """Each wrap `If` is resolved by the model once (the conditions become literals); resolving them round by
+    round took 17 s at 100 additions."""
+    u, v = z3.Ints("u v")
+    f = z3.And(u >= 0, u <= M - 1, v == wrapped_adds(u, 100))
+    for start in (M - 200, 7):
+        s = z3.Solver()
+        s.add(f, u == start)
+        assert s.check() == z3.sat
+        m = s.model()
+        lits = implicant(f, m, split_disequalities=True)
+        assert all(ite_depth(lit) == 0 for lit in lits)
+        assert all(z3.is_true(m.eval(lit, model_completion=True)) for lit in lits)
+        assert _valid(z3.Implies(z3.And(lits), f))
+
+
+def test_ite_depth_counts_nesting_not_number():
+    x, y = z3.Ints("x y")
+    assert ite_depth(x + 1 > y) == 0
+    assert ite_depth(wrapped_adds(x, 12) > 0) == 12
+    side_by_side = z3.And([wrapped_adds(z3.Int(f"v{i}"), 1) > 0 for i in range(30)])
+    assert ite_depth(side_by_side) == 1
+    assert ite_depth(z3.If(x > 0, y, x) > 0) == 1 and ite_depth(z3.If(x > 0, y > 0, x > 0)) == 0
 
 
 def test_mbp_enumerate_is_exact():
@@ -195,7 +248,7 @@ def test_qe_timeout_raises():
     f = z3.And([z3.Or(vs[i + 1] == vs[i] + 1, vs[i + 1] == 3 * vs[i] - 2, vs[i + 1] % 5 == vs[i] % 3)
                 for i in range(11)])
     with pytest.raises(QEError):
-        qe(f, keep=[vs[0], vs[-1]], timeout=0.001)
+        qe(f, keep=[vs[0], vs[-1]], deadline=Deadline.after(0.001))
 
 
 def test_separate_context():

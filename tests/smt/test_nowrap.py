@@ -4,6 +4,8 @@ from __future__ import annotations
 import z3
 
 from helpers import enginecases as ec
+from helpers.wrap_chain import wrap_step
+from looprover.deadline import Deadline
 from looprover.program.cpg import build_cpg
 from looprover.smt.cpg_system import CPGSystem
 from looprover.smt.nowrap import split_wraps
@@ -13,7 +15,7 @@ def test_split_wraps_agrees_with_the_exact_relation_off_the_wrap_states():
     prog = ec.uchar_overflow_bug()
     sys = CPGSystem(build_cpg(prog))
     ts = sys.ts
-    split = split_wraps(ts.trans, ts.state, 5.0)
+    split = split_wraps(ts.trans, ts.state, Deadline.after(5.0))
     assert split is not None
     plain, wrap_bad = split
     # Tr_nw ⊆ Tr, and every Tr-step from a non-wrap state is a Tr_nw step
@@ -31,4 +33,15 @@ def test_split_wraps_agrees_with_the_exact_relation_off_the_wrap_states():
 
 def test_no_wrap_terms_no_split():
     x, x1 = z3.Ints("x x'")
-    assert split_wraps(z3.And(x < 10, x1 == x + 1), [x], 1.0) is None
+    assert split_wraps(z3.And(x < 10, x1 == x + 1), [x], Deadline.after(1.0)) is None
+
+
+def test_wrap_states_of_twenty_chained_additions_are_found():
+    """The wrap states' QE ran past any limit inside z3 (issue 14: tpa on 20 `y += 3u` lines took 102 s on a
+    10 s limit); now it is answered, and exactly."""
+    trans, _, pc = wrap_step(20)
+    split = split_wraps(trans, [pc], Deadline.after(10.0))
+    assert split is not None
+    s = z3.Solver()
+    s.add(split[1] != (pc == 0))
+    assert s.check() == z3.unsat

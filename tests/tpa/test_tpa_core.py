@@ -19,6 +19,7 @@ from looprover.smt.ts import TransitionSystem
 from looprover.tpa.core import TPA
 from looprover.tpa.result import Vocabulary
 from looprover.tpa.seeds import transitive_seeds
+from helpers.wrap_chain import M, wrapped_adds
 from helpers.tpa_systems import (
     bv_counter, counter, down_up, flag_counter, ints, nondet_step, token_ring, triangular, two_speeds,
 )
@@ -186,6 +187,16 @@ def test_bitvector_counter_unsafe():
     assert r.status != TPAStatus.SAFE
     if r.status == TPAStatus.UNSAFE:
         assert_unsafe(ts, r, depth=10)
+
+
+def test_nested_wraps_are_projected_by_the_model_first():
+    """x' = x after 40 wrapping `+= 3` (integer-mode unsigned arithmetic): z3's own projection of Tr is
+    exponential in that nesting and cannot be interrupted, so the base case resolves the ites by the model
+    before projecting; the one-step counterexample (MAX - 49 + 120 wraps to 70) is still exact."""
+    x, x1 = z3.Ints("x x'")
+    ts = TransitionSystem([x], [x1], x == M - 50, x1 == wrapped_adds(x, 40), x < 100)
+    assert not TPA(ts)._direct_mbp_of_tr and TPA(counter(10))._direct_mbp_of_tr
+    assert_unsafe(ts, solve_tpa(ts, timeout=TIMEOUT), depth=1)
 
 
 # ------------------------------------------------------------------------------------------ giving up

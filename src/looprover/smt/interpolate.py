@@ -47,8 +47,9 @@ from looprover.deadline import Deadline
 from looprover.smt.horn import relation_body
 from looprover.smt.itp_farkas import Farkas
 from looprover.smt.itp_problem import MAX_ROUNDS, MethodFailed, Problem, as_formula, weaken
-from looprover.smt.terms import all_of, any_of
+from looprover.smt.terms import any_of
 from looprover.smt.mbp import QEError, eliminate_quantifiers, free_constants, project, qe, vocabulary
+from looprover.smt.tactics import apply as tactics_apply
 
 __all__ = [
     "METHODS", "SPACER_FIRST", "Attempt", "Interpolant", "ItpStats", "SatisfiableError", "check_interpolant",
@@ -164,13 +165,9 @@ def _simplify(I: z3.BoolRef, budget: float) -> z3.BoolRef:
     if budget <= 0.01 or term_size(I) > 400 or z3.is_true(I) or z3.is_false(I):
         return I
     try:
-        g = z3.Goal(ctx=I.ctx)
-        g.add(I)
-        tac = z3.TryFor(z3.Tactic("ctx-solver-simplify", ctx=I.ctx), max(1, int(budget * 1000)))
-        res = tac(g)
-        if len(res) == 1:
-            g0 = list(res[0])
-            J = z3.simplify(all_of(g0, I.ctx), arith_lhs=True)
+        J = tactics_apply("ctx-solver-simplify", I, Deadline.after(budget))
+        if J is not None:
+            J = z3.simplify(J, arith_lhs=True)
             if term_size(J) <= term_size(I):
                 return J
     except z3.Z3Exception:
@@ -224,7 +221,7 @@ def _spacer(p: Problem, use_global: bool = False) -> z3.BoolRef:
         found = z3.substitute_vars(cover, *shared) if shared else cover
     # Spacer keeps an `∃` when its own projection could not eliminate a local (seen with `distinct` + `mod`)
     try:
-        return eliminate_quantifiers(found, timeout=p.ms() / 1000)
+        return eliminate_quantifiers(found, deadline=p.limit())
     except QEError as e:
         raise MethodFailed(f"spacer answer is quantified: {e}") from e
 
@@ -247,7 +244,7 @@ def _mbp(p: Problem) -> z3.BoolRef:
 
 def _qe(p: Problem) -> z3.BoolRef:
     try:
-        return qe(p.A, keep=p.shared, timeout=p.ms() / 1000)
+        return qe(p.A, keep=p.shared, deadline=p.limit())
     except QEError as e:
         raise MethodFailed(str(e)) from e
 

@@ -387,7 +387,7 @@ class Farkas:
     def _project_weaken(self, cA: _Cube) -> z3.BoolRef:
         p = self.p
         try:
-            P = qe(z3.And(cA.lits) if cA.lits else z3.BoolVal(True, p.ctx), keep=p.shared, timeout=p.ms() / 1000)
+            P = qe(z3.And(cA.lits) if cA.lits else z3.BoolVal(True, p.ctx), keep=p.shared, deadline=p.limit())
         except QEError as e:
             raise MethodFailed(str(e)) from e
         return weaken(p, P)

@@ -75,6 +75,10 @@ class Problem:
     def budget(self, cap: float | None) -> None:
         self.method_deadline = Deadline.after(max(cap, 0.0)) if cap is not None else self.deadline
 
+    def limit(self) -> Deadline:
+        """The running method's deadline (the earlier of the call's and the method's own)."""
+        return self.deadline.earliest(self.method_deadline)
+
     def ms(self, cap: float | None = None) -> int:
         """Milliseconds left (≥ 1), optionally capped; raises MethodFailed('timeout') when the time is up."""
         left = self.left()

@@ -14,22 +14,26 @@ aux-variable elimination need the *exact* `∃v. F` -- that is QE, which can be 
   `qe_rec` (each with a share of the time), then `mbp_enumerate`. The result is exact because these tactics
   are equivalence-preserving goal transformers (and the enumeration is exhaustive); we only accept an answer
   that is quantifier-free and free of the eliminated symbols. `eliminate_quantifiers` does the same for a
-  formula that already contains quantifiers.
+  formula that already contains quantifiers. Both return by their `Deadline`: all but the first tactic run in
+  a child process killed at the deadline (smt/tactics.py: some z3 QE code never checks its limit).
 - `implicant(F, model)` is the model-guided cube extraction shared with `interpolate.py`; `vocabulary` /
   `free_constants` are the (C-level, fast) vocabulary walks.
 """
 from __future__ import annotations
 
-import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import z3
 from z3 import z3 as _z3  # _to_expr_ref: wraps a raw AST (not re-exported by the package)
 from z3 import z3core as _C
 
+from looprover.deadline import Deadline
+from looprover.smt.tactics import apply as tactics_apply
+from looprover.smt.tactics import run_killable
+
 __all__ = ["ModelValues", "QEError", "Vocabulary", "eliminate_quantifiers", "free_constants", "implicant",
-           "mbp_enumerate", "project", "qe", "vocabulary"]
+           "ite_depth", "mbp_enumerate", "project", "qe", "vocabulary"]
 
 
 class QEError(RuntimeError):
@@ -102,6 +106,37 @@ def has_quantifier(f: z3.ExprRef) -> bool:
     return vocabulary(f).quantified
 
 
+def ite_depth(f: z3.ExprRef) -> int:
+    """The largest number of term-level if-then-elses nested in one another (through arithmetic) in f.
+
+    Why: z3's own projection (`ModelRef.project`, no time limit) is exponential in this depth and cannot be
+    interrupted -- measured on chained `y += 3u` wraps: 1 ms at depth 10, 46 ms at 12, 2 s at 16 -- while it
+    is fast for many side-by-side ites (17 ms for 32). A raw-AST walk, linear in the DAG.
+    """
+    ctx = f.ctx
+    ref = ctx.ref()
+    depth: dict[int, int] = {}
+    stack = [(f.as_ast(), False)]
+    while stack:
+        a, ready = stack.pop()
+        i = _C.Z3_get_ast_id(ref, a)
+        if i in depth:
+            continue
+        if _C.Z3_get_ast_kind(ref, a) != z3.Z3_APP_AST:
+            depth[i] = 0
+            continue
+        kids = [_C.Z3_get_app_arg(ref, a, j) for j in range(_C.Z3_get_app_num_args(ref, a))]
+        if not ready:
+            stack.append((a, True))
+            stack.extend((k, False) for k in kids if _C.Z3_get_ast_id(ref, k) not in depth)
+            continue
+        d = max((depth[_C.Z3_get_ast_id(ref, k)] for k in kids), default=0)
+        is_term_ite = (_C.Z3_get_decl_kind(ref, _C.Z3_get_app_decl(ref, a)) == z3.Z3_OP_ITE
+                       and _C.Z3_get_sort_kind(ref, _C.Z3_get_sort(ref, a)) != z3.Z3_BOOL_SORT)
+        depth[i] = d + 1 if is_term_ite else d
+    return depth[_C.Z3_get_ast_id(ref, f.as_ast())]
+
+
 def _ids(vs: Iterable[z3.ExprRef]) -> set[int]:
     return {v.get_id() for v in vs}
 
@@ -145,34 +180,44 @@ def _kind(t: z3.ExprRef) -> int | None:
     return t.decl().kind() if z3.is_app(t) else None
 
 
-def _resolve_ites(t: z3.ExprRef, val: ModelValues) -> tuple[z3.ExprRef, list[z3.BoolRef]]:
+def _resolve_ites(t: z3.ExprRef, val: ModelValues, memo: dict[int, tuple[z3.ExprRef, z3.ExprRef]]
+                  ) -> tuple[z3.ExprRef, list[z3.BoolRef]]:
     """Replace every term-level if-then-else in an atom by the branch the model takes; return the conditions.
 
-    `conds ∧ atom'` implies the original atom, and Farkas needs ite-free linear atoms.
+    `conds ∧ atom'` implies the original atom, and Farkas needs ite-free linear atoms. One bottom-up pass with
+    `memo` (id -> (term kept alive, resolved term)) shared by the atoms of one implicant: resolving the
+    outermost ites round by round, each condition again, took time cubic in the nesting depth (17 s for 100
+    chained `y += 3u` wraps, measured). A condition is returned only when its ite is first resolved: the
+    implicant already holds it as a literal for every later atom that shares the memo.
     """
     conds: list[z3.BoolRef] = []
-    for _ in range(10_000):
-        ites: dict[int, z3.ExprRef] = {}
-        seen: set[int] = set()
-        todo = list(t.children())
-        while todo:
-            u = todo.pop()
-            if u.get_id() in seen or not z3.is_app(u):
-                continue
-            seen.add(u.get_id())
-            if _kind(u) == z3.Z3_OP_ITE:
-                ites[u.get_id()] = u          # outermost ites only: the branches are resolved in the next round
-            elif not z3.is_bool(u):
-                todo.extend(u.children())
-        if not ites:
-            return t, conds
-        pairs = []
-        for u in ites.values():
+    stack: list[tuple[z3.ExprRef, bool]] = [(t, False)]
+    while stack:
+        u, ready = stack.pop()
+        uid = u.get_id()
+        if uid in memo:
+            continue
+        if u is not t and (not z3.is_app(u) or u.num_args() == 0 or z3.is_bool(u)):
+            memo[uid] = (u, u)                # leaves, and Boolean sub-terms (literals of their own)
+            continue
+        if _kind(u) == z3.Z3_OP_ITE and u is not t:
             c = u.arg(0)
+            branch = u.arg(1) if val(c) else u.arg(2)
+            if not ready:
+                stack.append((u, True))
+                stack.append((branch, False))
+                continue
             conds.append(c)
-            pairs.append((u, u.arg(1) if val(c) else u.arg(2)))
-        t = z3.substitute(t, *pairs)
-    raise ValueError("implicant: if-then-else nesting too deep")
+            memo[uid] = (u, memo[branch.get_id()][1])
+            continue
+        kids = u.children()
+        if not ready:
+            stack.append((u, True))
+            stack.extend((k, False) for k in kids if k.get_id() not in memo)
+            continue
+        new = [memo[k.get_id()][1] for k in kids]
+        memo[uid] = (u, u if all(a.eq(b) for a, b in zip(new, kids)) else u.decl()(*new))
+    return memo[t.get_id()][1], conds
 
 
 class _Raw:
@@ -213,19 +258,21 @@ class _Raw:
         return v
 
     def has_term_ite(self, a) -> bool:
-        """Does the atom contain an if-then-else below a non-Boolean position?"""
-        i = self.id(a)
-        hit = self.ites.get(i)
-        if hit is None:
-            hit = False
-            for c in self.args(a):
-                if self.sort_kind(c) == z3.Z3_BOOL_SORT:
-                    continue
-                if self.kind(c) == z3.Z3_OP_ITE or self.has_term_ite(c):
-                    hit = True
-                    break
-            self.ites[i] = hit
-        return hit
+        """Does the atom contain an if-then-else below a non-Boolean position? (Iterative: chains of wrap-around
+        ites nest hundreds deep.)"""
+        stack = [(a, False)]
+        while stack:
+            b, ready = stack.pop()
+            i = self.id(b)
+            if i in self.ites:
+                continue
+            kids = [c for c in self.args(b) if self.sort_kind(c) != z3.Z3_BOOL_SORT]
+            if not ready:
+                stack.append((b, True))
+                stack.extend((c, False) for c in kids if self.id(c) not in self.ites)
+                continue
+            self.ites[i] = any(self.kind(c) == z3.Z3_OP_ITE or self.ites[self.id(c)] for c in kids)
+        return self.ites[self.id(a)]
 
     def wrap(self, a) -> z3.ExprRef:
         return _z3._to_expr_ref(a, self.ctx)
@@ -244,6 +291,7 @@ def implicant(f: z3.BoolRef, m: z3.ModelRef, *, split_disequalities: bool = Fals
     lits: dict[tuple[int, bool], z3.BoolRef] = {}
     done: set[tuple[int, bool]] = set()
     alive: list[z3.ExprRef] = [f]          # keeps every term we pushed alive: `done` is keyed by id
+    resolved: dict[int, tuple[z3.ExprRef, z3.ExprRef]] = {}     # `_resolve_ites` memo
     todo: list[tuple[object, bool]] = [(f.as_ast(), True)]
     while todo:
         a, pol = todo.pop()
@@ -292,7 +340,7 @@ def implicant(f: z3.BoolRef, m: z3.ModelRef, *, split_disequalities: bool = Fals
         else:
             atom = raw.wrap(a)
             if raw.has_term_ite(a):
-                atom, conds = _resolve_ites(atom, slow)
+                atom, conds = _resolve_ites(atom, slow, resolved)
                 alive.append(atom)
                 alive.extend(conds)
                 todo.extend((c.as_ast(), slow(c)) for c in conds)
@@ -370,26 +418,28 @@ def project(formula: z3.BoolRef, model: z3.ModelRef, *, keep: Sequence[z3.ExprRe
 
 
 def mbp_enumerate(formula: z3.BoolRef, *, keep: Sequence[z3.ExprRef] | None = None,
-                  eliminate: Sequence[z3.ExprRef] | None = None, timeout: float = 10.0,
+                  eliminate: Sequence[z3.ExprRef] | None = None, deadline: Deadline | None = None,
                   max_rounds: int = 1000) -> z3.BoolRef | None:
     """Exact `∃eliminated. formula` as a disjunction of MBPs, one per model of `formula ∧ ¬(disjuncts so far)`.
 
-    Terminates because MBP has a finite image for LRA/LIA. Returns None on timeout/`max_rounds`. Used as the QE
-    fallback when the tactics give up; usually slower than `qe` on formulas with many disjunctions.
+    Terminates because MBP has a finite image for LRA/LIA. Returns None at the deadline (default:
+    QE_DEFAULT_SECONDS from now) or after `max_rounds`. Used as the QE fallback when the tactics give up;
+    usually slower than `qe` on formulas with many disjunctions. Each projection is one z3 call without a
+    limit: `qe` runs this in a child that is killed at the deadline.
     """
     ctx = formula.ctx
     elim = _split_vars(formula, keep, eliminate)
     if not elim:
         return formula
-    deadline = time.monotonic() + timeout
+    deadline = deadline or Deadline.after(QE_DEFAULT_SECONDS)
     s = z3.Solver(ctx=ctx)
     s.add(formula)
     parts: list[z3.BoolRef] = []
     for _ in range(max_rounds):
-        left = deadline - time.monotonic()
+        left = deadline.left()
         if left <= 0:
             return None
-        s.set("timeout", max(1, int(left * 1000)))
+        s.set("timeout", max(1, int(min(left * 1000, 4_294_967_295))))
         r = s.check()
         if r == z3.unsat:
             return z3.simplify(z3.Or(parts)) if parts else z3.BoolVal(False, ctx)
@@ -405,76 +455,76 @@ def mbp_enumerate(formula: z3.BoolRef, *, keep: Sequence[z3.ExprRef] | None = No
 # exact quantifier elimination
 
 # Measured on 40 random 4-variable LIA formulas with divisibility atoms (3 s cap): qe2 and qe_rec solved 38 in
-# 3-60 ms each, qe solved 34 and needed up to 0.65 s, but solved one that qe2/qe_rec could not. Each tactic gets a
-# share of the remaining time so that one slow tactic cannot starve the others.
-QE_TACTICS = ("qe2", "qe", "qe_rec")
-_QE_SHARE = {"qe2": 0.4, "qe": 0.6, "qe_rec": 1.0}
+# 3-60 ms each, qe solved 34 and needed up to 0.65 s, but solved one that qe2/qe_rec could not. So `qe2` runs
+# first, in this process (it honours its limit with QEL off, smt/tactics.py), with a share of the time; `qe`,
+# `qe_rec` and the MBP enumeration run in a child that is killed at the deadline (qe_rec overran its limit by
+# seconds), each with a share of what is left so that one slow method cannot starve the next.
+QE_FIRST = ("qe2", 0.4)
+QE_KILLABLE = (("qe", 0.5), ("qe_rec", 0.6))
+QE_DEFAULT_SECONDS = 10.0
 
 
-def _goal_formula(goals: z3.ApplyResult, ctx: z3.Context) -> z3.BoolRef:
-    # explicit contexts throughout: `z3.And([])` would silently build `true` in the *main* context
-    disj = [z3.BoolVal(True, ctx) if len(g) == 0 else g[0] if len(g) == 1 else z3.And(list(g)) for g in goals]
-    if not disj:
-        return z3.BoolVal(False, ctx)
-    return disj[0] if len(disj) == 1 else z3.Or(disj)
-
-
-def _run_qe_tactics(problem: z3.BoolRef, forbidden: set[int], deadline: float,
-                    tactics: Sequence[str]) -> z3.BoolRef | None:
-    """The first tactic result that is quantifier-free and avoids the `forbidden` constant ids."""
-    ctx = problem.ctx
-    for i, name in enumerate(tactics):
-        left = deadline - time.monotonic()
-        if left <= 0:
-            break
-        if i + 1 < len(tactics):
-            left *= _QE_SHARE.get(name, 0.5)
-        g = z3.Goal(ctx=ctx)
-        g.add(problem)
-        try:
-            res = _goal_formula(z3.TryFor(z3.Tactic(name, ctx=ctx), max(1, int(left * 1000)))(g), ctx)
-        except z3.Z3Exception:
-            continue
-        voc = vocabulary(res)
-        if voc.quantified or _ids(voc.constants) & forbidden:
-            continue
-        return res
+def _qe_tactics(problem: z3.BoolRef, forbidden: set[int], deadline: Deadline,
+                tactics: Sequence[tuple[str, float]]) -> z3.BoolRef | None:
+    """The first tactic result, each tactic with its share of the time left, that is quantifier-free and avoids
+    the `forbidden` constant ids."""
+    for name, share in tactics:
+        res = tactics_apply(name, problem, deadline.cap(deadline.left() * share))
+        if res is not None and _eliminated(res, forbidden):
+            return res
     return None
 
 
-def eliminate_quantifiers(formula: z3.BoolRef, *, timeout: float = 10.0,
-                          tactics: Sequence[str] = QE_TACTICS) -> z3.BoolRef:
+def _eliminated(res: z3.BoolRef, forbidden: set[int]) -> bool:
+    voc = vocabulary(res)
+    return not voc.quantified and not _ids(voc.constants) & forbidden
+
+
+def _exact_qe(problem: z3.BoolRef, forbidden: set[int], deadline: Deadline,
+              enumerate_: Callable[[Deadline], z3.BoolRef | None] | None) -> z3.BoolRef | None:
+    """Cheap first, in this process; then the rest in a child killed at the deadline. None if nothing worked."""
+    res = _qe_tactics(problem, forbidden, deadline, (QE_FIRST,))
+    if res is not None:
+        return res
+
+    def hard() -> z3.BoolRef | None:
+        r = _qe_tactics(problem, forbidden, deadline, QE_KILLABLE)
+        return r if r is not None or enumerate_ is None else enumerate_(deadline)
+    res = run_killable(hard, problem.ctx, deadline)
+    # checked again here: the child's answer came back as text
+    return res if res is not None and _eliminated(res, forbidden) else None
+
+
+def eliminate_quantifiers(formula: z3.BoolRef, *, deadline: Deadline | None = None) -> z3.BoolRef:
     """A quantifier-free equivalent of a (quantified) formula, e.g. a Spacer answer with `∃` inside.
 
-    Raises QEError when no tactic succeeds in time.
+    Raises QEError when no tactic succeeds by the deadline (default: QE_DEFAULT_SECONDS from now).
     """
     if not has_quantifier(formula):
         return formula
-    res = _run_qe_tactics(formula, set(), time.monotonic() + timeout, tactics)
+    deadline = deadline or Deadline.after(QE_DEFAULT_SECONDS)
+    res = _exact_qe(formula, set(), deadline, None)
     if res is None:
-        raise QEError(f"quantifier elimination failed within {timeout:.3g}s")
+        raise QEError("quantifier elimination failed in time")
     return z3.simplify(res)
 
 
 def qe(formula: z3.BoolRef, *, eliminate: Sequence[z3.ExprRef] | None = None,
-       keep: Sequence[z3.ExprRef] | None = None, timeout: float = 10.0,
-       tactics: Sequence[str] = QE_TACTICS, simplify: bool = True) -> z3.BoolRef:
+       keep: Sequence[z3.ExprRef] | None = None, deadline: Deadline | None = None,
+       simplify: bool = True) -> z3.BoolRef:
     """Exact quantifier elimination: a quantifier-free R over the kept symbols with `R ⇔ ∃eliminated. formula`.
 
-    Tries the tactics in order, each with a share of the time that is left; the first one whose result is
-    quantifier-free and free of the eliminated symbols wins (`qe-light` is not used: it may leave quantifiers).
-    Falls back to `mbp_enumerate` (also exact). Raises QEError when nothing succeeds in time.
+    Tries the tactics in order (see QE_FIRST), the first one whose result is quantifier-free and free of the
+    eliminated symbols wins (`qe-light` is not used: it may leave quantifiers); then `mbp_enumerate` (also
+    exact). Everything after the first tactic runs in a child killed at the deadline (default:
+    QE_DEFAULT_SECONDS from now), so the call returns by then. Raises QEError when nothing succeeds in time.
     """
     elim = _split_vars(formula, keep, eliminate)
     if not elim:
         return z3.simplify(formula) if simplify else formula
-    deadline = time.monotonic() + timeout
-    res = _run_qe_tactics(z3.Exists(elim, formula), _ids(elim), deadline, tactics)
-    if res is not None:
-        return z3.simplify(res) if simplify else res
-    left = deadline - time.monotonic()
-    if left > 0:
-        res = mbp_enumerate(formula, eliminate=elim, timeout=left)
-        if res is not None:
-            return res
-    raise QEError(f"quantifier elimination of {len(elim)} variable(s) failed within {timeout:.3g}s")
+    deadline = deadline or Deadline.after(QE_DEFAULT_SECONDS)
+    res = _exact_qe(z3.Exists(elim, formula), _ids(elim), deadline,
+                    lambda d: mbp_enumerate(formula, eliminate=elim, deadline=d))
+    if res is None:
+        raise QEError(f"quantifier elimination of {len(elim)} variable(s) failed in time")
+    return z3.simplify(res) if simplify else res

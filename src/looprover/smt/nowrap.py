@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import z3
 
+from looprover.deadline import Deadline
 from looprover.smt.mbp import QEError, has_quantifier, qe
 
 
@@ -89,16 +90,17 @@ class _Rewriter:
         return None
 
 
-def split_wraps(trans: z3.BoolRef, state: list[z3.ExprRef], qe_timeout: float
+def split_wraps(trans: z3.BoolRef, state: list[z3.ExprRef], deadline: Deadline
                 ) -> tuple[z3.BoolRef, z3.BoolRef] | None:
-    """(Tr_nw, WrapBad) as described above, or None when Tr has no wrap term or QE of the wrap states failed."""
+    """(Tr_nw, WrapBad) as described above, or None when Tr has no wrap term or QE of the wrap states failed by
+    the deadline."""
     rw = _Rewriter()
     plain = rw(trans)
     if not rw.conds:
         return None
     C = z3.Or(rw.conds) if len(rw.conds) > 1 else rw.conds[0]
     try:
-        wrap_bad = qe(z3.And(trans, C), keep=state, timeout=qe_timeout)
+        wrap_bad = qe(z3.And(trans, C), keep=state, deadline=deadline)
     except QEError:
         return None
     if has_quantifier(wrap_bad):

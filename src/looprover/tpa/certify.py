@@ -87,15 +87,15 @@ def state_invariant(ts: TransitionSystem, cert: SafeCertificate, deadline: Deadl
     left: `¬∃x'. TI(x, x') ∧ Bad(x')` (the states that TI says cannot reach Bad).
     """
     voc = Vocabulary(ts)
-    t = min(timeout, max(0.0, deadline.left()))
-    if t <= 0:
+    if deadline.expired():
         return None
+    t = deadline.cap(timeout)
     try:
         if cert.kind == "right":
-            post = qe(z3.And(ts.init, cert.ti), eliminate=voc.x, timeout=t)
+            post = qe(z3.And(ts.init, cert.ti), eliminate=voc.x, deadline=t)
             inv = voc._sub(post, voc.x1, voc.x)
         else:
-            pre = qe(z3.And(cert.ti, voc.cur_to(ts.bad, voc.x1)), eliminate=voc.x1, timeout=t)
+            pre = qe(z3.And(cert.ti, voc.cur_to(ts.bad, voc.x1)), eliminate=voc.x1, deadline=t)
             inv = z3.simplify(z3.Not(pre))
     except (QEError, z3.Z3Exception):
         return None

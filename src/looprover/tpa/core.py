@@ -42,7 +42,7 @@ import z3
 from looprover.smt.houdini import houdini
 from looprover.smt.interpolate import ItpStats, SatisfiableError, compute_interpolant
 from looprover.smt.terms import all_of, conjuncts
-from looprover.smt.mbp import free_constants, project
+from looprover.smt.mbp import free_constants, ite_depth, project
 from looprover.smt.ts import TransitionSystem
 from looprover.tpa.certify import check_safe_certificate, replay_counterexample, state_invariant
 from looprover.tpa.levels import LevelSolver
@@ -57,6 +57,7 @@ from looprover.tpa.result import SafeCertificate, State, TPAResult, TPAStatus, V
 
 SEED_BUDGET = 5.0          # seconds at most for the first query's seed lemmas
 SEED_BUDGET_LATER = 1.0    # ... and for those of a later query's new Bad atoms
+DIRECT_MBP_ITE_DEPTH = 8   # z3's projection of Tr itself only up to this ite nesting (`smt.mbp.ite_depth`)
 
 
 @dataclass(frozen=True)
@@ -101,6 +102,7 @@ class TPA:
         self.seeds: list[z3.BoolRef] | None = None
         self._seed_atoms: set[int] = set()              # ids of the atoms seeds were built from
         self._probe: dict[int, tuple[z3.ExprRef, z3.ExprRef]] = {}
+        self._direct_mbp_of_tr = ite_depth(ts.trans) <= DIRECT_MBP_ITE_DEPTH
         self.itp_stats = ItpStats()
         self._itp_ok: Counter = Counter()
         self._itp_fail: Counter = Counter()
@@ -372,20 +374,23 @@ class TPA:
         return res
 
     def _project(self, fml: z3.BoolRef, m: z3.ModelRef, elim: list[z3.ExprRef],
-                 keep: list[z3.ExprRef]) -> z3.BoolRef:
+                 keep: list[z3.ExprRef], direct: bool = True) -> z3.BoolRef:
         """MBP: z3's projection directly, checked (true in m, only `keep` symbols); the careful, slower
-        `smt.mbp.project` when that check fails. Either way R ∋ m and R ⇒ ∃elim. fml."""
+        `smt.mbp.project` when that check fails, or right away unless `direct` (z3's projection cannot be
+        interrupted and is exponential in nested ites, which `project` resolves by the model first). Either way
+        R ∋ m and R ⇒ ∃elim. fml."""
         t0 = time.monotonic()
         try:
             r = None
             try:
-                r = m.project(elim, fml)
+                r = m.project(elim, fml) if direct else None
             except z3.Z3Exception:
                 r = None
             if r is not None and not z3.is_false(r) and z3.is_true(m.eval(r, model_completion=True)) \
                     and not self._mentions(r, elim):
                 return r
-            self.stats["mbp_slow"] += 1
+            if direct:
+                self.stats["mbp_slow"] += 1
             return project(fml, m, keep=keep)
         finally:
             self.times["mbp"] += time.monotonic() - t0
@@ -418,7 +423,7 @@ class TPA:
                 steps += 1
         parts.append(T2)
         elim = voc.x + voc.x1 + voc.aux_copy("l0a") + voc.aux_copy("l0b")
-        target = self._project(z3.And(parts), m, elim, voc.x2)
+        target = self._project(z3.And(parts), m, elim, voc.x2, direct=self._direct_mbp_of_tr or steps == 0)
         target = z3.substitute(target, *zip(voc.x2, voc.x)) if voc.x else target
         src, dst = state_of(m, voc.x), state_of(m, voc.x2)
         return _Reach(True, steps, target, ((0, src), (steps, dst)))

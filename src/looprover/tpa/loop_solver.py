@@ -27,7 +27,7 @@ class LoopSolver:
     def __init__(self, ts: TransitionSystem, options: TPAOptions | None, deadline: Deadline):
         """Raises GiveUp like `TPA` (e.g. for array state variables)."""
         self.ts, self.opt = ts, options
-        split = split_wraps(ts.trans, ts.state, max(0.1, min(WRAP_QE, deadline.left())))
+        split = split_wraps(ts.trans, ts.state, deadline.cap(WRAP_QE))
         self.wrap_bad = None if split is None else split[1]
         self.free = None if split is None else \
             TPA(ts.with_trans(split[0]), options)

@@ -23,6 +23,7 @@ from looprover.smt.mbp import QEError, qe
 from looprover.deadline import Deadline, OutOfTime
 from looprover.errors import GiveUp
 from looprover.smt.solver import check
+from looprover.smt.tactics import apply as tactics_apply
 from looprover.tpa.result import State, Vocabulary, state_of
 
 MAX_TERM_SIZE = 400          # DAG size above which a power is considered to have blown up
@@ -34,17 +35,9 @@ def _tidy(f: z3.BoolRef, deadline: Deadline) -> z3.BoolRef:
     """Clean-up that merges the redundant bounds QE leaves behind (without it the guard `x < N` turns into
     2^j separate bounds at level j). Tactics only promise equisatisfiability, so the result is used only after
     a solver confirmed it equivalent to f."""
-    g = z3.Goal(ctx=f.ctx)
-    g.add(f)
-    try:
-        r = z3.Then("simplify", "propagate-ineqs", "simplify", ctx=f.ctx)(g)
-    except z3.Z3Exception:
+    t = tactics_apply(("simplify", "propagate-ineqs", "simplify"), f, deadline.cap(1.0))
+    if t is None:
         return z3.simplify(f)
-    parts = []
-    for sub in r:
-        fs = list(sub)
-        parts.append(z3.BoolVal(True, f.ctx) if not fs else fs[0] if len(fs) == 1 else z3.And(fs))
-    t = z3.BoolVal(False, f.ctx) if not parts else parts[0] if len(parts) == 1 else z3.Or(parts)
     s = z3.Solver(ctx=f.ctx)
     s.add(z3.Xor(f, t))
     try:
@@ -81,7 +74,8 @@ class ExactPowers:
                 comp = z3.And(e, voc.rel_to(e, voc.x1, voc.x2))
                 elim = list(voc.x1)
             try:
-                r = qe(comp, eliminate=elim, timeout=min(QE_CAP_SECONDS, max(0.05, deadline.left() / 10)))
+                limit = deadline.cap(min(QE_CAP_SECONDS, max(0.05, deadline.left() / 10)))
+                r = qe(comp, eliminate=elim, deadline=limit)
                 r = _tidy(r, deadline)
             except (QEError, z3.Z3Exception) as exc:
                 self.failed = f"QE of power {j + 1} failed: {exc}"

@@ -72,6 +72,10 @@ def single_loop_system(sys: CPGSystem, deadline: Deadline) -> LoopSystem | None:
         return None
     budget = min(left, max(0.5, left * QE_SHARE))
     stop = time.monotonic() + budget
+
+    def qe_limit() -> Deadline:
+        """What is left of the budget, at least 0.1 s (but never past the run's deadline)."""
+        return deadline.cap(max(0.1, stop - time.monotonic()))
     init0 = z3.And(sys.range_constraints(sys.cur))
     cur, nxt, _ = program_state(sys)
     if (cpg.init, ERROR) in by_pair:
@@ -80,11 +84,10 @@ def single_loop_system(sys: CPGSystem, deadline: Deadline) -> LoopSystem | None:
             return None
     try:
         entry = z3.And(init0, sys.edge_formula(by_pair[(cpg.init, head)]))
-        init_next = qe(entry, keep=nxt, timeout=max(0.1, stop - time.monotonic()))
+        init_next = qe(entry, keep=nxt, deadline=qe_limit())
         init = z3.substitute(init_next, *zip(nxt, cur)) if cur else init_next
         err = by_pair.get((head, ERROR))
-        bad = z3.BoolVal(False) if err is None else qe(sys.edge_formula(err), keep=cur,
-                                                          timeout=max(0.1, stop - time.monotonic()))
+        bad = z3.BoolVal(False) if err is None else qe(sys.edge_formula(err), keep=cur, deadline=qe_limit())
     except QEError:
         return None
     if has_quantifier(init) or has_quantifier(bad):

@@ -4,10 +4,14 @@ import random
 import pytest
 import z3
 
+from looprover.engines import verify
 from looprover.errors import InputError, UnsupportedError
 from looprover.frontend.chc import QUERY_PROP, load_chc_program
 from looprover.program import interp
 from looprover.program.cfa import Assert, Assign, Havoc
+from looprover.program.expr import Binary, IntConst
+from looprover.smt.encode import Encoder
+from looprover.verdict import Status
 
 COUNTER = """(set-logic HORN)
 (declare-fun inv (Int Int) Bool)
@@ -76,7 +80,8 @@ def test_zero_ary_predicates_and_bool_arguments(tmp_path):
     ("(declare-fun p (Int) Bool)(declare-fun r (Int) Bool)"
      "(assert (forall ((x Int)) (=> (and (p x) (r x)) false)))", "non-linear"),
     ("(declare-fun p (Real) Bool)(assert (forall ((x Real)) (=> (> x 0.0) (p x))))", "sort Real"),
-    ("(declare-fun p (Int) Bool)(assert (forall ((x Int) (y Int)) (=> (= x (div y x)) (p x))))", "div/mod"),
+    ("(declare-fun p (Int) Bool)(assert (forall ((x Int) (y Int)) (=> (= x (div y x)) (p x))))", "non-constant"),
+    ("(declare-fun p (Int) Bool)(assert (forall ((x Int) (y Int)) (=> (= x (mod y (- 2 2))) (p x))))", "by zero"),
 ])
 def test_unsupported_inputs(tmp_path, bad, construct):
     with pytest.raises(UnsupportedError) as err:
@@ -110,6 +115,82 @@ def test_euclidean_div_mod_agree_with_z3(tmp_path):
             expect_q = z3.simplify(z3.IntVal(x) / z3.IntVal(d)).as_long()
             expect_r = z3.simplify(z3.IntVal(x) % z3.IntVal(d)).as_long()
             assert (state["i0"], state["i1"], state["i2"]) == (x, expect_q, expect_r), (x, d)
+
+
+DIVMOD = """(set-logic HORN)
+(declare-fun p (Int Int Int) Bool)
+(assert (forall ((x Int) (q Int) (r Int)) (=> (and (= q (div x {d})) (= r (mod x {d}))) (p x q r))))
+"""
+
+
+def _smt_int(v: int) -> str:
+    """CHC-COMP spelling of an integer: a negative one is `(- n)`, which z3 parses as a unary minus."""
+    return str(v) if v >= 0 else f"(- {-v})"
+
+
+@pytest.mark.parametrize("d, value", [("(- 2)", -2), ("(- 3)", -3), ("(* 2 (- 3))", -6), ("(- (+ 1 1) 5)", -3),
+                                      ("(* 2 3)", 6)])
+def test_constant_expressions_count_as_constant_divisors(tmp_path, d, value):
+    """The divisor becomes one literal (so the encoding stays linear) with the value z3 gives it."""
+    p = load_chc_program(write(tmp_path, DIVMOD.format(d=d)))
+    edge = next(e for e in p.edges if e.src == p.init)
+    q = next(s.rhs for s in edge.stmts if isinstance(s, Assign) and s.lhs.name == "i1")
+    assert isinstance(q, Binary) and q.op == "/" and q.rhs == IntConst(value, q.type)
+    enc = Encoder(p)
+    env = {name: z3.Int(name) for name in p.variables}
+    enc.expr(q, env)
+    assert not enc.nonlinear
+
+
+def test_div_mod_by_constant_expressions_match_z3_on_random_values(tmp_path):
+    """Property check (seeded random: the project does not use hypothesis): for random divisors written the
+    CHC-COMP way and random dividends, both the interpreter and the SMT encoding of the translated clause give
+    z3's own `div`/`mod`; and z3 proves the encoding equal to `div`/`mod` for every dividend."""
+    rng = random.Random(14)
+    divisors = {-1, 1, -2, 2, -3} | {rng.choice([-1, 1]) * rng.randint(1, 10 ** rng.randint(1, 12)) for _ in range(25)}
+    for d in sorted(divisors):
+        p = load_chc_program(write(tmp_path, DIVMOD.format(d=_smt_int(d)), f"d{d}.smt2"))
+        edge = next(e for e in p.edges if e.src == p.init)
+        havocked = next(s.vars[0].name for s in edge.stmts if isinstance(s, Havoc))
+        rhs = {s.lhs.name: s.rhs for s in edge.stmts if isinstance(s, Assign)}
+        x = z3.Int("x")
+        env = {name: z3.Int(name) for name in p.variables} | {havocked: x}
+        enc = Encoder(p)
+        q_enc, r_enc = enc.expr(rhs["i1"], env), enc.expr(rhs["i2"], env)
+        s = z3.Solver()
+        s.add(z3.Or(q_enc != x / d, r_enc != x % d))
+        assert s.check() == z3.unsat, (d, s.model() if s.check() == z3.sat else None)
+        for _ in range(20):
+            xv = rng.choice([-1, 1]) * rng.randint(0, 10 ** rng.randint(1, 15))
+            want_q = z3.simplify(z3.IntVal(xv) / z3.IntVal(d)).as_long()
+            want_r = z3.simplify(z3.IntVal(xv) % z3.IntVal(d)).as_long()
+            res = interp.try_edge(interp.Evaluator(), edge, {n: 0 for n in p.variables}, lambda v, xv=xv: xv)
+            state = interp.commit(res)
+            assert (state["i0"], state["i1"], state["i2"]) == (xv, want_q, want_r), (xv, d)
+            got = [z3.simplify(z3.substitute(t, (x, z3.IntVal(xv)))).as_long() for t in (q_enc, r_enc)]
+            assert got == [want_q, want_r], (xv, d)
+
+
+# x counts 0, 6, 12, ... and y is a function of x defined in the rule (definitions are translated as written,
+# not simplified first): `mod x (- 3)` stays 0 (sat: the query is unreachable), `div x (- 2)` reaches -3 at x = 6
+# (unsat: the query is reachable).
+NEG_DIVISOR_LOOP = """(set-logic HORN)
+(declare-fun inv (Int Int) Bool)
+(assert (forall ((x Int) (y Int)) (=> (and (= x 0) (= y 0)) (inv x y))))
+(assert (forall ((x Int) (y Int) (x1 Int) (y1 Int)) (=> (and (inv x y) (= x1 (+ x 6)) (= y1 ({op} x1 (- {d}))))
+  (inv x1 y1))))
+(assert (forall ((x Int) (y Int)) (=> (and (inv x y) {query}) false)))
+(check-sat)
+"""
+
+
+@pytest.mark.parametrize("op, d, query, want", [("mod", 3, "(not (= y 0))", Status.TRUE),
+                                                 ("div", 2, "(= y (- 3))", Status.FALSE)], ids=["sat", "unsat"])
+@pytest.mark.parametrize("engine", ["tpa", "kinduction"])
+def test_negative_constant_divisors_are_decided(tmp_path, op, d, query, want, engine):
+    p = load_chc_program(write(tmp_path, NEG_DIVISOR_LOOP.format(op=op, d=d, query=query)))
+    v = verify(engine, p, timeout=30)
+    assert v.status == want, v.reason
 
 
 @pytest.mark.slow

@@ -13,7 +13,9 @@ multi-loop engine) and every printer works on Horn clauses too. The translation 
 
 So the clauses are satisfiable (sat, safe) iff the assertion is never violated (TRUE). Only linear clauses over
 Int/Bool (LIA) are in scope; anything else raises UnsupportedError. SMT-LIB `div`/`mod` are Euclidean;
-they are rewritten into C's truncating `/` and `%` (constant divisors only).
+they are rewritten into C's truncating `/` and `%` (constant divisors only). Constant sub-expressions
+(`(- 2)`, which z3 parses as a unary minus, or `(* 2 3)`) are folded to literals, so a divisor or factor that
+is a constant expression counts as a constant, as it does for z3.
 """
 from __future__ import annotations
 
@@ -171,6 +173,10 @@ class _Translator:
             return FALSE
         k = t.decl().kind() if z3.is_app(t) else None
         args = [self(c) for c in t.children()]
+        if k in _ARITH and all(isinstance(a, IntConst) for a in args):
+            v = z3.simplify(t)      # a constant expression: `(- 2)`, `(* 2 3)` (not `(div 1 0)`: no value)
+            if z3.is_int_value(v):
+                return IntConst(v.as_long(), MATH_INT)
         if k == z3.Z3_OP_ADD:
             return _fold("+", args)
         if k == z3.Z3_OP_SUB:
@@ -203,16 +209,22 @@ class _Translator:
         raise UnsupportedError(f"operator {t.decl().name()}", self.where)
 
     def _euclid(self, k, t: z3.ExprRef, args: list[Expr]) -> Expr:
-        """SMT-LIB div/mod (remainder always in [0, |d|)) from C's truncating / and %."""
-        d = t.arg(1)
-        if not z3.is_int_value(d) or d.as_long() == 0:
+        """SMT-LIB div/mod (remainder always in [0, |d|), `div x d` = (x - mod x d) / d, exact for either sign
+        of d) from C's truncating / and %. The divisor is already folded when it is a constant expression."""
+        d = args[1]
+        if not isinstance(d, IntConst):
             raise UnsupportedError("div/mod by a non-constant", self.where)
-        dv = d.as_long()
+        if d.value == 0:
+            raise UnsupportedError("div/mod by zero", self.where)
+        dv = d.value
         x, ad = args[0], IntConst(abs(dv), MATH_INT)
         r = binary("%", binary("+", binary("%", x, ad), ad), ad)
         if k == z3.Z3_OP_MOD:
             return r
         return binary("/", binary("-", x, r), IntConst(dv, MATH_INT))
+
+
+_ARITH = (z3.Z3_OP_ADD, z3.Z3_OP_SUB, z3.Z3_OP_MUL, z3.Z3_OP_UMINUS, z3.Z3_OP_IDIV, z3.Z3_OP_MOD)
 
 
 def _fold(op: str, args: list[Expr]) -> Expr:
