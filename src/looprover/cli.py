@@ -78,6 +78,10 @@ def cmd_verify(args: argparse.Namespace) -> int:
         job = resolve_job(args.file, args.property, args.data_model)
     except InputError as exc:
         return _error(str(exc), args.json, file=args.file)
+    if args.chc_comp and not job.is_chc:
+        print(f"looprover verify: error: --chc-comp needs a Horn-clause (.smt2) input, not {job.input.name}",
+              file=sys.stderr)
+        return EXIT_USAGE
     encoding = True if args.bitvector else False if args.integer else None
     options = JobOptions(args.engine, encoding, args.settings, progress, args.memory)
     outcome = run_job_limited(job, options, start, deadline)
@@ -89,7 +93,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(outcome.json))
     else:
-        print("\n".join(outcome.text))
+        print("\n".join(outcome.text[:1] if args.chc_comp else outcome.text))
     return EXIT_VERDICT
 
 
@@ -196,8 +200,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     v = sub.add_parser("verify", parents=[common], formatter_class=argparse.RawDescriptionHelpFormatter,
                        help="verify a C program, Horn-clause file or SV-COMP task (.yml)",
-                       description="Prints TRUE (the property holds), FALSE (a validated counterexample "
-                                   "follows) or UNKNOWN (with the reason), plus the engine and the time.",
+                       description="Prints SV-COMP's result TRUE (the property holds), FALSE(unreach-call) (a "
+                                   "validated counterexample follows) or UNKNOWN (with the reason), plus the engine "
+                                   "and the time. For a .smt2 Horn-clause file the first line is CHC-COMP's answer "
+                                   "instead: sat, unsat or unknown.",
                        epilog=EXIT_CODES_HELP)
     v.add_argument("file", metavar="FILE", help="a .c/.i program, a .smt2 Horn-clause file or a .yml task")
     v.add_argument("--property", metavar="PRP",
@@ -219,7 +225,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="C data model (default: the task's, else ILP32)")
     v.add_argument("--memory", type=positive_int, metavar="MB", default=None,
                    help="limit the address space of each looprover process (RLIMIT_AS)")
-    v.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    out = v.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    out.add_argument("--chc-comp", action="store_true",
+                     help="for .smt2 input: print only the answer line (sat, unsat or unknown), as CHC-COMP expects")
     v.set_defaults(func=cmd_verify)
 
     t = sub.add_parser("transform", parents=[common], help="print the program (after a transformation) as C")

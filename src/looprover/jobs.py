@@ -62,6 +62,11 @@ class Job:
     task: Path | None = None
     extra_inputs: int = 0       # SV-COMP tasks may list several input files; we handle one
 
+    @property
+    def is_chc(self) -> bool:
+        """A Horn-clause input: it gets CHC-COMP's answer (sat/unsat/unknown) besides the verdict."""
+        return self.input.suffix == ".smt2"
+
     def describe(self) -> dict[str, Any]:
         """The job's keys of the `--json` object."""
         return {"file": str(self.input), "task": str(self.task) if self.task else None,
@@ -119,7 +124,7 @@ def _unsupported_reason(job: Job) -> str | None:
     why = job.property.unsupported_reason()
     if why is None and job.extra_inputs:
         why = f"unsupported: task with {job.extra_inputs + 1} input files"
-    is_chc = job.input.suffix == ".smt2"
+    is_chc = job.is_chc
     if why is None and is_chc != (job.property.name == CHECK_SAT):
         why = (f"unsupported property: {job.property.name} for "
                f"{'Horn clauses (use check-sat)' if is_chc else 'C programs'}")
@@ -143,7 +148,7 @@ def verify_job(job: Job, options: JobOptions, deadline: Deadline, phase: Callabl
     if why is not None:
         return Verdict.unknown("none", why), program
     engine = get_engine(options.engine)
-    task = Task(job.property, "chc" if job.input.suffix == ".smt2" else "c", job.data_model)
+    task = Task(job.property, "chc" if job.is_chc else "c", job.data_model)
     report(f"running {engine.name} (timeout {max(deadline.left(), 0):.1f} s)")
     phase(2)
     bitvector, encoding = _encoding(program, options.bitvector, engine.bitvector)
@@ -188,8 +193,8 @@ def run_job(job: Job, options: JobOptions, start: float, deadline: Deadline,
 def render(verdict: Verdict, program: Program | None, job: Job, start: float) -> Outcome:
     elapsed = time.monotonic() - start
     stats, tracebacks = split_tracebacks(verdict.stats)
-    return Outcome(json=verdict_json(verdict, program, elapsed, job.describe(), stats),
-                   text=verdict_text(verdict, program, elapsed, job.property.name, job.expected),
+    return Outcome(json=verdict_json(verdict, program, elapsed, job.describe(), stats, job.is_chc),
+                   text=verdict_text(verdict, program, elapsed, job.property.name, job.expected, job.is_chc),
                    tracebacks=tracebacks)
 
 

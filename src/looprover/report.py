@@ -17,9 +17,38 @@ from looprover.program.emit_c import strip_parens
 from looprover.program.expr import Expr, Store, free_vars, rename
 from looprover.program.interp import ArrayValue
 from looprover.program.printer import expr_to_str
+from looprover.properties import CHECK_SAT, KNOWN
 from looprover.verdict import Counterexample, Status, Verdict
 
 MAX_TRACE_LINES = 400
+CHC_ANSWERS = {Status.TRUE: "sat", Status.FALSE: "unsat", Status.UNKNOWN: "unknown"}
+
+
+def svcomp_result(verdict: Verdict, prop: str | None) -> str:
+    """SV-COMP's result string: `TRUE`, `UNKNOWN`, or `FALSE(p)` with the property p that is violated (what
+    BenchExec scores). p is the violated assertion's property when it names one (so a memory-safety violation
+    reads `FALSE(valid-deref)`), else the checked property; Horn clauses have none (plain `FALSE`)."""
+    if verdict.status != Status.FALSE:
+        return verdict.status.value
+    violated = _violated_property(verdict.evidence)
+    name = violated or (prop if prop in KNOWN and prop != CHECK_SAT else None)
+    return f"FALSE({name})" if name else "FALSE"
+
+
+def _violated_property(cex: Any) -> str | None:
+    """The SV-COMP property of the assertion a counterexample violates (on its last edge), if it names one."""
+    if not isinstance(cex, Counterexample) or not cex.steps:
+        return None
+    props = {s.prop for s in cex.steps[-1].edge.stmts if isinstance(s, Assert)}
+    if len(props) == 1:
+        (p,) = props
+        return p if p in KNOWN or p.startswith("valid-") else None
+    return None
+
+
+def chc_answer(verdict: Verdict) -> str:
+    """CHC-COMP's answer: sat (the clauses have a model: safe), unsat (a derivation of false), unknown."""
+    return CHC_ANSWERS[verdict.status]
 
 
 def print_error(msg: str, as_json: bool, **extra) -> None:
@@ -193,10 +222,13 @@ def split_tracebacks(stats: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
 
 
 def verdict_json(verdict: Verdict, program: Program | None, elapsed: float, job: dict[str, Any],
-                 stats: dict[str, Any]) -> dict[str, Any]:
-    """The `verify --json` object. `job` holds the keys file, task, property, data_model and expected."""
+                 stats: dict[str, Any], chc: bool = False) -> dict[str, Any]:
+    """The `verify --json` object. `job` holds the keys file, task, property, data_model and expected; `chc`
+    says the input is a Horn-clause file, which has a CHC-COMP answer."""
     return {
         "status": verdict.status.value,
+        "result": svcomp_result(verdict, job.get("property")),
+        "chc_answer": chc_answer(verdict) if chc else None,
         "engine": verdict.engine,
         "reason": verdict.reason,
         "time": round(elapsed, 3),
@@ -218,9 +250,11 @@ def verdict_json(verdict: Verdict, program: Program | None, elapsed: float, job:
 
 
 def verdict_text(verdict: Verdict, program: Program | None, elapsed: float, prop: str | None,
-                 expected: bool | None) -> list[str]:
-    """The text report: the status line, engine, reason, time, property, and a counterexample if any."""
-    lines = [verdict.status.value,
+                 expected: bool | None, chc: bool = False) -> list[str]:
+    """The text report: the result line (SV-COMP's result string, or CHC-COMP's answer for a Horn-clause
+    file, so that the first line is what each competition's scripts read), engine, reason, time, property, and
+    a counterexample if any."""
+    lines = [chc_answer(verdict) if chc else svcomp_result(verdict, prop),
              f"  engine:   {verdict.engine}",
              f"  reason:   {verdict.reason}",
              f"  time:     {elapsed:.2f} s"]

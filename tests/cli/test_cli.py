@@ -63,7 +63,7 @@ def test_true_text_output(capsys, fake_engines, chc_file):
     code, out, err = run_cli(capsys, "verify", chc_file, "--engine", "fake_true")
     assert code == 0
     lines = out.splitlines()
-    assert lines[0] == "TRUE"
+    assert lines[0] == "sat"                    # a Horn-clause file: CHC-COMP's answer first
     assert "engine:   fake_true" in out and "reason:   proved by fiat" in out and "time:" in out
     assert "property: check-sat" in out
 
@@ -82,9 +82,31 @@ def test_json_output_shape(capsys, fake_engines, chc_file):
     assert any("nondet()" in s or "=" in s for s in step["statements"])
 
 
+def test_result_lines_follow_svcomp_and_chc_comp(capsys, fake_engines, chc_file):
+    """The first line is what each competition's scripts read: SV-COMP's `FALSE(unreach-call)` for C, CHC-COMP's
+    sat/unsat/unknown for Horn clauses, which `--chc-comp` prints alone; `--json` keeps `status` and adds both."""
+    code, out, _ = run_cli(capsys, "verify", EXAMPLES / "count_unsafe.c", "--engine", "bmc")
+    assert code == 0 and out.splitlines()[0] == "FALSE(unreach-call)"
+    code, out, _ = run_cli(capsys, "verify", EXAMPLES / "count_unsafe.c", "--engine", "bmc", "--json")
+    data = json.loads(out)
+    assert (data["status"], data["result"], data["chc_answer"]) == ("FALSE", "FALSE(unreach-call)", None)
+    for engine, answer, status in (("fake_true", "sat", "TRUE"), ("fake_false", "unsat", "FALSE"),
+                                   ("fake_unknown", "unknown", "UNKNOWN")):
+        code, out, _ = run_cli(capsys, "verify", chc_file, "--engine", engine, "--chc-comp")
+        assert code == 0 and out == answer + "\n"
+        code, out, _ = run_cli(capsys, "verify", chc_file, "--engine", engine, "--json")
+        data = json.loads(out)
+        assert (data["status"], data["result"], data["chc_answer"]) == (status, status, answer)
+
+
+def test_chc_comp_output_needs_a_horn_clause_file(capsys):
+    code, out, err = run_cli(capsys, "verify", EXAMPLES / "count_safe.c", "--chc-comp")
+    assert code == cli.EXIT_USAGE and out == "" and "--chc-comp needs a Horn-clause (.smt2) input" in err
+
+
 def test_false_prints_a_readable_trace(capsys, fake_engines, chc_file):
     code, out, _ = run_cli(capsys, "verify", chc_file, "--engine", "fake_false")
-    assert code == 0 and out.startswith("FALSE\n")
+    assert code == 0 and out.startswith("unsat\n")
     assert "counterexample (validated by replay): reach_error() is reached at prog.c:9" in out
     assert "inputs" in out and "7" in out
     assert "counter.smt2:1" in out and "=> x = 1" in out
@@ -92,12 +114,12 @@ def test_false_prints_a_readable_trace(capsys, fake_engines, chc_file):
 
 def test_unvalidated_false_is_reported_unknown(capsys, fake_engines, chc_file):
     code, out, _ = run_cli(capsys, "verify", chc_file, "--engine", "fake_false_unvalidated")
-    assert code == 0 and out.startswith("UNKNOWN") and "not validated" in out
+    assert code == 0 and out.startswith("unknown\n") and "not validated" in out
 
 
 def test_internal_error_is_unknown_with_traceback_only_in_debug(capsys, fake_engines, chc_file):
     code, out, err = run_cli(capsys, "verify", chc_file, "--engine", "fake_raise")
-    assert code == 0 and out.startswith("UNKNOWN")
+    assert code == 0 and out.startswith("unknown\n")
     assert "internal error: RuntimeError: engine bug" in out and "Traceback" not in err
     code, out, err = run_cli(capsys, "verify", chc_file, "--engine", "fake_raise", "--debug")
     assert code == 0 and "Traceback" in err
@@ -142,9 +164,9 @@ def test_unsupported_property_is_unknown(tmp_path, capsys, fake_engines, chc_fil
     prp = tmp_path / "termination.prp"
     prp.write_text("CHECK( init(main()), LTL(F end) )\n")
     code, out, _ = run_cli(capsys, "verify", chc_file, "--property", prp, "--engine", "fake_true")
-    assert code == 0 and out.startswith("UNKNOWN") and "unsupported property: termination" in out
+    assert code == 0 and out.startswith("unknown\n") and "unsupported property: termination" in out
     code, out, _ = run_cli(capsys, "verify", chc_file, "--property", "unreach-call", "--engine", "fake_true")
-    assert code == 0 and out.startswith("UNKNOWN") and "check-sat" in out
+    assert code == 0 and out.startswith("unknown\n") and "check-sat" in out
 
 
 # ------------------------------------------------------------------------------------------ transform
@@ -184,7 +206,8 @@ def test_examples_get_their_expected_verdicts(name):
 def test_example_task_yml_and_text_trace():
     r = looprover("verify", EXAMPLES / "count_unsafe.yml", "--timeout", "60")
     assert r.returncode == 0, r.stderr
-    assert r.stdout.startswith("FALSE") and "expected FALSE" in r.stdout and "count_unsafe.c:" in r.stdout
+    assert r.stdout.startswith("FALSE(unreach-call)\n")
+    assert "expected FALSE" in r.stdout and "count_unsafe.c:" in r.stdout
     assert "    n = " in r.stdout and "(__VERIFIER_nondet_uint() at " in r.stdout   # the input, by C name
     r = looprover("verify", EXAMPLES / "count_safe.yml", "--property", EXAMPLES / "unreach-call.prp",
                   "--timeout", "60", "--json")
@@ -233,7 +256,7 @@ def test_transform_of_a_task_and_a_task_with_a_missing_extra_property(tmp_path, 
     code, out, _ = run_cli(capsys, "transform", tmp_path / "t.yml")
     assert code == 0 and "int main(void)" in out
     code, out, _ = run_cli(capsys, "verify", tmp_path / "t.yml", "--engine", "fake_true")
-    assert code == 0 and out.startswith("TRUE") and "(expected TRUE)" in out
+    assert code == 0 and out.startswith("sat\n") and "(expected TRUE)" in out
 
 
 def test_verbose_shows_the_engines_progress_through_the_portfolio(capfd, fake_engines, chc_file, monkeypatch):
@@ -241,7 +264,7 @@ def test_verbose_shows_the_engines_progress_through_the_portfolio(capfd, fake_en
     monkeypatch.setattr(portfolio, "choose_engines", lambda task, run: ["fake_hang", "fake_slow_true"])
     assert cli.main(["verify", str(chc_file), "-v"]) == 0
     out, err = capfd.readouterr()
-    assert out.startswith("TRUE")
+    assert out.startswith("sat\n")
     assert "[fake_hang] hanging" in err and "portfolio: fake_slow_true answered TRUE" in err
 
 
@@ -299,3 +322,21 @@ def test_bitwise_programs_are_encoded_with_bitvectors_automatically(capsys):
     assert json.loads(out)["encoding"] == "integer"           # nothing bitwise: integers
     code, out, _ = run_cli(capsys, "verify", EXAMPLES / "count_safe.c", "--engine", "bmc", "--bitvector", "--json")
     assert json.loads(out)["encoding"] == "bit-vector"
+
+
+def test_svcomp_result_names_the_violated_property():
+    """FALSE(p) names the property of the assertion the counterexample violates (a memory-safety part such as
+    valid-deref), else the checked one; a Horn-clause query (`chc-query`) is no SV-COMP property."""
+    from looprover.program.cfa import Assert, Edge
+    from looprover.program.expr import FALSE
+    from looprover.report import svcomp_result
+    from looprover.verdict import Counterexample, Status, TraceStep, Verdict
+
+    def false_at(prop):
+        cex = Counterexample([TraceStep(Edge(0, 1, (Assert(FALSE, prop),)), None)], [], validated=True)
+        return Verdict(Status.FALSE, "e", "r", evidence=cex)
+    assert svcomp_result(false_at("valid-deref"), "valid-memsafety") == "FALSE(valid-deref)"
+    assert svcomp_result(false_at("unreach-call"), "unreach-call") == "FALSE(unreach-call)"
+    assert svcomp_result(false_at("chc-query"), "check-sat") == "FALSE"
+    assert svcomp_result(Verdict(Status.FALSE, "e", "r"), "termination") == "FALSE(termination)"
+    assert svcomp_result(Verdict.unknown("e", "r"), "unreach-call") == "UNKNOWN"

@@ -17,6 +17,8 @@ import time
 from pathlib import Path
 
 from looprover.errors import InputError
+from looprover.report import CHC_ANSWERS
+from looprover.verdict import Status
 
 # name -> parameters of z3's HORN solver (Spacer is its default engine)
 REFERENCE_SOLVERS: dict[str, dict[str, object]] = {
@@ -69,7 +71,9 @@ def run(file: str, solver: str, timeout: float) -> dict:
     else:
         status, reason, stats = solve(job.input, solver, timeout)
     return {
-        "status": status, "engine": solver, "reason": reason, "time": round(time.monotonic() - start, 3),
+        "status": status, "result": status,      # Horn clauses have no SV-COMP property: FALSE, not FALSE(p)
+        "chc_answer": CHC_ANSWERS[Status(status)] if job.is_chc else None,
+        "engine": solver, "reason": reason, "time": round(time.monotonic() - start, 3),
         "file": str(job.input), "task": str(job.task) if job.task else None, "property": job.property.name,
         "data_model": job.data_model, "expected": job.expected, "counterexample": None, "stats": stats,
     }
@@ -99,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(out))
     else:
-        print(out["status"])
+        print(out["chc_answer"] or out["result"])
         print(f"  engine:   {out['engine']}")
         print(f"  reason:   {out['reason']}")
         print(f"  time:     {out['time']:.2f} s")
