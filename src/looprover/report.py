@@ -88,6 +88,26 @@ def stmt_text(s: Stmt, names: dict[str, str]) -> str:
     return str(s)
 
 
+def _shown_values(values: dict[str, Any], names: dict[str, str]) -> list[tuple[str, Any]]:
+    """A step's written values (keyed by IR name, array cells `a[i]`) under their source names, in order. Two
+    variables may share a source name (the results of two `__VERIFIER_nondet_int()` calls): both are kept."""
+    out = []
+    for key, v in values.items():
+        base, bracket, rest = key.partition("[")
+        out.append((names.get(base, base) + bracket + rest, v))
+    return out
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """`--json` needs distinct keys: a repeated source name gets `#2`, `#3`, ... in the order written."""
+    out: dict[str, Any] = {}
+    seen: dict[str, int] = {}
+    for name, v in pairs:
+        seen[name] = seen.get(name, 0) + 1
+        out[name if seen[name] == 1 else f"{name}#{seen[name]}"] = v
+    return out
+
+
 def value_json(v: Any) -> Any:
     if isinstance(v, bool):
         return int(v)
@@ -173,7 +193,7 @@ def counterexample_json(cex: Counterexample, program: Program | None) -> dict[st
         "omitted_at": getattr(cex, "omitted_at", None),
         "steps": [{"location": str(st.src) if st.src else None, "edge": [st.edge.src, st.edge.dst],
                    "statements": [t for t in (stmt_text(s, names) for s in st.edge.stmts) if t],
-                   "values": value_json(st.values)} for st in cex.steps],
+                   "values": value_json(_unique_keys(_shown_values(st.values, names)))} for st in cex.steps],
     }
 
 
@@ -195,7 +215,7 @@ def counterexample_lines(cex: Counterexample, program: Program | None) -> list[s
     lines.append("  trace (location, statements => values written):")
     rows = [(f"{Path(st.src.file).name}:{st.src.line}" if st.src else "-",
              "; ".join(t for t in (stmt_text(s, names) for s in st.edge.stmts) if t),
-             ", ".join(f"{k} = {value_text(v)}" for k, v in st.values.items()))
+             ", ".join(f"{k} = {value_text(v)}" for k, v in _shown_values(st.values, names)))
             if st.edge.stmts else None for st in cex.steps]
     omitted = getattr(cex, "omitted", 0)
     if omitted:

@@ -75,3 +75,44 @@ def test_evidence_is_picklable():
     assert v.status == Status.FALSE
     again = pickle.loads(pickle.dumps(v.evidence))     # no z3 objects left in the evidence
     assert replay(prog, again).ok
+
+
+def _two_inputs_program():
+    """x = nondet() - nondet(); a[0] = x; assert(x != 3): two inputs with one C name, on one edge."""
+    from looprover.program.cfa import Assert, Assign, Havoc, ProgramBuilder
+    from looprover.program.expr import Store, binary, cmp, const
+    b = ProgramBuilder("two")
+    n1, n2 = (b.declare(n, I32, "nondet", c_name="__VERIFIER_nondet_int()") for n in ("nondet_int", "nondet_int#1"))
+    x = b.declare("x", I32)
+    a = b.declare("a", ArrayType(I32, I32, 4))
+    b.exit = b.new_loc()
+    edge = b.add_edge(b.init, b.exit, Havoc((n1,)), Havoc((n2,)), Assign(x, binary("-", n1, n2)),
+                      Assign(a, Store(a, const(0, I32), x, a.type)), Assert(cmp("!=", x, const(3, I32))))
+    return b.build(), edge
+
+
+def test_validated_trace_gets_the_values_the_replay_wrote():
+    """A trace from a run on inputs (how LABMC's counterexamples come back) records no values; validation
+    gives every step the values written, keyed by the IR's unique names, so two inputs read by one statement
+    are two values in the report, not one."""
+    from looprover.report import counterexample_json, counterexample_lines
+    from looprover.witness.replay import validate
+    prog, edge = _two_inputs_program()
+    cex = Counterexample([TraceStep(edge, None, {})], [5, 2])
+    assert validate(prog, cex).ok and cex.validated
+    assert cex.steps[0].values == {"nondet_int": 5, "nondet_int#1": 2, "x": 3, "a[0]": 3}
+    shown = counterexample_json(cex, prog)["steps"][0]["values"]
+    assert shown == {"__VERIFIER_nondet_int()": 5, "__VERIFIER_nondet_int()#2": 2, "x": 3, "a[0]": 3}
+    text = "\n".join(counterexample_lines(cex, prog))
+    assert "__VERIFIER_nondet_int() = 5, __VERIFIER_nondet_int() = 2, x = 3, a[0] = 3" in text
+
+
+def test_labmc_counterexample_shows_values():
+    from looprover.frontend.c import load_c_program
+    from looprover.report import counterexample_lines
+    from pathlib import Path
+    prog = load_c_program(Path(__file__).resolve().parents[2] / "examples" / "count_unsafe.c")
+    v = verify("labmc", prog, timeout=30)
+    assert v.status == Status.FALSE
+    assert all(st.values for st in v.evidence.steps if any(s.writes() for s in st.edge.stmts))
+    assert "=> x = 2" in "\n".join(counterexample_lines(v.evidence, prog))

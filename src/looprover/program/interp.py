@@ -224,6 +224,11 @@ class _Overlay(ArrayValue):
         return ArrayValue(self.default, {**self.base.cells, **self.cells})
 
 
+def stored_cells(value: Value) -> dict | None:
+    """The cells a tentatively run edge stored into an array (its overlay), or None if the edge stored none."""
+    return value.cells if isinstance(value, _Overlay) else None
+
+
 @dataclass
 class EdgeRun:
     """One edge executed tentatively: the state after it (array stores pending in overlays until `commit`),

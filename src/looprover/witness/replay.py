@@ -17,10 +17,11 @@ from typing import Any, Callable, Sequence
 
 import z3
 
-from looprover.program.cfa import Assert, Program
-from looprover.program.expr import ArrayType, IntType, Type
+from looprover.program.cfa import Assert, Assign, Edge, Havoc, Program
+from looprover.program.expr import ArrayType, IntType, Store, Type
 from looprover.program.interp import (
-    ArrayValue, Evaluator, InputOracle, UndefinedBehavior, commit, default_value, initial_state, try_edge,
+    ArrayValue, EdgeRun, Evaluator, InputOracle, UndefinedBehavior, commit, default_value, initial_state,
+    stored_cells, try_edge,
 )
 from looprover.smt.dag import EdgeEnc, Violation
 from looprover.smt.encode import Encoder
@@ -89,25 +90,21 @@ class TraceBuilder:
             return ModelArray(read, default_value(elem))
         return self.enc.to_python(ev(term), t)
 
-    def _cname(self, name: str) -> str:
-        info = self.program.variables.get(name)
-        return (info.c_name or name) if info is not None else name
-
     def _record(self, edge, written, havocs, cells, ev) -> None:
-        vals: dict[str, Any] = {}
+        vals: dict[str, Any] = {}        # keyed by IR name (unique; the report shows C names)
         cell_names = {n for n, _, _ in cells}
         for name, term in written.items():
             t = self.program.variables[name].var.type
             if isinstance(t, ArrayType):
                 if name in cell_names:
                     continue
-                vals[self._cname(name)] = "<array>"
+                vals[name] = "<array>"
             else:
-                vals[self._cname(name)] = self.value(term, t, ev)
+                vals[name] = self.value(term, t, ev)
         for name, i, v in cells:
             t = self.program.variables[name].var.type
             idx = self.enc.to_python(ev(i), t.index)
-            vals[f"{self._cname(name)}[{idx}]"] = self.enc.to_python(ev(v), t.elem)
+            vals[f"{name}[{idx}]"] = self.enc.to_python(ev(v), t.elem)
         for var, c in havocs:
             val = self.value(c, var.type, ev)
             self.havocs.append(val)
@@ -155,6 +152,33 @@ class ReplayResult:
     overflowed: bool = False
     violated: Assert | None = None
     state: dict = field(default_factory=dict)
+    values: list[dict[str, Any]] = field(default_factory=list)    # per step: what it wrote (`written`)
+
+
+def written(edge: Edge, r: EdgeRun) -> dict[str, Any]:
+    """The values an executed edge wrote, in statement order, keyed by IR variable name (array cells as
+    `a[i]`, a whole array as `<array>`), up to a failed assertion. IR names are unique where C names are not
+    (two `__VERIFIER_nondet_int()` calls in one statement are two variables)."""
+    out: dict[str, Any] = {}
+    for st in edge.stmts:
+        if st is r.violated:
+            break
+        if isinstance(st, Havoc):
+            names = [v.name for v in st.vars]
+        elif isinstance(st, Assign):
+            if isinstance(st.rhs, Store) and st.rhs.array == st.lhs:
+                cells = stored_cells(r.state.get(st.lhs.name))
+                if cells is not None:
+                    for i, v in cells.items():
+                        out[f"{st.lhs.name}[{i}]"] = v
+                    continue
+            names = [st.lhs.name]
+        else:
+            continue
+        for n in names:
+            v = r.state.get(n)
+            out[n] = "<array>" if isinstance(v, ArrayValue) else v
+    return out
 
 
 def replay(program: Program, cex: Counterexample, bitvector: bool = False, allow_overflow: bool = False
@@ -169,6 +193,7 @@ def replay(program: Program, cex: Counterexample, bitvector: bool = False, allow
     oracle = InputOracle(program, cex.inputs, havocs, strict=bool(havocs))
     loc = program.init
     n = 0
+    values: list[dict[str, Any]] = []
     try:
         for n, step in enumerate(cex.steps):
             if loc == program.exit:
@@ -184,12 +209,13 @@ def replay(program: Program, cex: Counterexample, bitvector: bool = False, allow
             if r.blocked is not None:
                 return ReplayResult(False, f"blocked at step {n} ({edge.src_loc}): {r.blocked.cond}", n,
                                     ev.overflowed)
+            values.append(written(edge, r))
             state = commit(r)
             if r.violated is not None:
                 if ev.overflowed and not allow_overflow:
                     return ReplayResult(False, "the violation depends on signed overflow (undefined behaviour)",
                                         n + 1, True, r.violated)
-                return ReplayResult(True, "", n + 1, ev.overflowed, r.violated, state)
+                return ReplayResult(True, "", n + 1, ev.overflowed, r.violated, state, values)
             loc = edge.dst
     except UndefinedBehavior as ub:
         return ReplayResult(False, f"undefined behaviour at step {n}: {ub}", n, ev.overflowed)
@@ -199,12 +225,16 @@ def replay(program: Program, cex: Counterexample, bitvector: bool = False, allow
 
 
 def validate(program: Program, cex: Counterexample, bitvector: bool = False) -> ReplayResult:
-    """Replay; on success mark `cex.validated`, trim it to the violating step, and replace lazy model arrays
-    by plain `ArrayValue`s (so the evidence can be pickled across processes)."""
+    """Replay; on success mark `cex.validated`, trim it to the violating step, give every step the values the
+    replay wrote (so every validated trace shows them, whichever engine found it: a LABMC trace is a run on
+    inputs that recorded none), and replace lazy model arrays by plain `ArrayValue`s (so the evidence can be
+    pickled across processes)."""
     res = replay(program, cex, bitvector)
     if res.ok:
         cex.validated = True
         del cex.steps[res.steps:]
+        for step, vals in zip(cex.steps, res.values):
+            step.values = vals
     for name, v in list(cex.initial.items()):
         if isinstance(v, ModelArray):
             cex.initial[name] = v.materialize()
