@@ -88,8 +88,25 @@ def test_sv_header_program_with_defined_reach_error_and_assert():
     assert interp.run(p, interp.InputOracle(p, [3])).outcome == "exit"
     assert interp.run(p, interp.InputOracle(p, [11])).outcome == "blocked"
     bad = interp.run(p, interp.InputOracle(p, [5]))
-    assert bad.outcome == "violation" and bad.violated.src.line == 10  # the reach_error() call in the header
-    assert bad.violated.src.file.endswith("helpers/programs/sv.h")
+    # reported at the __VERIFIER_assert call, not at the reach_error() call in its body (in the header)
+    assert bad.outcome == "violation" and bad.violated.src.line == 8
+    assert bad.violated.src.file.endswith("counter_unsafe.c")
+
+
+def test_only_verifier_assert_reports_at_its_call(tmp_path):
+    """__VERIFIER_assert is SV-COMP's assertion, so its whole body takes the call's line; any other function's
+    reach_error() keeps its own line (it may be one of several in that function)."""
+    f = tmp_path / "calls.c"
+    f.write_text("extern void reach_error(void);\n"
+                 "void __VERIFIER_assert(int c) {\n  if (!c) {\n    reach_error();\n  }\n}\n"
+                 "void check(int c) {\n  if (!c) reach_error();\n}\n"
+                 "extern int __VERIFIER_nondet_int(void);\n"
+                 "int main(void) {\n  int x = __VERIFIER_nondet_int();\n"
+                 "  __VERIFIER_assert(x != 1);\n  check(x != 2);\n  return 0;\n}\n")
+    p = load_c_program(f)
+    assert sorted(a.src.line for _, a in p.assertions()) == [8, 13]
+    assert interp.run(p, interp.InputOracle(p, [1])).violated.src.line == 13
+    assert interp.run(p, interp.InputOracle(p, [2])).violated.src.line == 8
 
 
 @pytest.mark.parametrize("dm", ["ILP32", "LP64"])

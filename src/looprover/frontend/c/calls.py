@@ -151,11 +151,17 @@ class CallMixin(LoweringState):
             self.write(self.obj_lv(obj), v)
         self.frames.append(fr)
         self.call_stack.append(can)
+        pinned = self.pinned
+        if name == "__VERIFIER_assert" and pinned is None:
+            # SV-COMP's assertion: a violation is reported where it is called, not at the line in its body
+            # (the same two lines in every task)
+            self.pinned = call_loc
         try:
             self.stmt(body)
         finally:
             self.frames.pop()
             self.call_stack.pop()
+            self.pinned = pinned
         self.start(fr.ret_loc)
         self.loc = call_loc
         if ret is None or not want:

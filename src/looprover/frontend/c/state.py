@@ -54,6 +54,7 @@ class LoweringState:
         self.cur: int | None = None
         self.pending: list = []
         self.loc: SrcLoc | None = None
+        self.pinned: SrcLoc | None = None   # while set, every location is this one (see calls._inline)
         self.frames: list[Frame] = []
         self.call_stack: list = []
         self.globals: dict = {}          # canonical decl cursor -> Obj (globals and static locals)
@@ -73,6 +74,8 @@ class LoweringState:
     def where(self, c: ci.Cursor | None) -> SrcLoc | None:
         if c is None:
             return self.loc
+        if self.pinned is not None:
+            return self.pinned
         try:
             f, line, col = self.parsed.where(c.location)
         except Exception:  # noqa: BLE001 - a location is only decoration
