@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from looprover.program.cfa import Assert, Assign, Assume, Havoc, Program, Stmt
+from looprover.program.cfa import Assert, Assign, Assume, ClauseStep, Havoc, Program, Stmt
 from looprover.program.emit_c import strip_parens
 from looprover.program.expr import Expr, Store, free_vars, rename
-from looprover.program.interp import ArrayValue
+from looprover.program.interp import ArrayValue, Evaluator, UndefinedBehavior
 from looprover.program.printer import expr_to_str
 from looprover.properties import CHECK_SAT, KNOWN
 from looprover.verdict import Counterexample, Status, Verdict
@@ -178,28 +178,130 @@ def _named_inputs(cex: Counterexample, program: Program | None) -> list[_Input]:
     return slots
 
 
+# ------------------------------------------------------------------------------ Horn-clause derivations
+@dataclass
+class _Derived:
+    """One step of a Horn-clause counterexample in the file's terms: the clause applied, the fact it derives,
+    and the values of the clause's variables (None where the trace does not determine them)."""
+    clause: ClauseStep
+    args: list[Any] | None
+    variables: list[tuple[str, Any]] | None
+
+    @property
+    def where(self) -> str:
+        return f"clause {self.clause.number}" + (f" (line {self.clause.line})" if self.clause.line else "")
+
+    @property
+    def fact(self) -> str:
+        if self.clause.head is None:
+            return "false"
+        if not self.clause.head_args:
+            return self.clause.head
+        args = self.args if self.args is not None else ["?"] * len(self.clause.head_args)
+        return f"{self.clause.head}({', '.join(_smt_value(v) for v in args)})"
+
+
+def _smt_value(v: Any) -> str:
+    return ("true" if v else "false") if isinstance(v, bool) else str(v)
+
+
+def _derivation(cex: Counterexample, program: Program) -> list[_Derived | None]:
+    """The trace of a Horn-clause program as the clauses it applies. The state before each step is rebuilt
+    from the initial values and the values the steps wrote (all of them, for a replayed trace); an
+    abbreviated run, or a step without recorded values, leaves the values from there on unknown."""
+    ev = Evaluator("math")
+    state = dict(cex.initial)
+    known = not getattr(cex, "omitted", 0)
+    out: list[_Derived | None] = []
+    for st in cex.steps:
+        clause = program.clauses.get(st.edge)
+        known = known and (bool(st.values) or not st.edge.writes())
+        if clause is None:
+            out.append(None)
+            continue
+        args = variables = None
+        if known:
+            havocked = {v.name for s in st.edge.stmts if isinstance(s, Havoc) for v in s.vars}
+            env = {**state, **{n: v for n, v in st.values.items() if n in havocked}}
+            try:
+                args = [ev.eval(e, env) for e in clause.head_args]
+                variables = [(n, ev.eval(e, env)) for n, e in clause.variables]
+            except (KeyError, UndefinedBehavior, ZeroDivisionError):
+                args = variables = None
+            state.update(st.values)
+        out.append(_Derived(clause, args, variables))
+    return out
+
+
+def _is_chc(program: Program | None) -> bool:
+    return program is not None and bool(program.clauses)
+
+
 def counterexample_json(cex: Counterexample, program: Program | None) -> dict[str, Any]:
     names = _names(program)
+    if _is_chc(program):
+        steps = []
+        for st, d in zip(cex.steps, _derivation(cex, program)):
+            step: dict[str, Any] = {"location": str(st.src) if st.src else None, "edge": [st.edge.src, st.edge.dst]}
+            if d is not None:
+                step.update({"clause": d.clause.number, "derived": d.fact, "statements": [d.clause.text],
+                             "values": {n: value_json(v) for n, v in d.variables or ()}})
+            steps.append(step)
+    else:
+        steps = [{"location": str(st.src) if st.src else None, "edge": [st.edge.src, st.edge.dst],
+                  "statements": [t for t in (stmt_text(s, names) for s in st.edge.stmts) if t],
+                  "values": value_json(_unique_keys(_shown_values(st.values, names)))} for st in cex.steps]
     return {
         "validated": cex.validated,
         "violated_at": str(cex.violated_at) if cex.violated_at else None,
         "inputs": [value_json(v) for v in cex.inputs],
         "named_inputs": [{"name": i.name, "call": i.call, "value": value_json(i.value), "location": i.where}
                          for i in _named_inputs(cex, program) if i.name or i.call],
-        "initial": value_json(cex.initial),
+        # a Horn-clause derivation starts from facts: the slots' initial values mean nothing there
+        "initial": {} if _is_chc(program) else value_json(cex.initial),
         # an abbreviated run (witness.deep): `steps` are its first and last edges, `omitted` ran in between
         "length": getattr(cex, "length", 0) or len(cex.steps),
         "omitted": getattr(cex, "omitted", 0),
         "omitted_at": getattr(cex, "omitted_at", None),
-        "steps": [{"location": str(st.src) if st.src else None, "edge": [st.edge.src, st.edge.dst],
-                   "statements": [t for t in (stmt_text(s, names) for s in st.edge.stmts) if t],
-                   "values": value_json(_unique_keys(_shown_values(st.values, names)))} for st in cex.steps],
+        "steps": steps,
     }
+
+
+def _derivation_lines(cex: Counterexample, program: Program, head: str) -> list[str]:
+    """A Horn-clause counterexample: the clauses applied, by their position in the file, each with the fact it
+    derives and its variables' values under their names in the file."""
+    derived = _derivation(cex, program)
+    last = next((d for d in reversed(derived) if d is not None), None)
+    if last is not None and last.clause.head is None:
+        file = Path(program.source_file).name if program.source_file else None
+        at = f" ({file}:{last.clause.line})" if file and last.clause.line else ""
+        head += f": false is derived by clause {last.clause.number}{at}"
+    width = max((len(d.fact) for d in derived if d is not None), default=0)
+    rows: list = [(d.where, f"{d.fact:<{width}}", ", ".join(f"{n} = {_smt_value(v)}" for n, v in d.variables or ()))
+                  if d is not None else None for d in derived]
+    omitted = getattr(cex, "omitted", 0)
+    if omitted:
+        rows.insert(cex.omitted_at, ("...", f"{omitted} clause applications here are not shown", ""))
+    return [head, "  derivation (clause, the fact it derives, with the values of the clause's variables):"] + \
+        _table([r for r in rows if r is not None], "with")
+
+
+def _table(rows: list[tuple[str, str, str]], sep: str) -> list[str]:
+    """Trace rows (where, what, values) aligned, the middle of a very long trace left out."""
+    width = max((len(r[0]) for r in rows), default=0)
+    body = [f"    {where:<{width}}  {text}" + (f"   {sep} {vals}" if vals else "") for where, text, vals in rows]
+    if len(body) > MAX_TRACE_LINES:
+        cut = len(body) - MAX_TRACE_LINES
+        body = body[: MAX_TRACE_LINES // 2] + [f"    ... {cut} steps omitted (see --json) ..."] + \
+            body[-MAX_TRACE_LINES // 2:]
+    return body
 
 
 def counterexample_lines(cex: Counterexample, program: Program | None) -> list[str]:
     names = _names(program)
     head = "counterexample" + (" (validated by replay)" if cex.validated else " (NOT validated)")
+    if _is_chc(program):
+        return _derivation_lines(cex, program, head)
     if cex.violated_at is not None:
         head += f": reach_error() is reached at {cex.violated_at}"
     lines = [head]
@@ -221,13 +323,7 @@ def counterexample_lines(cex: Counterexample, program: Program | None) -> list[s
     if omitted:
         rows.insert(cex.omitted_at, ("...", f"{omitted} edges executed here are not shown", ""))
     rows = [r for r in rows if r is not None]
-    width = max((len(r[0]) for r in rows), default=0)
-    body = [f"    {where:<{width}}  {text}" + (f"   => {vals}" if vals else "") for where, text, vals in rows]
-    if len(body) > MAX_TRACE_LINES:
-        cut = len(body) - MAX_TRACE_LINES
-        body = body[: MAX_TRACE_LINES // 2] + [f"    ... {cut} steps omitted (see --json) ..."] + \
-            body[-MAX_TRACE_LINES // 2:]
-    return lines + body
+    return lines + _table(rows, "=>")
 
 
 def split_tracebacks(stats: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:

@@ -78,8 +78,10 @@ def test_json_output_shape(capsys, fake_engines, chc_file):
     assert cex["validated"] is True and cex["inputs"] == [7] and cex["violated_at"] == "prog.c:9"
     assert len(cex["steps"]) == 2
     step = cex["steps"][0]
-    assert set(step) == {"location", "edge", "statements", "values"} and step["values"] == {"x": 1}
-    assert any("nondet()" in s or "=" in s for s in step["statements"])
+    # a Horn-clause step: the clause (its position, its line), the fact it derives, its variables by name
+    assert set(step) == {"location", "edge", "statements", "values", "clause", "derived"}
+    assert step["clause"] == 1 and step["location"] == f"{chc_file}:3" and step["derived"] == "inv(0, 0)"
+    assert step["values"] == {"x": 0, "y": 0} and step["statements"][0].startswith("(forall ((x Int) (y Int))")
 
 
 def test_result_lines_follow_svcomp_and_chc_comp(capsys, fake_engines, chc_file):
@@ -107,9 +109,17 @@ def test_chc_comp_output_needs_a_horn_clause_file(capsys):
 def test_false_prints_a_readable_trace(capsys, fake_engines, chc_file):
     code, out, _ = run_cli(capsys, "verify", chc_file, "--engine", "fake_false")
     assert code == 0 and out.startswith("unsat\n")
+    assert "counterexample (validated by replay)" in out
+    assert "clause 1 (line 3)  inv(0, 0)   with x = 0, y = 0" in out
+    # the fake's second step wrote nothing the clause's variables can be computed from: shown without values
+    assert "clause 2 (line 4)  inv(?, ?)" in out
+
+
+def test_c_trace_names_inputs_and_the_violated_call(capsys, fake_engines):
+    code, out, _ = run_cli(capsys, "verify", EXAMPLES / "count_unsafe.c", "--engine", "fake_false")
+    assert code == 0 and out.startswith("FALSE(unreach-call)\n")
     assert "counterexample (validated by replay): reach_error() is reached at prog.c:9" in out
-    assert "inputs" in out and "7" in out
-    assert "counter.smt2:1" in out and "=> x = 1" in out
+    assert "inputs" in out and "7" in out and "=> x = 1" in out
 
 
 def test_unvalidated_false_is_reported_unknown(capsys, fake_engines, chc_file):
@@ -340,3 +350,23 @@ def test_svcomp_result_names_the_violated_property():
     assert svcomp_result(false_at("chc-query"), "check-sat") == "FALSE"
     assert svcomp_result(Verdict(Status.FALSE, "e", "r"), "termination") == "FALSE(termination)"
     assert svcomp_result(Verdict.unknown("e", "r"), "unreach-call") == "UNKNOWN"
+
+
+def test_horn_clause_counterexample_is_a_derivation_in_the_files_terms(capsys, tmp_path):
+    """unsat with the clauses applied, named by their position and line, the facts they derive and the
+    clause's variables under their names in the file: no slot (i0, i1) and no clause number posing as a line."""
+    from helpers.fake_engines import COUNTER_SMT2
+    f = tmp_path / "unsafe.smt2"
+    f.write_text(COUNTER_SMT2.replace("(not (= y 20))", "(= y 20)"))
+    code, out, _ = run_cli(capsys, "verify", f, "--engine", "bmc")
+    assert code == 0 and out.startswith("unsat\n"), out
+    assert "false is derived by clause 3 (unsafe.smt2:6)" in out
+    assert "clause 1 (line 3)  inv(0, 0)  " in out and "with x = 0, y = 0" in out
+    assert "clause 2 (line 4)  inv(1, 2)  " in out and "with x = 0, y = 0, x1 = 1, y1 = 2" in out
+    assert "clause 3 (line 6)  false" in out and "with x = 10, y = 20" in out
+    assert "i0" not in out and "i1" not in out
+    code, out, _ = run_cli(capsys, "verify", f, "--engine", "bmc", "--json")
+    cex = json.loads(out)["counterexample"]
+    assert [s["clause"] for s in cex["steps"]] == [1] + [2] * 10 + [3]
+    assert cex["steps"][-1]["values"] == {"x": 10, "y": 20} and cex["steps"][-1]["derived"] == "false"
+    assert "i0" not in json.dumps(cex)

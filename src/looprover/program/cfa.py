@@ -129,6 +129,19 @@ class VarInfo:
     src: SrcLoc | None = None
 
 
+@dataclass(frozen=True)
+class ClauseStep:
+    """The Horn clause an edge of a CHC program applies, as the file states it, so that a trace can speak of
+    clauses, predicates and variables instead of locations and slots. `head_args` and the variables' values
+    are IR expressions over the state before the edge and the values its havocs chose."""
+    number: int                                 # the clause's position in the file, from 1
+    line: int | None                            # the line of its `(assert`
+    head: str | None                            # the head predicate, None for a query (head `false`)
+    head_args: tuple[Expr, ...]
+    variables: tuple[tuple[str, Expr], ...]     # the clause's variables by their names in the file
+    text: str                                   # the clause in SMT-LIB syntax
+
+
 # ------------------------------------------------------------------------------------------ program
 @dataclass(frozen=True)
 class Program:
@@ -143,6 +156,7 @@ class Program:
     loc_names: Mapping[int, str] = field(default_factory=dict)   # e.g. loop heads, labels (for printing)
     data_model: str = "ILP32"
     source_file: str | None = None
+    clauses: Mapping[Edge, ClauseStep] = field(default_factory=dict)   # Horn-clause input: each edge's clause
 
     @cached_property
     def _out(self) -> dict[int, list[Edge]]:
@@ -224,6 +238,7 @@ class ProgramBuilder:
         self.num_locs = 0
         self.loc_src: dict[int, SrcLoc] = {}
         self.loc_names: dict[int, str] = {}
+        self.clauses: dict[Edge, ClauseStep] = {}
         self.init = self.new_loc()
         self.exit: int | None = None
 
@@ -263,7 +278,8 @@ class ProgramBuilder:
         if exit_loc is None:
             exit_loc = self.new_loc(name="exit")
         p = Program(self.name, dict(self.variables), tuple(self.edges), self.init, exit_loc, self.num_locs,
-                    dict(self.loc_src), dict(self.loc_names), self.data_model, self.source_file)
+                    dict(self.loc_src), dict(self.loc_names), self.data_model, self.source_file,
+                    dict(self.clauses))
         p.check()
         return p
 

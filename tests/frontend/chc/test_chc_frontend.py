@@ -200,3 +200,43 @@ def test_every_shared_chc_file_loads(shared_dir):
     for f in files:
         p = load_chc_program(f)
         assert any(isinstance(s, Assert) for _, s in p.statements()), f
+
+
+def test_assert_lines_skip_comments_strings_and_quoted_symbols():
+    from looprover.frontend.chc import assert_lines
+    text = ('(set-info :source |an (assert in a quoted symbol|)\n'
+            '; (assert in a comment)\n'
+            '(set-info :note "a (assert in a string, with "" inside)")\n'
+            '(declare-fun |p q| (Int) Bool)\n'
+            '(assert (forall ((x Int)) (=> (= x 0) (|p q| x))))\n'
+            '\n'
+            '  (assert\n   (forall ((x Int)) (=> (|p q| x) false)))\n'
+            '(assert-soft true)\n')
+    assert assert_lines(text) == [5, 7]
+
+
+def test_edges_keep_their_clause_position_line_and_variable_names(tmp_path):
+    """Traces speak of the file's clauses: the k-th assert is clause k at its own line, and its variables keep
+    their names (the slots i0, i1 are shared by every predicate)."""
+    p = load_chc_program(write(tmp_path, "; a comment line\n" + COUNTER))
+    by_number = {c.number: (e, c) for e, c in p.clauses.items()}
+    assert sorted(by_number) == [1, 2, 3] and [c.line for _, (_, c) in sorted(by_number.items())] == [4, 5, 7]
+    edge, rule = by_number[2]
+    assert rule.head == "inv" and [n for n, _ in rule.variables] == ["x", "y", "x1", "y1"]
+    assert all(s.src is not None and s.src.line == 5 for s in edge.stmts)
+    # the values are expressions over the state before the step: x1 = x + 1 from x in slot i0
+    res = interp.try_edge(interp.Evaluator(), edge, {"i0": 3, "i1": 6}, interp.Oracle())
+    values = {n: interp.Evaluator().eval(e, {"i0": 3, "i1": 6}) for n, e in rule.variables}
+    assert values == {"x": 3, "y": 6, "x1": 4, "y1": 8}
+    assert [interp.Evaluator().eval(e, {"i0": 3, "i1": 6}) for e in rule.head_args] == [4, 8]
+    assert (res.state["i0"], res.state["i1"]) == (4, 8)
+    assert by_number[3][1].head is None and "(inv x y)" in by_number[3][1].text
+
+
+def test_unsupported_clause_is_named_by_line_and_position(tmp_path):
+    text = ("(set-logic HORN)\n(declare-fun p (Int) Bool)\n(declare-fun r (Int) Bool)\n"
+            "(assert (forall ((x Int)) (=> (= x 0) (p x))))\n"
+            "(assert (forall ((x Int)) (=> (and (p x) (r x)) false)))\n")
+    with pytest.raises(UnsupportedError) as err:
+        load_chc_program(write(tmp_path, text))
+    assert str(err.value).endswith("t.smt2:5 (clause 2)")

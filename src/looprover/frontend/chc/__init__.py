@@ -11,6 +11,10 @@ multi-loop engine) and every printer works on Horn clauses too. The translation 
                             as a plain argument is replaced by the slot itself, so no equation is needed)
   query  P(t) & phi -> false -> edge P -> exit: ...; assume phi; assert false ("chc-query")
 
+Each edge keeps its clause as the file states it (`Program.clauses`: position, line, predicate, the clause's
+variable names and their values as IR expressions), so a counterexample is shown as a derivation in the
+file's terms (clause 2 derives inv(1, 2) with x = 0, x1 = 1, ...), not in slots.
+
 So the clauses are satisfiable (sat, safe) iff the assertion is never violated (TRUE). Only linear clauses over
 Int/Bool (LIA) are in scope; anything else raises UnsupportedError. SMT-LIB `div`/`mod` are Euclidean;
 they are rewritten into C's truncating `/` and `%` (constant divisors only). Constant sub-expressions
@@ -26,7 +30,7 @@ from pathlib import Path
 import z3
 
 from looprover.errors import InputError, UnsupportedError
-from looprover.program.cfa import Assert, Assign, Assume, Havoc, Program, ProgramBuilder, SrcLoc
+from looprover.program.cfa import Assert, Assign, Assume, ClauseStep, Havoc, Program, ProgramBuilder, SrcLoc
 from looprover.program.expr import (
     BOOL, FALSE, MATH_INT, TRUE, Expr, IntConst, Unary, Var, and_, binary, cmp, ite, not_,
     or_,
@@ -43,6 +47,50 @@ class Clause:
     head: z3.ExprRef | None        # predicate application, or None for a query (head false)
     variables: list[z3.ExprRef]
     index: int
+    names: list[str]               # the variables' names in the file
+    line: int | None               # where its `(assert` is
+    text: str                      # the clause in SMT-LIB syntax
+
+
+def _where(path: Path, line: int | None, index: int) -> str:
+    """How messages name a clause: its line and its position (clause k is the k-th assert of the file)."""
+    return (f"{path}:{line} " if line else f"{path}: ") + f"(clause {index + 1})"
+
+
+def assert_lines(text: str) -> list[int]:
+    """The line of every top-level `(assert` in SMT-LIB2 text, in order (z3's parser keeps no positions).
+    Skips comments, string literals and |quoted symbols|, which may contain parentheses."""
+    lines: list[int] = []
+    line, depth, i, n = 1, 0, 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "\n":
+            line += 1
+        elif ch == ";":
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+            continue
+        elif ch in "\"|":
+            j = i + 1
+            while j < n:
+                if text[j] == ch:
+                    if ch == '"' and j + 1 < n and text[j + 1] == '"':   # "" is an escaped quote
+                        j += 2
+                        continue
+                    break
+                j += 1
+            line += text.count("\n", i, j)
+            i = j + 1
+            continue
+        elif ch == "(":
+            if depth == 0 and text.startswith("assert", i + 1) and \
+                    (i + 7 >= n or not (text[i + 7].isalnum() or text[i + 7] in "_-!.")):
+                lines.append(line)
+            depth += 1
+        elif ch == ")":
+            depth = max(depth - 1, 0)
+        i += 1
+    return lines
 
 
 def load_chc_program(path: str | os.PathLike) -> Program:
@@ -56,8 +104,11 @@ def load_chc_program(path: str | os.PathLike) -> Program:
         assertions = z3.parse_smt2_string(text)
     except z3.Z3Exception as exc:
         raise InputError(f"{path}: cannot parse SMT-LIB2: {exc}") from None
+    lines: list[int | None] = list(assert_lines(text))
+    if len(lines) != len(assertions):       # not one assertion per assert command: no lines rather than wrong ones
+        lines = [None] * len(assertions)
     preds: dict[str, z3.FuncDeclRef] = {}
-    clauses = [_split_clause(a, i, preds, path) for i, a in enumerate(assertions)]
+    clauses = [_split_clause(a, i, preds, path, lines[i]) for i, a in enumerate(assertions)]
     return _build_program(path, preds, clauses)
 
 
@@ -67,15 +118,18 @@ def _is_pred_app(t: z3.ExprRef, preds: dict[str, z3.FuncDeclRef]) -> bool:
         t.decl().name() in preds
 
 
-def _split_clause(a: z3.ExprRef, index: int, preds: dict, path: Path) -> Clause:
+def _split_clause(a: z3.ExprRef, index: int, preds: dict, path: Path, line: int | None = None) -> Clause:
+    where = _where(path, line, index)
     variables: list[z3.ExprRef] = []
+    names: list[str] = []
     body = a
     while z3.is_quantifier(body):
         if not body.is_forall():
-            raise UnsupportedError("existential quantifier in a clause", f"{path}: assertion {index + 1}")
+            raise UnsupportedError("existential quantifier in a clause", where)
         n = body.num_vars()
         consts = [z3.Const(f"{body.var_name(i)}!{index}", body.var_sort(i)) for i in range(n)]
         variables.extend(consts)
+        names.extend(body.var_name(i) for i in range(n))
         # de Bruijn index 0 is the last bound variable
         body = z3.substitute_vars(body.body(), *reversed(consts))
     var_ids = {v.get_id() for v in variables}
@@ -87,8 +141,7 @@ def _split_clause(a: z3.ExprRef, index: int, preds: dict, path: Path) -> Clause:
                 d = t.decl()
                 preds.setdefault(d.name(), d)
             else:
-                raise UnsupportedError(f"uninterpreted function {t.decl().name()}",
-                                       f"{path}: assertion {index + 1}")
+                raise UnsupportedError(f"uninterpreted function {t.decl().name()}", where)
         for c in t.children():
             collect_preds(c)
 
@@ -101,7 +154,7 @@ def _split_clause(a: z3.ExprRef, index: int, preds: dict, path: Path) -> Clause:
         heads = [c for c in body.children() if _is_pred_app(c, preds)]
         negs = [c for c in body.children() if not _is_pred_app(c, preds)]
         if len(heads) > 1:
-            raise UnsupportedError("clause with several positive predicates", f"{path}: assertion {index + 1}")
+            raise UnsupportedError("clause with several positive predicates", where)
         head = heads[0] if heads else z3.BoolVal(False)
         lhs = z3.And(*[z3.Not(c) for c in negs]) if negs else z3.BoolVal(True)
     else:
@@ -110,11 +163,10 @@ def _split_clause(a: z3.ExprRef, index: int, preds: dict, path: Path) -> Clause:
     body_preds = [c for c in conj if _is_pred_app(c, preds)]
     rest = [c for c in conj if not _is_pred_app(c, preds)]
     if len(body_preds) > 1:
-        raise UnsupportedError(f"non-linear clause ({len(body_preds)} predicates in the body)",
-                               f"{path}: assertion {index + 1}")
+        raise UnsupportedError(f"non-linear clause ({len(body_preds)} predicates in the body)", where)
     for c in rest:
         if _mentions_pred(c, preds):
-            raise UnsupportedError("predicate under negation or disjunction", f"{path}: assertion {index + 1}")
+            raise UnsupportedError("predicate under negation or disjunction", where)
     if z3.is_false(head):
         head_app = None
     elif _is_pred_app(head, preds):
@@ -123,7 +175,8 @@ def _split_clause(a: z3.ExprRef, index: int, preds: dict, path: Path) -> Clause:
         # An interpreted head h: P(t) & phi -> h is the query P(t) & phi & !h -> false.
         rest.append(z3.Not(head))
         head_app = None
-    return Clause(body_preds, z3.And(*rest) if rest else z3.BoolVal(True), head_app, variables, index)
+    return Clause(body_preds, z3.And(*rest) if rest else z3.BoolVal(True), head_app, variables, index, names, line,
+                  " ".join(a.sexpr().split()))
 
 
 def _flatten_and(t: z3.ExprRef) -> list[z3.ExprRef]:
@@ -260,8 +313,8 @@ def _build_program(path: Path, preds: dict[str, z3.FuncDeclRef], clauses: list[C
         slots[name] = vs
 
     for c in clauses:
-        where = f"{path}: assertion {c.index + 1}"
-        src = SrcLoc(str(path), c.index + 1)
+        where = _where(path, c.line, c.index)
+        src = SrcLoc(str(path), c.line) if c.line else None
         mapping: dict[int, Expr] = {}
         equations: list[tuple[z3.ExprRef, Var]] = []
         src_loc = b.init
@@ -290,14 +343,17 @@ def _build_program(path: Path, preds: dict[str, z3.FuncDeclRef], clauses: list[C
         stmts: list = [Havoc(tuple(havoc), src)] if havoc else []
         if cond != TRUE:
             stmts.append(Assume(cond, src))
+        clause_vars = tuple((n, mapping[v.get_id()]) for n, v in zip(c.names, c.variables))
         if c.head is None:
-            b.add_edge(src_loc, b.exit, *stmts, Assert(FALSE, QUERY_PROP, src))
+            edge = b.add_edge(src_loc, b.exit, *stmts, Assert(FALSE, QUERY_PROP, src))
+            b.clauses[edge] = ClauseStep(c.index + 1, c.line, None, (), clause_vars, c.text)
             continue
         name = c.head.decl().name()
         targets = slots[name]
         values = [tr(a) for a in c.head.children()]
         stmts.extend(_parallel_assign(targets, values, lambda t, k: pooled("n", t, k), src))
-        b.add_edge(src_loc, loc[name], *stmts)
+        edge = b.add_edge(src_loc, loc[name], *stmts)
+        b.clauses[edge] = ClauseStep(c.index + 1, c.line, name, tuple(values), clause_vars, c.text)
     return b.build()
 
 
