@@ -240,3 +240,18 @@ def test_unsupported_clause_is_named_by_line_and_position(tmp_path):
     with pytest.raises(UnsupportedError) as err:
         load_chc_program(write(tmp_path, text))
     assert str(err.value).endswith("t.smt2:5 (clause 2)")
+
+
+@pytest.mark.parametrize("text, message", [
+    ("(set-logic HORN)\n(declare-fun p (Int) Bool)\n(assert (forall ((x Int)) (=> (> x 0) (p x)))\n"
+     "(assert (forall ((x Int)) (=> (and (p x) (> x 5 ) false))))\n",
+     "t.smt2:4:0: invalid assert command, ')' expected"),
+    ("(set-logic HORN)\n(declare-fun p (Int) Bool)\n(assert (> x 0))\n(assert (p \"a\"))\n",
+     "t.smt2:3:11: unknown constant x (and 1 more error)"),
+])
+def test_parse_errors_are_one_readable_line(tmp_path, text, message):
+    """z3 reports parse errors as the bytes of `(error "line L column C: ...")`: shown as file:line:column, not as
+    a Python bytes literal."""
+    with pytest.raises(InputError) as err:
+        load_chc_program(write(tmp_path, text))
+    assert str(err.value).endswith(message) and "b'" not in str(err.value) and "\n" not in str(err.value)

@@ -24,6 +24,7 @@ is a constant expression counts as a constant, as it does for z3.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,6 +51,22 @@ class Clause:
     names: list[str]               # the variables' names in the file
     line: int | None               # where its `(assert` is
     text: str                      # the clause in SMT-LIB syntax
+
+
+_Z3_ERROR = re.compile(r'\(error "line (\d+) column (\d+): (.*?)"\)', re.S)
+
+
+def parse_error(path: Path, exc: z3.Z3Exception) -> str:
+    """z3's parse error as `file:line:column: message` (z3 gives it as the bytes of `(error "line L column C:
+    ...")` lines, one per error; the first is the one to fix)."""
+    v = getattr(exc, "value", exc)
+    text = v.decode(errors="replace") if isinstance(v, bytes) else str(v)
+    errors = _Z3_ERROR.findall(text)
+    if not errors:
+        return f"{path}: cannot parse SMT-LIB2: {' '.join(text.split())}"
+    line, col, msg = errors[0]
+    more = f" (and {len(errors) - 1} more error{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
+    return f"{path}:{line}:{col}: {' '.join(msg.split())}{more}"
 
 
 def _where(path: Path, line: int | None, index: int) -> str:
@@ -103,7 +120,7 @@ def load_chc_program(path: str | os.PathLike) -> Program:
     try:
         assertions = z3.parse_smt2_string(text)
     except z3.Z3Exception as exc:
-        raise InputError(f"{path}: cannot parse SMT-LIB2: {exc}") from None
+        raise InputError(parse_error(path, exc)) from None
     lines: list[int | None] = list(assert_lines(text))
     if len(lines) != len(assertions):       # not one assertion per assert command: no lines rather than wrong ones
         lines = [None] * len(assertions)
