@@ -65,7 +65,17 @@ def test_empty_file(tmp_path, name):
 
 def test_horn_clause_syntax_error(tmp_path):
     f = write(tmp_path, "bad.smt2", "(set-logic HORN)\n(assert (forall ((x Int)) (=> (> x 0) \n")
-    assert_input_error(looprover("verify", f), "bad.smt2")
+    r = looprover("verify", f)
+    assert_input_error(r, "bad.smt2:3:0: invalid expression")
+    assert "b'" not in r.stderr
+
+
+def test_binary_file_gives_one_short_line(tmp_path):
+    f = tmp_path / "x.c"
+    f.write_bytes(b"\x7fELF\x02\x01\x01" + bytes(range(256)) * 2000)
+    r = looprover("verify", f, "--json")
+    assert_input_error(r, "x.c: binary file", "not C source")
+    assert len(r.stderr) < 200 and len(r.stdout) < 300 and json.loads(r.stdout)["status"] == "ERROR"
 
 
 def test_c_syntax_error(tmp_path):

@@ -36,6 +36,32 @@ def test_empty_missing_and_mainless_files():
         load_c_program(PROGRAMS / "counter_unsafe.c", "LLP64")
 
 
+def test_binary_file_is_refused_before_the_compiler(tmp_path):
+    """An executable named x.c: one short error, not the compiler's complaints about each of its bytes."""
+    f = tmp_path / "x.c"
+    f.write_bytes(b"\x7fELF\x02\x01\x01" + bytes(range(256)) * 2000)
+    with pytest.raises(InputError) as ei:
+        load_c_program(f)
+    assert str(ei.value) == f"{f}: binary file (NUL byte at offset 7), not C source"
+
+
+def test_compiler_errors_are_few_and_short(tmp_path, gcc):
+    """gcc echoes the offending source line after each error: the message keeps the diagnostics only, at most
+    five, each cut to a readable length."""
+    f = tmp_path / "many.c"
+    f.write_text("\n".join("#error " + "e" * 2000 for _ in range(500)) + "\n")
+    with pytest.raises(InputError) as ei:
+        load_c_program(f)
+    msg = str(ei.value)
+    assert len(msg) < 1200 and msg.count("error: #error") == 5 and msg.endswith("(and 495 more)")
+    assert "many.c:1:2: error: #error eee" in msg and "|" not in msg
+    g = tmp_path / "long.c"
+    g.write_text("\n".join(f"int x{i} = " + "y" * 2000 + ";" for i in range(500)) + "\n")
+    with pytest.raises(InputError) as ei:
+        load_c_program(g)
+    assert len(str(ei.value)) < 1200 and "long.c:1: error: use of undeclared identifier" in str(ei.value)
+
+
 @pytest.mark.parametrize("name, construct, line", [
     ("uses_float.c", "floating-point", 4),
     ("recursion.c", "recursion ('fib')", 3),

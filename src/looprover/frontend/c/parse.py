@@ -9,6 +9,7 @@ without the 32-bit multilib headers get the x86 biarch headers of the host plus 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -19,6 +20,7 @@ from pathlib import Path
 import clang.cindex as ci
 
 from looprover.errors import InputError
+from looprover.frontend import check_text
 from looprover.frontend.c.clang_api import presumed_location
 
 TRIPLES = {"ILP32": "i386-pc-linux-gnu", "LP64": "x86_64-pc-linux-gnu"}
@@ -113,9 +115,31 @@ def preprocess(path: Path, data_model: str) -> str | None:
         # a gcc built without 32-bit support: host headers (only matters for __WORDSIZE-dependent typedefs)
         r = _run_cpp(gcc, [], path)
     if r.returncode != 0:
-        msg = "\n".join(l for l in r.stderr.splitlines() if "error" in l) or r.stderr.strip()
-        raise InputError(f"preprocessing failed: {msg}")
+        raise InputError(f"preprocessing failed: {_gcc_errors(r.stderr)}")
     return r.stdout
+
+
+_GCC_ERROR = re.compile(r"^(?P<where>[^\s:][^:]*:\d+(?::\d+)?): (?:fatal )?error: (?P<msg>.*)$")
+MAX_ERRORS = 5          # compiler errors quoted in one InputError
+MAX_ERROR_CHARS = 200   # of each: a message quotes the offending source, which may be one enormous line
+
+
+def _short(msg: str) -> str:
+    msg = " ".join(msg.split())
+    return msg if len(msg) <= MAX_ERROR_CHARS else msg[:MAX_ERROR_CHARS - 3] + "..."
+
+
+def _summary(errors: list[str]) -> str:
+    more = f" (and {len(errors) - MAX_ERRORS} more)" if len(errors) > MAX_ERRORS else ""
+    return "; ".join(_short(e) for e in errors[:MAX_ERRORS]) + more
+
+
+def _gcc_errors(stderr: str) -> str:
+    """gcc's error diagnostics (`file:line:col: error: ...`), without the source lines and carets it echoes
+    after each, a few and each short: the message is one line for the user."""
+    errors = [f"{m['where']}: error: {m['msg']}" for m in map(_GCC_ERROR.match, stderr.splitlines()) if m]
+    return _summary(errors) if errors else _short(stderr.strip().splitlines()[0] if stderr.strip() else
+                                                   "gcc failed without a message")
 
 
 def parse(path_like: str | os.PathLike, data_model: str) -> Parsed:
@@ -131,6 +155,7 @@ def parse(path_like: str | os.PathLike, data_model: str) -> Parsed:
         raise InputError(f"{shown}: cannot read: {exc.strerror or exc}") from None
     if not raw.strip():
         raise InputError(f"{shown}: empty file")
+    check_text(shown, raw, "C source")
 
     args = ["-x", "c", "-std=gnu17", "-target", TRIPLES[data_model], "-Ulinux", "-Uunix", "-Ui386",
             *_RELAX, "-ferror-limit=0", "-fbracket-depth=100000"]
@@ -159,6 +184,5 @@ def parse(path_like: str | os.PathLike, data_model: str) -> Parsed:
             f, line, _ = parsed.where(d.location) if d.location.file is not None else (shown, 0, 0)
             errors.append(f"{f}:{line}: error: {d.spelling}")
     if errors:
-        more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
-        raise InputError("; ".join(errors[:5]) + more)
+        raise InputError(_summary(errors))
     return parsed

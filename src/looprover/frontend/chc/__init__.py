@@ -31,6 +31,7 @@ from pathlib import Path
 import z3
 
 from looprover.errors import InputError, UnsupportedError
+from looprover.frontend import check_text
 from looprover.program.cfa import Assert, Assign, Assume, ClauseStep, Havoc, Program, ProgramBuilder, SrcLoc
 from looprover.program.expr import (
     BOOL, FALSE, MATH_INT, TRUE, Expr, IntConst, Unary, Var, and_, binary, cmp, ite, not_,
@@ -114,7 +115,9 @@ def load_chc_program(path: str | os.PathLike) -> Program:
     path = Path(path)
     if not path.is_file():
         raise InputError(f"{path}: no such file")
-    text = path.read_text(errors="replace")
+    raw = path.read_bytes()
+    check_text(str(path), raw, "SMT-LIB2 text")
+    text = raw.decode(errors="replace")
     if not text.strip():
         raise InputError(f"{path}: empty file")
     try:
