@@ -36,6 +36,16 @@ def test_empty_missing_and_mainless_files():
         load_c_program(PROGRAMS / "counter_unsafe.c", "LLP64")
 
 
+@pytest.mark.parametrize("name", ["prog.txt", "prog"])
+def test_c_in_a_file_with_another_suffix_is_c(tmp_path, name):
+    """Any input that is not .i, .smt2 or .yml is C: gcc must be told so, or it hands prog.txt to the linker
+    and preprocesses nothing ("no definition of main()")."""
+    f = tmp_path / name
+    f.write_text("#define N 3\nint r;\nint main(void) { r = N; return 0; }\n")
+    p = load_c_program(f)
+    assert interp.run(p, interp.Oracle()).state["r"] == 3
+
+
 def test_binary_file_is_refused_before_the_compiler(tmp_path):
     """An executable named x.c: one short error, not the compiler's complaints about each of its bytes."""
     f = tmp_path / "x.c"

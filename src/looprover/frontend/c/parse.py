@@ -97,7 +97,8 @@ def _gcc_flags(data_model: str, gcc: str) -> list[str]:
 
 
 def _run_cpp(gcc: str, flags: list[str], path: Path):
-    cmd = [gcc, "-E", "-std=gnu17", *flags, *_AS_CLANG, "-I", str(path.parent), str(path)]
+    # -x c: gcc picks the language by suffix and passes a prog.txt on to the linker, preprocessing nothing
+    cmd = [gcc, "-E", "-x", "c", "-std=gnu17", *flags, *_AS_CLANG, "-I", str(path.parent), str(path)]
     try:
         return subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=120)
     except (OSError, subprocess.SubprocessError) as exc:
