@@ -11,6 +11,7 @@ counterexample uses), so only JSON-able data crosses the pipe.
 """
 from __future__ import annotations
 
+import importlib
 import multiprocessing as mp
 import time
 import traceback
@@ -22,7 +23,9 @@ from looprover.deadline import Deadline
 from looprover.engines import get_engine
 from looprover.engines.base import Run, Task, run_engine
 from looprover.errors import InputError, LooproverError, UnsupportedError
-from looprover.processes import Child, out_of_memory, set_memory_limit
+from looprover.processes import (
+    Child, address_space_mb, out_of_memory, out_of_memory_reason, set_memory_limit,
+)
 from looprover.program.cfa import Program
 from looprover.properties import CHECK_SAT, Property, default_property, load_property
 from looprover.report import split_tracebacks, verdict_json, verdict_text
@@ -30,6 +33,9 @@ from looprover.smt.encode import bitvector_reason
 from looprover.verdict import Verdict
 
 KILL_GRACE = 1.0          # seconds past the deadline before the job's process is killed
+# address space a run needs beyond what is loaded before it starts: z3 starts a thread (8 MB of stack) per
+# solver timeout in each engine process; a trivial task ran with 10 MB, crashed with 5 (measured)
+MIN_HEADROOM_MB = 16
 PHASES = ("starting", "loading the program", "running the engine", "rendering the result")
 
 
@@ -181,8 +187,7 @@ def run_job(job: Job, options: JobOptions, start: float, deadline: Deadline,
         verdict = Verdict.unknown(options.engine, str(exc))
     except Exception as exc:  # noqa: BLE001 -- user input never produces a traceback (except with --debug)
         if out_of_memory(exc):
-            verdict = Verdict.unknown(options.engine, "out of memory" + (f" (--memory {options.memory} MB)"
-                                                                        if options.memory else ""))
+            verdict = Verdict.unknown(options.engine, out_of_memory_reason())
         else:
             verdict = Verdict.unknown(options.engine, f"internal error: {type(exc).__name__}: {exc}",
                                       traceback=traceback.format_exc())
@@ -202,14 +207,16 @@ def run_job_limited(job: Job, options: JobOptions, start: float, deadline: Deadl
     """`run_job` in a child process killed at the deadline (plus KILL_GRACE): returns by then whatever the
     front-end or the engine is doing, with UNKNOWN and the phase it was stopped in."""
     phase = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn").Value("i", 0)
-    child = Child("looprover-job", _child_job, job, options, start, deadline, phase, daemon=False)
+    child = Child("looprover-job", _child_job, job, options, start, deadline, phase, daemon=False,
+                  memory_limit=options.memory)
     try:
         ready = Child.wait([child], deadline.left() + KILL_GRACE)
         if ready:
             ok, value = child.result()
             if ok:
                 return value
-            reason = f"internal error: the run crashed while {PHASES[phase.value]} ({value})"
+            reason = value if value.startswith("out of memory") else \
+                f"internal error: the run crashed while {PHASES[phase.value]} ({value})"
             return render(Verdict.unknown(options.engine, reason), None, job, start)
     finally:
         child.kill()
@@ -222,5 +229,41 @@ def _child_job(job: Job, options: JobOptions, start: float, deadline: Deadline, 
     parent, which only waits and prints."""
     def set_phase(p: int) -> None:
         phase.value = p
+    if options.memory:
+        preload(job, options.engine)
+        loaded = address_space_mb()
+        if loaded is not None and options.memory - loaded < MIN_HEADROOM_MB:
+            why = f"out of memory (--memory {options.memory} MB: looprover maps {loaded} MB before it starts and " \
+                  f"needs {MIN_HEADROOM_MB} MB more)"
+            return render(Verdict.unknown(options.engine, why), None, job, start)
     set_memory_limit(options.memory)
     return run_job(job, options, start, deadline, set_phase)
+
+
+def preload(job: Job, engine: str) -> None:
+    """Load, before `--memory` applies, the code the job would otherwise load under it: the front-end with its
+    native library, the engines, the counterexample pipeline. A library that cannot be mapped under the limit
+    fails as an ImportError or a native crash, not as a MemoryError; loaded first, the limit measures what the
+    run computes. A failure here is left for the run itself to report."""
+    from looprover.engines import ENGINES
+    names = [*ENGINES, "portfolio"] if engine == "portfolio" else [engine]
+    steps: list[Callable[[], Any]] = [lambda n=n: get_engine(n) for n in names]
+    if job.is_chc:
+        steps.append(lambda: importlib.import_module("looprover.frontend.chc"))
+    else:
+        steps.append(_load_libclang)
+    steps += [lambda m=m: importlib.import_module(m) for m in _PIPELINE]
+    for step in steps:
+        try:
+            step()
+        except Exception:  # noqa: BLE001 -- reported by the run that needs it
+            pass
+
+
+_PIPELINE = ("looprover.witness.confirm", "looprover.witness.recheck", "looprover.witness.proofs", "hashlib")
+
+
+def _load_libclang() -> None:
+    import clang.cindex as ci
+    importlib.import_module("looprover.frontend.c.lower")
+    ci.conf.lib             # maps libclang.so

@@ -33,7 +33,7 @@ from typing import Callable
 from looprover.deadline import Deadline
 from looprover.engines import ENGINES, get_engine
 from looprover.engines.base import Engine, Run, Task, run_engine, vet
-from looprover.processes import Child, forking
+from looprover.processes import Child, forking, out_of_memory_reason
 from looprover.program.cfa import Program
 from looprover.timeshare import TimeShare, usable_cores
 from looprover.verdict import Status, Verdict
@@ -120,7 +120,7 @@ def run_portfolio(program: Program, task: Task, run: Run, names: tuple[str, ...]
                 name = engines[i].name
                 ok, value = child.result()
                 results[name] = _checked(program, run, vet(value), bugs) if ok else \
-                    Verdict.unknown(name, f"engine crashed ({value})")
+                    Verdict.unknown(name, value if value.startswith("out of memory") else f"engine crashed ({value})")
                 run.report(f"portfolio: {name} answered {results[name].status.value}")
             decided = _decide(results, bugs)
     finally:
@@ -189,6 +189,8 @@ def _decide(results: dict[str, Verdict], bugs: list[dict] | None = None) -> Verd
 
 
 def _undecided(results: dict[str, Verdict]) -> Verdict:
+    if len(results) > 1 and all(v.reason.startswith("out of memory") for v in results.values()):
+        return Verdict.unknown("portfolio", out_of_memory_reason("in every engine"))
     reasons = "; ".join(f"{name}: {v.reason}" for name, v in results.items())
     return Verdict.unknown("portfolio", reasons or "no engine answered")
 

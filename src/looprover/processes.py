@@ -41,6 +41,57 @@ def set_memory_limit(mb: int | None) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
 
 
+def memory_limit_mb() -> int | None:
+    """The address-space limit this process runs under (`--memory`, inherited by its children), in MB."""
+    try:
+        import resource
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    except (ImportError, OSError, ValueError):
+        return None
+    return None if soft == resource.RLIM_INFINITY else soft // (1024 * 1024)
+
+
+def address_space_mb() -> int | None:
+    """How much address space this process maps now (VmSize), in MB; None where /proc does not say."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) // 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def out_of_memory_reason(detail: str = "") -> str:
+    """The reason of an UNKNOWN for memory, naming the limit that was reached (if there is one)."""
+    mb = memory_limit_mb()
+    parts = [p for p in (f"--memory {mb} MB" if mb else "", detail) if p]
+    return "out of memory" + (f" ({'; '.join(parts)})" if parts else "")
+
+
+# Signals a process dies of when native code (z3, libclang) cannot allocate: an uncaught std::bad_alloc or a
+# thread that cannot be created aborts, an unchecked failed allocation segfaults.
+_NATIVE_CRASHES = (signal.SIGABRT, signal.SIGSEGV, signal.SIGBUS)
+
+
+def death_reason(exitcode: int | None, limit_mb: int | None) -> str:
+    """How a child died, for an UNKNOWN's reason. Under an address-space limit, a native abort or segfault is
+    how a failed allocation shows (the run passed the start-up check, `jobs.preload`, so it ran out while
+    computing); it is reported as out of memory, with the evidence."""
+    if exitcode is not None and exitcode < 0:
+        sig = -exitcode
+        try:
+            name = signal.Signals(sig).name
+        except ValueError:
+            name = f"signal {sig}"
+        if limit_mb and sig in _NATIVE_CRASHES:
+            return f"out of memory (--memory {limit_mb} MB: the process crashed with {name}, as native code does " \
+                   f"when it cannot allocate)"
+        return f"killed by signal {sig} ({name})"
+    return f"exit code {exitcode}"
+
+
 _MEMORY_SIGNS = ("failed to map segment", "cannot allocate memory", "can't start new thread", "out of memory",
                  "std::bad_alloc")
 
@@ -123,8 +174,12 @@ class Child:
     must therefore not be one.
     """
 
-    def __init__(self, name: str, fn: Callable[..., Any], *args: Any, daemon: bool = True):
+    def __init__(self, name: str, fn: Callable[..., Any], *args: Any, daemon: bool = True,
+                 memory_limit: int | None = None):
+        """`memory_limit`: the child's address-space limit in MB, if it sets one itself (else it inherits
+        this process's), for the reason of a crash."""
         ctx = _context()
+        self.memory_limit = memory_limit or memory_limit_mb()
         sys.stdout.flush()    # a forked child flushes its copy of these buffers on exit: empty them first
         sys.stderr.flush()
         recv, send = ctx.Pipe(duplex=False)
@@ -144,9 +199,7 @@ class Child:
             value = self.conn.recv()
         except (EOFError, OSError):
             self.proc.join(timeout=2)
-            code = self.proc.exitcode
-            how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
-            return False, how
+            return False, death_reason(self.proc.exitcode, self.memory_limit)
         finally:
             self.conn.close()
         self.proc.join(timeout=2)

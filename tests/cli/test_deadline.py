@@ -100,3 +100,50 @@ def test_a_memory_limit_too_small_to_load_is_out_of_memory(tmp_path):
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
     data = json.loads(r.stdout)
     assert data["status"] == "UNKNOWN" and data["reason"].startswith("out of memory")
+
+
+def _verify_json(*argv):
+    r = subprocess.run([sys.executable, "-m", "looprover", "verify", *map(str, argv), "--json"],
+                       capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    return json.loads(r.stdout)
+
+
+@pytest.mark.parametrize("mb", [10, 100])
+def test_a_limit_below_what_looprover_loads_says_so(chc_file, mb):
+    """--memory 10 used to end in 'internal error: ImportError' (a module that could not be mapped) and a
+    little more in engines killed by SIGABRT (z3 could not start a thread): the job now loads its code first
+    and answers out of memory when the limit leaves too little, naming both sizes."""
+    data = _verify_json(chc_file, "--memory", mb)
+    assert data["status"] == "UNKNOWN", data
+    assert data["reason"].startswith(f"out of memory (--memory {mb} MB: looprover maps "), data["reason"]
+
+
+@pytest.mark.parametrize("engine", ["bmc", "tpa", "portfolio"])
+def test_a_tight_limit_is_never_an_internal_error(chc_file, engine):
+    """Between 'too little to start' and enough, native code dies of a failed allocation (SIGSEGV, SIGABRT):
+    reported as out of memory with the evidence, never as an internal error."""
+    for mb in (112, 118, 200):
+        data = _verify_json(chc_file, "--memory", mb, "--engine", engine, "--timeout", "20")
+        assert data["status"] in ("TRUE", "UNKNOWN"), data
+        assert data["status"] == "TRUE" or data["reason"].startswith("out of memory"), (mb, data["reason"])
+
+
+def test_a_native_crash_under_a_limit_is_out_of_memory(capsys, fake_engines, chc_file, monkeypatch):
+    from looprover import portfolio
+    monkeypatch.setattr(portfolio, "choose_engines", lambda task, run: ["fake_abort"])
+    for engine in ("fake_abort", "portfolio"):      # the job's own process, and an engine under the portfolio
+        assert cli.main(["verify", str(chc_file), "--engine", engine, "--memory", "4096", "--json"]) == 0
+        reason = json.loads(capsys.readouterr().out)["reason"]
+        assert "out of memory (--memory 4096 MB: the process crashed with SIGABRT" in reason, reason
+        assert cli.main(["verify", str(chc_file), "--engine", engine, "--json"]) == 0      # no limit: a crash
+        reason = json.loads(capsys.readouterr().out)["reason"]
+        assert "crashed" in reason and "SIGABRT" in reason and "out of memory" not in reason, reason
+
+
+def test_engines_that_all_ran_out_of_memory_make_one_reason(capsys, fake_engines, chc_file, monkeypatch):
+    from looprover import portfolio
+    monkeypatch.setattr(portfolio, "choose_engines", lambda task, run: ["fake_abort", "fake_segv"])
+    assert cli.main(["verify", str(chc_file), "--memory", "4096", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["reason"] == "out of memory (--memory 4096 MB; in every engine)", data["reason"]

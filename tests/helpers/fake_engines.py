@@ -89,6 +89,21 @@ FAKES = {
             def solve(self, program, task, options):
                 os._exit(3)
     """,
+    "fake_abort": """
+        class Fake(Engine):
+            name = "fake_abort"
+
+            def solve(self, program, task, options):
+                os.abort()          # how z3 dies when it cannot start a thread under --memory
+    """,
+    "fake_segv": """
+        class Fake(Engine):
+            name = "fake_segv"
+
+            def solve(self, program, task, options):
+                import signal
+                os.kill(os.getpid(), signal.SIGSEGV)     # an unchecked failed allocation in native code
+    """,
     "fake_raise": """
         class Fake(Engine):
             name = "fake_raise"

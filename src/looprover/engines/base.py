@@ -28,7 +28,7 @@ import z3
 
 from looprover.deadline import Deadline, OutOfTime
 from looprover.errors import LooproverError
-from looprover.processes import out_of_memory
+from looprover.processes import out_of_memory, out_of_memory_reason
 from looprover.program.cfa import Program
 from looprover.properties import CHECK_SAT, UNREACH_CALL, Property, default_property
 from looprover.verdict import Counterexample, Status, Verdict
@@ -157,17 +157,17 @@ def run_engine(engine: Engine, program: Program, task: Task, run: Run) -> Verdic
     except OutOfTime:
         verdict = engine.unknown("timeout" + (f" at {run.stage}" if run.stage else ""))
     except MemoryError:
-        verdict = engine.unknown("out of memory")
+        verdict = engine.unknown(out_of_memory_reason())
     except RecursionError:
         verdict = engine.unknown("recursion too deep")
     except LooproverError as err:
         verdict = engine.unknown(str(err))
     except z3.Z3Exception as exc:
         msg = z3_message(exc)
-        verdict = engine.unknown("out of memory" if "out of memory" in msg else f"z3 error: {msg[:300]}")
+        verdict = engine.unknown(out_of_memory_reason() if "out of memory" in msg else f"z3 error: {msg[:300]}")
     except Exception as exc:  # noqa: BLE001 -- an engine bug must end in UNKNOWN, never in a verdict
         if out_of_memory(exc):          # e.g. a module or thread that --memory leaves no room for
-            verdict = engine.unknown("out of memory")
+            verdict = engine.unknown(out_of_memory_reason())
         else:
             verdict = engine.unknown(f"internal error: {type(exc).__name__}: {exc}")
             extra["traceback"] = traceback.format_exc()
