@@ -187,6 +187,30 @@ def _techniques() -> list[str]:
     return sorted(TRANSFORMS)
 
 
+def version_text() -> str:
+    """`--version`: looprover's version and its solvers', from the installed packages' metadata (what a bug
+    report needs)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    def of(package: str) -> str:
+        try:
+            return version(package)
+        except PackageNotFoundError:
+            return "not installed"
+    return f"looprover {of('looprover')} (z3-solver {of('z3-solver')}, libclang {of('libclang')})"
+
+
+class _Version(argparse.Action):
+    """`--version`, looked up only when asked for (package metadata is not free to read on every run)."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(version_text())
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--debug", action="store_true", help="show Python tracebacks of internal errors")
@@ -196,6 +220,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="looprover", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="A verifier for C programs (SV-COMP conventions) whose edge is loops.",
         epilog=EXIT_CODES_HELP)
+    parser.add_argument("--version", action=_Version, help="print the versions of looprover, z3 and libclang")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     v = sub.add_parser("verify", parents=[common], formatter_class=argparse.RawDescriptionHelpFormatter,

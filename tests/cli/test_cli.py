@@ -43,6 +43,15 @@ def test_help_documents_commands_and_exit_codes(capsys):
         assert word in out
 
 
+def test_version_comes_from_the_package_metadata(capsys):
+    from importlib.metadata import version
+    with pytest.raises(SystemExit) as e:
+        cli.main(["--version"])
+    assert e.value.code == 0
+    assert capsys.readouterr().out == (f"looprover {version('looprover')} (z3-solver {version('z3-solver')}, "
+                                       f"libclang {version('libclang')})\n")
+
+
 def test_python_dash_m_works():
     r = looprover("--help")
     assert r.returncode == 0 and "verify" in r.stdout
