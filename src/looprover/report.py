@@ -46,6 +46,13 @@ def _violated_property(cex: Any) -> str | None:
     return None
 
 
+def matches_expected(verdict: Verdict, expected: bool | None) -> bool | None:
+    """Whether a TRUE/FALSE agrees with the task's expected verdict (None: no expectation, or UNKNOWN)."""
+    if expected is None or verdict.status == Status.UNKNOWN:
+        return None
+    return (verdict.status == Status.TRUE) == expected
+
+
 def chc_answer(verdict: Verdict) -> str:
     """CHC-COMP's answer: sat (the clauses have a model: safe), unsat (a derivation of false), unknown."""
     return CHC_ANSWERS[verdict.status]
@@ -345,6 +352,7 @@ def verdict_json(verdict: Verdict, program: Program | None, elapsed: float, job:
         "status": verdict.status.value,
         "result": svcomp_result(verdict, job.get("property")),
         "chc_answer": chc_answer(verdict) if chc else None,
+        "matches_expected": matches_expected(verdict, job.get("expected")),
         "engine": verdict.engine,
         "reason": verdict.reason,
         "time": round(elapsed, 3),
@@ -375,8 +383,9 @@ def verdict_text(verdict: Verdict, program: Program | None, elapsed: float, prop
              f"  reason:   {verdict.reason}",
              f"  time:     {elapsed:.2f} s"]
     if prop is not None:
-        lines.append(f"  property: {prop}" + (f" (expected {str(expected).upper()})" if expected is not None
-                                                else ""))
+        shown = (CHC_ANSWERS[Status.TRUE if expected else Status.FALSE] if chc else str(expected).upper())
+        mark = ": the answer DIFFERS" if matches_expected(verdict, expected) is False else ""
+        lines.append(f"  property: {prop}" + (f" (expected {shown}{mark})" if expected is not None else ""))
     if isinstance(verdict.evidence, Counterexample):
         lines += counterexample_lines(verdict.evidence, program)
     for bug in verdict.stats.get("bugs", ()):

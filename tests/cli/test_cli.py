@@ -179,6 +179,24 @@ def test_yml_task_supplies_property_and_data_model(tmp_path, capsys, fake_engine
     assert json.loads(out)["data_model"] == "ILP32"
 
 
+def test_an_answer_that_contradicts_the_tasks_expected_verdict_is_marked(tmp_path, capsys, fake_engines):
+    import shutil
+    shutil.copy(EXAMPLES / "count_safe.c", tmp_path)
+    shutil.copy(EXAMPLES / "unreach-call.prp", tmp_path)
+    for expected, mark, match in (("false", "(expected FALSE: the answer DIFFERS)", False),
+                                  ("true", "(expected TRUE)\n", True)):
+        (tmp_path / "t.yml").write_text("format_version: '2.0'\ninput_files: count_safe.c\nproperties:\n"
+                                        f"  - property_file: unreach-call.prp\n    expected_verdict: {expected}\n")
+        code, out, _ = run_cli(capsys, "verify", tmp_path / "t.yml", "--engine", "fake_true")
+        assert code == 0 and out.startswith("TRUE\n") and f"property: unreach-call {mark}" in out, out
+        code, out, _ = run_cli(capsys, "verify", tmp_path / "t.yml", "--engine", "fake_true", "--json")
+        assert json.loads(out)["matches_expected"] is match
+    code, out, _ = run_cli(capsys, "verify", tmp_path / "t.yml", "--engine", "fake_unknown", "--json")
+    assert json.loads(out)["matches_expected"] is None       # UNKNOWN neither agrees nor contradicts
+    code, out, _ = run_cli(capsys, "verify", EXAMPLES / "count_safe.c", "--engine", "fake_true", "--json")
+    assert json.loads(out)["matches_expected"] is None       # no task, no expectation
+
+
 def test_unsupported_property_is_unknown(tmp_path, capsys, fake_engines, chc_file):
     prp = tmp_path / "termination.prp"
     prp.write_text("CHECK( init(main()), LTL(F end) )\n")
@@ -275,7 +293,7 @@ def test_transform_of_a_task_and_a_task_with_a_missing_extra_property(tmp_path, 
     code, out, _ = run_cli(capsys, "transform", tmp_path / "t.yml")
     assert code == 0 and "int main(void)" in out
     code, out, _ = run_cli(capsys, "verify", tmp_path / "t.yml", "--engine", "fake_true")
-    assert code == 0 and out.startswith("sat\n") and "(expected TRUE)" in out
+    assert code == 0 and out.startswith("sat\n") and "(expected sat)" in out
 
 
 def test_verbose_shows_the_engines_progress_through_the_portfolio(capfd, fake_engines, chc_file, monkeypatch):
