@@ -220,6 +220,17 @@ def test_bench_text_summary(taskdir, tmp_path):
     assert "results: " in r.stdout
 
 
+def test_a_filter_that_matches_nothing_is_named_as_the_cause(taskdir, tmp_path):
+    """The tree has tasks; the filter excludes them all: the error is about the filter, with an id that exists,
+    not "no tasks found" about a directory that has them."""
+    r = subprocess.run([sys.executable, "-m", "looprover", "bench", str(taskdir), "-q", "--filter", "nomatch",
+                        "--output", str(tmp_path / "r.csv")], capture_output=True, text=True, timeout=120,
+                       stdin=subprocess.DEVNULL)
+    assert r.returncode == 1 and r.stdout == "", r.stderr
+    assert r.stderr == (f"error: --filter 'nomatch' matches no task id under {taskdir} (5 tasks there, with ids "
+                        f"such as sv/cat/a.yml)\n")
+
+
 def test_examples_as_a_benchmark(tmp_path):
     """The repository's own examples, with the real pipeline when it exists (else every run is UNKNOWN)."""
     out = tmp_path / "r.csv"

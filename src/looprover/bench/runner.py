@@ -350,7 +350,11 @@ def run_bench_command(args) -> int:
     multi = len(engines) > 1
     tasks = collect_tasks(args.dir, filter_substr=args.filter)
     if not tasks:
-        raise InputError(f"{args.dir}: no tasks found (no *.yml task definitions or expected.csv)")
+        every = collect_tasks(args.dir) if args.filter else []
+        if not every:
+            raise InputError(f"{args.dir}: no tasks found (no *.yml task definitions or expected.csv)")
+        raise InputError(f"--filter {args.filter!r} matches no task id under {args.dir} ({len(every)} tasks "
+                         f"there, with ids such as {every[0].id})")
     to_run = [t for t in tasks if t.runnable]
     err_console = Console(stderr=True)
     show = not args.quiet and sys.stderr.isatty()
