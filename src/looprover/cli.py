@@ -187,6 +187,23 @@ def _techniques() -> list[str]:
     return sorted(TRANSFORMS)
 
 
+_TECHNIQUES = "techniques:"     # transform's epilog, filled in only when the help is shown
+
+
+def techniques_help() -> str:
+    """Each technique `transform --technique` accepts, with its summary (importing them costs a tenth of a
+    second, which only `transform --help` pays)."""
+    from looprover.transforms import get_transform
+    names = _techniques()
+    width = max(map(len, names))
+    return "techniques:\n" + "\n".join(f"  {n:<{width}}  {get_transform(n).summary}" for n in names)
+
+
+class _TransformHelp(argparse.RawDescriptionHelpFormatter):
+    def add_text(self, text):
+        super().add_text(techniques_help() if text is _TECHNIQUES else text)
+
+
 def version_text() -> str:
     """`--version`: looprover's version and its solvers', from the installed packages' metadata (what a bug
     report needs)."""
@@ -256,8 +273,11 @@ def build_parser() -> argparse.ArgumentParser:
                      help="for .smt2 input: print only the answer line (sat, unsat or unknown), as CHC-COMP expects")
     v.set_defaults(func=cmd_verify)
 
-    t = sub.add_parser("transform", parents=[common], help="print the program (after a transformation) as C")
-    t.add_argument("file", metavar="FILE")
+    t = sub.add_parser("transform", parents=[common], help="print the program (after a transformation) as C",
+                       formatter_class=_TransformHelp, epilog=_TECHNIQUES,
+                       description="Prints the program as C (SV-COMP conventions), as the front-end built it or "
+                                   "after a transformation.")
+    t.add_argument("file", metavar="FILE", help="a .c/.i program, a .smt2 Horn-clause file or a .yml task")
     t.add_argument("--technique", default="none", metavar="NAME",
                    help="the transformation to apply: " + ", ".join(_techniques()) +
                         " (default: none = the IR as the front-end built it)")

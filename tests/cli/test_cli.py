@@ -3,6 +3,7 @@ end-to-end runs on `examples/` once the C front-end and the engines exist."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -214,6 +215,20 @@ def test_transform_prints_compilable_c(tmp_path, capsys, chc_file, gcc):
     code, _, _ = run_cli(capsys, "transform", chc_file, "--technique", "none", "-o", c)
     assert code == 0
     assert subprocess.run([gcc, "-fsyntax-only", str(c)], capture_output=True).returncode == 0
+
+
+def test_transform_help_lists_the_techniques_with_what_they_do(capsys):
+    from looprover.transforms import TRANSFORMS, get_transform
+    with pytest.raises(SystemExit) as e:
+        cli.main(["transform", "--help"])
+    out = capsys.readouterr().out
+    assert e.value.code == 0 and "\ntechniques:\n" in out
+    for name in TRANSFORMS:
+        assert re.search(rf"^  {name} +{re.escape(get_transform(name).summary)}$", out, re.M), name
+    # the list is built when the help is shown: other commands do not import every transformation
+    r = subprocess.run([sys.executable, "-c", "import sys; from looprover import cli; cli.build_parser(); "
+                        "print('looprover.transforms.labmc' in sys.modules)"], capture_output=True, text=True)
+    assert r.stdout.strip() == "False", r.stderr
 
 
 def test_transform_unknown_technique_is_a_usage_error(capsys, chc_file):
