@@ -3,13 +3,15 @@
 Why the care about exit codes and errors: looprover runs inside benchmark scripts and CI, which read the exit
 code and the first line of output. So user mistakes are one `error: ...` line (exit 1), usage mistakes are
 argparse's message (exit 2), and a verdict, including UNKNOWN for an unsupported construct or an internal
-failure, is exit 0. A Python traceback is shown only with `--debug`.
+failure, is exit 0. A Python traceback is shown only with `--debug`. Ctrl-C exits 130 and SIGTERM 143, both
+after stopping every process the command started.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import signal
 import sys
 import time
 import traceback
@@ -23,22 +25,26 @@ from looprover.errors import InputError, UnsupportedError
 from looprover.jobs import JobOptions, load_program, resolve_job, run_job_limited
 from looprover.report import print_error
 
-EXIT_VERDICT = 0      # TRUE, FALSE or UNKNOWN was printed
+EXIT_VERDICT = 0      # a verdict was printed (TRUE, FALSE(p), UNKNOWN; sat, unsat, unknown)
 EXIT_INPUT_ERROR = 1  # missing/empty/unparsable file, malformed task definition or property file
 EXIT_USAGE = 2        # bad command line (argparse)
 EXIT_INTERNAL = 3     # transform/bench only: an unexpected internal failure (verify answers UNKNOWN)
-EXIT_INTERRUPTED = 130
+EXIT_INTERRUPTED = 130  # Ctrl-C (SIGINT)
+EXIT_TERMINATED = 143   # SIGTERM (kill, timeout(1), a batch system)
 
 DEFAULT_TIMEOUT = 60.0
 DATA_MODELS = ("ILP32", "LP64")
 
 EXIT_CODES_HELP = f"""exit codes:
-  {EXIT_VERDICT}    a verdict was printed (TRUE, FALSE or UNKNOWN, including UNKNOWN for an unsupported
-       construct, a timeout or an internal error)
+  {EXIT_VERDICT}    a verdict was printed (TRUE, FALSE(...) or UNKNOWN; sat, unsat or unknown for .smt2),
+       including UNKNOWN for an unsupported construct, a timeout, memory or an internal error
   {EXIT_INPUT_ERROR}    input error: missing, empty or unparsable file, malformed .yml task or .prp property
        (one line 'error: ...' on stderr; with --json also {{"status": "ERROR", ...}} on stdout)
   {EXIT_USAGE}    usage error (unknown option, bad value)
   {EXIT_INTERNAL}    transform/bench only: internal error
+  {EXIT_INTERRUPTED}  interrupted (Ctrl-C, SIGINT)
+  {EXIT_TERMINATED}  terminated (SIGTERM)
+       after either, no looprover process (engine, bench run) is left running
 """
 
 
@@ -318,7 +324,28 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(BaseException):
+    """SIGTERM as an exception in the main thread, so that it unwinds like Ctrl-C: the job's process is killed,
+    the bench stops its runs' process groups, and the exit code is 143."""
+
+
+def _on_sigterm(signum, frame) -> None:
+    raise Terminated()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:          # not the main thread (an embedding program): SIGTERM keeps its meaning there
+        previous = None
+    try:
+        return _main(argv)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, "command", None) == "bench":
@@ -338,6 +365,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except Terminated:
+        print("error: terminated", file=sys.stderr)
+        return EXIT_TERMINATED
     except BrokenPipeError:   # `looprover transform x.c | head`: stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_VERDICT

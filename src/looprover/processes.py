@@ -5,7 +5,7 @@ a process can be stopped reliably and have its memory freed. `verify` runs its w
 engine) in one such child, killed at the deadline; the portfolio runs one per engine. Children are forked where
 possible (no re-import of z3, no pickling of the program); each sends its one result through a pipe. A child
 asks Linux to kill it when its parent dies (`PR_SET_PDEATHSIG`), so a killed `verify` or a Ctrl-C leaves no
-solver behind, and it ignores SIGINT itself: the parent decides what an interrupt means.
+solver behind, and it ignores SIGINT itself: the parent decides what an interrupt means (SIGTERM just ends it).
 """
 from __future__ import annotations
 
@@ -162,6 +162,7 @@ def _main(fn: Callable[..., Any], args: tuple, conn) -> None:
     if os.getppid() != parent:            # the parent died before prctl took effect
         os._exit(1)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)   # not the command's handler (cli.Terminated): just end
     conn.send(fn(*args))
     conn.close()
 

@@ -34,7 +34,8 @@ def test_help_documents_commands_and_exit_codes(capsys):
         cli.main(["--help"])
     out = capsys.readouterr().out
     assert e.value.code == 0
-    for word in ("verify", "transform", "bench", "exit codes", "input error", "usage error"):
+    for word in ("verify", "transform", "bench", "exit codes", "input error", "usage error", "130  interrupted",
+                 "143  terminated (SIGTERM)"):
         assert word in out
     with pytest.raises(SystemExit):
         cli.main(["verify", "--help"])

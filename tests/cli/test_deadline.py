@@ -68,7 +68,11 @@ sys.exit(cli.main(["verify", sys.argv[1], "--engine", sys.argv[2], "--timeout", 
 
 
 @pytest.mark.slow
-def test_ctrl_c_leaves_no_process_behind(tmp_path, chc_file):
+@pytest.mark.parametrize("sig, code, message", [(signal.SIGINT, cli.EXIT_INTERRUPTED, "error: interrupted"),
+                                                (signal.SIGTERM, cli.EXIT_TERMINATED, "error: terminated")])
+def test_ctrl_c_and_sigterm_leave_no_process_behind(tmp_path, chc_file, sig, code, message):
+    """Ctrl-C (a terminal signals the whole process group) exits 130, SIGTERM (`kill PID`, to the command
+    alone) exits 143; after either, no job or engine process is left."""
     script = tmp_path / "hang.py"
     script.write_text(textwrap.dedent(HANG))
     for engine in ("hang", "portfolio"):        # the portfolio's engines are grandchildren of the command
@@ -76,10 +80,13 @@ def test_ctrl_c_leaves_no_process_behind(tmp_path, chc_file):
                                 stderr=subprocess.PIPE, text=True, start_new_session=True)
         assert proc.stdout.readline().strip() == "started"
         time.sleep(1.5)                     # the job and its engines are running now
-        os.killpg(proc.pid, signal.SIGINT)  # what a terminal does on Ctrl-C
+        if sig == signal.SIGINT:
+            os.killpg(proc.pid, sig)
+        else:
+            os.kill(proc.pid, sig)
         out, err = proc.communicate(timeout=20)
-        assert proc.returncode == cli.EXIT_INTERRUPTED, err
-        assert "Traceback" not in err
+        assert proc.returncode == code, err
+        assert err.strip().splitlines()[-1] == message and "Traceback" not in err
         for _ in range(50):
             try:
                 os.killpg(proc.pid, 0)      # anything left in the group?
@@ -87,7 +94,7 @@ def test_ctrl_c_leaves_no_process_behind(tmp_path, chc_file):
                 break
             time.sleep(0.1)
         else:
-            raise AssertionError(f"processes of {engine} survived Ctrl-C")
+            raise AssertionError(f"processes of {engine} survived {sig.name}")
 
 
 def test_a_memory_limit_too_small_to_load_is_out_of_memory(tmp_path):
