@@ -94,6 +94,8 @@ FAKES = {
             name = "fake_abort"
 
             def solve(self, program, task, options):
+                import faulthandler
+                faulthandler.disable()      # pytest's, inherited by the fork: no stack dump on stderr
                 os.abort()          # how z3 dies when it cannot start a thread under --memory
     """,
     "fake_segv": """
@@ -101,7 +103,9 @@ FAKES = {
             name = "fake_segv"
 
             def solve(self, program, task, options):
+                import faulthandler
                 import signal
+                faulthandler.disable()
                 os.kill(os.getpid(), signal.SIGSEGV)     # an unchecked failed allocation in native code
     """,
     "fake_raise": """
