@@ -19,6 +19,7 @@ ENGINES: dict[str, str] = {
     "labmc": "looprover.engines.labmc:LABMC",
     "tpa": "looprover.engines.tpa:TPAEngine",
     "multiloop": "looprover.engines.multiloop:MultiLoop",
+    "termination": "looprover.engines.termination:Termination",
 }
 STRATEGIES: dict[str, str] = {
     "portfolio": "looprover.portfolio:Portfolio",
