@@ -46,6 +46,8 @@ from looprover.termination.ranking import ArgumentSearch, LoopArgument
 from looprover.termination.relation import LoopRelation
 from looprover.verdict import Verdict
 
+RANKING_SHARE = 0.6     # of the time left after the invariants, for the termination arguments
+
 
 @dataclass
 class TerminationSettings:
@@ -88,15 +90,21 @@ class Termination(Engine):
         if forest.irreducible:
             open_loops.append("irreducible control flow (a cycle with two entries)")
         else:
-            for h in forest.order:
+            # the arguments get a share of the time, split over the loops; the first loop without one ends
+            # the search (TRUE needs them all) and the rest of the time goes to the lasso search
+            budget_end = time.monotonic() + RANKING_SHARE * max(deadline.left(), 0.0) \
+                if not deadline.unlimited else deadline.at
+            for i, h in enumerate(forest.order):
                 run.stage = f"loop at L{h}"
                 run.report(f"termination: loop at L{h}")
                 where = self._where(program, forest.loops[h])
-                arg, why = self._argue(sys, forest.loops[h], invs, opts, deadline, where, stats)
-                if arg is not None:
-                    args[h] = arg
-                else:
+                share = (budget_end - time.monotonic()) / (len(forest.order) - i)
+                loop_deadline = deadline if deadline.unlimited else deadline.cap(max(share, 0.2))
+                arg, why = self._argue(sys, forest.loops[h], invs, opts, loop_deadline, where, stats)
+                if arg is None:
                     open_loops.append(f"{where or 'L' + str(h)}: {why}")
+                    break
+                args[h] = arg
             if len(args) == len(forest.loops):
                 proof = TerminationProof(tuple(invs), tuple(args[h] for h in forest.order), names)
                 run.stage = "checking the proof"
@@ -111,8 +119,11 @@ class Termination(Engine):
         run.stage = "searching a lasso"
         run.report(f"termination: non-termination search at {', '.join('L' + str(h) for h in heads)}")
         search = LassoSearch(program, sys, heads, invs, run.bitvector, deadline, opts.stem, opts.cycle)
+        lasso = f"no non-termination lasso within {opts.stem}+{opts.cycle} cutpoint steps"
         try:
             w = search.run()
+        except OutOfTime:
+            w, lasso = None, "timeout in the search for a non-termination lasso"
         finally:
             stats["lasso_candidates"] = search.candidates
             if search.rejected:
@@ -120,8 +131,7 @@ class Termination(Engine):
         if w is not None:
             return self.false(f"non-termination: a lasso at {w.where or 'L' + str(w.head)} with a recurrent set "
                               f"({len(w.stem)} stem edges, {len(w.loop)} cycle edges)", w)
-        return self.unknown("no termination argument for " + "; ".join(open_loops) +
-                            f"; no non-termination lasso within {opts.stem}+{opts.cycle} cutpoint steps")
+        return self.unknown("no termination argument for " + "; ".join(open_loops) + "; " + lasso)
 
     # -------------------------------------------------------------------------------------- pieces
     @staticmethod
@@ -151,13 +161,15 @@ class Termination(Engine):
             summary = rel.find_summary(deadline) if rel.inner else ()
         except GiveUp as exc:
             return None, f"no summary of the nested loops ({exc})"
+        except OutOfTime:
+            return None, "out of its share of the time (summary of the nested loops)"
         search = ArgumentSearch(rel, summary, deadline, opts.lexicographic, where)
         try:
             arg = search.run()
         except GiveUp as exc:
             return None, f"solver gave up ({exc})"
         except OutOfTime:
-            raise
+            return None, "out of its share of the time (" + ", ".join(search.stats.tried) + ")"
         finally:
             stats.setdefault("ranking", {})[f"L{loop.header}"] = {
                 "tried": search.stats.tried, "cegis_rounds": search.stats.rounds, "pairs": search.stats.pairs}

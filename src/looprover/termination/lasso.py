@@ -32,7 +32,7 @@ from looprover.program.expr import (
 from looprover.program.interp import ArrayValue, Evaluator, UndefinedBehavior
 from looprover.smt.cpg_system import CPGSystem
 from looprover.verdict import NonTermination
-from looprover.witness.nontermination import replay_stem, validate_nontermination
+from looprover.witness.nontermination import check_recurrent, replay_stem, validate_nontermination
 from looprover.witness.replay import ModelArray, TraceBuilder
 
 MAX_FORMULA = 4000      # size cap (nodes) of an unrolled path condition
@@ -139,6 +139,7 @@ class LassoSearch:
         self.max_stem, self.max_cycle = max_stem, max_cycle
         self.candidates = 0
         self.rejected: list[str] = []
+        self.refuted: set = set()        # (cycle, havoc values, recurrent set) whose closure failed
         self._lits = 0
 
     def _lit(self, f: z3.BoolRef, s) -> z3.BoolRef:
@@ -210,7 +211,15 @@ class LassoSearch:
         inv = _invariant_at(self.invariants, head)
         for rec in recurrent_candidates(loop, cycle.havocs, state if fixed else None, inv):
             self.deadline.check()
+            key = (tuple(loop), tuple(cycle.havocs), rec)
+            if key in self.refuted:          # the same cycle and set from another stem: closure known to fail
+                continue
             self.candidates += 1
+            why = check_recurrent(program, loop, cycle.havocs, rec, self.deadline)
+            if why is not None:
+                self.refuted.add(key)
+                self.rejected.append(why)
+                continue
             w = NonTermination(head, edges, initial, havocs, loop, list(cycle.havocs), rec,
                                inputs=list(cex.inputs), where=where)
             why = validate_nontermination(program, w, self.bitvector, self.deadline)

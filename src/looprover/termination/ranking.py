@@ -3,7 +3,7 @@
 An argument is a relation that every step of T2 (`relation.py`: an iteration followed by another one, between
 reachable states at the head) satisfies and that admits no infinite chain:
 
-  * no iteration: T2 is empty;
+  * at most one iteration: T2 is empty;
   * strict-order transition invariant: `e(x') < e(x) ∧ e(x) ≥ 0` for a linear term e taken from the loop's own
     comparisons (`i < n` gives `n - i`): a single strict order bounded below, well-founded over the integers
     without a separate check (the bound `≥ 0` is what makes it so over mathematical integers);
@@ -20,7 +20,7 @@ T2 must be unsatisfiable. The search (`ArgumentSearch`) tries the kinds above in
 synthesised by counterexample-guided inductive synthesis (algorithms.md C, linrank/lexlinrank): the outer
 query asks for a step of T2 that the current candidate does not rank; the inner one, over the recorded steps
 (p, q) only, finds integer coefficients that rank all of them -- in [-1, 1] first, then [-10, 10], then
-unbounded, at most `MAX_ROUNDS` rounds each. The integer values of bit-vector variables are used (signed or
+unbounded, at most `MAX_ROUNDS` rounds each (`SCHEDULE`). The integer values of bit-vector variables are used (signed or
 unsigned per their C type), so an argument means the same in both encodings.
 """
 from __future__ import annotations
@@ -37,15 +37,17 @@ from looprover.program.expr import Binary, Cast, Compare, Expr, IntConst, IntTyp
 from looprover.smt.solver import check
 from looprover.termination.relation import LoopRelation, State
 
-NONE = "no iteration"
+NONE = "at most one iteration"
 STRICT = "strict-order transition invariant"
 RANKING = "linear ranking function"
 LEX = "lexicographic ranking function"
 DISJUNCTIVE = "disjunctive transition invariant"
 KINDS = (NONE, STRICT, RANKING, LEX, DISJUNCTIVE)
 
-MAX_ROUNDS = 50                     # CEGIS rounds per coefficient range
-COEFFICIENT_RANGES = (1, 10, None)  # None: unbounded
+MAX_ROUNDS = 30                     # CEGIS rounds per (components, coefficient range)
+# (components, |coefficient| bound or None): small coefficients first, and a lexicographic function with small
+# coefficients before a linear one with large coefficients
+SCHEDULE = ((1, 1), (1, 10), (2, 1), (2, 10), (3, 1), (3, 10), (1, None), (2, None), (3, None))
 
 
 @dataclass(frozen=True)
@@ -54,13 +56,28 @@ class LinearTerm:
     coeffs: tuple[tuple[str, int], ...]
     const: int = 0
 
-    def z3(self, rel: LoopRelation, env: State) -> z3.ArithRef:
-        info = rel.sys.program.variables
-        out: z3.ArithRef = z3.IntVal(self.const)
-        for name, c in self.coeffs:
-            if c:
-                out = out + c * rel.num(env, info[name].var)
+    def z3(self, rel: LoopRelation, env: State) -> z3.ExprRef:
+        """The term's value over a state: an Int in integer mode; in bit-vector mode a bit-vector wide enough
+        for the exact value (the variables sign- or zero-extended per their C type), compared as signed --
+        z3's `<`, `>=` on bit-vectors are the signed comparisons, so callers use the same operators."""
+        items = [(rel.sys.program.variables[n].var, c) for n, c in self.coeffs if c]
+        terms = [env[v.name] for v, _ in items]
+        if not any(z3.is_bv(t) for t in terms):
+            out: z3.ExprRef = z3.IntVal(self.const)
+            for (_, c), t in zip(items, terms):
+                out = out + c * t
+            return out
+        bits = max(v.type.bits for v, _ in items)
+        width = self.width(bits)
+        out = z3.BitVecVal(self.const, width)
+        for (v, c), t in zip(items, terms):
+            ext = (z3.SignExt if v.type.signed else z3.ZeroExt)(width - v.type.bits, t)
+            out = out + z3.BitVecVal(c, width) * ext
         return out
+
+    def width(self, bits: int) -> int:
+        """Bits that hold Σ c·v + const exactly for values of at most `bits` bits (and the sign)."""
+        return bits + 2 + (sum(abs(c) for _, c in self.coeffs) + 1).bit_length() + abs(self.const).bit_length()
 
     def value(self, state: Mapping[str, int]) -> int:
         """The term's value in a concrete state (the interpreter's values are the integer values)."""
@@ -253,9 +270,8 @@ class ArgumentSearch:
         self.s = rel.sys.enc.solver(deadline).z3
         self.s.add(self.t2)
         self.vars = rel.rank_vars()
-        self.px = [rel.num(self.x, v) for v in self.vars]
-        self.qx = [rel.num(self.x1, v) for v in self.vars]
         self.pairs: list[tuple[list[int], list[int]]] = []
+        self.nogoods: list[tuple[int, tuple]] = []     # (components, coefficient prefix) with no bound
         self.stats = SearchStats()
         self._lits = 0
 
@@ -272,9 +288,12 @@ class ArgumentSearch:
                 return self.arg(STRICT, [t])
         if not self.vars:
             return None
-        for k in range(1, self.max_lex + 1):
-            self.stats.tried.append(f"{'linrank' if k == 1 else f'lexlinrank({k})'}")
-            terms = self._cegis(k)
+        for k, bound in SCHEDULE:
+            if k > self.max_lex:
+                continue
+            self.stats.tried.append(f"{'linrank' if k == 1 else f'lexlinrank({k})'}"
+                                    f"[{'|c|<=' + str(bound) if bound else 'any c'}]")
+            terms = self._cegis(k, bound)
             if terms is not None:
                 return self.arg(RANKING if k == 1 else LEX, terms)
         if len(cands) > 1:
@@ -285,63 +304,147 @@ class ArgumentSearch:
         return None
 
     # ------------------------------------------------------------------ CEGIS
+    def _values(self, m: z3.ModelRef) -> tuple[list[int], list[int]]:
+        return [self.rel.value(m, self.x, v) for v in self.vars], [self.rel.value(m, self.x1, v) for v in self.vars]
+
     def _counterexample(self, kind: str, terms: Sequence[LinearTerm]) -> tuple[list[int], list[int]] | None:
-        """A step of T2 the candidate does not satisfy (as integer values of the ranking variables), or None."""
+        """A step of T2 the candidate does not satisfy (as integer values of the ranking variables), or None.
+
+        When the step fails only because a decreasing component is below 0, the step returned is one where
+        that component is smallest (`_lowest`): a model on the boundary would move the inner solver's constant
+        by 1 per round. If the component is unbounded below, its coefficients are excluded from later inner
+        queries (that only narrows the search)."""
         self._lits += 1
         lit = z3.Bool(f"!rank{self._lits}")
         self.s.add(z3.Implies(lit, z3.Not(condition(kind, terms, self.rel, self.x, self.x1))))
         if check(self.s, self.deadline, lit) == z3.unsat:
             return None
         m = self.s.model()
-        val = (lambda t: m.eval(t, model_completion=True).as_long())
-        return [val(t) for t in self.px], [val(t) for t in self.qx]
+        pair = self._values(m)
+        if kind not in (RANKING, LEX):
+            return pair
+        x, x1 = self.x, self.x1
+        for i, t in enumerate(terms):
+            prefix = [u.z3(self.rel, x) >= u.z3(self.rel, x1) for u in terms[:i]]
+            dec = t.z3(self.rel, x) > t.z3(self.rel, x1)
+            if not z3.is_true(m.eval(z3.And(*prefix, dec), model_completion=True)):
+                continue
+            # the step's alternative i fails on the bound only: the lowest value of t on such steps
+            low = self._lowest(t, z3.And(*prefix, dec), m)
+            if low is None:
+                self.nogoods.append((len(terms), tuple(tuple(u.coeffs) for u in terms[:i + 1])))
+            else:
+                pair = low
+            break
+        return pair
 
-    def _inner(self, k: int, bound: int | None) -> list[LinearTerm] | None:
-        """Coefficients (|c| ≤ bound) ranking every recorded pair lexicographically with k components."""
+    def _lowest(self, t: LinearTerm, where: z3.BoolRef, m: z3.ModelRef) -> tuple[list[int], list[int]] | None:
+        """A step of T2 satisfying `where` with the lowest value of t(x), or None when t(x) is unbounded below
+        there. Integer mode: z3's optimiser (capped; linear arithmetic, fast, and it says "unbounded").
+        Bit-vector mode: galloping down from the model `m` with the incremental solver, then halving the step
+        (the optimiser took seconds per call on bit-vectors; the values are bounded there)."""
+        tx = t.z3(self.rel, self.x)
+        if not z3.is_bv(tx):
+            opt = z3.Optimize()
+            opt.set("timeout", self.deadline.ms(cap=2.0))
+            opt.add(self.t2, where)
+            h = opt.minimize(tx)
+            if opt.check() != z3.sat:
+                return self._values(m)
+            if not z3.is_int_value(h.value()):
+                return None
+            return self._values(opt.model())
+        best = m.eval(tx, model_completion=True)
+        best_v = best.as_signed_long() if z3.is_bv_value(best) else best.as_long()
+        pair = self._values(m)
+        step = 1
+        for _ in range(128):
+            if step > 1 << 40:
+                return None
+            self._lits += 1
+            lit = z3.Bool(f"!low{self._lits}")
+            target = best_v - step
+            self.s.add(z3.Implies(lit, z3.And(where, tx <= target)))
+            if check(self.s, self.deadline, lit) == z3.sat:
+                m2 = self.s.model()
+                got = m2.eval(tx, model_completion=True)
+                best_v = got.as_signed_long() if z3.is_bv_value(got) else got.as_long()
+                pair = self._values(m2)
+                step *= 2
+            elif step == 1:
+                break
+            else:
+                step = 1
+        return pair
+
+    def _cegis(self, k: int, bound: int | None) -> list[LinearTerm] | None:
+        kind = RANKING if k == 1 else LEX
+        inner = _Inner(self.vars, k, bound, self.deadline)
+        for p in self.pairs:
+            inner.add_pair(p)
+        seen_nogoods = 0
+        for _ in range(MAX_ROUNDS):
+            self.deadline.check()
+            for nk, prefix in self.nogoods[seen_nogoods:]:
+                if nk == k:
+                    inner.exclude(prefix)
+            seen_nogoods = len(self.nogoods)
+            terms = inner.solve()
+            if terms is None:
+                return None
+            self.stats.rounds += 1
+            pair = self._counterexample(kind, terms)
+            if pair is None:
+                return terms
+            self.pairs.append(pair)
+            inner.add_pair(pair)
+            self.stats.pairs = len(self.pairs)
+        return None
+
+
+class _Inner:
+    """The inner CEGIS problem for k components with |coefficients| ≤ bound: integer coefficients c_i and
+    constants d_i that rank every recorded pair (p, q) lexicographically (some i with c_j·p ≥ c_j·q for j < i,
+    c_i·p ≥ c_i·q + 1 and c_i·p + d_i ≥ 0). One incremental solver per attempt; pairs are added as found."""
+
+    def __init__(self, vars_: Sequence[Var], k: int, bound: int | None, deadline: Deadline):
+        self.vars, self.k, self.deadline = list(vars_), k, deadline
         n = len(self.vars)
-        cs = [[z3.Int(f"c{i}_{j}") for j in range(n)] for i in range(k)]
-        ds = [z3.Int(f"d{i}") for i in range(k)]
-        s = z3.Solver()
+        self.cs = [[z3.Int(f"c{i}_{j}") for j in range(n)] for i in range(k)]
+        self.ds = [z3.Int(f"d{i}") for i in range(k)]
+        self.s = z3.Solver()
         if bound is not None:
-            s.add(*[z3.And(c >= -bound, c <= bound) for row in cs for c in row])
+            self.s.add(*[z3.And(c >= -bound, c <= bound) for row in self.cs for c in row])
 
-        def lin(i: int, point: list[int]) -> z3.ArithRef:
-            terms = [c * v for c, v in zip(cs[i], point) if v]
-            return z3.Sum(terms) if terms else z3.IntVal(0)
+    def _lin(self, i: int, point: list[int]) -> z3.ArithRef:
+        terms = [c * v for c, v in zip(self.cs[i], point) if v]
+        return z3.Sum(terms) if terms else z3.IntVal(0)
 
-        for p, q in self.pairs:
-            alts = []
-            for i in range(k):
-                keep = [lin(j, p) >= lin(j, q) for j in range(i)]
-                alts.append(z3.And(*keep, lin(i, p) >= lin(i, q) + 1, lin(i, p) + ds[i] >= 0))
-            s.add(z3.Or(*alts) if len(alts) > 1 else alts[0])
+    def add_pair(self, pair: tuple[list[int], list[int]]) -> None:
+        p, q = pair
+        lp = [self._lin(i, p) for i in range(self.k)]
+        lq = [self._lin(i, q) for i in range(self.k)]
+        alts = [z3.And(*[lp[j] >= lq[j] for j in range(i)], lp[i] >= lq[i] + 1, lp[i] + self.ds[i] >= 0)
+                for i in range(self.k)]
+        self.s.add(z3.Or(*alts) if len(alts) > 1 else alts[0])
+
+    def exclude(self, prefix: tuple) -> None:
+        same = []
+        for i, coeffs in enumerate(prefix):
+            want = dict(coeffs)
+            same += [self.cs[i][j] == want.get(v.name, 0) for j, v in enumerate(self.vars)]
+        self.s.add(z3.Not(z3.And(*same)))
+
+    def solve(self) -> list[LinearTerm] | None:
         try:
-            if check(s, self.deadline, cap=5.0) != z3.sat:
+            if check(self.s, self.deadline, cap=5.0) != z3.sat:
                 return None
         except GiveUp:
             return None
-        m = s.model()
+        m = self.s.model()
         out = []
-        for i in range(k):
-            coeffs = tuple((v.name, m.eval(c, model_completion=True).as_long())
-                           for v, c in zip(self.vars, cs[i]))
+        for i in range(self.k):
+            coeffs = [(v.name, m.eval(c, model_completion=True).as_long()) for v, c in zip(self.vars, self.cs[i])]
             out.append(LinearTerm(tuple((nm, c) for nm, c in coeffs if c),
-                                  m.eval(ds[i], model_completion=True).as_long()))
+                                  m.eval(self.ds[i], model_completion=True).as_long()))
         return out
-
-    def _cegis(self, k: int) -> list[LinearTerm] | None:
-        kind = RANKING if k == 1 else LEX
-        for bound in COEFFICIENT_RANGES:
-            for _ in range(MAX_ROUNDS):
-                self.deadline.check()
-                terms = self._inner(k, bound)
-                if terms is None:
-                    break
-                self.stats.rounds += 1
-                pair = self._counterexample(kind, terms)
-                if pair is None:
-                    return terms
-                self.pairs.append(pair)
-                self.stats.pairs = len(self.pairs)
-        return None
-

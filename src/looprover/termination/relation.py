@@ -10,14 +10,16 @@ CPG edges between the cutpoints in L's body (L's head and the heads of the loops
 cutpoint u in L's body to cutpoint v in L's body never leaves the body in a reducible CFA (re-entering it
 would pass h, a cutpoint), so these edges are exactly the pieces of L's iterations:
 
-    T_L(x, x') = E(h,h)(x, x')  ∨  ⋁_v  Sum_v(x, z) ∧ Inv_v(z) ∧ E(v,h)(z, x')
+    T_L(x, x') = E(h,h)(x, x')  ∨  (⋁_u E(h,u)(x, y) ∧ Inv_u(y))  ∧  ⋁_v  Sum_v(y, z_v) ∧ Inv_v(z_v) ∧ E(v,h)(z_v, x')
 
-where v ranges over the inner cutpoints and z is the state at v after any number of inner steps. The inner
-loops are not unrolled: `Sum_v` is a *summary*, a set of relations between the state x at h and the state z at
-v (`z.i = x.i`, `z.i ≤ x.i`, `z.i ≥ x.i` per variable) that holds after the first step into the inner region and
-is preserved by every step inside it -- checked with Houdini (`smt/houdini.py`), so an inner loop contributes
-only what is proved about all of its executions (it may even run forever: then L's head is never reached
-again, and that is the inner loop's own argument to exclude). `Inv_v` are the program's invariants at the
+where u, v range over the inner cutpoints, y is the state after the first step into the nested loops and z_v
+the state at v after any number of steps inside them (each iteration through the nested loops starts with one
+step from h into them and ends with one step from some v back to h). The inner loops are not unrolled:
+`Sum_v` is a *summary*, a set of relations between the state y on entering the inner region and the state z
+at v (`z.i = y.i`, `z.i ≤ y.i`, `z.i ≥ y.i` per variable) that holds on entry (z = y: the relations are
+reflexive) and is preserved by every step inside it -- checked with Houdini (`smt/houdini.py`), so an inner
+loop contributes only what is proved about all of its executions (it may even run forever: then L's head is
+never reached again, and that is the inner loop's own argument to exclude). `Inv_v` are the program's invariants at the
 cutpoints (k-induction's Houdini-checked candidates), which hold at every reachable state there, so they may
 be assumed on both sides of every step.
 
@@ -106,7 +108,8 @@ class LoopRelation:
 
     # ------------------------------------------------------------------------------- summaries
     def summary_candidates(self) -> list[tuple[int, Expr]]:
-        """Per inner cutpoint and loop variable: `x = x@entry`, and for integers `x ≤ x@entry`, `x ≥ x@entry`."""
+        """Per inner cutpoint and loop variable: `x = x@entry`, and for integers `x ≤ x@entry`, `x ≥ x@entry`
+        (`x@entry`: the value on entering the nested loops from the head)."""
         out: list[tuple[int, Expr]] = []
         for node in self.inner:
             for v in self.vars:
@@ -117,14 +120,15 @@ class LoopRelation:
         return out
 
     def _summary_system(self, cands: Sequence[tuple[int, Expr]]):
-        x0, z, z1 = self.state("entry"), self.state("in"), self.state("in'")
+        xh, x0, z, z1 = self.state("head"), self.state("entry"), self.state("in"), self.state("in'")
         pc0, pc1 = z3.Int("pc#in"), z3.Int("pc#in'")
         pid = self.sys.pc_id
-        init = mk_and(self.inv(self.head, x0), self.inv(pc0, z),
-                      mk_or(*(mk_and(pc0 == pid[u], self.edge(self.head, u, x0, z, "sum0")) for u in self.inner)))
+        same = mk_and(*(z[n] == x0[n] for n in z))
+        init = mk_and(self.inv(self.head, xh), self.inv(pc0, z), same,
+                      mk_or(*(mk_and(pc0 == pid[u], self.edge(self.head, u, xh, x0, "sum0")) for u in self.inner)))
         trans = mk_or(*(mk_and(pc0 == pid[u], pc1 == pid[v], self.edge(u, v, z, z1, "sum1"))
                         for (u, v) in self.edges if u in self.inner and v in self.inner))
-        background = [trans, self.inv(self.head, x0), self.inv(pc0, z), self.inv(pc1, z1)]
+        background = [trans, self.inv(pc0, z), self.inv(pc1, z1)]
         pre = [z3.Implies(pc0 == pid[n], self.relation_term(r, z, x0)) for n, r in cands]
         post = [z3.Implies(pc1 == pid[n], self.relation_term(r, z1, x0)) for n, r in cands]
         return init, background, pre, post
@@ -138,7 +142,11 @@ class LoopRelation:
         init, background, pre, post = self._summary_system(cands)
         alive = houdini(background, pre, post, deadline, init=init, at_init=pre,
                         new_solver=lambda: self.sys.enc.solver().z3)
-        return tuple(cands[i] for i in alive)
+        kept = [cands[i] for i in alive]
+        # `x ≤ x@entry` and `x ≥ x@entry` next to `x = x@entry` say nothing more: the conjunction is the same
+        # (so it stays inductive), and the summary reads better without them
+        equal = {(n, r.lhs) for n, r in kept if r.op == "=="}
+        return tuple((n, r) for n, r in kept if r.op == "==" or (n, r.lhs) not in equal)
 
     def check_summary(self, summary: Sequence[tuple[int, Expr]], deadline: Deadline) -> str | None:
         """Why `summary` is not an inductive summary of the inner region (None if it is one)."""
@@ -162,14 +170,20 @@ class LoopRelation:
     # ------------------------------------------------------------------------------- the relation
     def relation(self, summary: Sequence[tuple[int, Expr]], pre: State, post: State, tag: str) -> z3.BoolRef:
         """T_L(pre, post): one iteration of the loop, nested loops through `summary` (module docstring)."""
-        parts = [self.edge(self.head, self.head, pre, post, f"{tag}.hh")]
+        direct = self.edge(self.head, self.head, pre, post, f"{tag}.hh")
+        y = self.state(f"{tag}.y")
+        enter = [mk_and(self.edge(self.head, u, pre, y, f"{tag}.h{u}"), self.inv(u, y))
+                 for u in self.inner if (self.head, u) in self.edges]
+        leave = []
         for v in self.inner:
             if (v, self.head) not in self.edges:
                 continue
             z = self.state(f"{tag}.z{v}")
-            rels = [self.relation_term(r, z, pre) for n, r in summary if n == v]
-            parts.append(mk_and(*rels, self.inv(v, z), self.edge(v, self.head, z, post, f"{tag}.{v}h")))
-        return mk_or(*parts)
+            rels = [self.relation_term(r, z, y) for n, r in summary if n == v]
+            leave.append(mk_and(*rels, self.inv(v, z), self.edge(v, self.head, z, post, f"{tag}.{v}h")))
+        # through the nested loops: a first step into them from the head (to y), any number of steps inside
+        # (the summary relates y to z), a last step back to the head
+        return mk_or(direct, mk_and(mk_or(*enter), mk_or(*leave)))
 
     def two_steps(self, summary: Sequence[tuple[int, Expr]], x: State, x1: State, x2: State, tag: str
                   ) -> z3.BoolRef:
@@ -185,10 +199,10 @@ class LoopRelation:
         return [v for v in self.vars if isinstance(v.type, IntType)
                 and info[v.name].kind not in ("nondet", "temp", "ret")]
 
-    def num(self, env: State, v: Var) -> z3.ArithRef:
-        """The integer value of a variable's term (bit-vectors read as signed or unsigned per its type)."""
-        t = env[v.name]
-        if z3.is_bv(t):
-            return z3.BV2Int(t, is_signed=v.type.signed)
-        return t
+    def value(self, m: z3.ModelRef, env: State, v: Var) -> int:
+        """The integer value of a variable in a model (bit-vectors read as signed or unsigned per its type)."""
+        val = m.eval(env[v.name], model_completion=True)
+        if z3.is_bv_value(val):
+            return val.as_signed_long() if v.type.signed else val.as_long()
+        return val.as_long()
 
