@@ -219,7 +219,8 @@ def test_shared_svcomp_tasks(shared_dir, task, status):
 
 def test_shared_termination_task(shared_dir):
     """A task whose only verifiable property is termination is checked for it (Velroyen: non-terminating, LP64);
-    a property no engine checks is still UNKNOWN with the reason."""
+    a property no engine checks is still UNKNOWN with the reason. (FALSE or UNKNOWN: its partner,
+    engines/test_required_answers.py::test_shared_velroyen_is_false, requires the FALSE.)"""
     task = shared_dir / "benchmarks" / "svcomp" / "termination-crafted-lit" / "Velroyen.yml"
     r = looprover("verify", task, "--json", "--timeout", "30")
     data = json.loads(r.stdout)

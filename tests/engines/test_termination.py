@@ -278,6 +278,11 @@ def test_nontermination_check_rejects_wrong_witnesses(tmp_path):
     # the stem does not reach the loop / uses other inputs
     assert check_nontermination(prog, dataclasses.replace(w, stem=[]), False, dl)
     assert check_nontermination(prog, dataclasses.replace(w, stem_havocs=w.stem_havocs + [7]), False, dl)
+    walk = load(tmp_path, NONTERMINATING["random_walk"], "walk.c")
+    ww = term(walk).evidence
+    assert check_nontermination(walk, ww, False, dl) is None
+    huge = dataclasses.replace(ww, stem_havocs=[2 ** 40] + ww.stem_havocs[1:])        # not an int
+    assert "do not fit" in check_nontermination(walk, huge, False, dl)
     # on the terminating counter: x < 255 is not closed under x++ (255 leaves it)
     counter = _counter(tmp_path)
     (h,) = analyze_loops(counter).loops

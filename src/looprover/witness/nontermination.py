@@ -7,13 +7,15 @@ fixed nondet choices, plus a recurrent set R of states at `head`. It proves an i
   1. the stem replays on the program with the concrete interpreter (`interp.try_edge`, the one statement
      executor): every edge is the program's own, leaves from where the previous one ended, never from `exit`,
      is not blocked, fails no assertion (a reached `reach_error` ends the execution), has no undefined
-     behaviour and no signed overflow, uses exactly the recorded havoc values, and ends at `head`;
+     behaviour and no signed overflow, uses exactly the recorded havoc values (each a value of its variable's
+     type), and ends at `head`;
   2. R holds in the state the stem ends in (evaluated by the interpreter's `Evaluator`);
   3. the cycle is a path of program edges from `head` back to `head` (not through `exit`);
   4. for every state x at `head` (values within their types' ranges) with R(x): running the cycle from x with
      its havoc values is enabled -- every `Assume` and `Assert` on it holds -- has no undefined behaviour (no
      division by zero, no bad shift, no signed overflow in any arithmetic subexpression) and ends in a state
-     satisfying R. One fresh z3 solver decides this (validity of R ⇒ enabled ∧ defined ∧ R').
+     satisfying R with every value within its type. One fresh z3 solver decides this (validity of
+     R ⇒ enabled ∧ defined ∧ in range ∧ R').
 
 Then stem · loop^ω is an execution of the program, with nondet values in range, that never ends. The check in
 (4) is made in integer semantics (unsigned arithmetic wraps exactly, signed arithmetic is mathematical); with
@@ -101,7 +103,7 @@ def replay_stem(program: Program, w: NonTermination, bitvector: bool) -> tuple[d
         return {}, why
     ev = Evaluator("wrap" if bitvector else "math")
     state = initial_state(program, w.stem_initial)
-    oracle = InputOracle(program, (), list(w.stem_havocs), strict=True)
+    oracle = _TypedOracle(program, (), list(w.stem_havocs), strict=True)
     n = 0
     try:
         for n, edge in enumerate(stem):
@@ -115,6 +117,8 @@ def replay_stem(program: Program, w: NonTermination, bitvector: bool) -> tuple[d
         return {}, f"undefined behaviour on the stem at edge {n}: {ub}"
     except IndexError as err:
         return {}, f"the stem has fewer havoc values than its edges need ({err})"
+    except ValueError as err:
+        return {}, f"the stem's havoc values do not fit: {err}"
     if ev.overflowed:
         return {}, "the stem has a signed overflow (undefined behaviour)"
     if oracle.pos != len(w.stem_havocs):
@@ -123,6 +127,17 @@ def replay_stem(program: Program, w: NonTermination, bitvector: bool) -> tuple[d
         if not _fits(state[name], info.var.type):
             return {}, f"the stem ends with a value of {name} outside its type"
     return state, None
+
+
+class _TypedOracle(InputOracle):
+    """The recorded havoc values, each of which must be a value of the havocked variable's type (an engine's
+    model could carry an out-of-range number, which no C execution produces)."""
+
+    def __call__(self, v):
+        val = super().__call__(v)
+        if not _fits(val, v.type):
+            raise ValueError(f"{val!r} is not a value of {v.name}'s type {v.type}")
+        return val
 
 
 def _fits(val: Any, t) -> bool:
@@ -213,7 +228,10 @@ def check_recurrent(program: Program, loop: Sequence[Edge], havocs: Sequence[Any
         return f"the recurrent set or the loop cannot be encoded ({exc})"
     s = z3.Solver()
     s.set("timeout", deadline.ms())
-    s.add(*ranges, pre, z3.Not(mk_and(*conds, post)))
+    # after a round every value is again within its type (belt and braces: the no-overflow conditions and the
+    # exact wrap of unsigned arithmetic already imply it)
+    after = [c for n, i in program.variables.items() for c in enc.in_range(env1[n], i.var.type)]
+    s.add(*ranges, pre, z3.Not(mk_and(*conds, *after, post)))
     r = s.check()
     if r == z3.unsat:
         return None
