@@ -109,6 +109,8 @@ class Termination(Engine):
                 proof = TerminationProof(tuple(invs), tuple(args[h] for h in forest.order), names)
                 run.stage = "checking the proof"
                 why = proof.check(program, run.bitvector, deadline)
+                if why is not None and why.startswith("undecided"):
+                    return self.unknown(f"timeout while checking the termination proof ({why})")
                 if why is not None:
                     return self.unknown(f"internal error: the termination proof failed its check: {why}")
                 kinds = sorted({a.kind for a in args.values()})

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from looprover.deadline import Deadline
+from looprover.deadline import Deadline, OutOfTime
 from looprover.domains import Candidate
 from looprover.program.cfa import Program
 from looprover.program.cpg import build_cpg
@@ -62,6 +62,8 @@ class TerminationProof(Proof):
                     return f"loop at L{h}: {why}"
         except (KeyError, TypeError, ValueError) as exc:
             return f"the proof does not fit the program ({type(exc).__name__}: {exc})"
+        except OutOfTime:
+            return "undecided: the deadline passed while checking the proof"
         return None
 
     def to_json(self) -> dict[str, Any]:

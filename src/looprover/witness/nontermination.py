@@ -29,7 +29,7 @@ from typing import Any, Sequence
 
 import z3
 
-from looprover.deadline import Deadline
+from looprover.deadline import Deadline, OutOfTime
 from looprover.program.cfa import Assert, Assign, Assume, Edge, Havoc, Program
 from looprover.program.expr import ArrayType, Binary, BoolType, Expr, IntType, Unary, walk
 from looprover.program.interp import (
@@ -50,6 +50,13 @@ def validate_nontermination(program: Program, w: NonTermination, bitvector: bool
 
 def check_nontermination(program: Program, w: object, bitvector: bool, deadline: Deadline) -> str | None:
     """Why `w` is not a non-termination witness of `program` (None when it is one; see the module docstring)."""
+    try:
+        return _check(program, w, bitvector, deadline)
+    except OutOfTime:
+        return "undecided: the deadline passed while checking the witness"
+
+
+def _check(program: Program, w: object, bitvector: bool, deadline: Deadline) -> str | None:
     if not isinstance(w, NonTermination):
         return "no non-termination witness"
     if w.head < 0 or w.head >= program.num_locs or w.head == program.exit:
