@@ -57,7 +57,7 @@ class TerminationSettings:
         "help": "most components of a lexicographic ranking function"})
     stem: int = field(default=12, metadata={
         "help": "most cutpoint steps of a non-termination lasso's stem"})
-    cycle: int = field(default=4, metadata={
+    cycle: int = field(default=8, metadata={
         "help": "most cutpoint steps of a non-termination lasso's cycle"})
     seed: int = field(default=0, metadata={"help": "random seed of the state sampling for invariant candidates"})
 

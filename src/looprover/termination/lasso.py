@@ -132,7 +132,7 @@ class LassoSearch:
     """Bounded search for lassos at the given loop heads (see the module docstring)."""
 
     def __init__(self, program: Program, sys: CPGSystem, heads: Sequence[int], invariants: Sequence[Candidate],
-                 bitvector: bool, deadline: Deadline, max_stem: int = 12, max_cycle: int = 4):
+                 bitvector: bool, deadline: Deadline, max_stem: int = 12, max_cycle: int = 8):
         self.program, self.sys, self.heads = program, sys, list(heads)
         self.invariants = list(invariants)
         self.bitvector, self.deadline = bitvector, deadline

@@ -10,7 +10,8 @@ CPG edges between the cutpoints in L's body (L's head and the heads of the loops
 cutpoint u in L's body to cutpoint v in L's body never leaves the body in a reducible CFA (re-entering it
 would pass h, a cutpoint), so these edges are exactly the pieces of L's iterations:
 
-    T_L(x, x') = E(h,h)(x, x')  ∨  (⋁_u E(h,u)(x, y) ∧ Inv_u(y))  ∧  ⋁_v  Sum_v(y, z_v) ∧ Inv_v(z_v) ∧ E(v,h)(z_v, x')
+    T_L(x, x') = E(h,h)(x, x')
+                 ∨  (⋁_u E(h,u)(x, y) ∧ Inv_u(y))  ∧  ⋁_v Sum_v(y, z_v) ∧ Inv_v(z_v) ∧ E(v,h)(z_v, x')
 
 where u, v range over the inner cutpoints, y is the state after the first step into the nested loops and z_v
 the state at v after any number of steps inside them (each iteration through the nested loops starts with one
