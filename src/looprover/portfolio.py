@@ -15,8 +15,9 @@ Each engine runs under the guarded runner (`engines.base.run_engine`) in its own
 (`processes.Child`), so a crash, a memory error or a stuck solver takes down only that engine, which counts as
 UNKNOWN. Decision rule (never guess):
   * a FALSE counts only when the portfolio itself has executed its counterexample on the program again
-    (`witness/recheck.py`; the engine's `validated` flag is not taken on trust); otherwise it is UNKNOWN, and
-    the rejected evidence is reported as a bug (`bugs` in the JSON statistics);
+    (`witness/recheck.py`; the engine's `validated` flag is not taken on trust) -- for termination, when it
+    has re-run the independent check of the non-termination witness; otherwise it is UNKNOWN, and the
+    rejected evidence is reported as a bug (`bugs` in the JSON statistics);
   * a TRUE that comes with a proof (`witness/proofs.py`) counts only when the portfolio's own check of the
     proof passes; a failed one is UNKNOWN and a bug report like a rejected counterexample;
   * the first definitive answer wins and the other engines are killed; if a TRUE and a FALSE are both on
@@ -119,7 +120,7 @@ def run_portfolio(program: Program, task: Task, run: Run, names: tuple[str, ...]
             for i, child in share.poll(wait_for):
                 name = engines[i].name
                 ok, value = child.result()
-                results[name] = _checked(program, run, vet(value), bugs) if ok else \
+                results[name] = _checked(program, run, vet(value, task), bugs) if ok else \
                     Verdict.unknown(name, value if value.startswith("out of memory") else f"engine crashed ({value})")
                 run.report(f"portfolio: {name} answered {results[name].status.value}")
             decided = _decide(results, bugs)

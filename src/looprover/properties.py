@@ -5,8 +5,10 @@ users pass their own copies, so the file's *text* decides what is checked. Each 
 line (or `COVER(...)` for test-generation goals) is recognised separately; a file is one property. Text we do
 not recognise is an input error, never a silent default to reachability.
 
-Only `unreach-call` (and `check-sat` for Horn-clause inputs) is verified today; the CLI answers
-UNKNOWN("unsupported property: ...") for every other recognised property.
+`unreach-call`, `termination` (C only) and `check-sat` (Horn-clause inputs) are verified; the CLI answers
+UNKNOWN("unsupported property: ...") for every other recognised property. Which engine checks a verifiable
+property is the engines' business: each declares the properties it accepts (`Engine.properties`), the runner
+refuses the others, and the portfolio runs only engines that accept the task.
 """
 from __future__ import annotations
 
@@ -18,13 +20,14 @@ from pathlib import Path
 from looprover.errors import InputError
 
 UNREACH_CALL = "unreach-call"
+TERMINATION = "termination"   # every execution of main ends (exit, abort, reach_error, or return)
 CHECK_SAT = "check-sat"       # CHC-COMP tasks: the clauses are satisfiable (= the program is safe)
 
 # properties the engines can check (others are recognised and reported as unsupported)
-VERIFIABLE = frozenset({UNREACH_CALL, CHECK_SAT})
+VERIFIABLE = frozenset({UNREACH_CALL, TERMINATION, CHECK_SAT})
 
 KNOWN = (
-    UNREACH_CALL, "termination", "no-overflow", "valid-memsafety", "valid-memcleanup", "def-behavior",
+    UNREACH_CALL, TERMINATION, "no-overflow", "valid-memsafety", "valid-memcleanup", "def-behavior",
     "no-data-race", "coverage-error-call", "coverage-branches", "coverage-conditions", "coverage-statements",
     CHECK_SAT,
 )
@@ -32,7 +35,7 @@ KNOWN = (
 # (regex over the formula with whitespace removed, property name); memory-safety parts are merged below
 _FORMULAS = [
     (r"LTL\(G!call\((?P<fn>[A-Za-z_]\w*)\(\)\)\)", UNREACH_CALL),
-    (r"LTL\(Fend\)", "termination"),
+    (r"LTL\(Fend\)", TERMINATION),
     (r"LTL\(G!overflow\)", "no-overflow"),
     (r"LTL\(Gvalid-(free|deref|memtrack)\)", "valid-memsafety"),
     (r"LTL\(Gvalid-memcleanup\)", "valid-memcleanup"),

@@ -18,7 +18,7 @@ from looprover.program.expr import Expr, Store, free_vars, rename
 from looprover.program.interp import ArrayValue, Evaluator, UndefinedBehavior
 from looprover.program.printer import expr_to_str
 from looprover.properties import CHECK_SAT, KNOWN
-from looprover.verdict import Counterexample, Status, Verdict
+from looprover.verdict import Counterexample, NonTermination, Status, Verdict
 
 MAX_TRACE_LINES = 400
 CHC_ANSWERS = {Status.TRUE: "sat", Status.FALSE: "unsat", Status.UNKNOWN: "unknown"}
@@ -333,6 +333,44 @@ def counterexample_lines(cex: Counterexample, program: Program | None) -> list[s
     return lines + _table(rows, "=>")
 
 
+def _edge_rows(edges, names: dict[str, str]) -> list[dict[str, Any]]:
+    return [{"location": str(e.src_loc) if e.src_loc else None, "edge": [e.src, e.dst],
+             "statements": [t for t in (stmt_text(s, names) for s in e.stmts) if t]} for e in edges]
+
+
+def nontermination_json(w: NonTermination, program: Program | None) -> dict[str, Any]:
+    """A non-termination witness: the stem (inputs, edges), the cycle (edges, its fixed nondet values) and the
+    recurrent set in C terms."""
+    names = _names(program)
+    return {
+        "validated": w.validated,
+        "loop_location": str(w.where) if w.where else None,
+        "loop_head": w.head,
+        "recurrent_set": _expr(w.recurrent, names, limit=2000),
+        "stem": {"inputs": [value_json(v) for v in w.inputs], "initial": value_json(w.stem_initial),
+                 "havocs": [value_json(v) for v in w.stem_havocs], "length": len(w.stem),
+                 "steps": _edge_rows(w.stem[-MAX_TRACE_LINES:], names)},
+        "cycle": {"havocs": [value_json(v) for v in w.loop_havocs], "steps": _edge_rows(w.loop, names)},
+    }
+
+
+def nontermination_lines(w: NonTermination, program: Program | None) -> list[str]:
+    names = _names(program)
+    where = f" at {w.where}" if w.where else ""
+    lines = ["non-termination witness" + (" (checked: stem replayed, recurrent set closed)" if w.validated
+                                         else " (NOT validated)") + f": the loop{where} runs forever"]
+    lines.append("  stem inputs (in the order the program reads them): " +
+                 (", ".join(value_text(v) for v in w.inputs) or "none") + f"  ({len(w.stem)} edges)")
+    lines.append(f"  recurrent set at the loop head: {_expr(w.recurrent, names, limit=400)}")
+    lines.append("  cycle, repeated forever" + (f" (nondet values {', '.join(value_text(v) for v in w.loop_havocs)})"
+                                               if w.loop_havocs else "") + ":")
+    for row in _edge_rows(w.loop[:MAX_TRACE_LINES], names):
+        where_ = Path(row["location"].rsplit(":", 1)[0]).name + ":" + row["location"].rsplit(":", 1)[1] \
+            if row["location"] else "-"
+        lines.append(f"    {where_}  {'; '.join(row['statements']) or 'skip'}")
+    return lines
+
+
 def split_tracebacks(stats: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     """The statistics without the tracebacks of internal errors (the portfolio collects its children's), and
     those tracebacks, which only `--debug` shows."""
@@ -361,7 +399,11 @@ def verdict_json(verdict: Verdict, program: Program | None, elapsed: float, job:
         "counterexample": (counterexample_json(verdict.evidence, program)
                            if verdict.status == Status.FALSE and isinstance(verdict.evidence, Counterexample)
                            else None),
-        # the checked safety evidence of a TRUE (invariants, transition invariants), as the engine reports it
+        # a termination FALSE: the lasso (stem, cycle) and its recurrent set
+        **({"nontermination": nontermination_json(verdict.evidence, program)}
+           if verdict.status == Status.FALSE and isinstance(verdict.evidence, NonTermination) else {}),
+        # the checked evidence of a TRUE (invariants, transition invariants, termination arguments per loop),
+        # as the engine reports it
         "proof": (value_json(verdict.evidence) if verdict.status == Status.TRUE and verdict.evidence is not None
                   else None),
         "stats": value_json(stats),
@@ -388,6 +430,10 @@ def verdict_text(verdict: Verdict, program: Program | None, elapsed: float, prop
         lines.append(f"  property: {prop}" + (f" (expected {shown}{mark})" if expected is not None else ""))
     if isinstance(verdict.evidence, Counterexample):
         lines += counterexample_lines(verdict.evidence, program)
+    if isinstance(verdict.evidence, NonTermination):
+        lines += nontermination_lines(verdict.evidence, program)
+    if verdict.status == Status.TRUE and hasattr(verdict.evidence, "lines"):
+        lines += verdict.evidence.lines()
     for bug in verdict.stats.get("bugs", ()):
         lines.append(f"  BUG:      {_bug_line(bug)} (please report it)")
     return lines

@@ -1,7 +1,9 @@
 """Verdicts and the evidence they carry.
 
-A TRUE comes from a proof (exact, or over a sound over-approximation); a FALSE only with a counterexample that
-replayed on the original program; everything else is UNKNOWN with a reason.
+A TRUE comes from a proof (exact, or over a sound over-approximation); a FALSE only with evidence that was
+checked on the original program -- for a safety property a counterexample that replayed, for termination a
+non-termination witness (`NonTermination`) that passed its independent check; everything else is UNKNOWN
+with a reason.
 """
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from enum import Enum
 from typing import Any
 
 from looprover.program.cfa import Edge, SrcLoc
+from looprover.program.expr import Expr
 
 
 class Status(str, Enum):
@@ -42,11 +45,36 @@ class Counterexample:
 
 
 @dataclass
+class NonTermination:
+    """An infinite execution as a lasso: a concrete stem from the program's start to the loop location `head`,
+    then the cycle `loop` (CFA edges from `head` back to `head`) forever.
+
+    The stem is concrete: the initial values, every havoc value in order (`stem_havocs`) and the edges taken.
+    The cycle is symbolic: `recurrent` is a set of states at `head` (an IR formula over the program variables)
+    that contains the stem's last state, from every state of which `loop` runs to the end with the havoc values
+    `loop_havocs` (the same nondet choices in every round) without blocking, failing an assertion or undefined
+    behaviour, and ends in `recurrent` again. `validated` is set only by the independent check
+    (`witness.nontermination.validate_nontermination`): the stem replayed with the interpreter, `recurrent`
+    evaluated on its last state, the closure decided by a fresh solver.
+    """
+    head: int
+    stem: list[Edge]
+    stem_initial: dict[str, Any]
+    stem_havocs: list[Any]
+    loop: list[Edge]
+    loop_havocs: list[Any]
+    recurrent: Expr
+    validated: bool = False
+    inputs: list[Any] = field(default_factory=list)   # the stem's nondet inputs (what a harness feeds)
+    where: SrcLoc | None = None                          # source position of the loop
+
+
+@dataclass
 class Verdict:
     status: Status
     engine: str
     reason: str
-    evidence: Any = None          # Counterexample for FALSE; invariant/certificate for TRUE, if any
+    evidence: Any = None          # Counterexample / NonTermination for FALSE; proof for TRUE, if any
     stats: dict[str, Any] = field(default_factory=dict)
     time: float = 0.0
 

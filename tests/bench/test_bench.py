@@ -18,6 +18,7 @@ from looprover.errors import InputError
 REPO = Path(__file__).resolve().parents[2]
 UNREACH = "CHECK( init(main()), LTL(G ! call(reach_error())) )\n"
 TERMINATION = "CHECK( init(main()), LTL(F end) )\n"
+NO_OVERFLOW = "CHECK( init(main()), LTL(G ! overflow) )\n"
 COUNTER_SMT2 = """(set-logic HORN)
 (declare-fun inv (Int) Bool)
 (assert (forall ((x Int)) (=> (= x 0) (inv x))))
@@ -28,12 +29,13 @@ COUNTER_SMT2 = """(set-logic HORN)
 
 @pytest.fixture
 def taskdir(tmp_path) -> Path:
-    """A tiny benchmark tree: SV-COMP tasks in both formats, an unsupported property, a broken task, and a
+    """A tiny benchmark tree: SV-COMP tasks in both formats, termination, an unsupported property, a broken task, and a
     CHC directory with expected.csv."""
     sv = tmp_path / "sv"
     (sv / "properties").mkdir(parents=True)
     (sv / "properties" / "unreach-call.prp").write_text(UNREACH)
     (sv / "properties" / "termination.prp").write_text(TERMINATION)
+    (sv / "properties" / "no-overflow.prp").write_text(NO_OVERFLOW)
     cat = sv / "cat"
     cat.mkdir()
     for n in ("a", "b", "c"):
@@ -43,6 +45,7 @@ def taskdir(tmp_path) -> Path:
     (cat / "b.yml").write_text("format_version: '2.0'\ninput_files: 'b.c'\nproperties:\n"
                                "  - property_file: ../properties/unreach-call.prp\n    expected_verdict: false\n"
                                "  - property_file: ../properties/termination.prp\n    expected_verdict: true\n"
+                               "  - property_file: ../properties/no-overflow.prp\n    expected_verdict: true\n"
                                "  - property_file: ../properties/coverage.prp\n"
                                "options:\n  language: C\n  data_model: LP64\n")
     (cat / "broken.yml").write_text("input_files: 'gone.c'\nproperties: []\n")
@@ -57,12 +60,12 @@ def test_collect_tasks(taskdir):
     tasks = collect_tasks(taskdir)
     by = {(t.id, t.property): t for t in tasks}
     assert set(by) == {("sv/cat/a.yml", "unreach-call"), ("sv/cat/b.yml", "unreach-call"),
-                       ("sv/cat/b.yml", "termination"), ("sv/cat/broken.yml", "?"),
+                       ("sv/cat/b.yml", "termination"), ("sv/cat/b.yml", "no-overflow"), ("sv/cat/broken.yml", "?"),
                        ("chc/sat/counter.smt2", "check-sat")}
     a, b = by["sv/cat/a.yml", "unreach-call"], by["sv/cat/b.yml", "unreach-call"]
     assert a.expected is True and a.data_model == "ILP32" and a.runnable
     assert b.expected is False and b.data_model == "LP64" and b.input_file.name == "b.c"
-    assert not by["sv/cat/b.yml", "termination"].runnable
+    assert by["sv/cat/b.yml", "termination"].runnable and not by["sv/cat/b.yml", "no-overflow"].runnable
     assert by["sv/cat/broken.yml", "?"].error and "gone.c" in by["sv/cat/broken.yml", "?"].error
     chc = by["chc/sat/counter.smt2", "check-sat"]
     assert chc.expected is True and chc.runnable and chc.property_spec == "check-sat"
@@ -251,7 +254,8 @@ def test_shared_benchmarks_are_read_completely(shared_dir):
     runnable = Counter((t.property, t.expected) for t in tasks if t.runnable)
     assert runnable[("unreach-call", True)] == 88 and runnable[("unreach-call", False)] == 19
     assert runnable[("check-sat", True)] + runnable[("check-sat", False)] == 104
-    assert {t.property for t in tasks if not t.runnable} >= {"termination", "no-overflow"}
+    assert runnable[("termination", True)] == 48 and runnable[("termination", False)] == 6
+    assert {t.property for t in tasks if not t.runnable} >= {"no-overflow"}
     lp64 = [t for t in tasks if t.data_model == "LP64"]
     assert lp64 and all("Velroyen" in t.id for t in lp64)
 

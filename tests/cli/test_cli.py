@@ -293,12 +293,18 @@ def test_shared_svcomp_tasks(shared_dir, task, status):
     assert data["status"] in (status, "UNKNOWN"), data      # never wrong; UNKNOWN only on a slow machine
 
 
-def test_shared_task_with_only_unsupported_properties(shared_dir):
-    r = looprover("verify", shared_dir / "benchmarks" / "svcomp" / "termination-crafted-lit" / "Velroyen.yml",
-                  "--json")
+def test_shared_termination_task(shared_dir):
+    """A task whose only verifiable property is termination is checked for it (Velroyen: non-terminating, LP64);
+    a property no engine checks is still UNKNOWN with the reason. (FALSE or UNKNOWN: its partner,
+    engines/test_required_answers.py::test_shared_velroyen_is_false, requires the FALSE.)"""
+    task = shared_dir / "benchmarks" / "svcomp" / "termination-crafted-lit" / "Velroyen.yml"
+    r = looprover("verify", task, "--json", "--timeout", "30")
     data = json.loads(r.stdout)
-    assert r.returncode == 0 and data["status"] == "UNKNOWN" and data["data_model"] == "LP64"
-    assert data["reason"].startswith("unsupported property: ")
+    assert r.returncode == 0 and data["property"] == "termination" and data["data_model"] == "LP64"
+    assert data["expected"] is False and data["status"] in ("FALSE", "UNKNOWN"), data   # never wrong
+    r = looprover("verify", task, "--json", "--property", "no-overflow")
+    data = json.loads(r.stdout)
+    assert r.returncode == 0 and data["status"] == "UNKNOWN" and data["reason"].startswith("unsupported property: ")
 
 
 def test_transform_of_a_task_and_a_task_with_a_missing_extra_property(tmp_path, capsys, fake_engines, chc_file):

@@ -89,3 +89,14 @@ def test_shared_svcomp_tasks_with_bmc(shared_dir, task, status):
     assert r.returncode == 0, r.stderr
     data = json.loads(r.stdout)
     assert data["status"] == status, data
+
+
+def test_shared_velroyen_is_false(shared_dir):
+    """Partner of cli/test_cli.py::test_shared_termination_task (FALSE or UNKNOWN there, through the CLI and
+    the portfolio): the termination engine decides the task's program (LP64; it runs forever from
+    30 < x <= 35 and from -5 <= x < 0)."""
+    from looprover.engines.base import Task
+    from looprover.properties import Property
+    prog = load_c_program(shared_dir / "benchmarks/svcomp/termination-crafted-lit/Velroyen.c", "LP64")
+    v = verify("termination", prog, Task(Property("termination")), timeout=30)
+    assert v.status == Status.FALSE and v.evidence.validated, v.reason

@@ -20,6 +20,7 @@ ENGINES: dict[str, str] = {
     "tpa": "looprover.engines.tpa:TPAEngine",
     "multiloop": "looprover.engines.multiloop:MultiLoop",
     "spacer": "looprover.engines.spacer:SpacerEngine",
+    "termination": "looprover.engines.termination:Termination",
 }
 STRATEGIES: dict[str, str] = {
     "portfolio": "looprover.portfolio:Portfolio",

@@ -10,7 +10,9 @@ is the single place where
     `GiveUp`) and any other exception become UNKNOWN with a reason (an internal error keeps its traceback in
     the statistics, for `--debug`),
   * the verdict's time and statistics are filled in, and
-  * the evidence rule is applied: a FALSE without a counterexample that replayed on the program is UNKNOWN.
+  * the evidence rule is applied: a FALSE is UNKNOWN unless its evidence is of the kind the property needs
+    and was checked on the program -- a replayed counterexample for a safety property, a non-termination
+    witness that passed its independent check for termination (`vet`).
 
 Engine-specific settings are a dataclass per engine (`Engine.Settings`); the fields that carry a `help`
 metadata entry can be set by users as `--option ENGINE.FIELD=VALUE` (parsed and type-checked here), and
@@ -30,8 +32,8 @@ from looprover.deadline import Deadline, OutOfTime
 from looprover.errors import LooproverError
 from looprover.processes import out_of_memory, out_of_memory_reason
 from looprover.program.cfa import Program
-from looprover.properties import CHECK_SAT, UNREACH_CALL, Property, default_property
-from looprover.verdict import Counterexample, Status, Verdict
+from looprover.properties import CHECK_SAT, TERMINATION, UNREACH_CALL, Property, default_property
+from looprover.verdict import Counterexample, NonTermination, Status, Verdict
 
 
 @dataclass(frozen=True)
@@ -120,7 +122,7 @@ class Engine:
     def true(self, reason: str, evidence: Any = None) -> Verdict:
         return Verdict(Status.TRUE, self.name, reason, evidence)
 
-    def false(self, reason: str, cex: Counterexample) -> Verdict:
+    def false(self, reason: str, cex: Counterexample | NonTermination) -> Verdict:
         return Verdict(Status.FALSE, self.name, reason, cex)
 
     def unknown(self, reason: str, candidate: Counterexample | None = None) -> Verdict:
@@ -135,13 +137,18 @@ def z3_message(exc: z3.Z3Exception) -> str:
     return (v.decode(errors="replace") if isinstance(v, bytes) else str(v)).strip()
 
 
-def vet(verdict: Verdict) -> Verdict:
-    """The verdict if its evidence is acceptable; a FALSE without a replayed counterexample becomes UNKNOWN."""
+def vet(verdict: Verdict, task: Task | None = None) -> Verdict:
+    """The verdict if its evidence is acceptable, else UNKNOWN. A FALSE needs checked evidence of the kind the
+    task's property calls for: for termination a `NonTermination` witness whose independent check passed
+    (a reached `reach_error` ends an execution, so a violation trace proves nothing there); for the safety
+    properties (the default without a task) a `Counterexample` that replayed on the program."""
     if verdict.status == Status.FALSE:
-        cex = verdict.evidence
-        if not isinstance(cex, Counterexample) or not cex.validated:
+        ev = verdict.evidence
+        wanted = NonTermination if task is not None and task.property.name == TERMINATION else Counterexample
+        if not isinstance(ev, wanted) or not ev.validated:
+            what = "non-termination witness" if wanted is NonTermination else "counterexample"
             return dataclasses.replace(verdict, status=Status.UNKNOWN, evidence=None,
-                                       reason=f"counterexample not validated ({verdict.reason})")
+                                       reason=f"{what} not validated ({verdict.reason})")
     return verdict
 
 
@@ -176,7 +183,7 @@ def run_engine(engine: Engine, program: Program, task: Task, run: Run) -> Verdic
                                  f"which it does not declare")
     verdict.stats = {**run.stats, **verdict.stats, **extra}
     verdict.time = time.monotonic() - t0
-    return vet(verdict)
+    return vet(verdict, task)
 
 
 # ------------------------------------------------------------------------------------------- settings

@@ -13,6 +13,7 @@ Proof kinds:
   every clause of the cutpoint graph as Horn clauses (`smt.systems.cpg_horn`): the initial states imply init's,
   each edge preserves them, no edge into the error is enabled.
 - `tpa.proof.TransitionInvariantProof` (TPA): a safe transition invariant and the system it holds for.
+- `termination.proof.TerminationProof` (termination): invariants as above and one checked argument per loop.
 """
 from __future__ import annotations
 
@@ -41,6 +42,10 @@ class Proof:
     def to_json(self) -> dict[str, Any]:
         raise NotImplementedError
 
+    def lines(self) -> list[str]:
+        """Lines for the text report (default: none)."""
+        return []
+
 
 def invariant_formula(sys: CPGSystem, invariants: tuple[Candidate, ...] | list[Candidate],
                       env: dict[str, z3.ExprRef] | None = None, pc: z3.ExprRef | None = None) -> z3.BoolRef:
@@ -54,6 +59,25 @@ def candidate_formula(sys: CPGSystem, c: Candidate, env: dict[str, z3.ExprRef], 
     """One candidate over a state: its atom, guarded by its cutpoint."""
     a = sys.enc.expr(c.atom, env)
     return a if c.node is None else z3.Implies(pc == sys.pc_id[c.node], a)
+
+
+def invariants_failure(sys: CPGSystem, invariants: tuple[Candidate, ...] | list[Candidate], deadline: Deadline
+                       ) -> str | None:
+    """Why the cutpoint-guarded `invariants` are not inductive on `sys`'s pc-encoded system (initiation from
+    Init, consecution over one step), or None when they are."""
+    ts = sys.ts
+    inv = invariant_formula(sys, invariants)
+
+    def unsat(what: str, *fs: z3.BoolRef) -> str | None:
+        s = sys.enc.solver(deadline)
+        s.add(*fs)
+        r = s.check()
+        if r == z3.unsat:
+            return None
+        return f"{what} fails" if r == z3.sat else f"{what} undecided ({s.why_unknown()})"
+
+    return unsat("initiation of the invariants", ts.init, z3.Not(inv)) or \
+        unsat("consecution of the invariants", inv, ts.trans, z3.Not(z3.substitute(inv, *zip(ts.state, ts.next))))
 
 
 @dataclass(frozen=True)
@@ -75,9 +99,7 @@ class KInductiveProof(Proof):
                 return None
             return f"{what} fails" if r == z3.sat else f"{what} undecided ({s.why_unknown()})"
 
-        why = unsat("initiation of the invariants", ts.init, z3.Not(inv)) or \
-            unsat("consecution of the invariants", inv, ts.trans,
-                                                          z3.Not(z3.substitute(inv, *zip(ts.state, ts.next))))
+        why = invariants_failure(sys, self.invariants, deadline)
         if why:
             return why
         base = sys.enc.solver(deadline)

@@ -5,7 +5,9 @@ Why: an engine's `validated` flag is the engine's word. The portfolio runs engin
 answers for all of them, so it checks what it is given instead of a flag: a trace is replayed edge by edge on the
 program's own edges (`replay.replay`); a deep run, kept abbreviated (`deep.RunCounterexample`), is run again from
 its initial values on its recorded inputs. Either must end in a violated assertion without signed overflow on
-the way (undefined behaviour in C), within the caller's deadline.
+the way (undefined behaviour in C), within the caller's deadline. A non-termination witness (termination FALSE)
+goes through its own independent check again (`nontermination.check_nontermination`: stem replayed, recurrent
+set decided by a fresh solver).
 """
 from __future__ import annotations
 
@@ -15,14 +17,17 @@ from looprover.deadline import Deadline, OutOfTime
 from looprover.errors import GiveUp
 from looprover.program.cfa import Program
 from looprover.program.interp import InputOracle, run
-from looprover.verdict import Counterexample
+from looprover.verdict import Counterexample, NonTermination
 from looprover.witness.deep import RunCounterexample
 from looprover.witness.proofs import Proof
+from looprover.witness.nontermination import check_nontermination
 from looprover.witness.replay import replay
 
 
 def recheck_counterexample(program: Program, cex: object, bitvector: bool, deadline: Deadline) -> str | None:
     """Why `cex` is not a violation of `program` (None when it is one)."""
+    if isinstance(cex, NonTermination):
+        return check_nontermination(program, cex, bitvector, deadline)
     if not isinstance(cex, Counterexample):
         return "no counterexample"
     if isinstance(cex, RunCounterexample) and cex.omitted:
