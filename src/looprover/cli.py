@@ -345,6 +345,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             signal.signal(signal.SIGTERM, previous)
 
 
+def _stop_children() -> None:
+    """Kill every child process this command started that is still alive. The `finally` that kills the job's
+    process does not see a child whose creation the interrupt cut short (measured: a Ctrl-C that landed while
+    the job's process was being forked left it running, and the command waited for it at exit)."""
+    import multiprocessing as mp
+    for p in mp.active_children():
+        p.kill()
+        p.join(timeout=2)
+
+
 def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -363,9 +373,11 @@ def _main(argv: Sequence[str] | None) -> int:
     try:
         return args.func(args)
     except KeyboardInterrupt:
+        _stop_children()
         print("error: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except Terminated:
+        _stop_children()
         print("error: terminated", file=sys.stderr)
         return EXIT_TERMINATED
     except BrokenPipeError:   # `looprover transform x.c | head`: stop quietly
