@@ -5,7 +5,8 @@ transform's guarantee (`transforms/base.py`).
     result's evidence mapped back where the transform can; otherwise it proves nothing.
   * A counterexample of the result (a FALSE, or an UNKNOWN whose evidence is an unreplayed counterexample): the
     transform's back-translation proposes a trace of the original program, which must replay on it
-    (`witness.replay.validate`). If it does not, an optional `confirm` engine runs on the original program with
+    (`witness.replay.validate`), or, for a trace too long to store, runs the program to the violation itself
+    (a validated `witness.deep.RunCounterexample`). If it does not, an optional `confirm` engine runs on the original program with
     the time left; only its validated FALSE (or its TRUE: it ran on the program itself) counts. Otherwise the
     answer is UNKNOWN: the counterexample was not confirmed.
 """
@@ -19,6 +20,7 @@ from looprover.program.cfa import Program
 from looprover.transforms.base import Transform
 from looprover.verdict import Counterexample, Status, Verdict
 from looprover.witness.confirm import confirm_trace
+from looprover.witness.deep import RunCounterexample
 
 
 class TransformThenEngine(Engine):
@@ -62,6 +64,12 @@ class TransformThenEngine(Engine):
 
     def _confirm(self, program: Program, task: Task, run: Run, cex: Counterexample | None) -> Verdict:
         """A counterexample of the transformed program: find a real one, or say UNKNOWN."""
+        if isinstance(cex, RunCounterexample) and cex.omitted and cex.validated:
+            # too long to store and replay: the back-translation ran the program to the violation itself
+            # (`witness.deep.follow`, or compiled: `witness.native`); the portfolio runs it again
+            run.stats["confirm"] = "compiled run of the program" if cex.native else "run of the program"
+            return self.false(f"abstract counterexample confirmed by {run.stats['confirm']} ({cex.length} "
+                              f"edges)", cex)
         if cex is not None and confirm_trace(program, cex, run.bitvector).ok:
             run.stats["confirm"] = "concrete run on the abstract trace's inputs"
             return self.false(f"abstract counterexample confirmed by running the program on its inputs "
