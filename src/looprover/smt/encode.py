@@ -129,6 +129,7 @@ class Encoder:
         self.arrays = False      # set once an array term appears
         self.ints = False        # bit-vector mode: set once a mathematical integer appears
         self.quantified = False  # set once a `ForAll` or `ArrayFill` (a lambda) appears
+        self.binders = 0         # how many `ForAll`/`ArrayFill` nodes were encoded (`smt.dag` names their conditions)
 
     def logic(self) -> str | None:
         """The z3 logic to ask for, from what the encoding used (measured in engines/bmc.py):
@@ -302,6 +303,7 @@ class Encoder:
         """`ForAll` as a z3 quantifier; `ArrayFill` as a z3 lambda over the index, whose cell j holds
         `value[var := (j - start) / stride]` where j is one of the filled cells (`expr.ArrayFill`)."""
         self.quantified = True
+        self.binders += 1
         k = n.var
         if isinstance(n, ForAll):
             kc = z3.Const(self.fresh_name(k.name, "q"), self.sort(k.type))
