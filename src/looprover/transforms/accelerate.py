@@ -56,7 +56,7 @@ from looprover.program.loops import Loop, analyze_loops
 from looprover.smt.encode import Encoder
 from looprover.transforms.base import Guarantee, Transform, Transformed
 from looprover.transforms.closed_forms import (
-    MathForm, add, affine, check_inductive, fit, mul, occurrence, sub, syntactic_form, template,
+    MathForm, add, affine, check_inductive, fit, linear_in, mul, occurrence, sub, syntactic_form, template,
 )
 from looprover.transforms.paths import loop_paths
 
@@ -360,9 +360,10 @@ class PathAccelerator:
         fills: dict[Var, tuple[Expr, Expr]] = {}
         for a in sorted(arrays, key=lambda v: v.name):
             st = sp.post[a]
-            if not (isinstance(st, Store) and st.array == a and a not in free_vars(st.index)
-                    and a not in free_vars(st.value)):
+            if not (isinstance(st, Store) and st.array == a):
                 raise NotAccelerable(f"array {a.name} is not written exactly once")
+            if a in free_vars(st.index) | free_vars(st.value):
+                raise NotAccelerable(f"the path reads array(s) it writes: {a.name}")
             fills[a] = (m(st.index), m(st.value))
         atoms: list[Expr] = []
         for c_ in pc + list(m.needs):
@@ -506,6 +507,10 @@ class PathAccelerator:
                 out.append(g)
                 self._kind("constant")
                 continue
+            if _affine_atom(g, k):
+                out += [fold(substitute(g, {k: zero})), fold(substitute(g, {k: last}))]
+                self._kind("affine")
+                continue
             mono = self._monotone(g, k)
             if mono == "false-stays-false":
                 out += [fold(substitute(g, {k: zero})), fold(substitute(g, {k: last}))]
@@ -577,6 +582,11 @@ class PathAccelerator:
         from looprover.smt.mbp import QEError, eliminate_quantifiers
         if any(isinstance(x, (Select, Store, ArrayFill, ForAll)) for x in walk(g)):
             return None
+        for x in walk(g):      # linear integer arithmetic in k only (what z3's QE decides)
+            if isinstance(x, Compare) and isinstance(x.lhs.type, IntType):
+                lin = linear_in(Binary("-", x.lhs, x.rhs, x.lhs.type), k)
+                if lin is None or not isinstance(fold(lin[0]), IntConst):
+                    return None
         enc = Encoder(None, bitvector=False)
         vs = free_vars(g) | {n}
         env = _env(enc, vs)
@@ -643,6 +653,14 @@ def fold(e: Expr) -> Expr:
             return mul(a, b)
         return None
     return transform(e, node)
+
+
+def _affine_atom(g: Expr, k: Var) -> bool:
+    """`L(k) op 0` for L affine in k (any slope, even symbolic) and op one of < <= > >= ==: the k where it
+    holds form an interval, so it holds on all of [0, n) iff at 0 and at n-1 (no solver needed)."""
+    if not isinstance(g, Compare) or g.op == "!=" or not isinstance(g.lhs.type, IntType):
+        return False
+    return linear_in(Binary("-", g.lhs, g.rhs, g.lhs.type), k) is not None
 
 
 def _flatten(c_: Expr) -> list[Expr]:

@@ -386,6 +386,30 @@ def affine(e: Expr, x: Var) -> tuple[int, Expr] | None:
     return None
 
 
+def linear_in(e: Expr, k: Var) -> tuple[Expr, Expr] | None:
+    """(b, r) with e = k*b + r exactly, b and r not reading k (b may be symbolic: `k * (h + m)`); or None."""
+    if e == k or occurrence(e) == k:
+        return const(1, e.type), const(0, e.type)
+    if k not in free_vars(e):
+        return const(0, e.type), e
+    if isinstance(e, Binary) and e.op in ("+", "-"):
+        a, b = linear_in(e.lhs, k), linear_in(e.rhs, k)
+        if a is None or b is None:
+            return None
+        f = add if e.op == "+" else sub
+        return f(a[0], b[0]), f(a[1], b[1])
+    if isinstance(e, Binary) and e.op == "*":
+        for x, o in ((e.lhs, e.rhs), (e.rhs, e.lhs)):
+            if k not in free_vars(x):
+                r = linear_in(o, k)
+                return None if r is None else (mul(x, r[0]), mul(x, r[1]))
+        return None
+    if isinstance(e, Unary) and e.op == "-":
+        r = linear_in(e.arg, k)
+        return None if r is None else (neg(r[0]), neg(r[1]))
+    return None
+
+
 def syntactic_form(x: Var, update: Expr, count: Var, invariant) -> MathForm | None:
     """`x := x + c` gives x0 + n*c; `x := c - x` gives x0 for even n and c - x0 for odd n (c loop-invariant:
     `invariant(c)`). Other multipliers k have no polynomial form (k^n)."""
