@@ -13,7 +13,7 @@ What would make such a run differ from the IR's semantics is refused: the C has 
 IR has none or a different one, so signed overflow, bad shifts, division by zero and array indices out of the
 declared bounds (the IR's arrays are total) trap (gcc's sanitizers in trap mode: the run fails, nothing is
 confirmed); programs with mathematical integers (Horn clauses), arrays of unknown size or array havocs are not
-compiled at all. A run that reads a value the plan does not have gets 0 and is still a run of the program,
+compiled at all, nor plans with values beyond 64 bits (the harness reads 64-bit values). A run that reads a value the plan does not have gets 0 and is still a run of the program,
 so whatever reaches `reach_error` is a real violation.
 """
 from __future__ import annotations
@@ -95,8 +95,6 @@ def why_not(program: Program) -> str | None:
             return "mathematical integers"
         if isinstance(t, ArrayType) and t.size is None:
             return f"array {info.var.name} of unknown size"
-        if isinstance(scalar, IntType) and scalar.bits > 64:
-            return f"{scalar.bits}-bit integers"
     for e in program.edges:
         for s in e.stmts:
             if isinstance(s, Havoc) and any(isinstance(v.type, ArrayType) for v in s.vars):
@@ -134,6 +132,8 @@ def _value(v: Any) -> int:
     if isinstance(v, ArrayValue):
         raise ValueError("array value in a havoc plan")
     v = int(v)
+    if not -(1 << 63) <= v < 1 << 64:
+        raise ValueError(f"havoc value {v} does not fit in 64 bits")
     return v - (1 << 64) if v >= 1 << 63 else v      # the harness reads signed 64-bit; casts restore it
 
 
