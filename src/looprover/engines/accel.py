@@ -30,6 +30,7 @@ class Accel(TransformThenEngine):
     transform = AccelerateTransform()
     inner = BMC()
     confirm = None
+    result = "accelerated program"
 
     def settings(self, run: Run) -> Any:
         """The transform gets a share of the run's time (its solver queries are capped per query too)."""

@@ -29,6 +29,7 @@ class TransformThenEngine(Engine):
     transform: ClassVar[Transform]
     inner: ClassVar[Engine]
     confirm: ClassVar[Engine | None] = None
+    result: ClassVar[str] = "abstraction"      # what the transformed program is called in reasons
 
     @property
     def proved(self) -> str:
@@ -58,7 +59,7 @@ class TransformThenEngine(Engine):
                              t.back.invariant(iv.evidence))
         candidate = iv.evidence if isinstance(iv.evidence, Counterexample) else None
         if iv.status == Status.UNKNOWN and candidate is None:
-            return self.unknown(f"{self.inner.name.upper()} on the abstraction: {iv.reason}")
+            return self.unknown(f"{self.inner.name.upper()} on the {self.result}: {iv.reason}")
         return self._confirm(program, task, run, t.back.trace(candidate, program, run.deadline.left() / 3)
                              if candidate is not None else None)
 
@@ -68,14 +69,15 @@ class TransformThenEngine(Engine):
             # too long to store and replay: the back-translation ran the program to the violation itself
             # (`witness.deep.follow`, or compiled: `witness.native`); the portfolio runs it again
             run.stats["confirm"] = "compiled run of the program" if cex.native else "run of the program"
-            return self.false(f"abstract counterexample confirmed by {run.stats['confirm']} ({cex.length} "
-                              f"edges)", cex)
+            return self.false(f"counterexample of the {self.result} confirmed by {run.stats['confirm']} "
+                              f"({cex.length} edges)", cex)
         if cex is not None and confirm_trace(program, cex, run.bitvector).ok:
             run.stats["confirm"] = "concrete run on the abstract trace's inputs"
-            return self.false(f"abstract counterexample confirmed by running the program on its inputs "
+            return self.false(f"counterexample of the {self.result} confirmed by running the program on its inputs "
                               f"({len(cex.steps)} steps)", cex)
         if self.confirm is None:
-            return self.unknown("abstract counterexample not confirmed (it does not replay on the program)")
+            return self.unknown(f"counterexample of the {self.result} not confirmed (it does not replay on the "
+                                f"program)")
         if run.deadline.left() <= 0.05:
             return self.unknown(f"abstract counterexample not confirmed (no time left for "
                                 f"{self.confirm.name.upper()})")
