@@ -350,7 +350,8 @@ class PathAccelerator:
         bits += [v.type.index.bits for v in used if isinstance(v.type, ArrayType)]
         if any(x is None for x in bits):
             raise NotAccelerable("mathematical integers on the path")
-        width = max(bits, default=32)
+        # C types only: an inner loop's iteration count (WIDE already) is below 2^64 by its own guard
+        width = max((x for x in bits if x <= 64), default=32)
         w = self.w = wide_type(width)
         m = Mathify(w)
         fm = {v: m(sp.post[v]) for v in scalars}
