@@ -26,9 +26,10 @@ import tempfile
 from pathlib import Path
 from typing import Any, Sequence
 
-from looprover.program.cfa import Edge, Havoc, Program, SrcLoc
+from looprover.program.cfa import Assert, Edge, Havoc, Program, SrcLoc
 from looprover.program.expr import ArrayType, IntType
 from looprover.program.interp import ArrayValue
+from looprover.properties import UNREACH_CALL
 from looprover.verdict import TraceStep
 from looprover.witness.deep import Repeat, RunCounterexample
 
@@ -99,6 +100,8 @@ def why_not(program: Program) -> str | None:
         for s in e.stmts:
             if isinstance(s, Havoc) and any(isinstance(v.type, ArrayType) for v in s.vars):
                 return "array havocs"
+            if isinstance(s, Assert) and s.prop != UNREACH_CALL:
+                return f"assertions of property {s.prop} (the compiled program reports every one as reach_error)"
     return None
 
 
