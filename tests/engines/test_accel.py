@@ -110,7 +110,7 @@ def test_phases_and_nested_loops():
 
 # ------------------------------------------------------------------------------------ never TRUE
 def test_safe_deep_loop_stays_unknown():
-    v = verify("accel", counter(1_000_000, 7), timeout=6)
+    v = verify("accel", counter(1_000_000, 7), timeout=4)
     assert v.status == Status.UNKNOWN
 
 
@@ -129,7 +129,7 @@ def test_a_violation_behind_signed_overflow_is_no_counterexample():
     with p.while_(None):
         p.assign(x, add(x, c(1)))
         p.assert_(cmp(">=", x, c(0)))
-    v = verify("accel", p.build(), timeout=6)
+    v = verify("accel", p.build(), timeout=4)
     assert v.status == Status.UNKNOWN
 
 

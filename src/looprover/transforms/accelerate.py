@@ -45,7 +45,8 @@ from dataclasses import dataclass, field
 
 import z3
 
-from looprover.deadline import Deadline
+from looprover.deadline import Deadline, OutOfTime
+from looprover.errors import LooproverError
 from looprover.program.cfa import Assert, Assign, Assume, Edge, Havoc, Program, Stmt, VarInfo
 from looprover.program.expr import (
     BINDERS, FALSE, TRUE, And, ArrayFill, ArrayType, Binary, BoolConst, BoolType, Cast, Compare, ConstArray, Expr,
@@ -56,7 +57,7 @@ from looprover.program.loops import Loop, analyze_loops
 from looprover.smt.encode import Encoder
 from looprover.transforms.base import Guarantee, Transform, Transformed
 from looprover.transforms.closed_forms import (
-    MathForm, add, affine, check_inductive, fit, linear_in, mul, occurrence, sub, syntactic_form, template,
+    MathForm, add, check_inductive, fit, linear_in, mul, occurrence, sub, syntactic_form, template,
 )
 from looprover.transforms.paths import loop_paths
 
@@ -563,9 +564,10 @@ class PathAccelerator:
             return None
         (i,), (arr,) = idx, arrays
         lin = i.arg if isinstance(i, Cast) and i.arg.type == self.w else None
-        aff = affine(lin, k) if lin is not None else None
-        if aff is None or aff[0] not in (1, -1) or k in free_vars(aff[1]):
+        aff = linear_in(lin, k) if lin is not None else None
+        if aff is None or fold(aff[0]) not in (const(1, self.w), const(-1, self.w)):
             return None
+        aff = (fold(aff[0]).value, aff[1])
         it: IntType = arr.type.index
         j = self.b.fresh("__lr_j", it, declare=False)
         body = transform(g, lambda x: Select(x.array, j, x.type) if x in reads else None)
@@ -774,10 +776,14 @@ def _loop(b: _Builder, prog: Program, forest, loop: Loop) -> str:
             parts.append(f"path {i + 1}: out of time")
             break
         pa = PathAccelerator(b, h, path, f"acc{h}_{i}")
+        declared = set(b.variables)
         try:
             acc = pa.build()
-        except NotAccelerable as why:
-            parts.append(f"path {i + 1} ({len(path)} edges): not accelerated: {why}")
+        except (NotAccelerable, LooproverError, z3.Z3Exception, OutOfTime, ArithmeticError) as why:
+            for name in set(b.variables) - declared:      # the refused branch's inputs and temporaries
+                del b.variables[name]
+            what = str(why) if isinstance(why, NotAccelerable) else f"{type(why).__name__}: {why}"
+            parts.append(f"path {i + 1} ({len(path)} edges): not accelerated: {what}")
             continue
         b.accels[acc.edge] = acc
         b.edges.append(acc.edge)

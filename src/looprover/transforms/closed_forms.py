@@ -1,4 +1,12 @@
-"""Abstract acceleration: closed forms of a loop's IO variables after k skipped iterations.
+"""Closed forms of loop variables after k iterations, for both accelerating transforms.
+
+* LABMC's abstract acceleration (`transforms/labmc.py`, over-approximating): syntactic update forms per
+  variable over any path, exact modulo 2^w (below, up to "exact closed forms of a loop path").
+* Under-approximating acceleration (`transforms/accelerate.py`): exact forms of one path's updates in
+  mathematical arithmetic, proposed syntactically or by fitting a polynomial, accepted by an inductive check
+  (`MathForm` and after). The expression helpers (`add`, `sub`, `mul`, ...) serve both.
+
+LABMC's forms:
 
 A syntactic dataflow over one iteration (header H to a back edge) computes, per candidate variable x, the set
 of *update forms* an iteration can apply, relative to x0 (x's value when the iteration starts):
@@ -357,37 +365,10 @@ def occurrence(e: Expr) -> Var | None:
     return None
 
 
-def affine(e: Expr, x: Var) -> tuple[int, Expr] | None:
-    """(k, r) with e = k*x + r exactly (mathematical WIDE arithmetic), r not reading x; or None. The
-    syntactic half of closed forms: `x += c` (k = 1) and `x = c - x` (k = -1) need no fitting. x occurs
-    as `(WIDE)x`, or as itself when it has e's type."""
-    if e == x or occurrence(e) == x:
-        return 1, const(0, e.type)
-    if x not in free_vars(e):
-        return 0, e
-    if isinstance(e, Binary) and e.op in ("+", "-"):
-        a, b = affine(e.lhs, x), affine(e.rhs, x)
-        if a is None or b is None:
-            return None
-        if e.op == "+":
-            return a[0] + b[0], add(a[1], b[1])
-        return a[0] - b[0], sub(a[1], b[1])
-    if isinstance(e, Binary) and e.op == "*":
-        for c_, o in ((e.lhs, e.rhs), (e.rhs, e.lhs)):
-            if isinstance(c_, IntConst):
-                r = affine(o, x)
-                if r is None:
-                    return None
-                return r[0] * c_.value, mul(c_, r[1])
-        return None
-    if isinstance(e, Unary) and e.op == "-":
-        r = affine(e.arg, x)
-        return None if r is None else (-r[0], neg(r[1]))
-    return None
-
-
 def linear_in(e: Expr, k: Var) -> tuple[Expr, Expr] | None:
-    """(b, r) with e = k*b + r exactly, b and r not reading k (b may be symbolic: `k * (h + m)`); or None."""
+    """(b, r) with e = k*b + r exactly (WIDE arithmetic), b and r not reading k; or None. k occurs as itself
+    or, for a C variable, as `(WIDE)k`. b is a constant for `x += c` (1) and `x = c - x` (-1), and may be
+    symbolic for guards such as `x0 + k*(h + m) < N`."""
     if e == k or occurrence(e) == k:
         return const(1, e.type), const(0, e.type)
     if k not in free_vars(e):
@@ -413,10 +394,10 @@ def linear_in(e: Expr, k: Var) -> tuple[Expr, Expr] | None:
 def syntactic_form(x: Var, update: Expr, count: Var, invariant) -> MathForm | None:
     """`x := x + c` gives x0 + n*c; `x := c - x` gives x0 for even n and c - x0 for odd n (c loop-invariant:
     `invariant(c)`). Other multipliers k have no polynomial form (k^n)."""
-    r = affine(update, x)
-    if r is None or not invariant(r[1]):
+    r = linear_in(update, x)
+    if r is None or not isinstance(r[0], IntConst) or not invariant(r[1]):
         return None
-    k, c_ = r
+    k, c_ = r[0].value, r[1]
     x0 = cast(update.type, x)
     if k == 1:
         return MathForm(x, add(x0, mul(count, c_)), 1, "offset")
