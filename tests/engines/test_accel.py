@@ -13,7 +13,7 @@ from looprover.engines import ENGINES, get_engine, verify
 from looprover.program.expr import I32, U8, U32, ArrayType, ConstArray, cmp
 from looprover.verdict import Status
 from looprover.witness import native
-from looprover.witness.deep import Repeat, RunCounterexample
+from looprover.witness.deep import PlanSeq, Repeat, RunCounterexample
 from looprover.witness.recheck import recheck_counterexample
 from looprover.witness.replay import replay
 
@@ -68,11 +68,9 @@ def test_bug_after_two_hundred_million_iterations(bitvector):
                                   Deadline.after(60)) is not None
 
 
-def test_inputs_read_in_the_accelerated_path_are_replayed():
-    """`ch = nondet(); if (ch == ' ') { assert(i + 1 < N); i += 2 } else { a[i] = ch; i++ }`: the else path is
-    accelerated with one frozen input (the same character every iteration), the array write is a fill."""
+def buffer(n: int):
+    """`ch = nondet(); if (ch == ' ') { assert(i + 1 < N); i += 2 } else { a[i] = ch; i++ }`."""
     p = Prog("buffer")
-    n = 3000
     a = p.var("a", ArrayType(I32, U8, n))
     i, ch = p.var("i", I32), p.var("ch", U8, kind="nondet")
     p.assign(i, c(0))
@@ -84,10 +82,29 @@ def test_inputs_read_in_the_accelerated_path_are_replayed():
             els()
             p.store(a, i, ch)
             p.assign(i, add(i, c(1)))
-    prog = p.build()
-    v = verify("accel", prog, timeout=60)
+    return p.build()
+
+
+def test_inputs_read_in_the_accelerated_path_are_replayed():
+    """The else path is accelerated with one frozen input (the same character every iteration), the array
+    write is a fill; the bug needs N - 1 such iterations, then a space."""
+    n = 3000
+    v = verify("accel", buffer(n), timeout=60)
     assert v.status == Status.FALSE, v.reason
     assert len(v.evidence.inputs) == n and v.evidence.inputs[-1] == 32 and 32 not in v.evidence.inputs[:-1]
+
+
+def test_runs_too_long_to_store_are_run_with_their_compressed_inputs():
+    """100 000 edges: no stored trace, a run of the program; its havoc plan is compressed (the accelerated
+    iterations' inputs once, repeated), and the portfolio's recheck runs the program on it again."""
+    prog = buffer(20_000)
+    v = verify("accel", prog, timeout=60)
+    assert v.status == Status.FALSE, v.reason
+    cex = v.evidence
+    assert isinstance(cex, RunCounterexample) and not cex.native and cex.length > 20_000
+    assert any(isinstance(x, Repeat) and x.times == 19_999 for x in cex.plan)
+    assert recheck_counterexample(prog, cex, False, Deadline.after(60)) is None
+    assert PlanSeq([1, Repeat(3, [2, Repeat(2, [3])]), 4])[:] == [1, 2, 3, 3, 2, 3, 3, 2, 3, 3, 4]
 
 
 def test_phases_and_nested_loops():
@@ -195,3 +212,24 @@ def test_read_only_array_scan():
     p.assert_(ne(i, c(4000)))
     v = verify("accel", p.build(), timeout=60)
     assert v.status == Status.FALSE and v.evidence.inputs == [4000], v.reason
+
+
+def test_quantified_branches_come_second():
+    """A guard that keeps a quantifier (here `a[i] != i` for a read-only array: neither monotone nor a
+    membership of cells) can slow every BMC query: BMC gets the program without that branch first."""
+    from looprover.engines.accel import Accel
+    from looprover.transforms.accelerate import AccelerateTransform
+    p = Prog("q")
+    a = p.var("a", ArrayType(I32, I32, 100))
+    i = p.var("i", I32)
+    p.assign(i, c(0))
+    with p.while_(ne(sel(a, i), i)):
+        p.assign(i, add(i, c(1)))
+    p.assert_(ne(i, c(5)))
+    t = AccelerateTransform().apply(p.build())
+    (acc,) = t.back.accels.values()
+    assert acc.quantified
+    (first, share), (second, _) = Accel().stages(t)
+    assert acc.edge not in first.program.edges and acc.edge in second.program.edges and share == 0.5
+    v = verify("accel", p.build(), timeout=20)
+    assert v.status == Status.FALSE and len(v.stats["stages"]) == 1

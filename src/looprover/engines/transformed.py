@@ -17,7 +17,7 @@ from typing import ClassVar
 from looprover.engines.base import Engine, Run, Task, run_engine
 from looprover.errors import LooproverError
 from looprover.program.cfa import Program
-from looprover.transforms.base import Transform
+from looprover.transforms.base import Transform, Transformed
 from looprover.verdict import Counterexample, Status, Verdict
 from looprover.witness.confirm import confirm_trace
 from looprover.witness.deep import RunCounterexample
@@ -36,6 +36,12 @@ class TransformThenEngine(Engine):
         """How a TRUE reads: `<transform> proved by <ENGINE>`."""
         return f"{self.transform.summary} proved by {self.inner.name.upper()}"
 
+    def stages(self, t: Transformed) -> list[tuple[Transformed, float]]:
+        """The transformed programs the inner engine gets in turn, each with its share of the time left (the
+        last one gets the rest). By default the result alone; a transform whose result has parts that are
+        costly for the inner engine can offer a weaker, cheaper program first."""
+        return [(t, 1.0)]
+
     def solve(self, program: Program, task: Task, run: Run) -> Verdict:
         stats = run.stats
         try:
@@ -46,8 +52,21 @@ class TransformThenEngine(Engine):
         stats["abstract_edges"] = len(t.program.edges)
         for note in t.notes:
             run.report(f"{self.name}: {note}")
+        stages = self.stages(t)
+        for i, (ti, share) in enumerate(stages):
+            if i + 1 == len(stages):
+                return self._stage(program, task, run, ti, run.deadline)
+            v = self._stage(program, task, run, ti, run.deadline.cap(run.deadline.left() * share))
+            stats.setdefault("stages", []).append(f"{v.status.value}: {v.reason}")
+            if v.status == Status.FALSE or v.status == Status.TRUE and ti.guarantee.keeps_true:
+                return v
+        raise AssertionError("no stage")
+
+    def _stage(self, program: Program, task: Task, run: Run, t: Transformed, deadline) -> Verdict:
+        """The inner engine on one transformed program until `deadline`, its answer carried back."""
+        stats = run.stats
         bound = max(t.unwind_bound, 1) if t.unwind_bound is not None else run.max_bound
-        iv = run_engine(self.inner, t.program, task, run.sub(max_bound=bound))
+        iv = run_engine(self.inner, t.program, task, run.sub(max_bound=bound, deadline=deadline))
         stats[f"abstract_{self.inner.name}"] = {
             "status": iv.status.value, "reason": iv.reason, "time": round(iv.time, 3),
             **{k: v for k, v in iv.stats.items() if k in ("bound", "nodes")}}

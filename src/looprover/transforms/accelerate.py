@@ -67,6 +67,8 @@ class AccelOptions:
     """Settings of the transform; the fields with a `help` entry are user options (`--option accel.FIELD=V`)."""
     max_paths: int = field(default=4, metadata={"help": "accelerated paths (phases) per loop"})
     degree: int = field(default=2, metadata={"help": "highest power of n in fitted closed forms (0-2)"})
+    quantified: bool = field(default=True, metadata={
+        "help": "keep paths whose guard keeps a quantifier (off: refuse them; they can make BMC slow)"})
     query_timeout: float = 2.0            # seconds per solver query of the transform
     deadline: Deadline | None = None      # the transform's share of a run (set by the engine)
 
@@ -260,6 +262,7 @@ class Accelerator:
     path: tuple[Edge, ...]
     havocs: tuple[int, ...]
     describe: str
+    quantified: bool = False       # its guard keeps a quantifier (costly for BMC)
 
 
 def havoc_count(e: Edge) -> int:
@@ -415,7 +418,7 @@ class PathAccelerator:
         edge = Edge(self.h, self.h, tuple(stmts))
         desc = (f"{', '.join(f'{k}: {v}' for k, v in sorted(self.kinds.items())) or 'no variables'}; guard "
                 f"{', '.join(self.guard_kinds) or 'true'}")
-        return Accelerator(edge, path, tuple(havoc_count(e) for e in path), desc)
+        return Accelerator(edge, path, tuple(havoc_count(e) for e in path), desc, "quantified" in self.guard_kinds)
 
     # ------------------------------------------------------------------------- closed forms
     def at(self, e: Expr, k: Expr) -> Expr:
@@ -532,6 +535,8 @@ class PathAccelerator:
                 out.append(r)
                 self._kind("z3 qe")
                 continue
+            if not self.b.options.quantified:
+                raise NotAccelerable(f"the guard keeps a quantifier: {g}")
             out.append(ForAll(k, zero, n, g))
             self._kind("quantified")
         return out
