@@ -28,6 +28,7 @@ class Accel(TransformThenEngine):
     summary = "under-approximating loop acceleration (closed forms of loop paths), then BMC: deep bugs only"
     Settings = AccelOptions
     verdicts = frozenset({Status.FALSE})
+    languages = frozenset({"c"})     # Horn clauses' mathematical integers get no accelerated branch (yet)
     cost = 1
     transform = AccelerateTransform()
     inner = BMC()
