@@ -18,11 +18,11 @@ so whatever reaches `reach_error` is a real violation.
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -79,10 +79,6 @@ void __VERIFIER_assume(int c) { if (!c) _exit(BLOCKED); }
 void __assert_fail(const char *a, const char *f, unsigned int l, const char *fn) { _exit(VIOLATION); }
 """
 
-_cache: dict[str, Path] = {}
-_dir: Path | None = None
-
-
 def why_not(program: Program) -> str | None:
     """Why `program` cannot be confirmed by a compiled run (None if it can)."""
     if shutil.which("gcc") is None:
@@ -105,28 +101,17 @@ def why_not(program: Program) -> str | None:
     return None
 
 
-def _executable(program: Program, deadline_s: float) -> Path | None:
-    global _dir
+def _compile(program: Program, where: Path, budget: float) -> Path | None:
     from looprover.program.emit_c import emit_c
-    code = emit_c(program)
-    key = hashlib.sha256(code.encode()).hexdigest()[:16]
-    exe = _cache.get(key)
-    if exe is not None and exe.exists():
-        return exe
-    if _dir is None:
-        _dir = Path(tempfile.mkdtemp(prefix="looprover-native-"))
-    src, harness, exe = _dir / f"{key}.c", _dir / "harness.c", _dir / f"{key}.exe"
-    src.write_text(code)
+    src, harness, exe = where / "prog.c", where / "harness.c", where / "prog.exe"
+    src.write_text(emit_c(program))
     harness.write_text(f"#define VIOLATION {VIOLATION}\n#define BLOCKED {BLOCKED}\n" + HARNESS)
     try:
         r = subprocess.run(["gcc", *FLAGS, "-o", str(exe), str(src), str(harness)], capture_output=True,
-                           text=True, timeout=max(deadline_s, 1.0))
+                           text=True, timeout=max(budget, 1.0))
     except (subprocess.TimeoutExpired, OSError):
         return None
-    if r.returncode != 0:
-        return None
-    _cache[key] = exe
-    return exe
+    return exe if r.returncode == 0 else None
 
 
 def _value(v: Any) -> int:
@@ -173,32 +158,35 @@ def run(program: Program, initial: dict[str, Any], plan: Sequence[Any], budget: 
     budget = min(budget, 3600.0)
     if budget <= 0.05:
         return "no time left for a compiled run"
-    import time
     t0 = time.monotonic()
-    exe = _executable(program, budget)
-    if exe is None:
-        return "the program's C did not compile"
-    plan_file = exe.with_suffix(f".{os.getpid()}.plan")
-    try:
-        _write_plan(plan_file, program, initial, plan)
-    except ValueError as err:
-        return f"no compiled run: {err}"
-    left = budget - (time.monotonic() - t0)
-    if left <= 0.05:
-        return "no time left for the compiled run"
-    try:
-        r = subprocess.run([str(exe)], env={**os.environ, "LR_PLAN": str(plan_file)}, capture_output=True,
-                           timeout=left)
-    except subprocess.TimeoutExpired:
-        return "the compiled run did not end in time"
-    finally:
-        plan_file.unlink(missing_ok=True)
+    with tempfile.TemporaryDirectory(prefix="looprover-native-") as tmp:
+        exe = _compile(program, Path(tmp), budget)
+        if exe is None:
+            return "the program's C did not compile"
+        plan_file = Path(tmp) / "plan"
+        try:
+            _write_plan(plan_file, program, initial, plan)
+        except ValueError as err:
+            return f"no compiled run: {err}"
+        left = budget - (time.monotonic() - t0)
+        if left <= 0.05:
+            return "no time left for the compiled run"
+        # coreutils' `timeout` kills the run at its deadline even if this process is killed first
+        limit = ["timeout", "-s", "KILL", f"{left:.2f}"] if shutil.which("timeout") else []
+        try:
+            r = subprocess.run([*limit, str(exe)], env={**os.environ, "LR_PLAN": str(plan_file)},
+                               capture_output=True, timeout=left + 1)
+        except subprocess.TimeoutExpired:
+            return "the compiled run did not end in time"
     if r.returncode == VIOLATION:
         return None
     if r.returncode == BLOCKED:
         return "the compiled run was blocked by an assumption"
-    if r.returncode < 0:
-        return f"the compiled run stopped with signal {-r.returncode} (undefined behaviour trapped)"
+    if r.returncode in (-9, 128 + 9):
+        return "the compiled run did not end in time"
+    if r.returncode < 0 or r.returncode > 128:
+        sig = -r.returncode if r.returncode < 0 else r.returncode - 128
+        return f"the compiled run stopped with signal {sig} (undefined behaviour trapped)"
     return f"the compiled run ended with exit code {r.returncode} without a violation"
 
 
