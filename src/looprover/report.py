@@ -270,6 +270,7 @@ def counterexample_json(cex: Counterexample, program: Program | None) -> dict[st
         "length": getattr(cex, "length", 0) or len(cex.steps),
         "omitted": getattr(cex, "omitted", 0),
         "omitted_at": getattr(cex, "omitted_at", None),
+        "compiled_run": getattr(cex, "native", False),
         "steps": steps,
     }
 
@@ -306,7 +307,9 @@ def _table(rows: list[tuple[str, str, str]], sep: str) -> list[str]:
 
 def counterexample_lines(cex: Counterexample, program: Program | None) -> list[str]:
     names = _names(program)
-    head = "counterexample" + (" (validated by replay)" if cex.validated else " (NOT validated)")
+    how = "by a compiled run" if getattr(cex, "native", False) else \
+        "by running the program" if getattr(cex, "omitted", 0) else "by replay"
+    head = "counterexample" + (f" (validated {how})" if cex.validated else " (NOT validated)")
     if _is_chc(program):
         return _derivation_lines(cex, program, head)
     if cex.violated_at is not None:

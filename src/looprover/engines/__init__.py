@@ -21,6 +21,7 @@ ENGINES: dict[str, str] = {
     "multiloop": "looprover.engines.multiloop:MultiLoop",
     "spacer": "looprover.engines.spacer:SpacerEngine",
     "termination": "looprover.engines.termination:Termination",
+    "accel": "looprover.engines.accel:Accel",
 }
 STRATEGIES: dict[str, str] = {
     "portfolio": "looprover.portfolio:Portfolio",

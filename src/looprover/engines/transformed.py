@@ -5,7 +5,8 @@ transform's guarantee (`transforms/base.py`).
     result's evidence mapped back where the transform can; otherwise it proves nothing.
   * A counterexample of the result (a FALSE, or an UNKNOWN whose evidence is an unreplayed counterexample): the
     transform's back-translation proposes a trace of the original program, which must replay on it
-    (`witness.replay.validate`). If it does not, an optional `confirm` engine runs on the original program with
+    (`witness.replay.validate`), or, for a trace too long to store, runs the program to the violation itself
+    (a validated `witness.deep.RunCounterexample`). If it does not, an optional `confirm` engine runs on the original program with
     the time left; only its validated FALSE (or its TRUE: it ran on the program itself) counts. Otherwise the
     answer is UNKNOWN: the counterexample was not confirmed.
 """
@@ -16,9 +17,10 @@ from typing import ClassVar
 from looprover.engines.base import Engine, Run, Task, run_engine
 from looprover.errors import LooproverError
 from looprover.program.cfa import Program
-from looprover.transforms.base import Transform
+from looprover.transforms.base import Transform, Transformed
 from looprover.verdict import Counterexample, Status, Verdict
 from looprover.witness.confirm import confirm_trace
+from looprover.witness.deep import RunCounterexample
 
 
 class TransformThenEngine(Engine):
@@ -27,11 +29,18 @@ class TransformThenEngine(Engine):
     transform: ClassVar[Transform]
     inner: ClassVar[Engine]
     confirm: ClassVar[Engine | None] = None
+    result: ClassVar[str] = "abstraction"      # what the transformed program is called in reasons
 
     @property
     def proved(self) -> str:
         """How a TRUE reads: `<transform> proved by <ENGINE>`."""
         return f"{self.transform.summary} proved by {self.inner.name.upper()}"
+
+    def stages(self, t: Transformed) -> list[tuple[Transformed, float]]:
+        """The transformed programs the inner engine gets in turn, each with its share of the time left (the
+        last one gets the rest). By default the result alone; a transform whose result has parts that are
+        costly for the inner engine can offer a weaker, cheaper program first."""
+        return [(t, 1.0)]
 
     def solve(self, program: Program, task: Task, run: Run) -> Verdict:
         stats = run.stats
@@ -43,8 +52,21 @@ class TransformThenEngine(Engine):
         stats["abstract_edges"] = len(t.program.edges)
         for note in t.notes:
             run.report(f"{self.name}: {note}")
+        stages = self.stages(t)
+        for i, (ti, share) in enumerate(stages):
+            if i + 1 == len(stages):
+                return self._stage(program, task, run, ti, run.deadline)
+            v = self._stage(program, task, run, ti, run.deadline.cap(run.deadline.left() * share))
+            stats.setdefault("stages", []).append(f"{v.status.value}: {v.reason}")
+            if v.status == Status.FALSE or v.status == Status.TRUE and ti.guarantee.keeps_true:
+                return v
+        raise AssertionError("no stage")
+
+    def _stage(self, program: Program, task: Task, run: Run, t: Transformed, deadline) -> Verdict:
+        """The inner engine on one transformed program until `deadline`, its answer carried back."""
+        stats = run.stats
         bound = max(t.unwind_bound, 1) if t.unwind_bound is not None else run.max_bound
-        iv = run_engine(self.inner, t.program, task, run.sub(max_bound=bound))
+        iv = run_engine(self.inner, t.program, task, run.sub(max_bound=bound, deadline=deadline))
         stats[f"abstract_{self.inner.name}"] = {
             "status": iv.status.value, "reason": iv.reason, "time": round(iv.time, 3),
             **{k: v for k, v in iv.stats.items() if k in ("bound", "nodes")}}
@@ -56,18 +78,25 @@ class TransformThenEngine(Engine):
                              t.back.invariant(iv.evidence))
         candidate = iv.evidence if isinstance(iv.evidence, Counterexample) else None
         if iv.status == Status.UNKNOWN and candidate is None:
-            return self.unknown(f"{self.inner.name.upper()} on the abstraction: {iv.reason}")
+            return self.unknown(f"{self.inner.name.upper()} on the {self.result}: {iv.reason}")
         return self._confirm(program, task, run, t.back.trace(candidate, program, run.deadline.left() / 3)
                              if candidate is not None else None)
 
     def _confirm(self, program: Program, task: Task, run: Run, cex: Counterexample | None) -> Verdict:
         """A counterexample of the transformed program: find a real one, or say UNKNOWN."""
+        if isinstance(cex, RunCounterexample) and cex.omitted and cex.validated:
+            # too long to store and replay: the back-translation ran the program to the violation itself
+            # (`witness.deep.follow`, or compiled: `witness.native`); the portfolio runs it again
+            run.stats["confirm"] = "compiled run of the program" if cex.native else "run of the program"
+            return self.false(f"counterexample of the {self.result} confirmed by {run.stats['confirm']} "
+                              f"({cex.length} edges)", cex)
         if cex is not None and confirm_trace(program, cex, run.bitvector).ok:
             run.stats["confirm"] = "concrete run on the abstract trace's inputs"
-            return self.false(f"abstract counterexample confirmed by running the program on its inputs "
+            return self.false(f"counterexample of the {self.result} confirmed by running the program on its inputs "
                               f"({len(cex.steps)} steps)", cex)
         if self.confirm is None:
-            return self.unknown("abstract counterexample not confirmed (it does not replay on the program)")
+            return self.unknown(f"counterexample of the {self.result} not confirmed (it does not replay on the "
+                                f"program)")
         if run.deadline.left() <= 0.05:
             return self.unknown(f"abstract counterexample not confirmed (no time left for "
                                 f"{self.confirm.name.upper()})")

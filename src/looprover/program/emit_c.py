@@ -33,7 +33,8 @@ from pathlib import Path
 
 from looprover.program.cfa import Assert, Assign, Assume, Edge, Havoc, Program, SrcLoc, Stmt
 from looprover.program.expr import (
-    FALSE, TRUE, ArrayType, BoolType, Compare, ConstArray, Expr, IntType, Ite, Not, Select, Store, Var, cmp,
+    FALSE, TRUE, ArrayFill, ArrayType, BoolType, Compare, ConstArray, Expr, IntType, Ite, Not, Select, Store, Var,
+    cmp,
     free_vars, ite, not_, or_, rename, transform,
 )
 from looprover.program.printer import c_type, expr_to_str
@@ -240,6 +241,10 @@ class _Emitter:
     def array_assign(self, target: Var, rhs: Expr, ind: int, src: SrcLoc | None) -> None:
         if rhs == target:
             return
+        if isinstance(rhs, ArrayFill) and rhs.array == target and not any(
+                target in free_vars(x) for x in (rhs.start, rhs.count, rhs.value)):
+            self.fill(self.name(target), rhs, ind, src)
+            return
         stores, base = [], rhs
         while isinstance(base, Store):
             stores.append((base.index, base.value))
@@ -279,6 +284,9 @@ class _Emitter:
         elif isinstance(rhs, Store):
             self.array_into(dst, t, rhs.array, ind, src)
             self.line(ind, f"{dst}[{self.cond(rhs.index)}] = {self.cond(rhs.value)};", src)
+        elif isinstance(rhs, ArrayFill):
+            self.array_into(dst, t, rhs.array, ind, src)
+            self.fill(dst, rhs, ind, None)
         elif isinstance(rhs, Ite):
             self.line(ind, f"if ({self.cond(rhs.cond)}) {{", src)
             self.array_into(dst, t, rhs.then, ind + 1, None)
@@ -287,6 +295,13 @@ class _Emitter:
             self.line(ind, "}")
         else:
             raise TypeError(f"unexpected array expression {type(rhs).__name__}")
+
+    def fill(self, dst: str, rhs: ArrayFill, ind: int, src: SrcLoc | None) -> None:
+        """The cells of an `ArrayFill`, one iteration at a time (its value does not read `dst`)."""
+        k, kt = rhs.var.name, c_type(rhs.var.type)
+        idx = f"({c_type(rhs.type.index)})({self.cond(rhs.start)} + ({kt}){rhs.stride} * {k})"
+        self.line(ind, f"for ({kt} {k} = 0; {k} < {self.cond(rhs.count)}; {k}++) "
+                       f"{dst}[{idx}] = {self.cond(rhs.value)};", src)
 
     def copy(self, dst: str, src_name: str, t: ArrayType, ind: int, src: SrcLoc | None = None) -> None:
         self.line(ind, f"for (unsigned long long __lr_k = 0; __lr_k < {self.length(t)}; __lr_k++) "
@@ -311,11 +326,10 @@ def emit_c(program: Program) -> str:
         elif len(outs) > 1:
             targets.update(e.dst for e in outs)
 
-    live = _live_at_init(program, order)
+    live = initial_havocs(program, order)
     if live:
         em.body.append("  " + _comment("the IR's initial state is arbitrary: values read before written"))
-        rank = {name: i for i, name in enumerate(program.variables)}
-        for v in sorted(live, key=lambda v: rank.get(v.name, -1)):
+        for v in live:
             em.havoc(v, 1, None)
 
     for loc in order:
@@ -343,6 +357,14 @@ def emit_c(program: Program) -> str:
         else:
             _emit_choice(em, outs)
     return _assemble(program, em, names)
+
+
+def initial_havocs(program: Program, order: list[int] | None = None) -> list[Var]:
+    """The variables `emit_c` havocs at the start of `main`, in that order (a harness that runs the C on a
+    given initial state feeds their values first)."""
+    live = _live_at_init(program, order if order is not None else _layout(program))
+    rank = {name: i for i, name in enumerate(program.variables)}
+    return sorted(live, key=lambda v: rank.get(v.name, -1))
 
 
 def _split_guard(stmts: tuple[Stmt, ...]) -> tuple[Expr, tuple[Stmt, ...]]:

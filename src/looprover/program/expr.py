@@ -11,6 +11,11 @@ Typing rules (the front-end makes every C conversion explicit with `Cast`, so no
   * `Cast(t, e)`: integer conversion with C semantics (to unsigned: modulo 2^w; to a narrower or differently
     signed type: two's-complement wrap, as gcc does); `Cast(BOOL, e)` is `e != 0`, `Cast(IntType, bool)` is 0/1.
   * `Select(a, i)` / `Store(a, i, v)`: `a` has an `ArrayType`; `i` its index type; `v` its element type.
+  * `ForAll(k, lo, hi, body)` / `ArrayFill(a, start, stride, count, k, value)` bind the variable `k` (of an
+    `IntType`; `lo`, `hi`, `start`, `count` have its type) in `body` / `value`. They only appear in
+    accelerated programs (`transforms/accelerate.py`), which need "for all iterations" and "the cells of all
+    iterations" and cannot unroll them. A bound variable has a name no program variable has; `free_vars`,
+    `substitute` and `rename` leave it alone.
 Signed overflow is undefined in C; with integer semantics a signed result is the mathematical value.
 """
 from __future__ import annotations
@@ -236,6 +241,40 @@ class ConstArray(Expr):
         return (self.value,)
 
 
+@dataclass(frozen=True, slots=True)
+class ForAll(Expr):
+    """`body` holds for every value of `var` in [lo, hi) (mathematical order; true when the range is empty)."""
+    var: Var
+    lo: Expr
+    hi: Expr
+    body: Expr
+    type: BoolType = BOOL
+
+    def children(self):
+        return (self.lo, self.hi, self.body)
+
+
+@dataclass(frozen=True, slots=True)
+class ArrayFill(Expr):
+    """`array` with cell `start + stride*k` set to `value[var := k]` for every k in [0, count).
+
+    The cell numbers are computed mathematically and must lie in the index type's range (they are then
+    distinct, as `stride != 0`); a fill that leaves the range is undefined (the interpreter refuses it). This
+    is the exact effect of `count` iterations of a loop path writing `a[start + stride*k] = value`."""
+    array: Expr
+    start: Expr
+    stride: int
+    count: Expr
+    var: Var
+    value: Expr
+    type: ArrayType
+
+    def children(self):
+        return (self.array, self.start, self.count, self.value)
+
+
+BINDERS = (ForAll, ArrayFill)
+
 TRUE = BoolConst(True)
 FALSE = BoolConst(False)
 
@@ -331,7 +370,14 @@ def walk(e: Expr) -> Iterator[Expr]:
 
 
 def free_vars(e: Expr) -> frozenset[Var]:
-    return frozenset(n for n in walk(e) if isinstance(n, Var))
+    found: set[Var] = set()
+    bound: set[Var] = set()
+    for n in walk(e):
+        if isinstance(n, Var):
+            found.add(n)
+        elif isinstance(n, BINDERS):
+            bound.add(n.var)
+    return frozenset(found - bound if bound else found)
 
 
 def rebuild(e: Expr, kids: tuple[Expr, ...]) -> Expr:
@@ -358,23 +404,33 @@ def rebuild(e: Expr, kids: tuple[Expr, ...]) -> Expr:
         return Store(kids[0], kids[1], kids[2], e.type)
     if isinstance(e, ConstArray):
         return ConstArray(kids[0], e.type)
+    if isinstance(e, ForAll):
+        return ForAll(e.var, kids[0], kids[1], kids[2])
+    if isinstance(e, ArrayFill):
+        return ArrayFill(kids[0], kids[1], e.stride, kids[2], e.var, kids[3], e.type)
     return e
 
 
 def transform(e: Expr, fn: Callable[[Expr], Expr | None]) -> Expr:
-    """Bottom-up rewrite: `fn(node)` returns a replacement or None to keep the (rebuilt) node."""
-    memo: dict[Expr, Expr] = {}
+    """Bottom-up rewrite: `fn(node)` returns a replacement or None to keep the (rebuilt) node. Variables bound
+    by a `ForAll`/`ArrayFill` are not shown to `fn` inside it."""
+    memos: dict[frozenset, dict[Expr, Expr]] = {}
 
-    def go(n: Expr) -> Expr:
+    def go(n: Expr, bound: frozenset) -> Expr:
+        memo = memos.setdefault(bound, {})
         if n in memo:
             return memo[n]
+        if bound and n in bound:
+            memo[n] = n
+            return n
         kids = n.children()
-        new = rebuild(n, tuple(go(k) for k in kids)) if kids else n
+        inner = bound | {n.var} if isinstance(n, BINDERS) else bound
+        new = rebuild(n, tuple(go(k, inner) for k in kids)) if kids else n
         r = fn(new)
         memo[n] = new if r is None else r
         return memo[n]
 
-    return go(e)
+    return go(e, frozenset())
 
 
 def substitute(e: Expr, mapping: Mapping[Var, Expr]) -> Expr:

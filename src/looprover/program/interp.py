@@ -14,13 +14,22 @@ from typing import Callable, Mapping, Sequence
 
 from looprover.program.cfa import Assert, Assign, Assume, Edge, Havoc, Program
 from looprover.program.expr import (
-    And, ArrayType, Binary, BoolConst, BoolType, Cast, Compare, ConstArray, Expr, IntConst, IntType, Ite, Not,
-    Or, Select, Store, Unary, Var,
+    And, ArrayFill, ArrayType, Binary, BoolConst, BoolType, Cast, Compare, ConstArray, Expr, ForAll, IntConst,
+    IntType, Ite, Not, Or, Select, Store, Unary, Var,
 )
+
+# `ForAll` and `ArrayFill` over more values than this are not evaluated (an accelerated program may quantify
+# over 2^32 iterations; executions that need it are mapped back to the original program instead)
+MAX_BINDER_RANGE = 100_000
 
 
 class UndefinedBehavior(Exception):
     """Division by zero, bad shift amount: the C program has no defined meaning from here on."""
+
+
+class TooLarge(UndefinedBehavior):
+    """A quantifier or array fill over more than `MAX_BINDER_RANGE` values: not evaluated, so the run (or
+    replay) stops here without a verdict, like undefined behaviour."""
 
 
 @dataclass
@@ -99,7 +108,34 @@ class Evaluator:
             return arr
         if isinstance(e, ConstArray):
             return ArrayValue(self.eval(e.value, s))
+        if isinstance(e, ForAll):
+            lo, hi = self.eval(e.lo, s), self.eval(e.hi, s)
+            if hi - lo > MAX_BINDER_RANGE:
+                raise TooLarge(f"quantifier over {hi - lo} values")
+            inner = dict(s)
+            for k in range(lo, hi):
+                inner[e.var.name] = k
+                if not self.eval(e.body, inner):
+                    return False
+            return True
+        if isinstance(e, ArrayFill):
+            return self._fill(e, s)
         raise TypeError(f"cannot evaluate {type(e).__name__}")
+
+    def _fill(self, e: ArrayFill, s: State) -> ArrayValue:
+        arr = self.eval(e.array, s).copy()
+        start, count = self.eval(e.start, s), self.eval(e.count, s)
+        if count > MAX_BINDER_RANGE:
+            raise TooLarge(f"array fill of {count} cells")
+        idx_t: IntType = e.type.index
+        inner = dict(s)
+        for k in range(count):
+            i = start + e.stride * k
+            if not idx_t.contains(i):
+                raise UndefinedBehavior(f"array fill writes cell {i} outside the index type {idx_t}")
+            inner[e.var.name] = k
+            arr.cells[i] = self.eval(e.value, inner)
+        return arr
 
     def _binary(self, e: Binary, a: int, b: int) -> int:
         op, t = e.op, e.type
@@ -171,7 +207,9 @@ class InputOracle(Oracle):
                  strict: bool = False):
         self.kinds = {n: i.kind for n, i in program.variables.items()}
         self.inputs = list(inputs)
-        self.havocs = list(havocs)
+        # a lazy sequence (an accelerated run's compressed havoc plan, `witness.deep.PlanSeq`) is read in place
+        lazy = hasattr(havocs, "__getitem__") and not isinstance(havocs, (list, tuple))
+        self.havocs = havocs if lazy else list(havocs)
         self.strict = strict
         self.pos = 0           # next recorded havoc
         self.ipos = 0          # next input

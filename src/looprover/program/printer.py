@@ -3,13 +3,14 @@
 The output is valid C with the IR's meaning: each operation is computed in its IR type (a cast is printed
 where C's integer promotions would otherwise change the type), so `emit_c` can reuse it and gcc/CBMC read
 the same semantics. Stores cannot be C expressions; they are printed as `__store(a, i, v)` here and
-`emit_c` turns `a = Store(a, i, v)` into `a[i] = v;`.
+`emit_c` turns `a = Store(a, i, v)` into `a[i] = v;`; likewise `__fill(...)` for `ArrayFill`. A `ForAll` is a
+GNU statement expression (a loop over its range), which gcc compiles.
 """
 from __future__ import annotations
 
 from looprover.program.expr import (
-    And, ArrayType, ConstArray, Binary, BoolConst, BoolType, Cast, Compare, Expr, IntConst, IntType, Ite, Not, Or,
-    Select, Store, Unary, Var,
+    And, ArrayFill, ArrayType, ConstArray, Binary, BoolConst, BoolType, Cast, Compare, Expr, ForAll, IntConst,
+    IntType, Ite, Not, Or, Select, Store, Unary, Var,
 )
 
 _C_NAMES = {
@@ -29,6 +30,8 @@ def c_type(t) -> str:
             return "long long"
         if t.bits == 1:
             return "_Bool"
+        if t.bits > 64:     # accelerated programs compute closed forms in wide types (gcc's 128-bit integers)
+            return "__int128" if t.signed else "unsigned __int128"
         return _C_NAMES.get((t.bits, t.signed), "long long" if t.signed else "unsigned long long")
     if isinstance(t, ArrayType):
         return c_type(t.elem)
@@ -87,4 +90,11 @@ def expr_to_str(e: Expr) -> str:
         return f"__store({expr_to_str(e.array)}, {expr_to_str(e.index)}, {expr_to_str(e.value)})"
     if isinstance(e, ConstArray):
         return f"__const_array({expr_to_str(e.value)})"
+    if isinstance(e, ForAll):
+        k = e.var.name
+        return (f"({{ _Bool {k}_ok = 1; for ({c_type(e.var.type)} {k} = {expr_to_str(e.lo)}; {k} < "
+                f"{expr_to_str(e.hi)}; {k}++) if (!{expr_to_str(e.body)}) {{ {k}_ok = 0; break; }} {k}_ok; }})")
+    if isinstance(e, ArrayFill):
+        return (f"__fill({expr_to_str(e.array)}, {expr_to_str(e.start)}, {e.stride}, {expr_to_str(e.count)}, "
+                f"{e.var.name}, {expr_to_str(e.value)})")
     raise TypeError(f"unknown expression node {type(e).__name__}")

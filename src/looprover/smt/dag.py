@@ -251,7 +251,10 @@ def _edge(enc: Encoder, dag: DagEncoding, node, edge: Edge, dst, env: Mapping[st
                 written[v.name] = c
                 havocs.append((v, c))
         elif isinstance(st, Assume):
+            binders = enc.binders
             c = enc.value_of(st.cond, view)
+            if enc.binders != binders and not isinstance(c, bool):
+                c = _named(enc, dag, c)
             if isinstance(c, bool):
                 blocked = not c
             else:
@@ -272,6 +275,15 @@ def _edge(enc: Encoder, dag: DagEncoding, node, edge: Edge, dst, env: Mapping[st
     taken = FALSE if blocked else mk_and(*conds)
     post = env if not written else {**env, **written}
     return EdgeEnc(node, edge, dst, taken, post, written, havocs, cells)
+
+
+def _named(enc: Encoder, dag: DagEncoding, c: z3.BoolRef) -> z3.BoolRef:
+    """A fresh Boolean defined as `c`: a model gives it a value even when `c` is a quantifier (accelerated
+    programs' guards), which `model.eval` often cannot evaluate, so the path through it can be read off."""
+    q = z3.Bool(enc.fresh_name("quant"))
+    dag.aux.append(q)
+    dag.side.append(q == c)
+    return q
 
 
 def _merge(enc: Encoder, dag: DagEncoding, ins: list[EdgeEnc], join_consts: bool) -> Mapping[str, object]:

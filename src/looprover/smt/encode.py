@@ -22,6 +22,7 @@ their terms through an `Encoder`, which is why it also hands out fresh names (`f
 """
 from __future__ import annotations
 
+from collections import ChainMap
 from typing import Iterable, Mapping
 
 import z3
@@ -30,8 +31,9 @@ from looprover.deadline import Deadline
 from looprover.errors import UnsupportedError
 from looprover.program.cfa import Program
 from looprover.program.expr import (
-    And, ArrayType, Binary, BoolConst, BoolType, Cast, Compare, ConstArray, Expr, IntConst, IntType, Ite, Not,
-    Or, Select, Store, Type, Unary, Var, walk,
+    BINDERS, And, ArrayFill, ArrayType, Binary, BoolConst, BoolType, Cast, Compare, ConstArray, Expr, ForAll,
+    IntConst, IntType, Ite, Not, Or, Select, Store, Type, Unary, Var, and_, cast, cmp, const, free_vars, ite, not_,
+    or_, substitute, walk,
 )
 from looprover.program.interp import Evaluator, UndefinedBehavior
 from looprover.smt.solver import Solver
@@ -126,6 +128,8 @@ class Encoder:
         self.nonlinear = False   # set once a product of variables, a non-constant division or int2bv appears
         self.arrays = False      # set once an array term appears
         self.ints = False        # bit-vector mode: set once a mathematical integer appears
+        self.quantified = False  # set once a `ForAll` or `ArrayFill` (a lambda) appears
+        self.binders = 0         # how many `ForAll`/`ArrayFill` nodes were encoded (`smt.dag` names their conditions)
 
     def logic(self) -> str | None:
         """The z3 logic to ask for, from what the encoding used (measured in engines/bmc.py):
@@ -134,7 +138,7 @@ class Encoder:
           the timeout: the default smt core overran a 3 s timeout by 5 s on a 2048-fold unrolling;
         * anything with arrays, nonlinear or mixed terms: the default. (QF_AUFLIA answers
           `unknown (incomplete (theory array))` on constant arrays `K`.)"""
-        if self.arrays or self.nonlinear:
+        if self.arrays or self.nonlinear or self.quantified:
             return None
         if self.bv:
             return None if self.ints else "QF_BV"
@@ -216,7 +220,7 @@ class Encoder:
         if not isinstance(e.type, ArrayType):
             names = self._leaves.get(id(e))
             if names is None:
-                names = tuple({n.name for n in walk(e) if isinstance(n, Var)})
+                names = tuple({v.name for v in free_vars(e)})
                 self._leaves[id(e)] = names
             vals = {}
             for nm in names:
@@ -238,6 +242,9 @@ class Encoder:
         while stack:
             n, ready = stack.pop()
             if id(n) in memo:
+                continue
+            if isinstance(n, BINDERS):
+                memo[id(n)] = self._binder(n, env)
                 continue
             kids = n.children()
             if kids and not ready:
@@ -291,6 +298,32 @@ class Encoder:
         if all(is_val(x) for x in k) and not is_val(r):
             r = z3.simplify(r)  # local constant folding; children are literals, so this is O(1)
         return r
+
+    def _binder(self, n: Expr, env: Mapping[str, object]) -> z3.ExprRef:
+        """`ForAll` as a z3 quantifier; `ArrayFill` as a z3 lambda over the index, whose cell j holds
+        `value[var := (j - start) / stride]` where j is one of the filled cells (`expr.ArrayFill`)."""
+        self.quantified = True
+        self.binders += 1
+        k = n.var
+        if isinstance(n, ForAll):
+            kc = z3.Const(self.fresh_name(k.name, "q"), self.sort(k.type))
+            body = or_(not_(cmp("<=", n.lo, k)), not_(cmp("<", k, n.hi)), n.body)
+            return z3.ForAll([kc], self.expr(body, ChainMap({k.name: kc}, env)))
+        assert isinstance(n, ArrayFill)
+        at: ArrayType = n.type
+        j = Var(k.name + "!cell", at.index)
+        jc = z3.Const(self.fresh_name(j.name, "q"), self.sort(at.index))
+        s = n.stride
+        d = Binary("-", cast(k.type, j), n.start, k.type)
+        dd = d if s > 0 else Unary("-", d, k.type)
+        step = const(abs(s), k.type)
+        zero = const(0, k.type)
+        member = [cmp(">=", dd, zero), cmp("<", Binary("/", dd, step, k.type), n.count)]
+        if abs(s) != 1:
+            member.append(cmp("==", Binary("%", dd, step, k.type), zero))
+        body = ite(and_(*member), substitute(n.value, {k: Binary("/", dd, step, k.type)}),
+                   Select(n.array, j, at.elem))
+        return z3.Lambda([jc], self.expr(body, ChainMap({j.name: jc}, env)))
 
     def _compare(self, n: Compare, a, b):
         op = n.op

@@ -9,6 +9,7 @@ from looprover.transforms.base import Transform
 TRANSFORMS: dict[str, str] = {
     "none": "looprover.transforms.base:Identity",
     "labmc": "looprover.transforms.labmc:LABMCTransform",
+    "accelerate": "looprover.transforms.accelerate:AccelerateTransform",
 }
 
 

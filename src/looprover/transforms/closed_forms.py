@@ -1,4 +1,12 @@
-"""Abstract acceleration: closed forms of a loop's IO variables after k skipped iterations.
+"""Closed forms of loop variables after k iterations, for both accelerating transforms.
+
+* LABMC's abstract acceleration (`transforms/labmc.py`, over-approximating): syntactic update forms per
+  variable over any path, exact modulo 2^w (below, up to "exact closed forms of a loop path").
+* Under-approximating acceleration (`transforms/accelerate.py`): exact forms of one path's updates in
+  mathematical arithmetic, proposed syntactically or by fitting a polynomial, accepted by an inductive check
+  (`MathForm` and after). The expression helpers (`add`, `sub`, `mul`, ...) serve both.
+
+LABMC's forms:
 
 A syntactic dataflow over one iteration (header H to a back edge) computes, per candidate variable x, the set
 of *update forms* an iteration can apply, relative to x0 (x's value when the iteration starts):
@@ -37,10 +45,13 @@ use a separate unbounded counter `km >= 0` linked to k.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
+from math import gcd
 
 from looprover.program.cfa import Assign, Edge, Havoc
 from looprover.program.expr import (
-    BOOL, Binary, BoolType, Cast, Expr, IntConst, IntType, Unary, Var, cast, const, free_vars,
+    BOOL, Binary, BoolType, Cast, Compare, Expr, IntConst, IntType, Unary, Var, cast, const, free_vars, ite,
+    substitute,
 )
 from looprover.program.loops import Loop
 
@@ -320,3 +331,192 @@ def closed_form(x: Var, beta: Expr, k: Expr, base: Expr | None = None) -> Expr:
     r = add(cast(u, base), mul(kk, cast(u, beta)) if not isinstance(beta, IntConst)
             else mul(kk, const(beta.value, u)))
     return cast(t, r)
+
+
+# ======================================================================= exact closed forms of a loop path
+# Under-approximating acceleration (`transforms/accelerate.py`) runs one path of a loop body n times in one
+# step. Its accelerated branch is only taken when no iteration overflows, wraps or divides by zero, so there
+# the path's updates are mathematical: the path's expressions are restated over a wide signed type WIDE with
+# every C variable read as `(WIDE)x` (`accelerate.mathify`), and a closed form is a value in WIDE. Forms are
+# *proposed* (syntactically, or by fitting a polynomial to sample runs) and only *accepted* after the
+# inductive check (`check_inductive`), so a wrong proposal costs an acceleration, never soundness.
+
+@dataclass(frozen=True)
+class MathForm:
+    """x after `count` iterations = numerator / denominator (an exact division), where `numerator` is a WIDE
+    expression over `(WIDE)v` for the values v had before the iterations and over the variable `count`."""
+    var: Var
+    numerator: Expr
+    denominator: int
+    kind: str                 # offset | alternating | polynomial
+
+    def at(self, count: Var, value: Expr) -> Expr:
+        """The form after `value` iterations (a WIDE expression)."""
+        num = substitute(self.numerator, {count: value})
+        if self.denominator == 1:
+            return num
+        return Binary("/", num, const(self.denominator, num.type), num.type)
+
+
+def occurrence(e: Expr) -> Var | None:
+    """The variable v if `e` is `(WIDE)v` (how a mathified expression reads a C variable), else None."""
+    if isinstance(e, Cast) and isinstance(e.arg, Var) and isinstance(e.arg.type, IntType):
+        return e.arg
+    return None
+
+
+def linear_in(e: Expr, k: Var) -> tuple[Expr, Expr] | None:
+    """(b, r) with e = k*b + r exactly (WIDE arithmetic), b and r not reading k; or None. k occurs as itself
+    or, for a C variable, as `(WIDE)k`. b is a constant for `x += c` (1) and `x = c - x` (-1), and may be
+    symbolic for guards such as `x0 + k*(h + m) < N`."""
+    if e == k or occurrence(e) == k:
+        return const(1, e.type), const(0, e.type)
+    if k not in free_vars(e):
+        return const(0, e.type), e
+    if isinstance(e, Binary) and e.op in ("+", "-"):
+        a, b = linear_in(e.lhs, k), linear_in(e.rhs, k)
+        if a is None or b is None:
+            return None
+        f = add if e.op == "+" else sub
+        return f(a[0], b[0]), f(a[1], b[1])
+    if isinstance(e, Binary) and e.op == "*":
+        for x, o in ((e.lhs, e.rhs), (e.rhs, e.lhs)):
+            if k not in free_vars(x):
+                r = linear_in(o, k)
+                return None if r is None else (mul(x, r[0]), mul(x, r[1]))
+        return None
+    if isinstance(e, Unary) and e.op == "-":
+        r = linear_in(e.arg, k)
+        return None if r is None else (neg(r[0]), neg(r[1]))
+    return None
+
+
+def syntactic_form(x: Var, update: Expr, count: Var, invariant) -> MathForm | None:
+    """`x := x + c` gives x0 + n*c; `x := c - x` gives x0 for even n and c - x0 for odd n (c loop-invariant:
+    `invariant(c)`). Other multipliers k have no polynomial form (k^n)."""
+    r = linear_in(update, x)
+    if r is None or not isinstance(r[0], IntConst) or not invariant(r[1]):
+        return None
+    k, c_ = r[0].value, r[1]
+    x0 = cast(update.type, x)
+    if k == 1:
+        return MathForm(x, add(x0, mul(count, c_)), 1, "offset")
+    if k == -1:
+        even = Compare("==", Binary("%", count, const(2, count.type), count.type), const(0, count.type))
+        return MathForm(x, ite(even, x0, sub(c_, x0)), 1, "alternating")
+    return None
+
+
+# --------------------------------------------------------------------------- fitting a polynomial to runs
+Monomial = tuple[Var | None, int]      # (v0 or None for 1, power of n): v0, v0*n, 1, n, n^2
+
+
+def template(vs: list[Var], degree: int = 2) -> list[Monomial]:
+    """x(n) = sum_v (a_v*v0 + b_v*v0*n) + c_2*n^2 + c_1*n + c_0 (the paper's template; degree <= 2)."""
+    out: list[Monomial] = []
+    for v in vs:
+        out += [(v, 0), (v, 1)]
+    out += [(None, p) for p in range(degree + 1)]
+    return out
+
+
+def solve_exact(rows: list[list[Fraction]], rhs: list[Fraction]) -> list[Fraction] | None:
+    """A solution of rows * c = rhs in exact rational arithmetic (free unknowns 0), or None if there is none."""
+    m = len(rows[0]) if rows else 0
+    a = [list(r) + [b] for r, b in zip(rows, rhs)]
+    pivots: list[int] = []
+    r = 0
+    for col in range(m):
+        p = next((i for i in range(r, len(a)) if a[i][col] != 0), None)
+        if p is None:
+            continue
+        a[r], a[p] = a[p], a[r]
+        piv = a[r][col]
+        a[r] = [v / piv for v in a[r]]
+        for i in range(len(a)):
+            if i != r and a[i][col] != 0:
+                f = a[i][col]
+                a[i] = [vi - f * vr for vi, vr in zip(a[i], a[r])]
+        pivots.append(col)
+        r += 1
+    if any(all(v == 0 for v in row[:m]) and row[m] != 0 for row in a[r:]):
+        return None
+    sol = [Fraction(0)] * m
+    for i, col in enumerate(pivots):
+        sol[col] = a[i][m]
+    return sol
+
+
+def fit(x: Var, monomials: list[Monomial], samples: list[tuple[dict[Var, int], int, int]], count: Var,
+        wide: IntType) -> MathForm | None:
+    """The template polynomial through every sample (x0 values, n, x(n)), as a MathForm; None if no
+    polynomial of the template fits them all. Coefficients are exact rationals; the form is their common
+    denominator D over an integer numerator."""
+    rows, rhs = [], []
+    for vals, n, value in samples:
+        rows.append([Fraction(vals[v] if v is not None else 1) * n ** p for v, p in monomials])
+        rhs.append(Fraction(value))
+    sol = solve_exact(rows, rhs)
+    if sol is None:
+        return None
+    den = 1
+    for c_ in sol:
+        den = den * c_.denominator // gcd(den, c_.denominator)
+    num: Expr = const(0, wide)
+    for (v, p), c_ in zip(monomials, sol):
+        if c_ == 0:
+            continue
+        term: Expr = const(int(c_ * den), wide)
+        if v is not None:
+            term = mul(term, cast(wide, v))
+        for _ in range(p):
+            term = mul(term, count)
+        num = add(num, term)
+    return MathForm(x, num, den, "polynomial")
+
+
+# --------------------------------------------------------------------------- the inductive check
+def check_inductive(forms: list[MathForm], updates: dict[Var, Expr], premise: list[Expr], count: Var,
+                    timeout_ms: int) -> list[Var]:
+    """The variables whose form fails `x = p(x0, 0)` or `x = p(x0,k) ∧ π ⇒ x' = p(x0,k+1)` (valid for all
+    k >= 0, for all forms jointly as the hypothesis). `updates[x]` is x's value after one run of the path
+    and `premise` its condition (path condition and no-overflow guard), both over the state at k; an empty
+    list means every form is exact on every run of the path. Solver trouble counts as failure."""
+    from looprover.smt.encode import Encoder   # the closed forms of LABMC need no solver: import on use
+    import z3
+
+    enc = Encoder(None, bitvector=False)
+    names: set[Var] = set()
+    for e in [f.numerator for f in forms] + list(updates.values()) + premise:
+        names |= free_vars(e)
+    env0: dict[str, object] = {v.name: enc.const(v.name + "!0", v.type) for v in names if v != count}
+    k = enc.const("k!", count.type)
+    s = z3.Solver()
+    s.set("timeout", timeout_ms)
+    for v in names:
+        if v != count:
+            s.add(*enc.in_range(env0[v.name], v.type))
+    s.add(k >= 0)
+    envk = dict(env0)
+    for f in forms:
+        xk = enc.const(f.var.name + "!k", f.var.type)
+        envk[f.var.name] = xk
+        s.add(*enc.in_range(xk, f.var.type))
+        s.add(f.denominator * xk == enc.expr(f.numerator, {**env0, count.name: k}))
+    for c_ in premise:
+        s.add(enc.expr(c_, envk))
+    failed: list[Var] = []
+    for f in forms:
+        x0 = env0[f.var.name]
+        base = f.denominator * x0 == enc.expr(f.numerator, {**env0, count.name: enc.value(0, count.type)})
+        step = (f.denominator * enc.expr(updates[f.var], envk)
+                == enc.expr(f.numerator, {**env0, count.name: k + 1}))
+        for goal in (base, step):
+            s.push()
+            s.add(z3.Not(goal))
+            r = s.check()
+            s.pop()
+            if r != z3.unsat:
+                failed.append(f.var)
+                break
+    return failed

@@ -4,10 +4,12 @@ TRUE's proof (`witness/proofs.py`) is decided again with fresh solvers.
 Why: an engine's `validated` flag is the engine's word. The portfolio runs engines as separate processes and
 answers for all of them, so it checks what it is given instead of a flag: a trace is replayed edge by edge on the
 program's own edges (`replay.replay`); a deep run, kept abbreviated (`deep.RunCounterexample`), is run again from
-its initial values on its recorded inputs. Either must end in a violated assertion without signed overflow on
-the way (undefined behaviour in C), within the caller's deadline. A non-termination witness (termination FALSE)
-goes through its own independent check again (`nontermination.check_nontermination`: stem replayed, recurrent
-set decided by a fresh solver).
+its initial values on its recorded inputs (on every recorded havoc value, when it has its havoc plan), and a
+run too long for the interpreter, which was confirmed compiled, is compiled and run again (`witness.native`).
+Each must end in a violated assertion without undefined behaviour on the way (signed overflow in either
+encoding), within the caller's deadline. A non-termination witness (termination FALSE) goes through its own
+independent check again (`nontermination.check_nontermination`: stem replayed, recurrent set decided by a fresh
+solver).
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from looprover.errors import GiveUp
 from looprover.program.cfa import Program
 from looprover.program.interp import InputOracle, run
 from looprover.verdict import Counterexample, NonTermination
-from looprover.witness.deep import RunCounterexample
+from looprover.witness.deep import PlanSeq, RunCounterexample
 from looprover.witness.proofs import Proof
 from looprover.witness.nontermination import check_nontermination
 from looprover.witness.replay import replay
@@ -30,8 +32,11 @@ def recheck_counterexample(program: Program, cex: object, bitvector: bool, deadl
         return check_nontermination(program, cex, bitvector, deadline)
     if not isinstance(cex, Counterexample):
         return "no counterexample"
+    if isinstance(cex, RunCounterexample) and cex.native:
+        from looprover.witness import native
+        return native.run(program, dict(cex.initial), cex.plan or [], deadline.left())
     if isinstance(cex, RunCounterexample) and cex.omitted:
-        oracle = InputOracle(program, cex.inputs)
+        oracle = InputOracle(program, cex.inputs, PlanSeq(cex.plan) if cex.plan is not None else ())
         res = run(program, oracle, dict(cex.initial), max_steps=cex.length + 1,
                   signed_overflow="wrap" if bitvector else "math", stop=deadline.expired)
         if res.outcome == "stopped":

@@ -1,0 +1,51 @@
+"""The `accel` engine: under-approximating acceleration (`transforms/accelerate.py`), then BMC of the result.
+
+An instance of "transform, then engine" (`engines/transformed.py`). BMC unwinds the accelerated program with
+doubling bounds until the time is up: one accelerated step stands for any number of iterations of its path,
+so a shallow unwinding reaches deep bugs. The transform under-approximates, so only counterexamples carry
+over, once expanded to the original program and replayed (or run) on it; BMC's TRUE on the accelerated
+program proves nothing, and the engine declares FALSE only. Branches whose guard keeps a quantifier come in a
+second stage (`stages`). No confirming engine: the expansion is exact, a
+counterexample that does not replay is a bug in the transform, not a hint.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from looprover.engines.base import Run
+from looprover.engines.bmc import BMC
+from looprover.engines.transformed import TransformThenEngine
+from looprover.transforms.accelerate import AccelerateTransform, AccelOptions
+from looprover.transforms.base import Transformed
+from looprover.verdict import Status
+
+TRANSFORM_SHARE = 0.4     # of the run's time, at most, for finding paths and closed forms
+
+
+class Accel(TransformThenEngine):
+    name = "accel"
+    summary = "under-approximating loop acceleration (closed forms of loop paths), then BMC: deep bugs only"
+    Settings = AccelOptions
+    verdicts = frozenset({Status.FALSE})
+    languages = frozenset({"c"})     # Horn clauses' mathematical integers get no accelerated branch (yet)
+    cost = 1
+    transform = AccelerateTransform()
+    inner = BMC()
+    confirm = None
+    result = "accelerated program"
+
+    def stages(self, t: Transformed) -> list[tuple[Transformed, float]]:
+        """Branches whose guard keeps a quantifier can make every BMC query slow (z3 instantiating it): BMC
+        first gets half the time on the program without them, then the rest on the whole program."""
+        costly = {e for e, acc in t.back.accels.items() if acc.quantified}
+        if not costly:
+            return [(t, 1.0)]
+        cheaper = dataclasses.replace(t, program=t.program.with_edges(e for e in t.program.edges if e not in costly))
+        return [(cheaper, 0.5), (t, 1.0)]
+
+    def settings(self, run: Run) -> Any:
+        """The transform gets a share of the run's time (its solver queries are capped per query too)."""
+        own: AccelOptions = super().settings(run)
+        left = run.deadline.left()
+        return dataclasses.replace(own, deadline=run.deadline.cap(left * TRANSFORM_SHARE))
