@@ -49,12 +49,13 @@ from looprover.deadline import Deadline, OutOfTime
 from looprover.errors import LooproverError
 from looprover.program.cfa import Assert, Assign, Assume, Edge, Havoc, Program, Stmt, VarInfo
 from looprover.program.expr import (
-    BINDERS, FALSE, TRUE, And, ArrayFill, ArrayType, Binary, BoolConst, BoolType, Cast, Compare, ConstArray, Expr,
+    BINDERS, TRUE, And, ArrayFill, ArrayType, Binary, BoolConst, BoolType, Cast, Compare, ConstArray, Expr,
     ForAll, IntConst, IntType, Ite, Not, Or, Select, Store, Unary, Var, and_, cast, cmp, const, conjuncts,
-    free_vars, ite, not_, or_, rebuild, substitute, transform, walk,
+    free_vars, ite, rebuild, substitute, transform, walk,
 )
 from looprover.program.loops import Loop, analyze_loops
 from looprover.smt.encode import Encoder
+from looprover.smt.readback import Readback
 from looprover.transforms.base import Guarantee, Transform, Transformed
 from looprover.transforms.closed_forms import (
     MathForm, add, check_inductive, fit, linear_in, mul, occurrence, sub, syntactic_form, template,
@@ -609,7 +610,7 @@ class PathAccelerator:
         for v in vs - {k}:
             back[env[v.name].get_id()] = v if not isinstance(v.type, IntType) or v.type == self.w else Cast(self.w, v)
         try:
-            r = from_z3(res, back, self.w)
+            r = Readback(lambda t: back.get(t.get_id()), self.w, NotAccelerable)(res)
         except NotAccelerable:
             return None
         return r if len(list(walk(r))) < 200 else None
@@ -683,57 +684,6 @@ def _flatten(c_: Expr) -> list[Expr]:
 
 def _names(vs) -> str:
     return ", ".join(sorted(v.name for v in vs))
-
-
-# ----------------------------------------------------------------------------------- z3 -> expression
-def from_z3(t: z3.ExprRef, back: dict[int, Expr], w: IntType) -> Expr:
-    """A quantifier-free linear integer formula of z3 (a QE result) as an expression in WIDE arithmetic;
-    `back` maps constants (by id) to expressions. Raises NotAccelerable for anything else."""
-    def go(t: z3.ExprRef) -> Expr:
-        if z3.is_true(t):
-            return TRUE
-        if z3.is_false(t):
-            return FALSE
-        if z3.is_int_value(t):
-            return const(t.as_long(), w)
-        if z3.is_const(t):
-            r = back.get(t.get_id())
-            if r is None:
-                raise NotAccelerable(f"unknown constant {t} in a QE result")
-            return r
-        args = [go(a) for a in t.children()]
-        k = t.decl().kind()
-        if k == z3.Z3_OP_AND:
-            return and_(*args)
-        if k == z3.Z3_OP_OR:
-            return or_(*args)
-        if k == z3.Z3_OP_NOT:
-            return not_(args[0])
-        if k == z3.Z3_OP_IMPLIES:
-            return or_(not_(args[0]), args[1])
-        if k == z3.Z3_OP_ITE:
-            return ite(*args)
-        ops = {z3.Z3_OP_EQ: "==", z3.Z3_OP_LE: "<=", z3.Z3_OP_LT: "<", z3.Z3_OP_GE: ">=", z3.Z3_OP_GT: ">"}
-        if k in ops:
-            return Compare(ops[k], args[0], args[1])
-        if k == z3.Z3_OP_DISTINCT and len(args) == 2:
-            return Compare("!=", args[0], args[1])
-        if k in (z3.Z3_OP_ADD, z3.Z3_OP_MUL, z3.Z3_OP_SUB):
-            op = {z3.Z3_OP_ADD: "+", z3.Z3_OP_MUL: "*", z3.Z3_OP_SUB: "-"}[k]
-            r = args[0]
-            for a in args[1:]:
-                r = Binary(op, r, a, w)
-            return r
-        if k == z3.Z3_OP_UMINUS:
-            return Unary("-", args[0], w)
-        if k in (z3.Z3_OP_MOD, z3.Z3_OP_DIV, z3.Z3_OP_IDIV) and isinstance(args[1], IntConst) and args[1].value > 0:
-            d = args[1]
-            emod = Binary("%", Binary("+", Binary("%", args[0], d, w), d, w), d, w)    # Euclidean mod
-            if k == z3.Z3_OP_MOD:
-                return emod
-            return Binary("/", Binary("-", args[0], emod, w), d, w)
-        raise NotAccelerable(f"z3 operator {t.decl().name()} in a QE result")
-    return go(t)
 
 
 # ----------------------------------------------------------------------------------- the transform

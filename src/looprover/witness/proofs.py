@@ -67,17 +67,19 @@ def invariants_failure(sys: CPGSystem, invariants: tuple[Candidate, ...] | list[
     Init, consecution over one step), or None when they are."""
     ts = sys.ts
     inv = invariant_formula(sys, invariants)
+    return _unsat(sys, deadline, "initiation of the invariants", ts.init, z3.Not(inv)) or \
+        _unsat(sys, deadline, "consecution of the invariants", inv, ts.trans,
+               z3.Not(z3.substitute(inv, *zip(ts.state, ts.next))))
 
-    def unsat(what: str, *fs: z3.BoolRef) -> str | None:
-        s = sys.enc.solver(deadline)
-        s.add(*fs)
-        r = s.check()
-        if r == z3.unsat:
-            return None
-        return f"{what} fails" if r == z3.sat else f"{what} undecided ({s.why_unknown()})"
 
-    return unsat("initiation of the invariants", ts.init, z3.Not(inv)) or \
-        unsat("consecution of the invariants", inv, ts.trans, z3.Not(z3.substitute(inv, *zip(ts.state, ts.next))))
+def _unsat(sys: CPGSystem, deadline: Deadline, what: str, *fs: z3.BoolRef) -> str | None:
+    """None when the conjunction of `fs` is unsatisfiable, else why `what` does not hold."""
+    s = sys.enc.solver(deadline)
+    s.add(*fs)
+    r = s.check()
+    if r == z3.unsat:
+        return None
+    return f"{what} fails" if r == z3.sat else f"{what} undecided ({s.why_unknown()})"
 
 
 @dataclass(frozen=True)
@@ -90,15 +92,6 @@ class KInductiveProof(Proof):
         sys = CPGSystem(build_cpg(program), bitvector, deadline)
         ts = sys.ts
         inv = invariant_formula(sys, self.invariants)
-
-        def unsat(what: str, *fs: z3.BoolRef) -> str | None:
-            s = sys.enc.solver(deadline)
-            s.add(*fs)
-            r = s.check()
-            if r == z3.unsat:
-                return None
-            return f"{what} fails" if r == z3.sat else f"{what} undecided ({s.why_unknown()})"
-
         why = invariants_failure(sys, self.invariants, deadline)
         if why:
             return why
@@ -115,7 +108,7 @@ class KInductiveProof(Proof):
         step = [ts.at(inv, 0)]
         for j in range(self.k):
             step += [ts.trans_at(j), z3.Not(ts.at(ts.bad, j)), ts.at(inv, j + 1)]
-        return unsat(f"the {self.k}-induction step", *step, ts.at(ts.bad, self.k))
+        return _unsat(sys, deadline, f"the {self.k}-induction step", *step, ts.at(ts.bad, self.k))
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "k": self.k, "invariants": [str(c) for c in self.invariants]}

@@ -33,10 +33,8 @@ import z3
 from looprover.errors import InputError, UnsupportedError
 from looprover.frontend import check_text
 from looprover.program.cfa import Assert, Assign, Assume, ClauseStep, Havoc, Program, ProgramBuilder, SrcLoc
-from looprover.program.expr import (
-    BOOL, FALSE, MATH_INT, TRUE, Expr, IntConst, Unary, Var, and_, binary, cmp, ite, not_,
-    or_,
-)
+from looprover.program.expr import BOOL, FALSE, MATH_INT, TRUE, Expr, Var, and_, cmp
+from looprover.smt.readback import Readback
 
 QUERY_PROP = "chc-query"
 
@@ -221,92 +219,6 @@ def _ir_type(sort: z3.SortRef, where: str):
     raise UnsupportedError(f"sort {sort}", where)
 
 
-class _Translator:
-    """z3 terms over clause variables -> IR expressions over slots and pooled temporaries."""
-
-    def __init__(self, mapping: dict[int, Expr], where: str):
-        self.mapping = mapping
-        self.where = where
-        self.memo: dict[int, Expr] = {}
-
-    def __call__(self, t: z3.ExprRef) -> Expr:
-        key = t.get_id()
-        if key not in self.memo:
-            self.memo[key] = self._tr(t)
-        return self.memo[key]
-
-    def _tr(self, t: z3.ExprRef) -> Expr:
-        if t.get_id() in self.mapping:
-            return self.mapping[t.get_id()]
-        if z3.is_int_value(t):
-            return IntConst(t.as_long(), MATH_INT)
-        if z3.is_true(t):
-            return TRUE
-        if z3.is_false(t):
-            return FALSE
-        k = t.decl().kind() if z3.is_app(t) else None
-        args = [self(c) for c in t.children()]
-        if k in _ARITH and all(isinstance(a, IntConst) for a in args):
-            v = z3.simplify(t)      # a constant expression: `(- 2)`, `(* 2 3)` (not `(div 1 0)`: no value)
-            if z3.is_int_value(v):
-                return IntConst(v.as_long(), MATH_INT)
-        if k == z3.Z3_OP_ADD:
-            return _fold("+", args)
-        if k == z3.Z3_OP_SUB:
-            return _fold("-", args)
-        if k == z3.Z3_OP_MUL:
-            return _fold("*", args)
-        if k == z3.Z3_OP_UMINUS:
-            return Unary("-", args[0], MATH_INT)
-        if k in (z3.Z3_OP_IDIV, z3.Z3_OP_MOD):
-            return self._euclid(k, t, args)
-        if k in (z3.Z3_OP_LE, z3.Z3_OP_LT, z3.Z3_OP_GE, z3.Z3_OP_GT):
-            op = {z3.Z3_OP_LE: "<=", z3.Z3_OP_LT: "<", z3.Z3_OP_GE: ">=", z3.Z3_OP_GT: ">"}[k]
-            return cmp(op, args[0], args[1])
-        if k == z3.Z3_OP_EQ:
-            return cmp("==", args[0], args[1])
-        if k == z3.Z3_OP_DISTINCT:
-            return and_(*[cmp("!=", a, b) for i, a in enumerate(args) for b in args[i + 1:]])
-        if k == z3.Z3_OP_AND:
-            return and_(*args)
-        if k == z3.Z3_OP_OR:
-            return or_(*args)
-        if k == z3.Z3_OP_NOT:
-            return not_(args[0])
-        if k == z3.Z3_OP_IMPLIES:
-            return or_(not_(args[0]), args[1])
-        if k == z3.Z3_OP_XOR:
-            return cmp("!=", args[0], args[1])
-        if k == z3.Z3_OP_ITE:
-            return ite(args[0], args[1], args[2])
-        raise UnsupportedError(f"operator {t.decl().name()}", self.where)
-
-    def _euclid(self, k, t: z3.ExprRef, args: list[Expr]) -> Expr:
-        """SMT-LIB div/mod (remainder always in [0, |d|), `div x d` = (x - mod x d) / d, exact for either sign
-        of d) from C's truncating / and %. The divisor is already folded when it is a constant expression."""
-        d = args[1]
-        if not isinstance(d, IntConst):
-            raise UnsupportedError("div/mod by a non-constant", self.where)
-        if d.value == 0:
-            raise UnsupportedError("div/mod by zero", self.where)
-        dv = d.value
-        x, ad = args[0], IntConst(abs(dv), MATH_INT)
-        r = binary("%", binary("+", binary("%", x, ad), ad), ad)
-        if k == z3.Z3_OP_MOD:
-            return r
-        return binary("/", binary("-", x, r), IntConst(dv, MATH_INT))
-
-
-_ARITH = (z3.Z3_OP_ADD, z3.Z3_OP_SUB, z3.Z3_OP_MUL, z3.Z3_OP_UMINUS, z3.Z3_OP_IDIV, z3.Z3_OP_MOD)
-
-
-def _fold(op: str, args: list[Expr]) -> Expr:
-    out = args[0]
-    for a in args[1:]:
-        out = binary(op, out, a)
-    return out
-
-
 def _build_program(path: Path, preds: dict[str, z3.FuncDeclRef], clauses: list[Clause]) -> Program:
     b = ProgramBuilder(path.stem, data_model="CHC", source_file=str(path))
     b.exit = b.new_loc(name="error")
@@ -356,7 +268,7 @@ def _build_program(path: Path, preds: dict[str, z3.FuncDeclRef], clauses: list[C
                 counters[t] += 1
                 mapping[v.get_id()] = h
                 havoc.append(h)
-        tr = _Translator(mapping, where)
+        tr = Readback(lambda t: mapping.get(t.get_id()), MATH_INT, lambda msg: UnsupportedError(msg, where))
         for vid, term in defs.items():
             mapping[vid] = tr(term)
         cond = and_(*[cmp("==", slot, tr(arg)) for arg, slot in equations], *[tr(x) for x in constraint])
