@@ -89,17 +89,63 @@ def cmd_verify(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return EXIT_USAGE
     encoding = True if args.bitvector else False if args.integer else None
-    options = JobOptions(args.engine, encoding, args.settings, progress, args.memory)
+    options = JobOptions(args.engine, encoding, args.settings, progress, args.memory, witness=bool(args.witness))
     outcome = run_job_limited(job, options, start, deadline)
     if outcome.error is not None:
         return _error(outcome.error, args.json, file=args.file)
     if args.debug:
         for tb in outcome.tracebacks:
             print(tb, file=sys.stderr)
+    if args.witness:
+        _write_witness(args.witness, outcome)
     if args.json:
         print(json.dumps(outcome.json))
     else:
         print("\n".join(outcome.text[:1] if args.chc_comp else outcome.text))
+    return EXIT_VERDICT
+
+
+def _write_witness(path: str, outcome) -> None:
+    """`verify --witness FILE`: write the job's witness there (or say why there is none) and report it in the
+    output (`witness` in --json, a `witness:` line in text)."""
+    w = outcome.witness
+    info = {"file": None, "kind": None, "note": "no witness: the run was stopped before it could write one"}
+    if w is not None:
+        info = {"file": None, "kind": w.kind, "note": w.note}
+        if w.text is not None:
+            try:
+                Path(path).write_text(w.text)
+                info["file"] = path
+            except OSError as exc:
+                info["note"] = f"no witness: cannot write {path}: {exc.strerror}"
+    if outcome.json is not None:
+        outcome.json["witness"] = info
+    line = f"written to {path} ({info['note']})" if info["file"] else info["note"]
+    outcome.text.append(f"  witness:  {line}")
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    """`validate --witness W FILE`: confirmed / rejected: reason / unknown: reason (exit 0)."""
+    from looprover.witness.validate import Validation, validate
+    deadline = Deadline(time.monotonic() + args.timeout)
+    try:
+        job = resolve_job(args.file, args.property, args.data_model)
+        if job.is_chc:
+            result = Validation("unknown", "SV-COMP witnesses are for C programs, not Horn clauses")
+        elif job.property.name != "unreach-call":
+            result = Validation("unknown", f"witnesses of property {job.property.name} are not validated")
+        else:
+            result = validate(Path(args.witness), job.input, args.data_model or (job.data_model if job.task else None),
+                              deadline)
+    except InputError as exc:
+        return _error(str(exc), args.json, file=args.file)
+    except UnsupportedError as exc:
+        result = Validation("unknown", str(exc))
+    except Exception as exc:  # noqa: BLE001 -- a verdict on the witness, never a traceback
+        if args.debug:
+            traceback.print_exc()
+        result = Validation("unknown", f"internal error: {type(exc).__name__}: {exc}")
+    print(json.dumps(result.to_json()) if args.json else result.line())
     return EXIT_VERDICT
 
 
@@ -273,6 +319,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="C data model (default: the task's, else ILP32)")
     v.add_argument("--memory", type=positive_int, metavar="MB", default=None,
                    help="limit the address space of each looprover process (RLIMIT_AS)")
+    v.add_argument("--witness", metavar="FILE",
+                   help="write an SV-COMP witness (format 2.0, YAML) of a TRUE or FALSE for a C program to FILE")
     out = v.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     out.add_argument("--chc-comp", action="store_true",
@@ -290,6 +338,20 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--data-model", choices=DATA_MODELS, default=None)
     t.add_argument("-o", "--output", metavar="FILE", help="write the C here instead of stdout")
     t.set_defaults(func=cmd_transform)
+
+    w = sub.add_parser("validate", parents=[common], help="check an SV-COMP witness (format 2.0) for a C program",
+                       description="Replays a violation witness on the program, or checks that a correctness "
+                                   "witness's loop invariants are inductive and exclude the error, without any "
+                                   "engine. Prints `confirmed`, `rejected: reason` or `unknown: reason` (exit 0).")
+    w.add_argument("file", metavar="FILE", help="the .c/.i program (or .yml task) the witness is about")
+    w.add_argument("--witness", metavar="W", required=True, help="the witness file (YAML)")
+    w.add_argument("--property", metavar="PRP", help="an SV-COMP .prp file or property name (default unreach-call)")
+    w.add_argument("--data-model", choices=DATA_MODELS, default=None,
+                   help="C data model (default: the witness's, else ILP32)")
+    w.add_argument("--timeout", type=positive_float, default=DEFAULT_TIMEOUT, metavar="S",
+                   help=f"seconds for the solver checks (default {DEFAULT_TIMEOUT:g})")
+    w.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    w.set_defaults(func=cmd_validate)
 
     e = sub.add_parser("engines", parents=[common], help="list the engines, what they accept, and their options")
     e.set_defaults(func=cmd_engines)

@@ -115,6 +115,7 @@ class JobOptions:
     settings: Mapping[str, Any] = field(default_factory=dict)
     progress: Callable[[str], None] | None = None
     memory: int | None = None         # MB of address space for the job's process and its children
+    witness: bool = False             # build an SV-COMP witness (`verify --witness`)
 
 
 @dataclass
@@ -124,6 +125,7 @@ class Outcome:
     json: dict[str, Any] | None = None
     text: list[str] = field(default_factory=list)
     tracebacks: list[str] = field(default_factory=list)
+    witness: Any = None               # witness.svcomp.Witness when asked for (`verify --witness`)
 
 
 def _unsupported_reason(job: Job) -> str | None:
@@ -192,7 +194,31 @@ def run_job(job: Job, options: JobOptions, start: float, deadline: Deadline,
             verdict = Verdict.unknown(options.engine, f"internal error: {type(exc).__name__}: {exc}",
                                       traceback=traceback.format_exc())
     phase(3)
-    return render(verdict, program, job, start)
+    _compiled_harness(verdict, job, deadline)
+    outcome = render(verdict, program, job, start)
+    if options.witness:
+        outcome.witness = _witness(verdict, program, job, deadline)
+    return outcome
+
+
+def _compiled_harness(verdict: Verdict, job: Job, deadline: Deadline) -> None:
+    """Every FALSE with a counterexample: its inputs run on the gcc-compiled original program
+    (`witness/harness.py`), reported next to the verdict."""
+    from looprover.witness.harness import harness_for
+    try:
+        result = harness_for(verdict, job.input, job.data_model, not job.is_chc, deadline)
+    except Exception as exc:  # noqa: BLE001 -- the harness is a report, never a reason to lose the verdict
+        verdict.stats["harness"] = {"reached_error": None, "detail": f"internal error: {type(exc).__name__}: {exc}"}
+        return
+    if result is not None:
+        verdict.stats["harness"] = result.to_json()
+
+
+def _witness(verdict: Verdict, program: Program | None, job: Job, deadline: Deadline):
+    from looprover.witness.svcomp import Witness, witness_for
+    if deadline.left() < -0.3:
+        return Witness(None, None, "no witness: no time left")
+    return witness_for(verdict, program, job.input, job.property.name, job.data_model)
 
 
 def render(verdict: Verdict, program: Program | None, job: Job, start: float) -> Outcome:

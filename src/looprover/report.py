@@ -409,7 +409,9 @@ def verdict_json(verdict: Verdict, program: Program | None, elapsed: float, job:
         # as the engine reports it
         "proof": (value_json(verdict.evidence) if verdict.status == Status.TRUE and verdict.evidence is not None
                   else None),
-        "stats": value_json(stats),
+        # a FALSE's inputs run on the gcc-compiled original program (witness/harness.py)
+        "harness": stats.get("harness"),
+        "stats": value_json({k: v for k, v in stats.items() if k != "harness"}),
         # an UNKNOWN's counterexample that did not replay on the program: shown, never a FALSE
         **({"unconfirmed_counterexample": counterexample_json(verdict.evidence, program)}
            if verdict.status == Status.UNKNOWN and isinstance(verdict.evidence, Counterexample) else {}),
@@ -435,6 +437,11 @@ def verdict_text(verdict: Verdict, program: Program | None, elapsed: float, prop
         lines += counterexample_lines(verdict.evidence, program)
     if isinstance(verdict.evidence, NonTermination):
         lines += nontermination_lines(verdict.evidence, program)
+    harness = verdict.stats.get("harness")
+    if harness:
+        shown = ("not run" if harness["reached_error"] is None else
+                 "reach_error() reached" if harness["reached_error"] else "reach_error() NOT reached")
+        lines.append(f"  harness:  compiled with gcc and run on the inputs: {shown} ({harness['detail']})")
     if verdict.status == Status.TRUE and hasattr(verdict.evidence, "lines"):
         lines += verdict.evidence.lines()
     for bug in verdict.stats.get("bugs", ()):

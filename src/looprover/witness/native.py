@@ -37,6 +37,25 @@ VIOLATION, BLOCKED = 86, 87
 FLAGS = ["-O1", "-w", "-fsanitize=signed-integer-overflow,shift,integer-divide-by-zero,bounds",
          "-fsanitize-undefined-trap-on-error"]
 
+# the SV-COMP input functions, each returning the next value of `lr_next()` (which the including harness defines),
+# an assumption that fails and `__assert_fail` as exit codes (shared with `witness/harness.py`)
+NONDET_DEFS = r"""
+_Bool __VERIFIER_nondet_bool(void) { return lr_next() != 0; }
+char __VERIFIER_nondet_char(void) { return (char)lr_next(); }
+unsigned char __VERIFIER_nondet_uchar(void) { return (unsigned char)lr_next(); }
+short __VERIFIER_nondet_short(void) { return (short)lr_next(); }
+unsigned short __VERIFIER_nondet_ushort(void) { return (unsigned short)lr_next(); }
+int __VERIFIER_nondet_int(void) { return (int)lr_next(); }
+unsigned int __VERIFIER_nondet_uint(void) { return (unsigned int)lr_next(); }
+long long __VERIFIER_nondet_longlong(void) { return lr_next(); }
+unsigned long long __VERIFIER_nondet_ulonglong(void) { return (unsigned long long)lr_next(); }
+void __VERIFIER_assume(int c) { if (!c) _exit(BLOCKED); }
+void __assert_fail(const char *a, const char *f, unsigned int l, const char *fn) { _exit(VIOLATION); }
+long __VERIFIER_nondet_long(void) { return (long)lr_next(); }
+unsigned long __VERIFIER_nondet_ulong(void) { return (unsigned long)lr_next(); }
+unsigned int __VERIFIER_nondet_unsigned(void) { return (unsigned int)lr_next(); }
+"""
+
 HARNESS = r"""
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,18 +85,7 @@ static long long lr_next(void) {
     if (--lr_stack_left[lr_sp - 1] > 0) lr_pc = lr_stack_pc[lr_sp - 1]; else { lr_sp--; lr_pc++; }
   }
 }
-_Bool __VERIFIER_nondet_bool(void) { return lr_next() != 0; }
-char __VERIFIER_nondet_char(void) { return (char)lr_next(); }
-unsigned char __VERIFIER_nondet_uchar(void) { return (unsigned char)lr_next(); }
-short __VERIFIER_nondet_short(void) { return (short)lr_next(); }
-unsigned short __VERIFIER_nondet_ushort(void) { return (unsigned short)lr_next(); }
-int __VERIFIER_nondet_int(void) { return (int)lr_next(); }
-unsigned int __VERIFIER_nondet_uint(void) { return (unsigned int)lr_next(); }
-long long __VERIFIER_nondet_longlong(void) { return lr_next(); }
-unsigned long long __VERIFIER_nondet_ulonglong(void) { return (unsigned long long)lr_next(); }
-void __VERIFIER_assume(int c) { if (!c) _exit(BLOCKED); }
-void __assert_fail(const char *a, const char *f, unsigned int l, const char *fn) { _exit(VIOLATION); }
-"""
+""" + NONDET_DEFS
 
 def why_not(program: Program) -> str | None:
     """Why `program` cannot be confirmed by a compiled run (None if it can)."""
@@ -171,13 +179,20 @@ def run(program: Program, initial: dict[str, Any], plan: Sequence[Any], budget: 
         left = budget - (time.monotonic() - t0)
         if left <= 0.05:
             return "no time left for the compiled run"
-        # coreutils' `timeout` kills the run at its deadline even if this process is killed first
-        limit = ["timeout", "-s", "KILL", f"{left:.2f}"] if shutil.which("timeout") else []
-        try:
-            r = subprocess.run([*limit, str(exe)], env={**os.environ, "LR_PLAN": str(plan_file)},
-                               capture_output=True, timeout=left + 1)
-        except subprocess.TimeoutExpired:
-            return "the compiled run did not end in time"
+        return run_executable(exe, {"LR_PLAN": str(plan_file)}, left)
+
+
+def run_executable(exe: Path, env: dict[str, str], budget: float) -> str | None:
+    """Run a compiled program built with `NONDET_DEFS` for at most `budget` seconds: None if it exited with
+    the violation code (it reached `reach_error`), else why not."""
+    # coreutils' `timeout` kills the run at its deadline even if this process is killed first
+    limit = ["timeout", "-s", "KILL", f"{budget:.2f}"] if shutil.which("timeout") else []
+    try:
+        r = subprocess.run([*limit, str(exe)], env={**os.environ, **env}, capture_output=True, timeout=budget + 1)
+    except subprocess.TimeoutExpired:
+        return "the compiled run did not end in time"
+    except OSError as exc:
+        return f"the compiled run could not start: {exc.strerror}"
     if r.returncode == VIOLATION:
         return None
     if r.returncode == BLOCKED:
@@ -186,7 +201,7 @@ def run(program: Program, initial: dict[str, Any], plan: Sequence[Any], budget: 
         return "the compiled run did not end in time"
     if r.returncode < 0 or r.returncode > 128:
         sig = -r.returncode if r.returncode < 0 else r.returncode - 128
-        return f"the compiled run stopped with signal {sig} (undefined behaviour trapped)"
+        return f"the compiled run stopped with signal {sig} (undefined behaviour trapped, or abort())"
     return f"the compiled run ended with exit code {r.returncode} without a violation"
 
 

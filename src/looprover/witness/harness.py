@@ -1,0 +1,123 @@
+"""A compiled test harness for a FALSE: the counterexample's inputs, the ORIGINAL C file, gcc, and a run.
+
+Why: every other check of a counterexample goes through our own model of C (the front-end and the interpreter).
+This one does not: the input values become C definitions of the `__VERIFIER_nondet_*` functions that return
+them in order (`native.NONDET_DEFS`, the same definitions the compiled deep runs use), the harness is compiled and
+linked with the unmodified source by gcc, and the program runs under a time limit. `reach_error` is detected
+by gcc's function instrumentation (`-finstrument-functions` on the source only: the harness's entry hook
+exits with the violation code when the entered function is `reach_error`), so it does not matter what the
+program's `reach_error` does. Undefined behaviour traps (gcc's sanitizers, `native.FLAGS`), so a run that
+relies on it reaches nothing. The answer is reported next to the verdict and never changes it.
+
+Hosts without a 32-bit C library compile ILP32 programs for the host's data model, and say so.
+"""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from looprover.deadline import Deadline
+from looprover.verdict import Counterexample, Status, Verdict
+from looprover.witness.native import BLOCKED, FLAGS, NONDET_DEFS, VIOLATION, run_executable
+
+MAX_SECONDS = 10.0
+
+ENTRY_HOOK = r"""
+void reach_error();
+void __cyg_profile_func_enter(void *fn, void *site) { if (fn == (void *)reach_error) _exit(VIOLATION); }
+void __cyg_profile_func_exit(void *fn, void *site) { }
+"""
+
+
+@dataclass
+class HarnessResult:
+    reached_error: bool | None      # None: not run (the reason says why)
+    detail: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"reached_error": self.reached_error, "detail": self.detail}
+
+
+def harness_source(inputs: list[int]) -> str:
+    values = ", ".join(str(_c_value(v)) for v in inputs) or "0"
+    return (f"#include <unistd.h>\n#define VIOLATION {VIOLATION}\n#define BLOCKED {BLOCKED}\n"
+            f"static const long long lr_inputs[] = {{{values}}};\n"
+            f"static long lr_pos;\n"
+            f"static long long lr_next(void) {{ return lr_pos < {len(inputs)} ? lr_inputs[lr_pos++] : 0; }}\n"
+            + NONDET_DEFS + ENTRY_HOOK)
+
+
+def _c_value(v: Any) -> str:
+    v = int(v)
+    if not -(1 << 63) <= v < 1 << 64:
+        raise ValueError(f"input {v} does not fit in 64 bits")
+    if v >= 1 << 63:
+        v -= 1 << 64                  # the function's cast restores an unsigned 64-bit value
+    return f"({v + 1}LL - 1)" if v == -(1 << 63) else f"{v}LL"
+
+
+@lru_cache(maxsize=None)
+def _m32_links() -> bool:
+    with tempfile.TemporaryDirectory(prefix="looprover-m32-") as tmp:
+        src = Path(tmp, "t.c")
+        src.write_text("int main(void) { return 0; }\n")
+        try:
+            return subprocess.run(["gcc", "-m32", "-o", str(Path(tmp, "t")), str(src)], capture_output=True,
+                                   timeout=20).returncode == 0
+        except (OSError, subprocess.TimeoutExpired):
+            return False
+
+
+def run_harness(source: Path, inputs: list[int], data_model: str, budget: float) -> HarnessResult:
+    """Compile `source` with a harness feeding `inputs` and run it for at most `budget` seconds."""
+    if shutil.which("gcc") is None:
+        return HarnessResult(None, "gcc is not installed")
+    try:
+        harness = harness_source(inputs)
+    except ValueError as exc:
+        return HarnessResult(None, str(exc))
+    model = []
+    note = ""
+    if data_model == "ILP32":
+        if _m32_links():
+            model = ["-m32"]
+        else:
+            note = ", compiled LP64: no 32-bit C library on this host"
+    lang = "cpp-output" if source.suffix == ".i" else "c"
+    with tempfile.TemporaryDirectory(prefix="looprover-harness-") as tmp:
+        h, exe = Path(tmp, "lr_harness.c"), Path(tmp, "prog.exe")
+        h.write_text(harness)
+        cmd = ["gcc", *FLAGS, *model, "-finstrument-functions", "-finstrument-functions-exclude-file-list=lr_harness",
+               "-o", str(exe), "-x", lang, str(source), "-x", "c", str(h)]
+        try:
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=max(budget, 1.0))
+        except subprocess.TimeoutExpired:
+            return HarnessResult(None, "gcc did not finish in time")
+        if r.returncode != 0:
+            first = next((ln for ln in r.stderr.splitlines() if "error" in ln), r.stderr.strip()[:200])
+            return HarnessResult(None, f"the program and harness did not compile: {first[:300]}")
+        why = run_executable(exe, {}, max(budget, 0.5))
+    if why is None:
+        return HarnessResult(True, f"gcc-compiled original program, {len(inputs)} input(s){note}")
+    return HarnessResult(False, why + note)
+
+
+def harness_for(verdict: Verdict, input_path: Path, data_model: str, is_c: bool, deadline: Deadline
+                ) -> HarnessResult | None:
+    """The compiled harness's result for a FALSE with a counterexample (None for other verdicts)."""
+    if verdict.status != Status.FALSE or not isinstance(verdict.evidence, Counterexample):
+        return None
+    cex = verdict.evidence
+    if not is_c:
+        return HarnessResult(None, "the input is not C")
+    if getattr(cex, "omitted", 0) and not cex.inputs:
+        return HarnessResult(None, "the run is too long to list its inputs")
+    budget = min(MAX_SECONDS, deadline.left() - 0.3)
+    if budget < 0.5:
+        return HarnessResult(None, "no time left")
+    return run_harness(input_path, list(cex.inputs), data_model, budget)

@@ -1,0 +1,265 @@
+"""SV-COMP verification witnesses, format 2.0 (YAML): what `verify --witness FILE` writes.
+
+Why: other tools check a verifier's answers through witnesses. A FALSE gets a violation witness, one
+`violation_sequence` entry whose segments pin every nondet value (a `function_return` waypoint at the closing
+parenthesis of each `__VERIFIER_nondet_*` call, `\\result == v`) and end in a `target` waypoint at the C
+statement where the property fails. A TRUE gets a correctness witness, one `invariant_set` entry with a
+`loop_invariant` per C loop (at its keyword), when the engine's proof holds state invariants at loop heads
+(k-induction's invariants, Spacer's cutpoint invariants). The invariants are printed in the C subset of
+`cexpr.py`, over the C variables declared at the loop (`csource.py`); a conjunct that cannot be printed there is
+left out and counted in the note. Engines whose TRUE has no state invariants (bmc, labmc, TPA's transition
+invariant, the multi-loop engine's safe sets), termination proofs and Horn-clause input get no witness, and the
+note says why. The format's rules were taken from its public documentation (sosy-lab sv-witnesses, format 2.0);
+`tests/witness/witness-2.0.schema.json` is our schema of it.
+"""
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import yaml
+import z3
+
+from looprover.program.cfa import Assert, Havoc, Program, SrcLoc
+from looprover.program.expr import BoolType
+from looprover.properties import UNREACH_CALL
+from looprover.verdict import Counterexample, Status, Verdict
+from looprover.witness.cexpr import NotC, from_z3
+from looprover.witness.csource import CSource
+
+FORMAT_VERSION = "2.0"
+SPECIFICATIONS = {UNREACH_CALL: "G ! call(reach_error())"}
+
+
+@dataclass
+class Witness:
+    """A witness to write (`text`, None when there is none) and what to tell the user about it."""
+    text: str | None
+    kind: str | None          # "violation" or "correctness"
+    note: str
+
+
+def _producer_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return version("looprover")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def metadata(src: CSource, input_name: str, prop: str, data_model: str) -> dict[str, Any]:
+    return {
+        "format_version": FORMAT_VERSION,
+        "uuid": str(uuid.uuid4()),
+        "creation_time": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "producer": {"name": "looprover", "version": _producer_version()},
+        "task": {"input_files": [input_name], "input_file_hashes": {input_name: src.sha256},
+                 "specification": SPECIFICATIONS[prop], "data_model": data_model, "language": "C"},
+    }
+
+
+def _location(src: CSource, input_name: str, line: int, col: int) -> dict[str, Any]:
+    loc: dict[str, Any] = {"file_name": input_name, "line": line, "column": col}
+    fn = src.function_at(line)
+    if fn is not None:
+        loc["function"] = fn
+    return loc
+
+
+def dump(entries: list[dict[str, Any]]) -> str:
+    return yaml.safe_dump(entries, sort_keys=False, default_flow_style=False, width=1000)
+
+
+# ------------------------------------------------------------------------------------------ violation
+def input_sites(cex: Counterexample, program: Program) -> list[SrcLoc | None] | None:
+    """The call site of each input of `cex`, in order (None where unknown), or None when the trace's nondet
+    havocs do not line up with its inputs."""
+    sites: list[SrcLoc | None] = []
+    for step in cex.steps:
+        for s in step.edge.stmts:
+            if isinstance(s, Havoc):
+                for v in s.vars:
+                    info = program.variables.get(v.name)
+                    if info is not None and info.kind == "nondet":
+                        sites.append(s.src or step.src)
+    return sites if len(sites) == len(cex.inputs) else None
+
+
+def _target(cex: Counterexample) -> SrcLoc | None:
+    if cex.violated_at is not None:
+        return cex.violated_at
+    if cex.steps:
+        for s in cex.steps[-1].edge.stmts:
+            if isinstance(s, Assert) and s.src is not None:
+                return s.src
+    return None
+
+
+def violation_witness(cex: Counterexample, program: Program, src: CSource, input_name: str, prop: str,
+                      data_model: str) -> Witness:
+    if getattr(cex, "omitted", 0):
+        return Witness(None, None, f"no violation witness: the run is too long to list its inputs "
+                                   f"({getattr(cex, 'length', 0)} edges)")
+    sites = input_sites(cex, program)
+    if sites is None:
+        return Witness(None, None, "no violation witness: the trace's input calls do not line up with its inputs")
+    segments = []
+    for value, site in zip(cex.inputs, sites):
+        end = src.call_end(site) if site is not None else None
+        if end is None:
+            return Witness(None, None, f"no violation witness: no call found in the C text for input {value} "
+                                       f"(at {site})")
+        v = int(value)
+        segments.append({"segment": [{"waypoint": {
+            "type": "function_return", "action": "follow",
+            "constraint": {"value": f"\\result == {v}", "format": "acsl_expression"},
+            "location": _location(src, input_name, *end)}}]})
+    target = _target(cex)
+    if target is None or not src.same_file(target.file):
+        return Witness(None, None, "no violation witness: the violation has no location in the C file")
+    segments.append({"segment": [{"waypoint": {
+        "type": "target", "action": "follow",
+        "location": _location(src, input_name, target.line, max(target.col, 1))}}]})
+    entry = {"entry_type": "violation_sequence", "metadata": metadata(src, input_name, prop, data_model),
+             "content": segments}
+    return Witness(dump([entry]), "violation",
+                   f"violation witness: {len(cex.inputs)} input value(s), target at line {target.line}")
+
+
+# ---------------------------------------------------------------------------------------- correctness
+def proof_invariants(proof: Any, program: Program) -> tuple[dict[int | None, list[z3.BoolRef]], dict[str, str]] | str:
+    """The proof's state invariants as z3 formulas per CFA location (None: every location) and the map from
+    the z3 constants' names to IR variable names; or why the proof has none."""
+    from looprover.smt.encode import Encoder
+    from looprover.witness.proofs import CutpointInvariantProof, KInductiveProof
+    consts = {name: (z3.Bool(name) if isinstance(info.var.type, BoolType) else z3.Int(name))
+              for name, info in program.variables.items()}
+    if isinstance(proof, KInductiveProof):
+        enc = Encoder(program, False)
+        out: dict[int | None, list[z3.BoolRef]] = {}
+        for c in proof.invariants:
+            try:
+                out.setdefault(c.node, []).append(enc.expr(c.atom, consts))
+            except Exception:  # noqa: BLE001 -- an atom the integer encoding cannot take: left out
+                continue
+        return out, {n: n for n in consts}
+    if isinstance(proof, CutpointInvariantProof):
+        from looprover.smt.cpg_system import _state_name
+        from looprover.smt.text import from_text
+        return ({n: [from_text(t)] for n, t in proof.invariants},
+                {_state_name(n): n for n in program.variables})
+    kind = getattr(proof, "kind", None)
+    if kind is None:
+        return "the engine's TRUE has no proof object with invariants"
+    return f"the {kind} proof has no state invariants at loop heads"
+
+
+def _conjuncts(f: z3.ExprRef) -> list[z3.ExprRef]:
+    if z3.is_and(f):
+        return [c for a in f.children() for c in _conjuncts(a)]
+    return [f] if not z3.is_true(f) else []
+
+
+def _implied_by_types(f: z3.ExprRef, ir_name: dict[str, str], program: Program) -> bool:
+    """Whether `f` holds for all values of its variables' C types (a range fact, which says nothing)."""
+    from looprover.witness.cexpr import range_of
+    s = z3.Solver()
+    s.set("timeout", 1000)
+    for t in _constants(f):
+        info = program.variables.get(ir_name.get(t.decl().name(), ""))
+        r = range_of(info.var.type) if info is not None else None
+        if r is not None and t.sort() == z3.IntSort():
+            s.add(t >= r[0], t <= r[1])
+    s.add(z3.Not(f))
+    return s.check() == z3.unsat
+
+
+def _constants(f: z3.ExprRef) -> list[z3.ExprRef]:
+    seen, out, todo = set(), [], [f]
+    while todo:
+        t = todo.pop()
+        if t.get_id() in seen:
+            continue
+        seen.add(t.get_id())
+        if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            out.append(t)
+        todo.extend(t.children())
+    return out
+
+
+def correctness_witness(proof: Any, program: Program, src: CSource, input_name: str, prop: str,
+                        data_model: str) -> Witness:
+    got = proof_invariants(proof, program)
+    if isinstance(got, str):
+        return Witness(None, None, f"no correctness witness: {got}")
+    per_node, ir_name = got
+    from looprover.program.cpg import build_cpg
+    cutpoints = build_cpg(program).cutpoints
+    content, left_out, skipped = [], 0, []
+    for head in cutpoints:
+        loop = src.loop_of_head(program, head)
+        formulas = per_node.get(head, []) + per_node.get(None, [])
+        if not formulas:
+            continue
+        if loop is None or loop.keyword == "do":
+            skipped.append(program.loc_label(head))
+            continue
+        if sum(1 for h in cutpoints if src.loop_of_head(program, h) == loop) != 1:
+            skipped.append(program.loc_label(head))      # one C loop, several CFA heads (inlined twice)
+            continue
+        c_of_ir = {ir: c for c, ir in src.ir_variables_at(program, loop).items()}
+        types = {c: program.variables[ir].var.type for ir, c in c_of_ir.items()}
+
+        def names(t: z3.ExprRef) -> str | None:
+            return c_of_ir.get(ir_name.get(t.decl().name(), ""))
+        printed = []
+        for f in formulas:
+            for conj in _conjuncts(f):
+                if _implied_by_types(conj, ir_name, program):
+                    continue
+                try:
+                    text = from_z3(conj, names, types)
+                except NotC:
+                    left_out += 1
+                    continue
+                if text not in printed:
+                    printed.append(text)
+        if not printed:
+            continue
+        content.append({"invariant": {
+            "type": "loop_invariant",
+            "location": {"file_name": input_name, "line": loop.line, "column": loop.col, "function": loop.function},
+            "value": " && ".join(f"({p})" if len(printed) > 1 else p for p in printed),
+            "format": "c_expression"}})
+    extra = (f"; {left_out} conjunct(s) not expressible in C left out" if left_out else "") + \
+        (f"; loops without a C counterpart skipped: {', '.join(skipped)}" if skipped else "")
+    if not content:
+        return Witness(None, None, "no correctness witness: no invariant expressible in C at a loop" + extra)
+    entry = {"entry_type": "invariant_set", "metadata": metadata(src, input_name, prop, data_model),
+             "content": content}
+    return Witness(dump([entry]), "correctness", f"correctness witness: {len(content)} loop invariant(s)" + extra)
+
+
+def witness_for(verdict: Verdict, program: Program | None, input_path: Path, prop: str, data_model: str) -> Witness:
+    """The witness of a verdict, or why there is none."""
+    if verdict.status == Status.UNKNOWN:
+        return Witness(None, None, "no witness for UNKNOWN")
+    if program is None:
+        return Witness(None, None, "no witness: no program")
+    if input_path.suffix == ".smt2" or program.clauses:
+        return Witness(None, None, "no witness: SV-COMP witnesses are for C programs, not Horn clauses")
+    if prop not in SPECIFICATIONS:
+        return Witness(None, None, f"no witness: format 2.0 witnesses for property {prop} are not written")
+    src = CSource(input_path, data_model)
+    name = str(input_path)
+    try:
+        if verdict.status == Status.FALSE:
+            if not isinstance(verdict.evidence, Counterexample):
+                return Witness(None, None, "no violation witness: no counterexample")
+            return violation_witness(verdict.evidence, program, src, name, prop, data_model)
+        return correctness_witness(verdict.evidence, program, src, name, prop, data_model)
+    except Exception as exc:  # noqa: BLE001 -- a witness problem never costs the verdict
+        return Witness(None, None, f"no witness: {type(exc).__name__}: {exc}")

@@ -1,0 +1,228 @@
+"""`looprover validate --witness W FILE`: check an SV-COMP 2.0 witness without the engine that wrote it.
+
+Why a separate check: a witness is only worth something if it can be checked by something other than its
+author. Here no engine runs:
+- a violation witness is replayed on the concrete interpreter (`program.interp.run`): each `__VERIFIER_nondet_*`
+  call whose closing parenthesis is the next `function_return` waypoint's location returns that waypoint's value
+  (any other call returns 0, and the run is then no longer pinned by the witness); the witness is confirmed when
+  the run fails an assertion on the target's line having used every waypoint, rejected when a fully pinned run
+  ends anywhere else, and unknown otherwise;
+- a correctness witness's invariants are parsed back (`cexpr.parse`, only the C subset whose meaning is the
+  mathematical one), tied to the CFA's loop heads by their C loop, and checked on the cutpoint graph's
+  pc-encoded system with fresh solvers: an invariant that fails on a real execution within a few cutpoint
+  steps rejects the witness; if the invariants (with "no error") are inductive together, they prove the property
+  and the witness is confirmed; otherwise it is not confirmed (unknown), since invariants that are true but not
+  inductive alone are no error of the witness.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+import z3
+
+from looprover.deadline import Deadline
+from looprover.errors import InputError
+from looprover.program.cfa import Program
+from looprover.witness.cexpr import NotC, check, parse, to_z3
+from looprover.witness.csource import CSource
+
+BOUNDED_STEPS = 3          # cutpoint steps from the start in which a failing invariant rejects the witness
+MAX_RUN_STEPS = 5_000_000
+
+
+@dataclass
+class Validation:
+    status: str                 # confirmed | rejected | unknown
+    reason: str
+    kind: str | None = None     # violation | correctness
+
+    def line(self) -> str:
+        return self.status if self.status == "confirmed" and not self.reason else f"{self.status}: {self.reason}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"status": self.status, "reason": self.reason, "kind": self.kind}
+
+
+def read_witness(path: Path) -> list[dict[str, Any]]:
+    try:
+        data = yaml.safe_load(path.read_text())
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        raise InputError(f"{path}: not YAML: {str(exc).splitlines()[0]}") from None
+    if not isinstance(data, list) or not data or not all(isinstance(e, dict) for e in data):
+        raise InputError(f"{path}: a witness is a non-empty YAML list of entries")
+    return data
+
+
+def validate(witness: Path, file: Path, data_model: str | None, deadline: Deadline) -> Validation:
+    from looprover.jobs import load_program
+    entries = read_witness(witness)
+    types = {e.get("entry_type") for e in entries}
+    if types == {"violation_sequence"}:
+        kind = "violation"
+    elif types == {"invariant_set"}:
+        kind = "correctness"
+    else:
+        return Validation("unknown", f"unsupported entry types {sorted(map(str, types))}", None)
+    task = (entries[0].get("metadata") or {}).get("task") or {}
+    src = CSource(file, data_model or task.get("data_model") or "ILP32")
+    hashes = task.get("input_file_hashes") or {}
+    if hashes and src.sha256 not in {str(h).lower() for h in hashes.values()}:
+        return Validation("unknown", "the witness is for another file (its SHA-256 differs)", kind)
+    spec = str(task.get("specification", ""))
+    if spec and not re.search(r"G\s*!\s*call\(\s*reach_error\(\)\s*\)", spec):
+        return Validation("unknown", f"unsupported specification {spec!r}", kind)
+    program = load_program(file, src.data_model)
+    if kind == "violation":
+        return _violation(entries, program, src)
+    return _correctness(entries, program, src, deadline)
+
+
+# ------------------------------------------------------------------------------------------ violation
+def _waypoints(entries) -> list[dict[str, Any]]:
+    out = []
+    for e in entries:
+        for seg in e.get("content") or []:
+            for item in (seg or {}).get("segment") or []:
+                out.append((item or {}).get("waypoint") or {})
+    return out
+
+
+_RESULT = re.compile(r"^\s*\\result\s*==\s*(-?\d+)\s*$")
+
+
+def _violation(entries, program: Program, src: CSource) -> Validation:
+    from looprover.program.interp import InputOracle, run
+    wps = _waypoints(entries)
+    if not wps or wps[-1].get("type") != "target":
+        return Validation("unknown", "the witness does not end in a target waypoint", "violation")
+    pinned: list[tuple[tuple[int, int | None], int]] = []
+    for w in wps[:-1]:
+        if w.get("action", "follow") != "follow":
+            return Validation("unknown", "avoid waypoints are not supported", "violation")
+        if w.get("type") != "function_return":
+            return Validation("unknown", f"{w.get('type')} waypoints are not supported", "violation")
+        m = _RESULT.match(str((w.get("constraint") or {}).get("value", "")))
+        loc = w.get("location") or {}
+        if m is None or "line" not in loc:
+            return Validation("unknown", "a function_return waypoint without `\\result == value` or a line",
+                              "violation")
+        pinned.append(((int(loc["line"]), loc.get("column")), int(m.group(1))))
+    target_line = int((wps[-1].get("location") or {}).get("line", 0))
+
+    state = {"next": 0, "free": 0}
+    ends: dict[str, tuple[int, int] | None] = {}
+
+    class Pinned(InputOracle):
+        def __call__(self, v):
+            info = program.variables.get(v.name)
+            if info is not None and info.kind == "nondet" and v.name not in ends:
+                ends[v.name] = src.call_end(info.src) if info.src is not None else None
+            end = ends.get(v.name)
+            if info is not None and info.kind == "nondet" and state["next"] < len(pinned):
+                (line, col), val = pinned[state["next"]]
+                if end is not None and end[0] == line and (col is None or end[1] == col):
+                    state["next"] += 1
+                    self.inputs = [val]
+                    self.ipos = 0
+                    return super().__call__(v)
+            if info is not None and info.kind == "nondet":
+                state["free"] += 1
+            self.inputs, self.ipos = [], 0
+            return super().__call__(v)
+
+    res = run(program, Pinned(program), max_steps=MAX_RUN_STEPS)
+    used_all = state["next"] == len(pinned)
+    exact = used_all and state["free"] == 0 and not res.overflowed
+    if res.outcome == "violation" and used_all and res.violated is not None and res.violated.src is not None \
+            and res.violated.src.line == target_line and not res.overflowed:
+        return Validation("confirmed", f"the run following the witness reaches the violation at line {target_line}",
+                          "violation")
+    if res.outcome == "violation":
+        where = res.violated.src.line if res.violated is not None and res.violated.src is not None else "?"
+        what = f"fails an assertion at line {where}, not at the target's line {target_line}"
+    elif res.outcome in ("exit", "blocked"):
+        what = "ends without a violation" if res.outcome == "exit" else "is blocked by an assumption"
+    else:
+        return Validation("unknown", f"the run following the witness stopped: {res.outcome} {res.detail}".strip(),
+                          "violation")
+    if not used_all:
+        what += f" (it used {state['next']} of the witness's {len(pinned)} values)"
+    if exact and res.outcome in ("exit", "blocked", "violation"):
+        return Validation("rejected", f"the run following the witness {what}", "violation")
+    why = "signed overflow on the way" if res.overflowed else f"{state['free']} input(s) not pinned by the witness"
+    return Validation("unknown", f"the run following the witness {what}; {why}", "violation")
+
+
+# ---------------------------------------------------------------------------------------- correctness
+def _correctness(entries, program: Program, src: CSource, deadline: Deadline) -> Validation:
+    from looprover.program.cpg import ERROR, build_cpg
+    from looprover.smt.cpg_system import CPGSystem
+    cpg = build_cpg(program)
+    sys = CPGSystem(cpg, False, deadline)
+    heads = {h: src.loop_of_head(program, h) for h in cpg.cutpoints}
+    invs: dict[int, list[tuple[str, z3.BoolRef]]] = {}
+    for e in entries:
+        for item in e.get("content") or []:
+            inv = (item or {}).get("invariant") or {}
+            loc = inv.get("location") or {}
+            if inv.get("type") != "loop_invariant":
+                return Validation("unknown", f"{inv.get('type')} entries are not supported", "correctness")
+            if inv.get("format", "c_expression") != "c_expression":
+                return Validation("unknown", f"invariant format {inv.get('format')} is not supported", "correctness")
+            line, col = loc.get("line"), loc.get("column")
+            at = [h for h, lp in heads.items() if lp is not None and lp.line == line and (col is None or lp.col == col)]
+            if len(at) != 1:
+                return Validation("unknown", f"no single loop head of the program at line {line}", "correctness")
+            h = at[0]
+            c_to_ir = src.ir_variables_at(program, heads[h])
+            types = {c: program.variables[ir].var.type for c, ir in c_to_ir.items()}
+            text = str(inv.get("value", ""))
+            try:
+                node = parse(text)
+                check(node, types)
+            except NotC as exc:
+                return Validation("unknown", f"invariant {text!r} at line {line} is outside the C subset "
+                                             f"looprover reads exactly ({exc})", "correctness")
+            env = {c: sys.cur[ir] for c, ir in c_to_ir.items()}
+            invs.setdefault(h, []).append((f"{text!r} at line {line}", to_z3(node, env)))
+    if not invs:
+        return Validation("unknown", "the witness has no invariants", "correctness")
+    ts = sys.ts
+
+
+    # a failing invariant on a real execution (a few cutpoint steps from the start) rejects the witness
+    for j in range(1, BOUNDED_STEPS + 1):
+        s = sys.enc.solver(deadline)
+        s.add(ts.at(ts.init, 0), *[ts.trans_at(i) for i in range(j)])
+        for h, fs in invs.items():
+            for what, f in fs:
+                s.push()
+                s.add(ts.at(z3.And(sys.pc == sys.pc_id[h], z3.Not(f)), j))
+                r = s.check()
+                s.pop()
+                if r == z3.sat:
+                    return Validation("rejected", f"invariant {what} fails on an execution that reaches the loop "
+                                                  f"({j} cutpoint step(s) from the start)", "correctness")
+    inv = z3.And([sys.valid_pc(), sys.pc != sys.pc_id[ERROR]] +
+                 [z3.Implies(sys.pc == sys.pc_id[h], f) for h, fs in invs.items() for _, f in fs])
+    nxt = z3.substitute(inv, *zip(ts.state, ts.next))
+    s = sys.enc.solver(deadline)
+    s.add(inv, ts.trans, z3.Not(nxt))
+    r = s.check()
+    if r == z3.unsat:
+        return Validation("confirmed", f"{sum(map(len, invs.values()))} invariant(s) inductive on the cutpoint graph "
+                                       f"and they exclude the error", "correctness")
+    if r == z3.sat:
+        m = s.model()
+        a = sys.node_of.get(m.eval(sys.pc, model_completion=True).as_long())
+        b = sys.node_of.get(m.eval(sys.pc_next, model_completion=True).as_long())
+        why = "do not exclude the error from " if b == ERROR else "are not inductive from "
+        return Validation("unknown", f"not confirmed: the invariants {why}{program.loc_label(a)}"
+                                     + ("" if b == ERROR else f" to {program.loc_label(b)}"), "correctness")
+    return Validation("unknown", f"not confirmed: solver answered unknown ({s.reason_unknown()})", "correctness")
