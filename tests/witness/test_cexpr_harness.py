@@ -1,0 +1,146 @@
+"""Invariants as C (`witness/cexpr.py`): what is printed means in C what the formula means over the integers
+(checked by gcc on random values), and is read back to an equivalent formula; and the compiled harness
+(`witness/harness.py`): the counterexample's inputs reach `reach_error` in the original program, other inputs
+do not."""
+from __future__ import annotations
+
+import json
+import random
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import z3
+
+from looprover.program.expr import BOOL, IntType
+from looprover.witness.cexpr import NotC, check, from_z3, parse, to_z3
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+TYPES = {"a": IntType(32, True), "b": IntType(32, True), "u": IntType(32, False), "c": IntType(8, True),
+         "w": IntType(64, False), "f": BOOL}
+C_TYPES = {"a": "int", "b": "int", "u": "unsigned int", "c": "signed char", "w": "unsigned long long", "f": "_Bool"}
+Z3 = {n: (z3.Bool(n) if n == "f" else z3.Int(n)) for n in TYPES}
+
+
+def _random_formula(rng: random.Random) -> z3.BoolRef:
+    ints = [Z3[n] for n in ("a", "b", "u", "c")]
+
+    def term(d: int):
+        if d == 0 or rng.random() < 0.3:
+            return rng.choice(ints) if rng.random() < 0.7 else z3.IntVal(rng.randint(-1000, 1000))
+        op = rng.choice("+-*")
+        x, y = term(d - 1), z3.IntVal(rng.randint(-5, 5)) if op == "*" else term(d - 1)
+        return x + y if op == "+" else x - y if op == "-" else x * y
+
+    def atom():
+        if rng.random() < 0.1:
+            return Z3["f"]
+        x, y = term(2), term(2)
+        return rng.choice([x <= y, x < y, x == y, x != y, x >= y])
+    parts = [atom() for _ in range(rng.randint(1, 3))]
+    f = z3.And(parts) if rng.random() < 0.5 else z3.Or(parts)
+    return z3.Not(f) if rng.random() < 0.2 else f
+
+
+def _names(t):
+    return t.decl().name()
+
+
+def test_printed_invariants_read_back_to_equivalent_formulas():
+    rng = random.Random(7)
+    for _ in range(200):
+        f = _random_formula(rng)
+        text = from_z3(f, _names, TYPES)
+        node = parse(text)
+        check(node, TYPES)
+        back = to_z3(node, Z3)
+        s = z3.Solver()
+        s.add(z3.Not(f == back))
+        assert s.check() == z3.unsat, (f, text)
+
+
+@pytest.mark.parametrize("text,why", [("u + 1 > 0", "fit in int"), ("a * b > 0", "overflow"),
+                                      ("a / 2 > 0", "cannot read"), ("(long long)w > 0", "long long"),
+                                      ("a > 1u", "suffix")])
+def test_c_whose_meaning_is_not_the_integer_one_is_refused(text, why):
+    with pytest.raises(NotC, match=why):
+        check(parse(text), TYPES)
+
+
+def test_unsigned_comparisons_without_arithmetic_are_exact():
+    check(parse("u <= 5 && u != 0"), TYPES)
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc is not installed")
+def test_printed_invariants_mean_in_c_what_they_mean_over_the_integers(tmp_path):
+    """gcc evaluates each printed formula on random values of the variables' C types; z3 evaluates the formula
+    on the same values as integers: they agree."""
+    rng = random.Random(11)
+    cases = []
+    for _ in range(60):
+        f = _random_formula(rng)
+        text = from_z3(f, _names, TYPES)
+        for _ in range(5):
+            vals = {"a": rng.randint(-(1 << 31), (1 << 31) - 1), "b": rng.randint(-50, 50),
+                    "u": rng.choice([0, 1, rng.randint(0, (1 << 32) - 1)]), "c": rng.randint(-128, 127),
+                    "f": rng.randint(0, 1), "w": 0}
+            m = z3.Solver()
+            m.add(*[Z3[n] == (bool(v) if n == "f" else v) for n, v in vals.items() if n != "w"])
+            assert m.check() == z3.sat
+            expected = z3.is_true(m.model().eval(f, model_completion=True))
+            cases.append((text, vals, expected))
+    body = []
+    for i, (text, vals, expected) in enumerate(cases):
+        decls = " ".join(f"{C_TYPES[n]} {n} = ({C_TYPES[n]}){v}{'LL' if n != 'f' else ''};" for n, v in vals.items())
+        body.append(f"  {{ {decls} (void)w; if ((({text}) ? 1 : 0) != {int(expected)}) printf(\"%d\\n\", {i}); }}")
+    src = tmp_path / "t.c"
+    src.write_text("#include <stdio.h>\nint main(void) {\n" + "\n".join(body) + "\n  return 0;\n}\n")
+    exe = tmp_path / "t"
+    subprocess.run(["gcc", "-w", "-fwrapv", "-o", str(exe), str(src)], check=True, capture_output=True)
+    out = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.split()
+    assert not out, [cases[int(i)] for i in out[:3]]
+
+
+# -------------------------------------------------------------------------------------------- harness
+needs_gcc = pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc is not installed")
+
+
+@needs_gcc
+def test_harness_reaches_the_error_with_the_counterexample_inputs_only():
+    from looprover.witness.harness import run_harness
+    assert run_harness(EXAMPLES / "count_unsafe.c", [1], "ILP32", 20).reached_error is True
+    assert run_harness(EXAMPLES / "count_unsafe.c", [2], "ILP32", 20).reached_error is False     # tampered
+    assert run_harness(EXAMPLES / "branch_unsafe.c", [42], "ILP32", 20).reached_error is True
+    assert run_harness(EXAMPLES / "branch_unsafe.c", [43], "ILP32", 20).reached_error is False
+
+
+@needs_gcc
+def test_harness_detects_reach_error_whatever_its_body(tmp_path):
+    """reach_error is found by instrumentation, not by what it does (here: nothing at all)."""
+    from looprover.witness.harness import run_harness
+    prog = tmp_path / "p.c"
+    prog.write_text("extern int __VERIFIER_nondet_int(void);\nvoid reach_error(void) {}\n"
+                    "int main(void) { int x = __VERIFIER_nondet_int(); if (x == -7) reach_error(); return 0; }\n")
+    assert run_harness(prog, [-7], "LP64", 20).reached_error is True
+    assert run_harness(prog, [7], "LP64", 20).reached_error is False
+
+
+@needs_gcc
+def test_every_false_reports_its_compiled_harness(capsys):
+    from looprover.cli import main
+    assert main(["verify", str(EXAMPLES / "count_unsafe.c"), "--engine", "bmc", "--json", "--timeout", "60"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["status"] == "FALSE" and out["harness"]["reached_error"] is True
+    assert main(["verify", str(EXAMPLES / "count_unsafe.c"), "--engine", "bmc", "--timeout", "60"]) == 0
+    assert "harness:  compiled with gcc and run on the inputs: reach_error() reached" in capsys.readouterr().out
+
+
+def test_harness_is_skipped_for_horn_clauses(tmp_path):
+    from looprover.deadline import Deadline
+    from looprover.verdict import Counterexample, Status, Verdict
+    from looprover.witness.harness import harness_for
+    v = Verdict(Status.FALSE, "x", "r", Counterexample([], [1], validated=True))
+    res = harness_for(v, tmp_path / "f.smt2", "ILP32", False, Deadline(time.monotonic() + 10))
+    assert res.reached_error is None and "not C" in res.detail

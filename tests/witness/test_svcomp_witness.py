@@ -1,0 +1,189 @@
+"""SV-COMP 2.0 witnesses: written by `verify --witness`, valid against our schema of the format, confirmed by our
+own validator on safe and unsafe examples, and rejected when tampered with."""
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+
+from looprover.deadline import Deadline
+from looprover.jobs import Job, JobOptions, verify_job
+from looprover.properties import default_property
+from looprover.verdict import Status
+from looprover.witness.svcomp import witness_for
+from looprover.witness.validate import validate
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+SCHEMA = json.loads((Path(__file__).parent / "witness-2.0.schema.json").read_text())
+VALIDATOR = jsonschema.Draft202012Validator(SCHEMA, format_checker=jsonschema.FormatChecker())
+
+
+def _verify(path: Path, engine: str):
+    job = Job(path, default_property(), "ILP32")
+    verdict, program = verify_job(job, JobOptions(engine), Deadline(time.monotonic() + 60))
+    return verdict, program
+
+
+def _witness(path: Path, engine: str, expected: Status, tmp_path: Path) -> tuple[Path, list]:
+    verdict, program = _verify(path, engine)
+    assert verdict.status == expected, verdict.reason
+    w = witness_for(verdict, program, path, "unreach-call", "ILP32")
+    assert w.text is not None, w.note
+    out = tmp_path / f"{path.stem}.{engine}.yml"
+    out.write_text(w.text)
+    data = yaml.safe_load(w.text)
+    errors = [e.message for e in VALIDATOR.iter_errors(data)]
+    assert not errors, errors
+    return out, data
+
+
+def _check(witness: Path, program: Path) -> str:
+    return validate(witness, program, None, Deadline(time.monotonic() + 60)).status
+
+
+def test_schema_is_a_valid_2020_12_schema():
+    jsonschema.Draft202012Validator.check_schema(SCHEMA)
+
+
+@pytest.mark.parametrize("name", ["count_unsafe.c", "branch_unsafe.c", "multiloop_unsafe.c"])
+def test_violation_witness_is_valid_and_confirmed(name, tmp_path):
+    path = EXAMPLES / name
+    out, data = _witness(path, "bmc", Status.FALSE, tmp_path)
+    (entry,) = data
+    assert entry["entry_type"] == "violation_sequence"
+    meta = entry["metadata"]
+    assert meta["format_version"] == "2.0" and meta["task"]["specification"] == "G ! call(reach_error())"
+    import hashlib
+    assert meta["task"]["input_file_hashes"][str(path)] == hashlib.sha256(path.read_bytes()).hexdigest()
+    waypoints = [s["segment"][0]["waypoint"] for s in entry["content"]]
+    assert waypoints[-1]["type"] == "target" and waypoints[-1]["location"]["function"] == "main"
+    assert all(w["type"] == "function_return" for w in waypoints[:-1]) and len(waypoints) >= 2
+    assert _check(out, path) == "confirmed"
+
+
+def test_violation_witness_points_at_the_call_and_the_failing_statement(tmp_path):
+    path = EXAMPLES / "count_unsafe.c"
+    _, data = _witness(path, "bmc", Status.FALSE, tmp_path)
+    lines = path.read_text().splitlines()
+    ret, target = [s["segment"][0]["waypoint"] for s in data[0]["content"]]
+    loc = ret["location"]
+    assert lines[loc["line"] - 1][loc["column"] - 1] == ")"
+    assert "__VERIFIER_nondet_uint(" in lines[loc["line"] - 1]
+    assert ret["constraint"] == {"value": "\\result == 1", "format": "acsl_expression"}
+    t = target["location"]
+    assert lines[t["line"] - 1][t["column"] - 1:].startswith("__VERIFIER_assert(")
+
+
+def test_tampered_violation_witness_is_rejected(tmp_path):
+    path = EXAMPLES / "count_unsafe.c"
+    out, data = _witness(path, "bmc", Status.FALSE, tmp_path)
+    data[0]["content"][0]["segment"][0]["waypoint"]["constraint"]["value"] = "\\result == 4"   # x reaches n
+    out.write_text(yaml.safe_dump(data))
+    assert _check(out, path) == "rejected"
+
+
+def test_violation_witness_with_a_wrong_target_line_is_rejected(tmp_path):
+    path = EXAMPLES / "branch_unsafe.c"
+    out, data = _witness(path, "bmc", Status.FALSE, tmp_path)
+    data[0]["content"][-1]["segment"][0]["waypoint"]["location"]["line"] = 1
+    out.write_text(yaml.safe_dump(data))
+    assert _check(out, path) == "rejected"
+
+
+@pytest.mark.parametrize("engine", ["kinduction", "spacer"])
+def test_correctness_witness_is_valid_and_confirmed(engine, tmp_path):
+    path = EXAMPLES / "count_safe.c"
+    out, data = _witness(path, engine, Status.TRUE, tmp_path)
+    (entry,) = data
+    assert entry["entry_type"] == "invariant_set"
+    (item,) = entry["content"]
+    inv = item["invariant"]
+    assert inv["type"] == "loop_invariant" and inv["format"] == "c_expression"
+    line = path.read_text().splitlines()[inv["location"]["line"] - 1]
+    assert line[inv["location"]["column"] - 1:].startswith("while")
+    assert _check(out, path) == "confirmed"
+
+
+def _tampered(tmp_path, value: str) -> tuple[Path, Path]:
+    path = EXAMPLES / "count_safe.c"
+    out, data = _witness(path, "spacer", Status.TRUE, tmp_path)
+    data[0]["content"][0]["invariant"]["value"] = value
+    out.write_text(yaml.safe_dump(data))
+    return out, path
+
+
+def test_correctness_witness_with_a_false_invariant_is_rejected(tmp_path):
+    out, path = _tampered(tmp_path, "x == 0")       # true on entry, false after one iteration
+    res = validate(out, path, None, Deadline(time.monotonic() + 60))
+    assert res.status == "rejected", res.reason
+
+
+def test_correctness_witness_with_a_non_inductive_invariant_is_not_confirmed(tmp_path):
+    # true (x <= n always holds) but too weak alone to exclude the error: not confirmed, not rejected
+    out, path = _tampered(tmp_path, "(long long)x <= (long long)n + 1")
+    res = validate(out, path, None, Deadline(time.monotonic() + 60))
+    assert res.status == "unknown" and "not confirmed" in res.reason
+
+
+def test_invariant_outside_the_exact_c_subset_is_not_read(tmp_path):
+    out, path = _tampered(tmp_path, "x + 1 >= 1")    # unsigned arithmetic wraps in C: not the integer meaning
+    res = validate(out, path, None, Deadline(time.monotonic() + 60))
+    assert res.status == "unknown" and "C subset" in res.reason
+
+
+def test_engines_without_invariants_write_no_witness_and_say_why():
+    path = EXAMPLES / "max_safe.c"
+    verdict, program = _verify(path, "bmc")
+    assert verdict.status == Status.TRUE
+    w = witness_for(verdict, program, path, "unreach-call", "ILP32")
+    assert w.text is None and "no correctness witness" in w.note
+
+
+def test_horn_clauses_get_no_witness(chc_file):
+    from looprover.frontend.chc import load_chc_program
+    from looprover.verdict import Verdict
+    program = load_chc_program(chc_file)
+    w = witness_for(Verdict(Status.TRUE, "x", "r"), program, chc_file, "check-sat", "ILP32")
+    assert w.text is None and "Horn clauses" in w.note
+
+
+def test_verify_witness_and_validate_on_the_command_line(tmp_path, capsys):
+    from looprover.cli import main
+    out = tmp_path / "w.yml"
+    assert main(["verify", str(EXAMPLES / "branch_unsafe.c"), "--engine", "bmc", "--witness", str(out),
+                 "--json", "--timeout", "60"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["witness"]["file"] == str(out) and result["witness"]["kind"] == "violation"
+    assert main(["validate", "--witness", str(out), str(EXAMPLES / "branch_unsafe.c")]) == 0
+    assert capsys.readouterr().out.strip().startswith("confirmed")
+    assert main(["validate", "--witness", str(out), str(EXAMPLES / "branch_unsafe.c"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["status"] == "confirmed"
+
+
+def test_verify_witness_without_one_says_why(tmp_path, capsys):
+    from looprover.cli import main
+    out = tmp_path / "w.yml"
+    assert main(["verify", str(EXAMPLES / "max_safe.c"), "--engine", "bmc", "--witness", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "witness:  no correctness witness" in text and not out.exists()
+
+
+def test_validate_reports_a_witness_for_another_file(tmp_path, capsys):
+    from looprover.cli import main
+    out, _ = _witness(EXAMPLES / "count_unsafe.c", "bmc", Status.FALSE, tmp_path)
+    assert main(["validate", "--witness", str(out), str(EXAMPLES / "branch_unsafe.c")]) == 0
+    assert capsys.readouterr().out.startswith("unknown: the witness is for another file")
+
+
+def test_validate_input_errors_exit_1(tmp_path, capsys):
+    from looprover.cli import main
+    bad = tmp_path / "w.yml"
+    bad.write_text("just: a mapping\n")
+    assert main(["validate", "--witness", str(bad), str(EXAMPLES / "count_safe.c")]) == 1
+    assert main(["validate", "--witness", str(tmp_path / "missing.yml"), str(EXAMPLES / "count_safe.c")]) == 1
