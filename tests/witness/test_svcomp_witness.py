@@ -96,7 +96,7 @@ def test_violation_witness_with_a_wrong_target_line_is_rejected(tmp_path):
     assert _check(out, path) == "rejected"
 
 
-@pytest.mark.parametrize("engine", ["kinduction", "spacer"])
+@pytest.mark.parametrize("engine", ["kinduction", "spacer", "tpa"])
 def test_correctness_witness_is_valid_and_confirmed(engine, tmp_path):
     path = EXAMPLES / "count_safe.c"
     out, data = _witness(path, engine, Status.TRUE, tmp_path)
@@ -187,3 +187,10 @@ def test_validate_input_errors_exit_1(tmp_path, capsys):
     bad.write_text("just: a mapping\n")
     assert main(["validate", "--witness", str(bad), str(EXAMPLES / "count_safe.c")]) == 1
     assert main(["validate", "--witness", str(tmp_path / "missing.yml"), str(EXAMPLES / "count_safe.c")]) == 1
+
+
+def test_correctness_witness_of_two_loops_is_confirmed(tmp_path):
+    path = EXAMPLES / "multiloop_safe.c"
+    out, data = _witness(path, "spacer", Status.TRUE, tmp_path)
+    assert len(data[0]["content"]) == 2          # one loop invariant per loop
+    assert _check(out, path) == "confirmed"

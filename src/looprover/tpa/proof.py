@@ -71,6 +71,7 @@ class TransitionInvariantProof(Proof):
     init: str | None = None          # the one-loop system's Init_L and Bad_L (over the program variables)
     bad: str | None = None
     state_invariant: str | None = None   # shown, not part of the proof (the engine derived and checked it)
+    state_invariant_text: str | None = None   # the same as SMT-LIB text (for SV-COMP correctness witnesses)
     kind: ClassVar[str] = "transition-invariant"
 
     @staticmethod
@@ -81,7 +82,8 @@ class TransitionInvariantProof(Proof):
         return TransitionInvariantProof(
             CertificateText.of(cert, wrap_split), head,
             None if head is None else to_text(ts.init), None if head is None else to_text(ts.bad),
-            None if cert.state_invariant is None else str(cert.state_invariant))
+            None if cert.state_invariant is None else str(cert.state_invariant),
+            None if cert.state_invariant is None else to_text(cert.state_invariant))
 
     def check(self, program: Program, bitvector: bool, deadline: Deadline) -> str | None:
         sys = CPGSystem(build_cpg(program), bitvector, deadline)

@@ -5,10 +5,10 @@ Why: other tools check a verifier's answers through witnesses. A FALSE gets a vi
 parenthesis of each `__VERIFIER_nondet_*` call, `\\result == v`) and end in a `target` waypoint at the C
 statement where the property fails. A TRUE gets a correctness witness, one `invariant_set` entry with a
 `loop_invariant` per C loop (at its keyword), when the engine's proof holds state invariants at loop heads
-(k-induction's invariants, Spacer's cutpoint invariants). The invariants are printed in the C subset of
+(k-induction's invariants, Spacer's cutpoint invariants, TPA's state invariant when it derived one). The invariants are printed in the C subset of
 `cexpr.py`, over the C variables declared at the loop (`csource.py`); a conjunct that cannot be printed there is
-left out and counted in the note. Engines whose TRUE has no state invariants (bmc, labmc, TPA's transition
-invariant, the multi-loop engine's safe sets), termination proofs and Horn-clause input get no witness, and the
+left out and counted in the note. Engines whose TRUE has no state invariants (bmc, labmc, TPA without a
+state invariant, the multi-loop engine's safe sets), termination proofs and Horn-clause input get no witness, and the
 note says why. The format's rules were taken from its public documentation (sosy-lab sv-witnesses, format 2.0);
 `tests/witness/witness-2.0.schema.json` is our schema of it.
 """
@@ -151,6 +151,20 @@ def proof_invariants(proof: Any, program: Program) -> tuple[dict[int | None, lis
         from looprover.smt.text import from_text
         return ({n: [from_text(t)] for n, t in proof.invariants},
                 {_state_name(n): n for n in program.variables})
+    from looprover.tpa.proof import TransitionInvariantProof
+    if isinstance(proof, TransitionInvariantProof) and proof.state_invariant_text is not None:
+        # TPA's state invariant (checked by the engine; `validate` checks it again): over the loop's state, or
+        # over pc and the state of the pc-encoded system, split here by cutpoint
+        from looprover.program.cpg import build_cpg
+        from looprover.smt.cpg_system import _state_name
+        from looprover.smt.text import from_text
+        f = from_text(proof.state_invariant_text)
+        names = {_state_name(n): n for n in program.variables}
+        if proof.head is not None:
+            return {proof.head: [f]}, names
+        pc = z3.Int(".pc")
+        nodes = build_cpg(program).nodes
+        return {n: [z3.simplify(z3.substitute(f, (pc, z3.IntVal(i))))] for i, n in enumerate(nodes)}, names
     kind = getattr(proof, "kind", None)
     if kind is None:
         return "the engine's TRUE has no proof object with invariants"
