@@ -30,7 +30,7 @@ from looprover.program.cfa import Program
 from looprover.properties import CHECK_SAT, Property, default_property, load_property
 from looprover.report import split_tracebacks, verdict_json, verdict_text
 from looprover.smt.encode import bitvector_reason
-from looprover.verdict import Verdict
+from looprover.verdict import Status, Verdict
 
 KILL_GRACE = 1.0          # seconds past the deadline before the job's process is killed
 # address space a run needs beyond what is loaded before it starts: z3 starts a thread (8 MB of stack) per
@@ -216,7 +216,7 @@ def _compiled_harness(verdict: Verdict, job: Job, deadline: Deadline) -> None:
 
 def _witness(verdict: Verdict, program: Program | None, job: Job, deadline: Deadline):
     from looprover.witness.svcomp import Witness, witness_for
-    if deadline.left() < -0.3:
+    if deadline.left() < -0.3 and verdict.status != Status.UNKNOWN:
         return Witness(None, None, "no witness: no time left")
     return witness_for(verdict, program, job.input, job.property.name, job.data_model)
 

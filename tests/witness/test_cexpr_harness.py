@@ -37,6 +37,8 @@ def _random_formula(rng: random.Random) -> z3.BoolRef:
     def atom():
         if rng.random() < 0.1:
             return Z3["f"]
+        if rng.random() < 0.15:     # a remainder of a non-negative value (k-induction's congruences)
+            return Z3["u"] % rng.randint(1, 7) + term(1) == rng.randint(0, 3)
         x, y = term(2), term(2)
         return rng.choice([x <= y, x < y, x == y, x != y, x >= y])
     parts = [atom() for _ in range(rng.randint(1, 3))]
@@ -62,6 +64,7 @@ def test_printed_invariants_read_back_to_equivalent_formulas():
 
 
 @pytest.mark.parametrize("text,why", [("u + 1 > 0", "fit in int"), ("a * b > 0", "overflow"),
+                                      ("a % 2 == 1", "remainder"), ("(long long)u % a == 0", "remainder"),
                                       ("a / 2 > 0", "cannot read"), ("(long long)w > 0", "long long"),
                                       ("a > 1u", "suffix")])
 def test_c_whose_meaning_is_not_the_integer_one_is_refused(text, why):

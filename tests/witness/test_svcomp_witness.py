@@ -194,3 +194,34 @@ def test_correctness_witness_of_two_loops_is_confirmed(tmp_path):
     out, data = _witness(path, "spacer", Status.TRUE, tmp_path)
     assert len(data[0]["content"]) == 2          # one loop invariant per loop
     assert _check(out, path) == "confirmed"
+
+
+BRANCHY = """extern int __VERIFIER_nondet_int(void);
+extern void abort(void);
+void reach_error(void) { abort(); }
+int read(void) { return __VERIFIER_nondet_int(); }
+int main(void) {
+  int x = __VERIFIER_nondet_int();
+  if (x > 3) {
+    int y = read();
+    if (y == x + 5) reach_error();
+  } else {
+    int z = __VERIFIER_nondet_int();
+    if (z == 1) return 1;
+  }
+  return 0;
+}
+"""
+
+
+def test_violation_witness_with_inputs_in_branches_and_functions(tmp_path):
+    path = tmp_path / "branchy.c"
+    path.write_text(BRANCHY)
+    out, data = _witness(path, "bmc", Status.FALSE, tmp_path)
+    waypoints = [s["segment"][0]["waypoint"] for s in data[0]["content"]]
+    assert [w["location"]["function"] for w in waypoints] == ["main", "read", "main"]
+    assert _check(out, path) == "confirmed"
+    x = int(waypoints[0]["constraint"]["value"].split("==")[1])
+    waypoints[1]["constraint"]["value"] = f"\\result == {x + 6}"
+    out.write_text(yaml.safe_dump(data))
+    assert _check(out, path) == "rejected"

@@ -47,7 +47,7 @@ def fragment_spec(cpg: CutpointGraph, src: int, edges: Sequence[Edge] | None = N
     return DagSpec(src, order, succ, frozenset(("t", t) for t in frag.targets))
 
 
-def _state_name(name: str) -> str:
+def state_name(name: str) -> str:
     # `ts.py` names step copies `x@j` and `a@auxj`: keep '@' out of state variable names.
     return name.replace("@", "%40")
 
@@ -67,9 +67,9 @@ class CPGSystem:
         self.bitvector = bitvector
         self.enc = Encoder(self.program, bitvector, prefix="", deadline=deadline)
         self.vars: list[Var] = list(self.program.all_vars)
-        self.cur: dict[str, z3.ExprRef] = {v.name: self.enc.const(_state_name(v.name), v.type)
+        self.cur: dict[str, z3.ExprRef] = {v.name: self.enc.const(state_name(v.name), v.type)
                                            for v in self.vars}
-        self.nxt: dict[str, z3.ExprRef] = {v.name: self.enc.const(_state_name(v.name) + "'", v.type)
+        self.nxt: dict[str, z3.ExprRef] = {v.name: self.enc.const(state_name(v.name) + "'", v.type)
                                            for v in self.vars}
         self.enc.ints = True   # the pc is an Int (so a bit-vector system is not pure QF_BV)
         self.pc = z3.Int(".pc")

@@ -2,7 +2,8 @@
 
 Why a small C subset with a range check: an invariant in a witness is read with C's semantics (integer
 promotions, unsigned wrap-around, overflow is undefined), while our invariants are formulas over mathematical
-integers. The two agree when no arithmetic wraps or overflows, so both directions accept only expressions in which
+integers. The two agree when no arithmetic wraps or overflows (and a remainder `%` has a non-negative dividend and
+a positive constant divisor), so both directions accept only expressions in which
 (a) every variable either fits in `int` (signed up to 32 bits, unsigned below 32) or is cast to `long long`, (b) an
 arithmetic term is computed in `long long` if any operand is (a cast or an `LL` constant), else in `int`, and
 (c) the range of every arithmetic term, computed from the variables' C types, fits in the type it is computed in.
@@ -39,7 +40,7 @@ class Node:
 
 
 CMP = ("==", "!=", "<", "<=", ">", ">=")
-ARITH = ("+", "-", "*")
+ARITH = ("+", "-", "*", "%")
 
 
 def _fits(r: tuple[int, int], t: tuple[int, int]) -> bool:
@@ -122,6 +123,11 @@ def _arith(n: Node, types: Mapping[str, Type]) -> tuple[tuple[int, int], bool]:
         (a0, a1), la = _arith(n.args[0], types)
         (b0, b1), lb = _arith(n.args[1], types)
         ll = la or lb
+        if n.op == "%":
+            # C's remainder is the mathematical (Euclidean) one for a non-negative dividend and positive divisor
+            if not (n.args[1].op == "const" and b0 > 0 and a0 >= 0):
+                raise NotC(f"{to_c(n)}: remainder of a possibly negative value or by a non-constant")
+            return (0, min(a1, b0 - 1)), ll
         if n.op == "+":
             r = (a0 + b0, a1 + b1)
         elif n.op == "-":
@@ -137,7 +143,7 @@ def _arith(n: Node, types: Mapping[str, Type]) -> tuple[tuple[int, int], bool]:
 
 
 # ------------------------------------------------------------------------------------------- printing
-_PREC = {"or": 1, "and": 2, "==": 3, "!=": 3, "<": 4, "<=": 4, ">": 4, ">=": 4, "+": 5, "-": 5, "*": 6}
+_PREC = {"or": 1, "and": 2, "==": 3, "!=": 3, "<": 4, "<=": 4, ">": 4, ">=": 4, "+": 5, "-": 5, "*": 6, "%": 6}
 
 
 def to_c(n: Node, outer: int = 0) -> str:
@@ -220,11 +226,13 @@ def _node(t: z3.ExprRef, names, cast: bool) -> Node:
         return out
     if k == z3.Z3_OP_UMINUS:
         return Node("neg", (args[0],))
+    if k == z3.Z3_OP_MOD:
+        return Node("%", tuple(args))
     raise NotC(f"operator {t.decl().name()} has no C counterpart here")
 
 
 # -------------------------------------------------------------------------------------------- parsing
-_TOKEN = re.compile(r"\s*(?:(\d+)([uUlL]*)|([A-Za-z_]\w*)|(\|\||&&|==|!=|<=|>=|[-+*()<>!]))")
+_TOKEN = re.compile(r"\s*(?:(\d+)([uUlL]*)|([A-Za-z_]\w*)|(\|\||&&|==|!=|<=|>=|[-+*%()<>!]))")
 
 
 def parse(text: str) -> Node:
@@ -325,7 +333,7 @@ def to_z3(n: Node, env: Mapping[str, z3.ExprRef]) -> z3.ExprRef:
     if n.op == "or":
         return z3.Or([_as_bool(a) for a in args])
     a, b = args
-    return {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "==": lambda: a == b,
+    return {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "%": lambda: a % b, "==": lambda: a == b,
             "!=": lambda: a != b, "<": lambda: a < b, "<=": lambda: a <= b, ">": lambda: a > b,
             ">=": lambda: a >= b}[n.op]()
 

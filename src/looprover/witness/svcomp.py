@@ -147,19 +147,19 @@ def proof_invariants(proof: Any, program: Program) -> tuple[dict[int | None, lis
                 continue
         return out, {n: n for n in consts}
     if isinstance(proof, CutpointInvariantProof):
-        from looprover.smt.cpg_system import _state_name
+        from looprover.smt.cpg_system import state_name
         from looprover.smt.text import from_text
         return ({n: [from_text(t)] for n, t in proof.invariants},
-                {_state_name(n): n for n in program.variables})
+                {state_name(n): n for n in program.variables})
     from looprover.tpa.proof import TransitionInvariantProof
     if isinstance(proof, TransitionInvariantProof) and proof.state_invariant_text is not None:
         # TPA's state invariant (checked by the engine; `validate` checks it again): over the loop's state, or
         # over pc and the state of the pc-encoded system, split here by cutpoint
         from looprover.program.cpg import build_cpg
-        from looprover.smt.cpg_system import _state_name
+        from looprover.smt.cpg_system import state_name
         from looprover.smt.text import from_text
         f = from_text(proof.state_invariant_text)
-        names = {_state_name(n): n for n in program.variables}
+        names = {state_name(n): n for n in program.variables}
         if proof.head is not None:
             return {proof.head: [f]}, names
         pc = z3.Int(".pc")
@@ -167,7 +167,7 @@ def proof_invariants(proof: Any, program: Program) -> tuple[dict[int | None, lis
         return {n: [z3.simplify(z3.substitute(f, (pc, z3.IntVal(i))))] for i, n in enumerate(nodes)}, names
     kind = getattr(proof, "kind", None)
     if kind is None:
-        return "the engine's TRUE has no proof object with invariants"
+        return "the engine's TRUE comes without invariants (no proof object)"
     return f"the {kind} proof has no state invariants at loop heads"
 
 
@@ -274,6 +274,9 @@ def witness_for(verdict: Verdict, program: Program | None, input_path: Path, pro
             if not isinstance(verdict.evidence, Counterexample):
                 return Witness(None, None, "no violation witness: no counterexample")
             return violation_witness(verdict.evidence, program, src, name, prop, data_model)
-        return correctness_witness(verdict.evidence, program, src, name, prop, data_model)
+        w = correctness_witness(verdict.evidence, program, src, name, prop, data_model)
+        if w.text is None:
+            w.note += f" ({verdict.engine})"
+        return w
     except Exception as exc:  # noqa: BLE001 -- a witness problem never costs the verdict
         return Witness(None, None, f"no witness: {type(exc).__name__}: {exc}")

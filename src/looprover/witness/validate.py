@@ -136,6 +136,13 @@ def _violation(entries, program: Program, src: CSource) -> Validation:
             self.inputs, self.ipos = [], 0
             return super().__call__(v)
 
+        def snapshot(self):         # the run tries several enabled edges from one snapshot
+            return super().snapshot(), dict(state)
+
+        def restore(self, snap) -> None:
+            super().restore(snap[0])
+            state.update(snap[1])
+
     res = run(program, Pinned(program), max_steps=MAX_RUN_STEPS)
     used_all = state["next"] == len(pinned)
     exact = used_all and state["free"] == 0 and not res.overflowed
