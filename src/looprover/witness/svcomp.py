@@ -22,9 +22,11 @@ from typing import Any
 
 import yaml
 import z3
+from z3.z3util import get_vars
 
 from looprover.program.cfa import Assert, Havoc, Program, SrcLoc
 from looprover.program.expr import BoolType
+from looprover.smt.terms import conjuncts
 from looprover.properties import UNREACH_CALL
 from looprover.verdict import Counterexample, Status, Verdict
 from looprover.witness.cexpr import NotC, from_z3
@@ -171,37 +173,18 @@ def proof_invariants(proof: Any, program: Program) -> tuple[dict[int | None, lis
     return f"the {kind} proof has no state invariants at loop heads"
 
 
-def _conjuncts(f: z3.ExprRef) -> list[z3.ExprRef]:
-    if z3.is_and(f):
-        return [c for a in f.children() for c in _conjuncts(a)]
-    return [f] if not z3.is_true(f) else []
-
-
 def _implied_by_types(f: z3.ExprRef, ir_name: dict[str, str], program: Program) -> bool:
     """Whether `f` holds for all values of its variables' C types (a range fact, which says nothing)."""
     from looprover.witness.cexpr import range_of
     s = z3.Solver()
     s.set("timeout", 1000)
-    for t in _constants(f):
+    for t in get_vars(f):
         info = program.variables.get(ir_name.get(t.decl().name(), ""))
         r = range_of(info.var.type) if info is not None else None
         if r is not None and t.sort() == z3.IntSort():
             s.add(t >= r[0], t <= r[1])
     s.add(z3.Not(f))
     return s.check() == z3.unsat
-
-
-def _constants(f: z3.ExprRef) -> list[z3.ExprRef]:
-    seen, out, todo = set(), [], [f]
-    while todo:
-        t = todo.pop()
-        if t.get_id() in seen:
-            continue
-        seen.add(t.get_id())
-        if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-            out.append(t)
-        todo.extend(t.children())
-    return out
 
 
 def correctness_witness(proof: Any, program: Program, src: CSource, input_name: str, prop: str,
@@ -231,7 +214,7 @@ def correctness_witness(proof: Any, program: Program, src: CSource, input_name: 
             return c_of_ir.get(ir_name.get(t.decl().name(), ""))
         printed = []
         for f in formulas:
-            for conj in _conjuncts(f):
+            for conj in conjuncts(f):
                 if _implied_by_types(conj, ir_name, program):
                     continue
                 try:
