@@ -14,7 +14,7 @@ from looprover.frontend.c import clang_api as capi
 from looprover.frontend.c.cursors import (
     INCDEC_OPS, TK, K, base_decl, canonical_kind, children, is_array_decay, strip_parens,
 )
-from looprover.frontend.c.known_functions import ASSUME_FUNCTIONS, TERMINATING_FUNCTIONS
+from looprover.frontend.c.known_functions import ASSUME_FUNCTIONS, TERMINATING_FUNCTIONS, nondet_suffix
 from looprover.frontend.c.memory import LV, Cell, Val
 from looprover.frontend.c.state import LoweringState
 from looprover.program.cfa import Assign
@@ -96,7 +96,7 @@ class SideEffectMixin(LoweringState):
             return _ALL
         name = ref.spelling
         d = ref.get_definition()
-        if (name.startswith("__VERIFIER_nondet_") or name in ASSUME_FUNCTIONS or name in TERMINATING_FUNCTIONS
+        if (nondet_suffix(name, d is not None) is not None or name in ASSUME_FUNCTIONS or name in TERMINATING_FUNCTIONS
                 or name in ("__builtin_expect", "__builtin_unreachable")
                 or (name == "__VERIFIER_assert" and d is None)):
             return set()
@@ -160,4 +160,5 @@ class SideEffectMixin(LoweringState):
         addr = lv.addr
         if addr is not None and (self.threatened(addr[0], mw) or self.threatened(addr[1], mw)):
             addr = (self.snap(addr[0]), self.snap(addr[1]))
-        return LV(lv.ctype, alts, addr)
+        checks = [(self.snap(cond) if self.threatened(cond, mw) else cond, where) for cond, where in lv.checks]
+        return LV(lv.ctype, alts, addr, checks)

@@ -105,6 +105,7 @@ class StatementMixin(LoweringState):
         if vd.type.get_canonical().kind == TK.VARIABLEARRAY:
             vla = self._vla_type(vd, init)
         obj = self.local_obj(vd, fr, "local", vla)
+        self.born(obj, vd, fr)
         if init is None:
             self.emit(Havoc(tuple(obj.vars.values()), self.loc))
         else:

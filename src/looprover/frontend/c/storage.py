@@ -17,7 +17,8 @@ from looprover.frontend.c.cursors import (
 )
 from looprover.frontend.c.memory import LV, Cell, Obj, idx_const, single
 from looprover.frontend.c.state import Frame, LoweringState
-from looprover.program.expr import IntConst
+from looprover.program.cfa import Assign
+from looprover.program.expr import BOOL, TRUE, IntConst
 
 
 class StorageMixin(LoweringState):
@@ -178,6 +179,20 @@ class StorageMixin(LoweringState):
                 self._replace_shared(can, obj)
         fr.env[can] = obj
         return obj
+
+    def born(self, obj: Obj, decl: ci.Cursor, fr: Frame) -> None:
+        """valid-memsafety: an address-taken local's declaration makes it live until its function returns
+        (`Frame.born`, reset by the caller); one in a nested block would die at the block's end, which jumps
+        out of the block (break, goto) can skip, so it is refused."""
+        if not self.memsafety or obj.id is None:
+            return
+        if decl.canonical not in fr.top_decls and decl.kind != K.PARM_DECL:
+            raise self.unsupported("address-taken local in a nested block (valid-memsafety)", decl)
+        flag = self.alive.get(obj.id)
+        if flag is None:
+            flag = self.alive[obj.id] = self.new_var(f"{obj.name}@alive", BOOL, "local", f"{obj.name}@alive")
+        self.emit(Assign(flag, TRUE, self.loc))
+        fr.born.append(flag)
 
     def decl_ctype(self, decl: ci.Cursor) -> CType:
         """A declaration's type; parameters declared as arrays or functions are pointers (C11 6.7.6.3)."""
