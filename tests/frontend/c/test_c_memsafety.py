@@ -1,0 +1,166 @@
+"""Bounds checking for valid-memsafety: the front-end's `valid-deref` assertions on array indices, pointer
+dereferences and struct field arrays (safe programs TRUE, unsafe ones FALSE with a replayed counterexample that
+ends at the assertion), NULL and dangling pointers, and what stays UNKNOWN. The unreach-call lowering of the
+same programs carries none of these assertions (it presupposes valid accesses)."""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from looprover.engines import get_engine
+from looprover.engines.base import Run, Task, run_engine
+from looprover.errors import UnsupportedError
+from looprover.frontend.c import load_c_program
+from looprover.program import interp
+from looprover.program.cfa import Assert
+from looprover.properties import Property
+from looprover.verdict import Status
+
+MEMSAFETY = Property("valid-memsafety")
+HEAD = "extern int __VERIFIER_nondet_int(void);\n"
+
+# name -> (program, expected verdict): an in-bounds and an out-of-bounds access through an index, a pointer
+# (arithmetic, then a dereference) and a struct field array; NULL and dangling pointers.
+CASES = {
+    "index_safe": ("int a[4];\nint main(void) { int i = __VERIFIER_nondet_int();\n"
+                   "  if (i >= 0 && i < 4) { a[i] = 1; return a[i]; }\n  return 0; }\n", True),
+    "index_unsafe": ("int a[4];\nint main(void) { int i = __VERIFIER_nondet_int();\n"
+                     "  if (i >= 0 && i <= 4) { a[i] = 1; }\n  return 0; }\n", False),
+    "index_read_unsafe": ("int main(void) { int a[4] = {0}; int i = __VERIFIER_nondet_int();\n"
+                          "  if (i >= -1 && i < 4) return a[i];\n  return 0; }\n", False),
+    "pointer_safe": ("int main(void) { char buf[5]; char *p = buf; int k;\n"
+                     "  for (k = 0; k < 5; k++) *p++ = 'a';\n  return buf[4]; }\n", True),
+    "pointer_unsafe": ("int main(void) { char buf[5]; char *p = buf; int k;\n"
+                       "  for (k = 0; k <= 5; k++) *p++ = 'a';\n  return buf[4]; }\n", False),
+    "pointer_param_unsafe": ("int get(int *p, int k) { return p[k]; }\nint a[3];\n"
+                             "int main(void) { int n = __VERIFIER_nondet_int(); if (n < 0 || n > 3) return 0;\n"
+                             "  return get(a + 1, n - 1) + get(a, n); }\n", False),
+    "one_past_safe": ("int a[4];\nint main(void) { int *end = &a[4]; int *p = a; int s = 0;\n"
+                      "  while (p != end) { s += *p; p++; }\n  return s; }\n", True),
+    "struct_field_safe": ("struct S { int f[3]; int g; };\nint main(void) { struct S s; s.g = 0;\n"
+                          "  int i = __VERIFIER_nondet_int();\n  if (i >= 0 && i < 3) s.f[i] = 2;\n"
+                          "  return s.g; }\n", True),
+    "struct_field_unsafe": ("struct S { int f[3]; int g; };\nint main(void) { struct S s; s.g = 0;\n"
+                            "  int i = __VERIFIER_nondet_int();\n  if (i >= 0 && i <= 3) s.f[i] = 2;\n"
+                            "  return s.g; }\n", False),
+    "struct_pointer_unsafe": ("struct S { int f[3]; int g; };\nstruct S t[2];\n"
+                              "int main(void) { struct S *q = t; int i = __VERIFIER_nondet_int();\n"
+                              "  if (i >= 0 && i <= 2) q[i].g = 1;\n  return 0; }\n", False),
+    "null_unsafe": ("int main(void) { int x = 1; int *p = 0;\n  if (__VERIFIER_nondet_int()) p = &x;\n"
+                    "  return *p; }\n", False),
+    "null_safe": ("int main(void) { int x = 1; int *p = 0;\n  if (__VERIFIER_nondet_int()) p = &x;\n"
+                  "  if (p) return *p;\n  return 0; }\n", True),
+    "dangling_unsafe": ("int *f(void) { int x = 1; return &x; }\nint main(void) { int *p = f();\n"
+                        "  return *p; }\n", False),
+    "scalar_offset_unsafe": ("int main(void) { int x = 1; int *p = &x;\n"
+                             "  if (__VERIFIER_nondet_int()) p++;\n  return *p; }\n", False),
+}
+
+
+def _load(tmp_path, name: str, memsafety: bool = True):
+    f = tmp_path / f"{name}.c"
+    f.write_text(HEAD + CASES[name][0])
+    return load_c_program(f, memsafety=memsafety)
+
+
+def _verify(program, engine: str = "bmc", timeout: float = 30):
+    return run_engine(get_engine(engine), program, Task(MEMSAFETY, "c", "ILP32"), Run.with_timeout(timeout))
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_bmc_decides_each_case(tmp_path, name):
+    program = _load(tmp_path, name)
+    expected = CASES[name][1]
+    v = _verify(program)
+    assert v.status == (Status.TRUE if expected else Status.FALSE), (name, v.reason)
+    if not expected:
+        cex = v.evidence
+        assert cex.validated
+        last = [s for s in cex.steps[-1].edge.stmts if isinstance(s, Assert)]
+        assert last and {s.prop for s in last} == {"valid-deref"}
+        assert any(s.src is not None and s.src.line == cex.violated_at.line for s in last)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_unreach_call_lowering_has_no_bounds_assertions(tmp_path, name):
+    program = _load(tmp_path, name, memsafety=False)
+    assert all(s.prop == "unreach-call" for _, s in program.assertions())
+    assert {s.prop for _, s in _load(tmp_path, name).assertions()} == {"valid-deref"}
+
+
+def test_forming_a_pointer_is_not_an_access(tmp_path):
+    """`&a[4]` (one past the end) and `&*p` check nothing; only reads and writes do."""
+    program = _load(tmp_path, "one_past_safe")
+    assert [s.src.line for _, s in program.assertions()] == [4]    # `s += *p` only
+    assert _verify(program).status == Status.TRUE
+
+
+RANDOM = HEAD + r"""
+struct S { int f[3]; int g; };
+int a[4]; struct S s; int r;
+int main(void) {
+  int i = __VERIFIER_nondet_int(), j = __VERIFIER_nondet_int(), k = __VERIFIER_nondet_int();
+  int *p = a + 1;
+  a[i] = 7;
+  r = *(p + j);
+  s.f[k] = r;
+  return 0;
+}
+"""
+
+
+def test_a_run_fails_exactly_at_the_first_out_of_bounds_access(tmp_path):
+    """Random concrete runs of the instrumented program: the run violates an assertion iff some access is out
+    of bounds, and then at the first one (the accesses before it happen, the ones after do not)."""
+    f = tmp_path / "random.c"
+    f.write_text(RANDOM)
+    program = load_c_program(f, memsafety=True)
+    lines = RANDOM.splitlines()
+    at = {what: 1 + next(n for n, text in enumerate(lines) if text.strip().startswith(what))
+          for what in ("a[i]", "r = *", "s.f[k]")}
+    rng = random.Random(11)
+    for _ in range(200):
+        i, j, k = (rng.randint(-3, 6) for _ in range(3))
+        res = interp.run(program, interp.InputOracle(program, [i, j, k]))
+        bad = [at[w] for w, ok in (("a[i]", 0 <= i < 4), ("r = *", 0 <= j + 1 < 4), ("s.f[k]", 0 <= k < 3))
+               if not ok]
+        if bad:
+            assert res.outcome == "violation", (i, j, k, res.outcome)
+            stmt = res.violated
+            assert stmt.prop == "valid-deref" and stmt.src.line == bad[0], (i, j, k)
+        else:
+            assert res.outcome == "exit", (i, j, k, res.outcome)
+            assert res.state["r"] == 0 and res.state["a"].get(i) == 7
+
+
+def test_unsupported_under_memsafety_names_construct_and_place(tmp_path):
+    f = tmp_path / "heap.c"
+    f.write_text("void *malloc(unsigned long);\nint main(void) {\n  int *p = malloc(4);\n  return *p; }\n")
+    with pytest.raises(UnsupportedError) as e:
+        load_c_program(f, memsafety=True)
+    assert "malloc" in str(e.value) and "heap.c:3" in str(e.value)
+    g = tmp_path / "block.c"
+    g.write_text("int main(void) { int *p = 0;\n  for (int k = 0; k < 2; k++) {\n    int x = k; p = &x; }\n"
+                 "  return *p; }\n")
+    with pytest.raises(UnsupportedError) as e:
+        load_c_program(g, memsafety=True)
+    assert "nested block" in str(e.value) and "block.c:3" in str(e.value)
+    h = tmp_path / "reach.c"
+    h.write_text("void reach_error(void);\nint main(void) {\n  reach_error();\n  return 0; }\n")
+    with pytest.raises(UnsupportedError) as e:
+        load_c_program(h, memsafety=True)
+    assert "reach_error" in str(e.value) and "reach.c:3" in str(e.value)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("engine", ["kinduction", "labmc", "accel", "tpa", "multiloop", "spacer"])
+def test_every_safety_engine_is_never_wrong_on_bounds(tmp_path, engine):
+    """The other engines check the valid-deref assertions like any other (TRUE/FALSE or UNKNOWN, never
+    wrong); `test_bmc_decides_each_case` requires the verdicts."""
+    for name in ("pointer_safe", "pointer_unsafe", "index_unsafe", "struct_field_safe"):
+        v = _verify(_load(tmp_path, name), engine, timeout=10)
+        expected = Status.TRUE if CASES[name][1] else Status.FALSE
+        assert v.status in (expected, Status.UNKNOWN), (engine, name, v.reason)
+        if v.status == Status.FALSE:
+            assert v.evidence.validated
