@@ -58,9 +58,21 @@ CASES = {
 }
 
 
+# string literals are read-only char arrays (valid-memsafety only; the unreach-call lowering refuses them)
+LITERALS = {
+    "literal_safe": ("int len(const char *s) { int i = 0; while (s[i] != 0) i++; return i; }\n"
+                     "int main(void) { char *p = \"abc\"; int n = len(p); int k = __VERIFIER_nondet_int();\n"
+                     "  if (k >= 0 && k <= n) return p[k];\n  return \"xy\"[1]; }\n", True),
+    "literal_unsafe": ("int main(void) { char *p = \"abc\"; int k = __VERIFIER_nondet_int();\n"
+                       "  if (k >= 0 && k <= 4) return p[k];\n  return 0; }\n", False),
+    "literal_write_unsafe": ("int main(void) { char *p = \"abc\";\n  if (__VERIFIER_nondet_int()) p[1] = 0;\n"
+                             "  return 0; }\n", False),
+}
+
+
 def _load(tmp_path, name: str, memsafety: bool = True):
     f = tmp_path / f"{name}.c"
-    f.write_text(HEAD + CASES[name][0])
+    f.write_text(HEAD + {**CASES, **LITERALS}[name][0])
     return load_c_program(f, memsafety=memsafety)
 
 
@@ -68,10 +80,10 @@ def _verify(program, engine: str = "bmc", timeout: float = 30):
     return run_engine(get_engine(engine), program, Task(MEMSAFETY, "c", "ILP32"), Run.with_timeout(timeout))
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("name", sorted(CASES) + sorted(LITERALS))
 def test_bmc_decides_each_case(tmp_path, name):
     program = _load(tmp_path, name)
-    expected = CASES[name][1]
+    expected = {**CASES, **LITERALS}[name][1]
     v = _verify(program)
     assert v.status == (Status.TRUE if expected else Status.FALSE), (name, v.reason)
     if not expected:
@@ -87,6 +99,11 @@ def test_unreach_call_lowering_has_no_bounds_assertions(tmp_path, name):
     program = _load(tmp_path, name, memsafety=False)
     assert all(s.prop == "unreach-call" for _, s in program.assertions())
     assert {s.prop for _, s in _load(tmp_path, name).assertions()} == {"valid-deref"}
+
+
+def test_string_literals_are_objects_only_under_memsafety(tmp_path):
+    with pytest.raises(UnsupportedError, match="string literal"):
+        _load(tmp_path, "literal_safe", memsafety=False)
 
 
 def test_forming_a_pointer_is_not_an_access(tmp_path):

@@ -74,12 +74,14 @@ class Lowerer(StatementMixin, ExpressionMixin, CallMixin, LValueMixin, SideEffec
         # Globals and static locals are initialised before main runs; lowering their initialisers may
         # reference further globals, hence the work list.
         self.cur = self.bld.init
+        self.static_init = True
         done = 0
         while done < len(self.init_queue):
             obj, init, where = self.init_queue[done]
             done += 1
             self.loc = where
             self.init_static(obj, init)
+        self.static_init = False
         for flag in self.alive.values():   # no local object is live before its declaration runs
             self.emit(Assign(flag, FALSE, None))
         self.jump(entry)

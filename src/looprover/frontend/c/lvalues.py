@@ -16,7 +16,7 @@ from looprover.frontend.c.state import LoweringState
 from looprover.program.cfa import Assert, Assign
 from looprover.program.expr import (
     TRUE, ArrayType, Binary, BoolConst, Compare, Expr, IntConst, Select, Store, Var, and_, cast, free_vars, ite,
-    or_, transform,
+    not_, or_, transform,
 )
 
 
@@ -67,7 +67,10 @@ class LValueMixin(LoweringState):
             if self.ctype(ch) == self.ctype(c):
                 return self.lv(ch)
         if k == K.STRING_LITERAL:
-            raise self.unsupported("string literal", c)
+            obj = self.literals.get(c)
+            if obj is None:
+                raise self.unsupported("string literal", c)
+            return self.obj_lv(obj)
         # an rvalue of aggregate type used where an object is needed (`f().x`): a temporary object
         t = self.ctype(c)
         if isinstance(t, CStruct):
@@ -232,6 +235,13 @@ class LValueMixin(LoweringState):
             raise self.unsupported("pointer into a variable-length array (valid-memsafety)", c)
         return self.in_range(off, size // lf.count)
 
+    def _not_a_literal(self, lv: LV) -> None:
+        """Writing into a string literal is undefined behaviour (read-only storage): a violation under
+        valid-memsafety (where alone literals are objects)."""
+        hits = [g for g, cells in lv.alts if any(cell.var in self.literal_vars for cell in cells.values())]
+        if hits and not self.static_init:
+            self.emit(Assert(not_(or_(*hits)), "valid-deref", self.loc))
+
     def decay_array(self, arr: ci.Cursor) -> Val:
         alv = self.lv(arr)
         t = alv.ctype
@@ -275,6 +285,8 @@ class LValueMixin(LoweringState):
     def write(self, lv: LV, v: Val) -> None:
         t = lv.ctype
         self.check_access(lv)
+        if self.literal_vars:
+            self._not_a_literal(lv)
         writes: list[tuple[Var, Expr, list]] = []  # (var, new value, expressions the new value reads)
         for g, cells in lv.alts:
             for lf in self.types.leaves(t):

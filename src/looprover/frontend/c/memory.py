@@ -17,8 +17,9 @@ Memory model (why it is sound for the programs we accept):
     through an array index or a pointer asserts (property `valid-deref`) that the pointer names a live object
     and that the offset lies inside it: `0 <= index < length` of the array indexed, and for a pointer
     `0 <= offset < number of pointee-sized elements of the object` (0 for a non-array object). Address-taken
-    locals of functions other than main get a Boolean `alive` variable, false before their declaration runs
-    and after their function returns, so a dangling pointer is invalid too.
+    locals get a Boolean `alive` variable, false before their declaration runs and after their function
+    returns, so a dangling pointer is invalid too. String literals used as arrays become read-only char-array
+    objects (registered by the pre-pass; a write into one is a violation).
 """
 from __future__ import annotations
 

@@ -48,6 +48,9 @@ class LoweringState:
         self.parsed = parsed
         self.memsafety = memsafety       # valid-memsafety: accesses are asserted valid, not assumed (memory.py)
         self.alive: dict[int, Var] = {}  # memsafety: object id -> whether the (local) object is live
+        self.literals: dict = {}         # memsafety: string literal cursor -> its (read-only) object
+        self.literal_vars: set = set()   # the IR variables of those objects
+        self.static_init = False         # lowering the initialisers of static storage (before main)
         self.tu = parsed.tu
         self.types = TypeTable(data_model)
         self.IDX = self.types.index_type

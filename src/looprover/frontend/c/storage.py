@@ -11,7 +11,7 @@ from __future__ import annotations
 import clang.cindex as ci
 
 from looprover.frontend.c import clang_api as capi
-from looprover.frontend.c.ctype import OFF, CArray, CFunc, CPtr, CType, CVoid
+from looprover.frontend.c.ctype import OFF, CArray, CFunc, CInt, CPtr, CType, CVoid
 from looprover.frontend.c.cursors import (
     ARRAY_KINDS, TK, K, base_decl, children, is_array_decay, strip_parens,
 )
@@ -69,6 +69,8 @@ class StorageMixin(LoweringState):
                 elif k == K.UNARY_OPERATOR and capi.unary_op(c) == capi.UO_ADDR_OF:
                     self._mark_address_taken(children(c)[0])
                 elif k == K.UNEXPOSED_EXPR and is_array_decay(c):  # (decays are UNEXPOSED_EXPRs)
+                    if self.memsafety and strip_parens(children(c)[0]).kind == K.STRING_LITERAL:
+                        self.literal_obj(strip_parens(children(c)[0]))
                     under_subscript = (parent is not None and parent.kind == K.ARRAY_SUBSCRIPT_EXPR)
                     if not under_subscript:
                         self._mark_address_taken(children(c)[0])
@@ -96,6 +98,23 @@ class StorageMixin(LoweringState):
         for decl in list(self.addr_taken):
             obj = self.storage(decl, None)
             self.register(obj)
+
+    def literal_obj(self, lit: ci.Cursor) -> Obj:
+        """The object of a string literal used as an array (valid-memsafety only, so that the unreach-call
+        lowering stays as it was): a char array with static storage, initialised before main, read-only."""
+        obj = self.literals.get(lit)
+        if obj is None:
+            saved = self.loc
+            self.loc = self.where(lit)
+            t = self.ctype(lit)
+            if not (isinstance(t, CArray) and isinstance(t.elem, CInt) and t.elem.bits == 8):
+                raise self.unsupported("wide string literal", lit)
+            obj = self.literals[lit] = self.make_obj("strlit", t, "global")
+            self.register(obj)
+            self.literal_vars.update(obj.vars.values())
+            self.init_queue.append((obj, lit, self.loc))
+            self.loc = saved
+        return obj
 
     def _mark_address_taken(self, e: ci.Cursor) -> None:
         d = base_decl(e)
