@@ -36,6 +36,8 @@ class Frame:
     bound: dict = field(default_factory=dict)        # read-only parameters bound to their argument's value
     top_decls: frozenset = frozenset()               # canonical VAR_DECLs at the top level of the body
     born: list = field(default_factory=list)         # memsafety: liveness flags of its address-taken locals
+    scopes: list = field(default_factory=list)       # open blocks: (their own declarations, liveness flags)
+    depth_of: dict = field(default_factory=dict)     # break/continue target -> len(scopes) at its loop
     breaks: list[int] = field(default_factory=list)
     conts: list[int] = field(default_factory=list)
 

@@ -18,7 +18,7 @@ from looprover.frontend.c.cursors import (
 from looprover.frontend.c.memory import LV, Cell, Obj, idx_const, single
 from looprover.frontend.c.state import Frame, LoweringState
 from looprover.program.cfa import Assign
-from looprover.program.expr import BOOL, TRUE, IntConst
+from looprover.program.expr import BOOL, FALSE, TRUE, IntConst
 
 
 class StorageMixin(LoweringState):
@@ -200,18 +200,31 @@ class StorageMixin(LoweringState):
         return obj
 
     def born(self, obj: Obj, decl: ci.Cursor, fr: Frame) -> None:
-        """valid-memsafety: an address-taken local's declaration makes it live until its function returns
-        (`Frame.born`, reset by the caller); one in a nested block would die at the block's end, which jumps
-        out of the block (break, goto) can skip, so it is refused."""
+        """valid-memsafety: an address-taken local's declaration makes it live until its block ends (`die`
+        when the block is left normally, by break or continue) or its function returns (`Frame.born`, reset
+        by the caller). A declaration that is not directly in a block (a `for` initialiser) is refused."""
         if not self.memsafety or obj.id is None:
             return
-        if decl.canonical not in fr.top_decls and decl.kind != K.PARM_DECL:
-            raise self.unsupported("address-taken local in a nested block (valid-memsafety)", decl)
+        nested = decl.kind != K.PARM_DECL and decl.canonical not in fr.top_decls
+        if nested and not (fr.scopes and decl.canonical in fr.scopes[-1][0]):
+            raise self.unsupported("address-taken local declared outside a block (valid-memsafety)", decl)
         flag = self.alive.get(obj.id)
         if flag is None:
             flag = self.alive[obj.id] = self.new_var(f"{obj.name}@alive", BOOL, "local", f"{obj.name}@alive")
         self.emit(Assign(flag, TRUE, self.loc))
         fr.born.append(flag)
+        if nested:
+            fr.scopes[-1][1].append(flag)
+
+    def die(self, flags: list) -> None:
+        """The end of the lifetime of the locals with these liveness flags (if the code here is reachable)."""
+        if flags and self.cur is not None:
+            self.emit(*(Assign(f, FALSE, self.loc) for f in flags))
+
+    def die_to(self, fr: Frame, target: int) -> None:
+        """A break or continue to `target` leaves the blocks opened since its loop began."""
+        for _, flags in fr.scopes[fr.depth_of.get(target, len(fr.scopes)):]:
+            self.die(flags)
 
     def decl_ctype(self, decl: ci.Cursor) -> CType:
         """A declaration's type; parameters declared as arrays or functions are pointers (C11 6.7.6.3)."""
