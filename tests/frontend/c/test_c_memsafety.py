@@ -64,7 +64,8 @@ CASES = {
 }
 
 
-# string literals are read-only char arrays (valid-memsafety only; the unreach-call lowering refuses them)
+# string literals are read-only char arrays, and char pointers convert to and from void* (valid-memsafety only;
+# the unreach-call lowering refuses both)
 LITERALS = {
     "literal_safe": ("int len(const char *s) { int i = 0; while (s[i] != 0) i++; return i; }\n"
                      "int main(void) { char *p = \"abc\"; int n = len(p); int k = __VERIFIER_nondet_int();\n"
@@ -74,6 +75,18 @@ LITERALS = {
     "literal_write_unsafe": ("int main(void) { char *p = \"abc\";\n  if (__VERIFIER_nondet_int()) p[1] = 0;\n"
                              "  return 0; }\n", False),
 }
+
+
+# char* -> void* -> unsigned char* (memcpy-style): byte offsets, values converted between character types;
+# the NULL dereference is reached only if the copy got a value wrong
+COPY = ("void *cpy(void *dest, const void *src, int n) {\n  int i; unsigned char *s = (unsigned char *)src;\n"
+        "  unsigned char *d = (unsigned char *)dest;\n  for (i = n - 1; i >= 0; i--) d[i] = s[i];\n"
+        "  return dest; }\n"
+        "int main(void) { char a[4]; char b[6]; int k;\n  for (k = 0; k < 6; k++) b[k] = -k;\n"
+        "  int n = __VERIFIER_nondet_int();\n  if (n < 0 || n > LIMIT) return 0;\n  cpy(a, b, n);\n"
+        "  if (n == 4 && a[3] != -3) { int *z = 0; return *z; }\n  return 0; }\n")
+LITERALS["copy_safe"] = (COPY.replace("LIMIT", "4"), True)
+LITERALS["copy_unsafe"] = (COPY.replace("LIMIT", "5"), False)
 
 
 def _load(tmp_path, name: str, memsafety: bool = True):

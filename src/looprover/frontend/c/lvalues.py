@@ -9,7 +9,9 @@ from __future__ import annotations
 import clang.cindex as ci
 
 from looprover.frontend.c import clang_api as capi
-from looprover.frontend.c.ctype import CArray, CBool, CFunc, CInt, CPtr, CStruct, CVoid, compatible, strip_array
+from looprover.frontend.c.ctype import (
+    CArray, CBool, CFunc, CInt, CPtr, CStruct, CVoid, compatible, is_char, strip_array,
+)
 from looprover.frontend.c.cursors import TK, K, canonical_kind, children, is_array_decay, strip_parens
 from looprover.frontend.c.memory import LV, Cell, Val, idx_const, is_zero, pointer
 from looprover.frontend.c.state import LoweringState
@@ -186,7 +188,8 @@ class LValueMixin(LoweringState):
         if isinstance(pt, (CVoid, CFunc)):
             raise self.unsupported(f"dereference of a {t} pointer", c)
         obj, off = p.obj, p.off
-        cands = [o for o in self.objects if any(compatible(x, pt) for x in strip_array(o.ctype))]
+        cands = [o for o in self.objects if any(compatible(x, pt) for x in strip_array(o.ctype))
+                 or (self.memsafety and is_char(pt) and is_char(list(strip_array(o.ctype))[-1]))]
         if isinstance(obj, IntConst):
             cands = [o for o in cands if o.id == obj.value]
         alts = []
@@ -275,7 +278,9 @@ class LValueMixin(LoweringState):
         self.check_access(lv)
         leaves = {}
         for lf in self.types.leaves(t):
-            alts = [(g, self._leaf_read(cells[lf.path], lf.in_array, lf.count)) for g, cells in lv.alts]
+            want = self.types.ir_leaf_type(lf)
+            # (a char object read through another character type: the value converts)
+            alts = [(g, _as(want, self._leaf_read(cells[lf.path], lf.in_array, lf.count))) for g, cells in lv.alts]
             e = alts[-1][1]
             for g, x in reversed(alts[:-1]):
                 e = ite(g, x, e)
@@ -291,8 +296,12 @@ class LValueMixin(LoweringState):
         for g, cells in lv.alts:
             for lf in self.types.leaves(t):
                 cell = cells[lf.path]
-                x = v.leaves[lf.path]
                 var = cell.var
+                x = v.leaves[lf.path]
+                if not lf.in_array and cell.index is not None:
+                    x = _as(var.type.elem, x)
+                elif not lf.in_array:
+                    x = _as(var.type, x)
                 if lf.in_array:
                     self._leaf_read(cell, True, lf.count)  # checks it is the whole array
                     writes.append((var, x if g == TRUE else ite(g, x, var), [g, x]))
@@ -321,3 +330,8 @@ class LValueMixin(LoweringState):
                 writes = [(a, b, []) for a, b in fixed]
         for var, new, _ in writes:
             self.emit(Assign(var, new, self.loc))
+
+
+def _as(t, e: Expr) -> Expr:
+    """e converted to IR type t when a character object is accessed through another character type."""
+    return e if e.type == t or isinstance(t, ArrayType) else cast(t, e)
