@@ -69,9 +69,9 @@ def category(reason: str) -> str:
     if reason.startswith("input error: "):
         reason = "input error: " + re.sub(r"^\S+:\d+: (error: )?", "", reason[len("input error: "):])
         reason = reason.split(";")[0]
-    if reason.startswith("timeout"):
-        return "timeout"
-    return reason[:100]
+    if reason.startswith(("unsupported", "input error")):
+        return reason[:100]
+    return "undecided in time" if "timeout" in reason else reason[:100]
 
 
 def outcome(expected: bool, status: str) -> str:

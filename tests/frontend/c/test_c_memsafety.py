@@ -59,6 +59,12 @@ CASES = {
                               "  else { int y = 2; p = &y; }\n  return *p; }\n", False),
     "break_dangling_unsafe": ("int main(void) { int *p = 0;\n  while (1) { int x = 1; p = &x;\n"
                               "    if (__VERIFIER_nondet_int()) break; }\n  return *p; }\n", False),
+    "short_circuit_safe": ("int a[4];\nint main(void) { int i = __VERIFIER_nondet_int();\n"
+                           "  if (i >= 0 && i < 4 && a[i] == 0) return 1;\n"
+                           "  int r = (i < 4 && i >= 0) ? a[i] : 0;\n  return r || (i >= 0 && i < 4 && a[i]); }\n",
+                           True),
+    "short_circuit_unsafe": ("int a[4];\nint main(void) { int i = __VERIFIER_nondet_int();\n"
+                             "  return i >= 0 && i <= 4 && a[i] == 0; }\n", False),
     "scalar_offset_unsafe": ("int main(void) { int x = 1; int *p = &x;\n"
                              "  if (__VERIFIER_nondet_int()) p++;\n  return *p; }\n", False),
 }

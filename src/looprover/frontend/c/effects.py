@@ -28,8 +28,8 @@ class SideEffectMixin(LoweringState):
     values (or the guards and indices of lvalues) to temporaries when later operands may change them."""
 
     def effectful(self, c: ci.Cursor) -> bool:
-        """May evaluating c do more than compute a value (write, call, block)? Then it cannot be evaluated
-        unconditionally inside `&&`, `||`, `?:`."""
+        """May evaluating c do more than compute a value (write, call, block, fail a check)? Then it cannot be
+        evaluated unconditionally inside `&&`, `||`, `?:`."""
         key = c.hash, c.extent.start.offset, c.kind
         got = self.effectful_memo.get(key)
         if got is not None:
@@ -49,7 +49,8 @@ class SideEffectMixin(LoweringState):
         elif k == K.ARRAY_SUBSCRIPT_EXPR:
             a, b = children(c)
             base = a if canonical_kind(a) == TK.POINTER else b
-            r = not is_array_decay(strip_parens(base))
+            # under valid-memsafety every index is checked, so evaluating one may fail
+            r = self.memsafety or not is_array_decay(strip_parens(base))
         if not r and k != K.CXX_UNARY_EXPR:
             r = any(self.effectful(ch) for ch in children(c))
         self.effectful_memo[key] = r
