@@ -188,6 +188,11 @@ def test_unsupported_under_memsafety_names_construct_and_place(tmp_path):
     with pytest.raises(UnsupportedError) as e:
         load_c_program(g, memsafety=True)
     assert "outside a block" in str(e.value) and "block.c:2" in str(e.value)
+    j = tmp_path / "goto.c"
+    j.write_text("int main(void) { int *p = 0;\n  { int x = 1; p = &x;\n    goto out; }\n out:\n  return *p; }\n")
+    with pytest.raises(UnsupportedError) as e:
+        load_c_program(j, memsafety=True)
+    assert "goto" in str(e.value) and "goto.c:3" in str(e.value)
     h = tmp_path / "reach.c"
     h.write_text("void reach_error(void);\nint main(void) {\n  reach_error();\n  return 0; }\n")
     with pytest.raises(UnsupportedError) as e:
