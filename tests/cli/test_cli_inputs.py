@@ -2,7 +2,11 @@
 `input_files`, `-D` definitions, and the valid-memsafety property end to end (`FALSE(valid-deref)`)."""
 from __future__ import annotations
 
+import importlib.util
 import json
+from pathlib import Path
+
+import pytest
 
 from looprover import cli
 from looprover.frontend.c import load_c_program
@@ -96,3 +100,21 @@ def test_bench_passes_every_input_file_of_a_task(tmp_path):
     cmd = verify_command(task, 10, "bmc", None)
     at = cmd.index("verify")
     assert cmd[at + 1:at + 3] == [str(tmp_path / "main.c"), str(tmp_path / "lib.c")]
+
+
+@pytest.mark.slow
+def test_verisec_cases_with_their_stubs(shared_dir, tmp_path, capsys):
+    """Verisec test cases linked with the suite's stubs (prepared as scripts/verisec.py does): an overflow found
+    with its access, and a fixed variant proved."""
+    spec = importlib.util.spec_from_file_location("verisec", Path(__file__).parents[2] / "scripts" / "verisec.py")
+    verisec = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(verisec)
+    suite = shared_dir / "benchmarks" / "verisec"
+    stubs = verisec.stubs_copy(suite / "lib", tmp_path)
+    apps = suite / "programs" / "apps"
+    bad = apps / "edbrowse" / "CVE-2006-6909" / "ftpls" / "strchr_bad.c"
+    code, data = _verify(capsys, bad, stubs, "-DBASE_SZ=2", "--property", "valid-memsafety")
+    assert code == 0 and data["result"] == "FALSE(valid-deref)" and data["counterexample"]["validated"], data
+    ok = apps / "sendmail" / "CVE-2003-0161" / "prescan" / "prescan_arr_min_test_ok.c"
+    code, data = _verify(capsys, ok, stubs, "-DBASE_SZ=2", "--property", "valid-memsafety")
+    assert code == 0 and data["status"] == "TRUE", data
