@@ -13,7 +13,8 @@ preprocessed; libclang parses the text for `i386-pc-linux-gnu` (ILP32) or `x86_6
 Errors: `InputError` (missing/unreadable/empty file, preprocessor or compiler errors with file:line, no `main`,
 unknown data model) and `UnsupportedError(construct, SrcLoc)` for anything that cannot be modelled soundly
 (floating point, unions, bit-fields, recursion, calls to undefined functions such as malloc or printf,
-function pointers, pointer/integer casts, string literals other than char-array initialisers, inline asm...).
+function pointers, pointer/integer casts, string literals other than char-array initialisers (except under
+valid-memsafety, where they are read-only objects), inline asm...).
 
 Semantics chosen (details in `lower.py` and `memory.py`): explicit casts for every C conversion; `_Bool` is
 the IR's BOOL; left-to-right evaluation where C leaves the order open; SV-COMP built-ins modelled by name

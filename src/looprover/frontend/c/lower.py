@@ -13,7 +13,8 @@ Conventions (documented because engines and witnesses depend on them):
     otherwise (assignments, calls, pointer dereferences, which may block) they become control flow.
   * Functions are inlined at every call (no recursion); `return` jumps to the end of the inlined body.
   * Undefined behaviour that we block with `Assume`: dereferencing a pointer that does not point to a
-    suitable object (NULL, dangling, wrong type), reaching `__builtin_unreachable()`.
+    suitable object (NULL, dangling, wrong type), reaching `__builtin_unreachable()`. Under valid-memsafety
+    invalid accesses are asserted against instead (`valid-deref`, see `memory.py`).
 
 Layout: `Lowerer` is composed of one mixin per responsibility, all over `state.LoweringState` (the shared
 state and the CFA-building primitives); the mixins call each other only through `self`, so no module imports
