@@ -81,9 +81,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
     deadline = Deadline(start + args.timeout)
     progress = _Progress(start) if args.verbose else None
     try:
-        job = resolve_job(args.file, args.property, args.data_model)
+        job = resolve_job(args.file, args.property, args.data_model, tuple(args.defines))
     except InputError as exc:
-        return _error(str(exc), args.json, file=args.file)
+        return _error(str(exc), args.json, file=args.file[0])
     if args.chc_comp and not job.is_chc:
         print(f"looprover verify: error: --chc-comp needs a Horn-clause (.smt2) input, not {job.input.name}",
               file=sys.stderr)
@@ -92,7 +92,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     options = JobOptions(args.engine, encoding, args.settings, progress, args.memory, witness=bool(args.witness))
     outcome = run_job_limited(job, options, start, deadline)
     if outcome.error is not None:
-        return _error(outcome.error, args.json, file=args.file)
+        return _error(outcome.error, args.json, file=args.file[0])
     if args.debug:
         for tb in outcome.tracebacks:
             print(tb, file=sys.stderr)
@@ -177,12 +177,12 @@ def cmd_transform(args: argparse.Namespace) -> int:
               f"(known: {', '.join(sorted(TRANSFORMS))})", file=sys.stderr)
         return EXIT_USAGE
     try:
-        path, data_model = Path(args.file), args.data_model
-        if path.suffix in (".yml", ".yaml"):      # only the input file and data model matter here
+        path, data_model, more = Path(args.file), args.data_model, ()
+        if path.suffix in (".yml", ".yaml"):      # only the input files and data model matter here
             from looprover.bench.tasks import read_task_definition
             task = read_task_definition(path)
-            path, data_model = task.input_files[0], data_model or task.data_model
-        result = get_transform(args.technique).apply(load_program(path, data_model or "ILP32"))
+            path, more, data_model = task.input_files[0], tuple(task.input_files[1:]), data_model or task.data_model
+        result = get_transform(args.technique).apply(load_program(path, data_model or "ILP32", more))
         code = emit_c(result.program)
     except (InputError, UnsupportedError) as exc:
         return _error(str(exc), False)
@@ -299,7 +299,11 @@ def build_parser() -> argparse.ArgumentParser:
                                    "and the time. For a .smt2 Horn-clause file the first line is CHC-COMP's answer "
                                    "instead: sat, unsat or unknown.",
                        epilog=EXIT_CODES_HELP)
-    v.add_argument("file", metavar="FILE", help="a .c/.i program, a .smt2 Horn-clause file or a .yml task")
+    v.add_argument("file", metavar="FILE", nargs="+",
+                   help="a .c/.i program (several C files are linked into one program), a .smt2 Horn-clause "
+                        "file or a .yml task")
+    v.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]",
+                   help="a preprocessor definition for C input files (repeatable)")
     v.add_argument("--property", metavar="PRP",
                    help="an SV-COMP .prp file or a property name (default: unreach-call; for .yml tasks the "
                         "task's property; for .smt2 check-sat)")

@@ -27,7 +27,7 @@ from looprover.processes import (
     Child, address_space_mb, out_of_memory, out_of_memory_reason, set_memory_limit,
 )
 from looprover.program.cfa import Program
-from looprover.properties import CHECK_SAT, Property, default_property, load_property
+from looprover.properties import CHECK_SAT, VALID_MEMSAFETY, Property, default_property, load_property
 from looprover.report import split_tracebacks, verdict_json, verdict_text
 from looprover.smt.encode import bitvector_reason
 from looprover.verdict import Status, Verdict
@@ -39,23 +39,29 @@ MIN_HEADROOM_MB = 16
 PHASES = ("starting", "loading the program", "running the engine", "rendering the result")
 
 
-def load_program(path: Path, data_model: str = "ILP32") -> Program:
-    """Parse a C file (`.c`, `.i`) or a Horn-clause file (`.smt2`) into the IR."""
-    if not path.exists():
-        raise InputError(f"{path}: no such file")
-    if not path.is_file():
-        raise InputError(f"{path}: not a regular file")
-    try:
-        text = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read: {exc.strerror}") from None
-    if not text.strip():
-        raise InputError(f"{path}: empty file")
+def load_program(path: Path, data_model: str = "ILP32", more: tuple[Path, ...] = (), memsafety: bool = False,
+                 defines: tuple[str, ...] = ()) -> Program:
+    """Parse a C file (`.c`, `.i`) or a Horn-clause file (`.smt2`) into the IR. `more`: further C files linked
+    with it; `memsafety`: instrument memory accesses (valid-memsafety); `defines`: `-D` definitions for C."""
+    for f in (path, *more):
+        if not f.exists():
+            raise InputError(f"{f}: no such file")
+        if not f.is_file():
+            raise InputError(f"{f}: not a regular file")
+        try:
+            text = f.read_bytes()
+        except OSError as exc:
+            raise InputError(f"{f}: cannot read: {exc.strerror}") from None
+        if not text.strip():
+            raise InputError(f"{f}: empty file")
     if path.suffix == ".smt2":
+        if more:
+            raise InputError(f"{path}: a Horn-clause file is verified on its own, not with other input files")
         from looprover.frontend.chc import load_chc_program
         return load_chc_program(path)
     from looprover.frontend.c import load_c_program
-    return load_c_program(path, data_model=data_model)
+    return load_c_program([path, *more] if more else path, data_model=data_model, memsafety=memsafety,
+                          defines=defines)
 
 
 @dataclass
@@ -66,7 +72,8 @@ class Job:
     data_model: str
     expected: bool | None = None
     task: Path | None = None
-    extra_inputs: int = 0       # SV-COMP tasks may list several input files; we handle one
+    more_inputs: tuple[Path, ...] = ()   # further input files linked with `input` (library stubs, ...)
+    defines: tuple[str, ...] = ()        # preprocessor definitions for C inputs (`-D`)
 
     @property
     def is_chc(self) -> bool:
@@ -75,14 +82,22 @@ class Job:
 
     def describe(self) -> dict[str, Any]:
         """The job's keys of the `--json` object."""
-        return {"file": str(self.input), "task": str(self.task) if self.task else None,
+        return {"file": str(self.input), **({"more_files": [str(f) for f in self.more_inputs]}
+                                             if self.more_inputs else {}),
+                "task": str(self.task) if self.task else None,
                 "property": self.property.name, "data_model": self.data_model, "expected": self.expected}
 
 
-def resolve_job(file: str, property_spec: str | None, data_model: str | None) -> Job:
+def resolve_job(file: str | list[str], property_spec: str | None, data_model: str | None,
+                defines: tuple[str, ...] = ()) -> Job:
+    """The job for the command line's FILE(s): a `.yml` task (alone), or one or more program files."""
     from looprover.bench.tasks import choose_property, read_task_definition
 
-    path = Path(file)
+    files = [file] if isinstance(file, str) else list(file)
+    if len(files) > 1 and any(Path(f).suffix in (".yml", ".yaml") for f in files):
+        raise InputError("a .yml task definition is verified on its own (it names its input files)")
+    path = Path(files[0])
+    more = tuple(Path(f) for f in files[1:])
     if path.suffix in (".yml", ".yaml"):
         task = read_task_definition(path)
         if property_spec is not None:
@@ -92,12 +107,12 @@ def resolve_job(file: str, property_spec: str | None, data_model: str | None) ->
         else:
             prop, expected = choose_property(task)
         return Job(task.input_files[0], prop, data_model or task.data_model or "ILP32", expected, path,
-                   len(task.input_files) - 1)
+                   tuple(task.input_files[1:]), tuple(defines))
     if property_spec is not None:
         prop = load_property(property_spec)
     else:
         prop = Property(CHECK_SAT) if path.suffix == ".smt2" else default_property()
-    return Job(path, prop, data_model or "ILP32")
+    return Job(path, prop, data_model or "ILP32", more_inputs=more, defines=tuple(defines))
 
 
 def _same_property(prp: Path, prop: Property) -> bool:
@@ -130,8 +145,6 @@ class Outcome:
 
 def _unsupported_reason(job: Job) -> str | None:
     why = job.property.unsupported_reason()
-    if why is None and job.extra_inputs:
-        why = f"unsupported: task with {job.extra_inputs + 1} input files"
     is_chc = job.is_chc
     if why is None and is_chc != (job.property.name == CHECK_SAT):
         why = (f"unsupported property: {job.property.name} for "
@@ -147,7 +160,8 @@ def verify_job(job: Job, options: JobOptions, deadline: Deadline, phase: Callabl
     report(f"loading {job.input} ({job.data_model})")
     phase(1)
     try:
-        program = load_program(job.input, job.data_model)
+        program = load_program(job.input, job.data_model, job.more_inputs,
+                               memsafety=job.property.name == VALID_MEMSAFETY, defines=job.defines)
     except UnsupportedError as exc:
         return Verdict.unknown("frontend", str(exc)), None
     report(f"program {program.name}: {program.num_locs} locations, {len(program.edges)} edges, "

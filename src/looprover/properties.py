@@ -5,9 +5,9 @@ users pass their own copies, so the file's *text* decides what is checked. Each 
 line (or `COVER(...)` for test-generation goals) is recognised separately; a file is one property. Text we do
 not recognise is an input error, never a silent default to reachability.
 
-`unreach-call`, `termination` (C only) and `check-sat` (Horn-clause inputs) are verified; the CLI answers
-UNKNOWN("unsupported property: ...") for every other recognised property. Which engine checks a verifiable
-property is the engines' business: each declares the properties it accepts (`Engine.properties`), the runner
+`unreach-call`, `termination` (C only), `valid-memsafety` (C only) and `check-sat` (Horn-clause inputs) are
+verified; the CLI answers UNKNOWN("unsupported property: ...") for every other recognised property. Which
+engine checks a verifiable property is the engines' business: each declares the properties it accepts (`Engine.properties`), the runner
 refuses the others, and the portfolio runs only engines that accept the task.
 """
 from __future__ import annotations
@@ -22,9 +22,12 @@ from looprover.errors import InputError
 UNREACH_CALL = "unreach-call"
 TERMINATION = "termination"   # every execution of main ends (exit, abort, reach_error, or return)
 CHECK_SAT = "check-sat"       # CHC-COMP tasks: the clauses are satisfiable (= the program is safe)
+# valid-deref, valid-free, valid-memtrack: C only; the front-end asserts every access valid (`valid-deref`
+# assertions) and refuses malloc/free, so without a heap valid-free and valid-memtrack hold trivially
+VALID_MEMSAFETY = "valid-memsafety"
 
 # properties the engines can check (others are recognised and reported as unsupported)
-VERIFIABLE = frozenset({UNREACH_CALL, TERMINATION, CHECK_SAT})
+VERIFIABLE = frozenset({UNREACH_CALL, TERMINATION, CHECK_SAT, VALID_MEMSAFETY})
 
 KNOWN = (
     UNREACH_CALL, TERMINATION, "no-overflow", "valid-memsafety", "valid-memcleanup", "def-behavior",

@@ -17,7 +17,7 @@ from looprover.program.emit_c import strip_parens
 from looprover.program.expr import Expr, Store, free_vars, rename
 from looprover.program.interp import ArrayValue, Evaluator, UndefinedBehavior
 from looprover.program.printer import expr_to_str
-from looprover.properties import CHECK_SAT, KNOWN
+from looprover.properties import CHECK_SAT, KNOWN, UNREACH_CALL
 from looprover.verdict import Counterexample, NonTermination, Status, Verdict
 
 MAX_TRACE_LINES = 400
@@ -313,7 +313,9 @@ def counterexample_lines(cex: Counterexample, program: Program | None) -> list[s
     if _is_chc(program):
         return _derivation_lines(cex, program, head)
     if cex.violated_at is not None:
-        head += f": reach_error() is reached at {cex.violated_at}"
+        violated = _violated_property(cex)
+        what = "reach_error() is reached" if violated in (None, UNREACH_CALL) else f"{violated} is violated"
+        head += f": {what} at {cex.violated_at}"
     lines = [head]
     inputs = _named_inputs(cex, program)
     if inputs:

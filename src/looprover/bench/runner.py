@@ -86,7 +86,8 @@ def verify_command(task: BenchTask, timeout: float, engine: str, memory: int | N
                    bitvector: bool = False, options: Sequence[str] = ()) -> list[str]:
     engine, variant = split_variant(engine)
     options = [*options, *variant]
-    cmd = [sys.executable, "-m", "looprover", "verify", str(task.input_file), "--property", task.property_spec,
+    cmd = [sys.executable, "-m", "looprover", "verify", str(task.input_file), *map(str, task.more_inputs),
+           "--property", task.property_spec,
            "--data-model", task.data_model, "--engine", engine, "--timeout", f"{timeout:g}", "--json"]
     if memory:
         cmd += ["--memory", str(memory)]

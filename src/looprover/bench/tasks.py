@@ -120,6 +120,7 @@ class BenchTask:
     data_model: str
     origin: Path                # the file that defined the task (.yml or expected.csv)
     error: str | None = None    # a task that cannot be run (bad definition): reported, never run
+    more_inputs: tuple[Path, ...] = ()   # further input files linked with input_file
 
     @property
     def runnable(self) -> bool:
@@ -154,7 +155,7 @@ class SvcompYmlReader:
                                     tp.expected, task.data_model or "ILP32", path, error=str(exc))
                     continue
                 yield BenchTask(rel, task.input_files[0], name, str(tp.property_file), tp.expected,
-                                task.data_model or "ILP32", path)
+                                task.data_model or "ILP32", path, more_inputs=tuple(task.input_files[1:]))
 
 
 class ChcExpectedCsvReader:

@@ -1,6 +1,10 @@
 """The C front-end: a C file (SV-COMP conventions) -> `Program`.
 
-    load_c_program(path, data_model="ILP32") -> Program
+    load_c_program(path, data_model="ILP32", memsafety=False, defines=()) -> Program
+
+`path` may be a list of files, linked into one program (a task's program plus library stubs); `memsafety`
+instruments every array and pointer access with a `valid-deref` assertion (see `memory.py`); `defines` are
+preprocessor definitions (`NAME=VALUE`, as for `-D`).
 
 `.c` files are preprocessed with `gcc -E` for the data model's target (`-m32` for ILP32), `.i` files are taken as
 preprocessed; libclang parses the text for `i386-pc-linux-gnu` (ILP32) or `x86_64-pc-linux-gnu` (LP64) and
@@ -9,14 +13,15 @@ preprocessed; libclang parses the text for `i386-pc-linux-gnu` (ILP32) or `x86_6
 Errors: `InputError` (missing/unreadable/empty file, preprocessor or compiler errors with file:line, no `main`,
 unknown data model) and `UnsupportedError(construct, SrcLoc)` for anything that cannot be modelled soundly
 (floating point, unions, bit-fields, recursion, calls to undefined functions such as malloc or printf,
-function pointers, pointer/integer casts, string literals other than char-array initialisers, inline asm...).
+function pointers, pointer/integer casts, string literals other than char-array initialisers (except under
+valid-memsafety, where they are read-only objects), inline asm...).
 
 Semantics chosen (details in `lower.py` and `memory.py`): explicit casts for every C conversion; `_Bool` is
 the IR's BOOL; left-to-right evaluation where C leaves the order open; SV-COMP built-ins modelled by name
 (`reach_error` = `Assert(false, "unreach-call")`, `__VERIFIER_nondet_X` = havoc of a `nondet` variable of type X,
 `__VERIFIER_assume`/`assume_abort_if_not` = `Assume`, `abort`/`exit`/`__assert_fail` = jump to `Program.exit`);
 pointers are (object id, offset) pairs over address-taken objects, and dereferencing an invalid pointer (UB)
-is blocked with an `Assume`.
+is blocked with an `Assume` (under valid-memsafety: asserted against).
 """
 from __future__ import annotations
 
@@ -36,24 +41,26 @@ __all__ = ["load_c_program"]
 _STACK_BYTES = 256 * 1024 * 1024
 
 
-def load_c_program(path: str | os.PathLike, data_model: str = "ILP32") -> Program:
+def load_c_program(path: str | os.PathLike | list, data_model: str = "ILP32", memsafety: bool = False,
+                   defines: tuple[str, ...] = ()) -> Program:
     result: dict = {}
+    opts = (memsafety, tuple(defines))
 
     def work() -> None:
         try:
-            result["program"] = _load(path, data_model)
+            result["program"] = _load(path, data_model, *opts)
         except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
             result["error"] = exc
 
     try:
         old = threading.stack_size(_STACK_BYTES)
     except (ValueError, RuntimeError):  # platform without settable stacks: run here
-        return _load(path, data_model)
+        return _load(path, data_model, *opts)
     try:
         t = threading.Thread(target=work, name="looprover-c-frontend", daemon=True)
         t.start()
     except RuntimeError:   # no room for the large stack under a small --memory limit: the usual stack then
-        return _load(path, data_model)
+        return _load(path, data_model, *opts)
     finally:
         threading.stack_size(old)
     t.join()
@@ -62,16 +69,16 @@ def load_c_program(path: str | os.PathLike, data_model: str = "ILP32") -> Progra
     return result["program"]
 
 
-def _load(path: str | os.PathLike, data_model: str) -> Program:
+def _load(path, data_model: str, memsafety: bool, defines: tuple[str, ...]) -> Program:
     from looprover.frontend.c.lower import lower
     from looprover.frontend.c.parse import parse
 
     try:
-        parsed = parse(path, data_model)
+        parsed = parse(path, data_model, defines)
     except (InputError, UnsupportedError):
         raise
     except Exception as exc:  # noqa: BLE001 - libclang/ctypes failures must not escape as tracebacks
         if out_of_memory(exc):      # libclang could not even be loaded under --memory: no fault of the input
             raise MemoryError(str(exc)) from exc
         raise InputError(f"{path}: cannot parse: {type(exc).__name__}: {exc}") from exc
-    return lower(parsed, data_model)
+    return lower(parsed, data_model, memsafety)

@@ -12,10 +12,12 @@ import clang.cindex as ci
 from looprover.frontend.c import clang_api as capi
 from looprover.frontend.c.ctype import CBool, CInt, CPtr, CVoid
 from looprover.frontend.c.cursors import INCDEC_OPS, TK, K, base_decl, children, strip_parens
-from looprover.frontend.c.known_functions import ASSUME_FUNCTIONS, NONDET_TYPES, TERMINATING_FUNCTIONS
+from looprover.frontend.c.known_functions import (
+    ASSUME_FUNCTIONS, NONDET_TYPES, TERMINATING_FUNCTIONS, nondet_suffix,
+)
 from looprover.frontend.c.memory import Val, scalar
 from looprover.frontend.c.state import Frame, LoweringState
-from looprover.program.cfa import Assert, Assume, Havoc
+from looprover.program.cfa import Assert, Assign, Assume, Havoc
 from looprover.program.expr import FALSE
 
 
@@ -34,7 +36,10 @@ class CallMixin(LoweringState):
         args = ks[1:]
         self.loc = self.where(c)
         rt = self.ctype(c)
-        if name == "reach_error":
+        if self.memsafety and name in ("reach_error", "__VERIFIER_assert") and ref.get_definition() is None:
+            # not part of valid-memsafety, and what such a call does is then unknown
+            raise self.unsupported(f"call to undefined function '{name}' (valid-memsafety)", c)
+        if name == "reach_error" and not self.memsafety:
             self.emit(Assert(FALSE, "unreach-call", self.loc))
             fdef = ref.get_definition()
             if fdef is not None:
@@ -42,12 +47,12 @@ class CallMixin(LoweringState):
             for a in args:
                 self.rv(a, want=False)
             return Val(rt, {})
-        if name.startswith("__VERIFIER_nondet_"):
+        suffix = nondet_suffix(name, ref.get_definition() is not None)
+        if suffix is not None:
             for a in args:
                 self.rv(a, want=False)
             if not isinstance(rt, (CInt, CBool)):
                 raise self.unsupported(f"{name} returning {rt}", c)
-            suffix = name[len("__VERIFIER_nondet_"):]
             nt = rt
             if suffix in NONDET_TYPES:
                 spec = NONDET_TYPES[suffix]
@@ -130,8 +135,8 @@ class CallMixin(LoweringState):
         rt = self.type_of(fdef.result_type, fdef)
         call_loc = self.loc
         ret = None if isinstance(rt, CVoid) else self.make_obj("ret", rt, "ret", f"{name}::")
-        fr = Frame(name, f"{name}::", ret, self.new_loc())
         body = self.function_body(fdef)
+        fr = Frame(name, f"{name}::", ret, self.new_loc(), top_decls=self.top_decls(body))
         written = self._params_written(fdef, body)
         body_writes = None
         for p, v in zip(params, vals):
@@ -148,6 +153,7 @@ class CallMixin(LoweringState):
                     fr.bound[pc] = v
                     continue
             obj = self.local_obj(p, fr, "param")
+            self.born(obj, p, fr)
             self.write(self.obj_lv(obj), v)
         self.frames.append(fr)
         self.call_stack.append(can)
@@ -164,6 +170,8 @@ class CallMixin(LoweringState):
             self.pinned = pinned
         self.start(fr.ret_loc)
         self.loc = call_loc
+        for flag in fr.born:   # its address-taken locals die with the activation (valid-memsafety)
+            self.emit(Assign(flag, FALSE, call_loc))
         if ret is None or not want:
             return Val(rt, {})
         return self.read(self.obj_lv(ret))

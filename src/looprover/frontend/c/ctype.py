@@ -286,6 +286,11 @@ def compatible(a: CType, b: CType) -> bool:
     return False
 
 
+def is_char(t: CType) -> bool:
+    """A character type (any signedness): objects of one may be accessed through another (C11 6.5p7)."""
+    return isinstance(t, CInt) and t.bits == 8
+
+
 def strip_array(t: CType):
     """Element types of `t` from outermost to innermost (t itself first)."""
     while True:

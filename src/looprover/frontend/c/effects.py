@@ -14,7 +14,7 @@ from looprover.frontend.c import clang_api as capi
 from looprover.frontend.c.cursors import (
     INCDEC_OPS, TK, K, base_decl, canonical_kind, children, is_array_decay, strip_parens,
 )
-from looprover.frontend.c.known_functions import ASSUME_FUNCTIONS, TERMINATING_FUNCTIONS
+from looprover.frontend.c.known_functions import ASSUME_FUNCTIONS, TERMINATING_FUNCTIONS, nondet_suffix
 from looprover.frontend.c.memory import LV, Cell, Val
 from looprover.frontend.c.state import LoweringState
 from looprover.program.cfa import Assign
@@ -28,8 +28,8 @@ class SideEffectMixin(LoweringState):
     values (or the guards and indices of lvalues) to temporaries when later operands may change them."""
 
     def effectful(self, c: ci.Cursor) -> bool:
-        """May evaluating c do more than compute a value (write, call, block)? Then it cannot be evaluated
-        unconditionally inside `&&`, `||`, `?:`."""
+        """May evaluating c do more than compute a value (write, call, block, fail a check)? Then it cannot be
+        evaluated unconditionally inside `&&`, `||`, `?:`."""
         key = c.hash, c.extent.start.offset, c.kind
         got = self.effectful_memo.get(key)
         if got is not None:
@@ -49,7 +49,8 @@ class SideEffectMixin(LoweringState):
         elif k == K.ARRAY_SUBSCRIPT_EXPR:
             a, b = children(c)
             base = a if canonical_kind(a) == TK.POINTER else b
-            r = not is_array_decay(strip_parens(base))
+            # under valid-memsafety every index is checked, so evaluating one may fail
+            r = self.memsafety or not is_array_decay(strip_parens(base))
         if not r and k != K.CXX_UNARY_EXPR:
             r = any(self.effectful(ch) for ch in children(c))
         self.effectful_memo[key] = r
@@ -96,7 +97,7 @@ class SideEffectMixin(LoweringState):
             return _ALL
         name = ref.spelling
         d = ref.get_definition()
-        if (name.startswith("__VERIFIER_nondet_") or name in ASSUME_FUNCTIONS or name in TERMINATING_FUNCTIONS
+        if (nondet_suffix(name, d is not None) is not None or name in ASSUME_FUNCTIONS or name in TERMINATING_FUNCTIONS
                 or name in ("__builtin_expect", "__builtin_unreachable")
                 or (name == "__VERIFIER_assert" and d is None)):
             return set()
@@ -160,4 +161,5 @@ class SideEffectMixin(LoweringState):
         addr = lv.addr
         if addr is not None and (self.threatened(addr[0], mw) or self.threatened(addr[1], mw)):
             addr = (self.snap(addr[0]), self.snap(addr[1]))
-        return LV(lv.ctype, alts, addr)
+        checks = [(self.snap(cond) if self.threatened(cond, mw) else cond, where) for cond, where in lv.checks]
+        return LV(lv.ctype, alts, addr, checks)

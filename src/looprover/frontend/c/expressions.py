@@ -10,7 +10,7 @@ from __future__ import annotations
 import clang.cindex as ci
 
 from looprover.frontend.c import clang_api as capi
-from looprover.frontend.c.ctype import CBool, CFunc, CInt, CPtr, CStruct, CType, CVoid, compatible
+from looprover.frontend.c.ctype import CBool, CFunc, CInt, CPtr, CStruct, CType, CVoid, compatible, is_char
 from looprover.frontend.c.cursors import (
     ARRAY_KINDS, INCDEC_OPS, TK, K, canonical_kind, children, expr_children, is_array_expr,
 )
@@ -389,6 +389,10 @@ class ExpressionMixin(LoweringState):
                     return Val(to, v.leaves)
                 if compatible(fr.pointee, to.pointee):
                     return Val(fr, v.leaves)  # keep the variable-length array lengths of the source
+                if self.memsafety and all(is_char(t) or isinstance(t, CVoid) for t in (fr.pointee, to.pointee)):
+                    # char* <-> void* <-> unsigned char*: the offset counts bytes in all three (memcpy-style
+                    # code); a dereference reads the char object through the other character type
+                    return Val(to, v.leaves)
                 raise self.unsupported(f"pointer conversion from {fr} to {to}", c)
             if isinstance(fr, (CInt, CBool)):
                 if isinstance(v.e, IntConst) and v.e.value == 0:

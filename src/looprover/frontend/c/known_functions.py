@@ -21,3 +21,13 @@ NONDET_TYPES = {
     "longlong": (64, True), "ulonglong": (64, False), "size_t": ("long", False), "loff_t": (64, True),
     "sector_t": ("long", False),
 }
+
+
+def nondet_suffix(name: str, defined: bool) -> str | None:
+    """X for a nondeterministic-value function: SV-COMP's `__VERIFIER_nondet_X`, or CBMC's convention of a
+    `nondet_X` without a definition (the Verisec suite and other older benchmarks use it); else None."""
+    if name.startswith("__VERIFIER_nondet_"):
+        return name[len("__VERIFIER_nondet_"):]
+    if name.startswith("nondet_") and not defined:
+        return name[len("nondet_"):]
+    return None

@@ -13,7 +13,8 @@ Conventions (documented because engines and witnesses depend on them):
     otherwise (assignments, calls, pointer dereferences, which may block) they become control flow.
   * Functions are inlined at every call (no recursion); `return` jumps to the end of the inlined body.
   * Undefined behaviour that we block with `Assume`: dereferencing a pointer that does not point to a
-    suitable object (NULL, dangling, wrong type), reaching `__builtin_unreachable()`.
+    suitable object (NULL, dangling, wrong type), reaching `__builtin_unreachable()`. Under valid-memsafety
+    invalid accesses are asserted against instead (`valid-deref`, see `memory.py`).
 
 Layout: `Lowerer` is composed of one mixin per responsibility, all over `state.LoweringState` (the shared
 state and the CFA-building primitives); the mixins call each other only through `self`, so no module imports
@@ -45,7 +46,8 @@ from looprover.frontend.c.simplify import simplify
 from looprover.frontend.c.state import Frame
 from looprover.frontend.c.statements import StatementMixin
 from looprover.frontend.c.storage import StorageMixin
-from looprover.program.cfa import Havoc, Program
+from looprover.program.cfa import Assign, Havoc, Program
+from looprover.program.expr import FALSE
 
 __all__ = ["lower"]
 
@@ -63,7 +65,7 @@ class Lowerer(StatementMixin, ExpressionMixin, CallMixin, LValueMixin, SideEffec
         self.scan_address_taken(main)
         entry = self.bld.new_loc()
         self.cur = entry
-        fr = Frame("main", "", None, self.exit)
+        fr = Frame("main", "", None, self.exit, top_decls=self.top_decls(self.function_body(main)))
         self.frames.append(fr)
         self.call_stack.append(main.canonical)
         self._main_params(main, fr)
@@ -73,12 +75,16 @@ class Lowerer(StatementMixin, ExpressionMixin, CallMixin, LValueMixin, SideEffec
         # Globals and static locals are initialised before main runs; lowering their initialisers may
         # reference further globals, hence the work list.
         self.cur = self.bld.init
+        self.static_init = True
         done = 0
         while done < len(self.init_queue):
             obj, init, where = self.init_queue[done]
             done += 1
             self.loc = where
             self.init_static(obj, init)
+        self.static_init = False
+        for flag in self.alive.values():   # no local object is live before its declaration runs
+            self.emit(Assign(flag, FALSE, None))
         self.jump(entry)
         edges, init, exit_, n, srcs, names = simplify(self.bld.edges, self.bld.init, self.exit, self.bld.num_locs,
                                                       dict(self.bld.loc_src), dict(self.bld.loc_names))
@@ -105,10 +111,11 @@ class Lowerer(StatementMixin, ExpressionMixin, CallMixin, LValueMixin, SideEffec
             self.emit(Havoc(tuple(obj.vars.values()), self.where(p)))
 
 
-def lower(parsed: Parsed, data_model: str) -> Program:
+def lower(parsed: Parsed, data_model: str, memsafety: bool = False) -> Program:
     """The CFA of a parsed translation unit (main with every call inlined); `InputError` or `UnsupportedError`
-    (with the location being lowered) for anything else that goes wrong."""
-    lw = Lowerer(parsed, data_model)
+    (with the location being lowered) for anything else that goes wrong. `memsafety`: instrument the
+    accesses for valid-memsafety (see `memory.py`)."""
+    lw = Lowerer(parsed, data_model, memsafety)
     old = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old, 200_000))  # load_c_program runs us on a thread with a large stack
     try:

@@ -9,14 +9,16 @@ from __future__ import annotations
 import clang.cindex as ci
 
 from looprover.frontend.c import clang_api as capi
-from looprover.frontend.c.ctype import CArray, CBool, CFunc, CInt, CPtr, CStruct, CVoid, compatible, strip_array
+from looprover.frontend.c.ctype import (
+    CArray, CBool, CFunc, CInt, CPtr, CStruct, CVoid, compatible, is_char, strip_array,
+)
 from looprover.frontend.c.cursors import TK, K, canonical_kind, children, is_array_decay, strip_parens
 from looprover.frontend.c.memory import LV, Cell, Val, idx_const, is_zero, pointer
 from looprover.frontend.c.state import LoweringState
-from looprover.program.cfa import Assign
+from looprover.program.cfa import Assert, Assign
 from looprover.program.expr import (
     TRUE, ArrayType, Binary, BoolConst, Compare, Expr, IntConst, Select, Store, Var, and_, cast, free_vars, ite,
-    or_, transform,
+    not_, or_, transform,
 )
 
 
@@ -67,7 +69,10 @@ class LValueMixin(LoweringState):
             if self.ctype(ch) == self.ctype(c):
                 return self.lv(ch)
         if k == K.STRING_LITERAL:
-            raise self.unsupported("string literal", c)
+            obj = self.literals.get(c)
+            if obj is None:
+                raise self.unsupported("string literal", c)
+            return self.obj_lv(obj)
         # an rvalue of aggregate type used where an object is needed (`f().x`): a temporary object
         t = self.ctype(c)
         if isinstance(t, CStruct):
@@ -81,6 +86,9 @@ class LValueMixin(LoweringState):
     def to_index(self, i: Val, c) -> Expr:
         if not isinstance(i.ctype, (CInt, CBool)):
             raise self.unsupported("array index that is not an integer", c)
+        if self.memsafety and isinstance(i.ctype, CInt) and i.ctype.bits > self.IDX.bits:
+            # truncating it to the index type could move an out-of-bounds index back into bounds
+            raise self.unsupported(f"index of type {i.ctype} wider than pointers (valid-memsafety)", c)
         return cast(self.IDX, i.e)
 
     def member(self, lv: LV, name: str, c=None) -> LV:
@@ -91,7 +99,7 @@ class LValueMixin(LoweringState):
         alts = []
         for g, cells in lv.alts:
             alts.append((g, {lf.path: cells[(name,) + lf.path] for lf in self.types.leaves(ft)}))
-        return LV(ft, alts, None)
+        return LV(ft, alts, None, list(lv.checks))
 
     def subscript(self, lv: LV, k: Expr) -> LV:
         t = lv.ctype
@@ -113,7 +121,29 @@ class LValueMixin(LoweringState):
                 addr = (obj, self.iadd(self.imul(off, t.size), k))
             elif is_zero(off):  # the outermost dimension of a variable-length array object
                 addr = (obj, k)
-        return LV(e, alts, addr)
+        checks = list(lv.checks)
+        if self.memsafety:
+            if not isinstance(t.size, int):
+                raise self.unsupported("index into a variable-length array (valid-memsafety)")
+            checks.append((self.in_range(k, t.size), self.loc))
+        return LV(e, alts, addr, checks)
+
+    def in_range(self, k: Expr, n: int) -> Expr:
+        """0 <= k < n in the index type."""
+        if isinstance(k, IntConst):
+            return TRUE if 0 <= k.value < n else BoolConst(False)
+        return and_(Compare(">=", k, idx_const(0, self.IDX)), Compare("<", k, idx_const(n, self.IDX)))
+
+    def check_access(self, lv: LV) -> None:
+        """Assert, once, the validity conditions of an access (valid-memsafety; see `LV.checks`)."""
+        for cond, where in lv.checks:
+            if cond == TRUE:
+                continue
+            fv = free_vars(cond)
+            if any(isinstance(st, Assert) and st.cond == cond for st in self.since_written(fv)):
+                continue
+            self.emit(Assert(cond, "valid-deref", where))
+        lv.checks.clear()
 
     def iadd(self, a: Expr, b: Expr) -> Expr:
         if is_zero(a):
@@ -158,7 +188,8 @@ class LValueMixin(LoweringState):
         if isinstance(pt, (CVoid, CFunc)):
             raise self.unsupported(f"dereference of a {t} pointer", c)
         obj, off = p.obj, p.off
-        cands = [o for o in self.objects if any(compatible(x, pt) for x in strip_array(o.ctype))]
+        cands = [o for o in self.objects if any(compatible(x, pt) for x in strip_array(o.ctype))
+                 or (self.memsafety and is_char(pt) and is_char(list(strip_array(o.ctype))[-1]))]
         if isinstance(obj, IntConst):
             cands = [o for o in cands if o.id == obj.value]
         alts = []
@@ -168,7 +199,7 @@ class LValueMixin(LoweringState):
             g = Compare("==", obj, IntConst(o.id, self.OBJ)) if not isinstance(obj, IntConst) else TRUE
             cells = {}
             if o.is_array:
-                valids.append(g)
+                valids.append(g if not self.memsafety else and_(g, self._in_object(o, pt, off, c)))
                 for lf in self.types.leaves(pt):
                     if lf.count is None:
                         raise self.unsupported("pointer to a variable-length array type", c)
@@ -178,18 +209,41 @@ class LValueMixin(LoweringState):
                 for lf in self.types.leaves(pt):
                     v = o.vars[lf.path]
                     cells[lf.path] = Cell(v, idx_const(0, self.IDX) if lf.in_array else None)
+            if self.memsafety and o.id in self.alive:
+                valids[-1] = and_(valids[-1], self.alive[o.id])
             alts.append((g, cells))
         valid = or_(*valids)
-        if valid != TRUE:
+        checks = []
+        if self.memsafety:
+            # NULL, dangling or out of the object: a valid-deref violation, asserted when the lvalue is accessed
+            checks.append((valid, self.where(c)))
+        elif valid != TRUE:
             self.assume_once(valid, self.where(c))  # NULL / invalid dereference: undefined behaviour
         if not alts:
+            if self.memsafety:  # no object can be accessed: every access is a violation
+                self.emit(Assert(valid, "valid-deref", self.where(c)))
             self.block()
             # the rest of this expression is dead code; give it a harmless lvalue of the right shape
             dummy = self.make_obj("unreachable", pt, "temp")
             return self.obj_lv(dummy)
         if len(alts) == 1:
             alts = [(TRUE, alts[0][1])]
-        return LV(pt, alts, (obj, off))
+        return LV(pt, alts, (obj, off), checks)
+
+    def _in_object(self, o, pt, off: Expr, c) -> Expr:
+        """0 <= off < the number of `pt` elements in array object `o` (valid-memsafety)."""
+        lf = self.types.leaves(pt)[0]
+        size = o.vars[lf.path].type.size
+        if not isinstance(size, int) or not isinstance(lf.count, int) or lf.count <= 0:
+            raise self.unsupported("pointer into a variable-length array (valid-memsafety)", c)
+        return self.in_range(off, size // lf.count)
+
+    def _not_a_literal(self, lv: LV) -> None:
+        """Writing into a string literal is undefined behaviour (read-only storage): a violation under
+        valid-memsafety (where alone literals are objects)."""
+        hits = [g for g, cells in lv.alts if any(cell.var in self.literal_vars for cell in cells.values())]
+        if hits and not self.static_init:
+            self.emit(Assert(not_(or_(*hits)), "valid-deref", self.loc))
 
     def decay_array(self, arr: ci.Cursor) -> Val:
         alv = self.lv(arr)
@@ -221,9 +275,12 @@ class LValueMixin(LoweringState):
         t = lv.ctype
         if isinstance(t, CArray):
             raise self.unsupported("array used as a value")
+        self.check_access(lv)
         leaves = {}
         for lf in self.types.leaves(t):
-            alts = [(g, self._leaf_read(cells[lf.path], lf.in_array, lf.count)) for g, cells in lv.alts]
+            want = self.types.ir_leaf_type(lf)
+            # (a char object read through another character type: the value converts)
+            alts = [(g, _as(want, self._leaf_read(cells[lf.path], lf.in_array, lf.count))) for g, cells in lv.alts]
             e = alts[-1][1]
             for g, x in reversed(alts[:-1]):
                 e = ite(g, x, e)
@@ -232,12 +289,19 @@ class LValueMixin(LoweringState):
 
     def write(self, lv: LV, v: Val) -> None:
         t = lv.ctype
+        self.check_access(lv)
+        if self.literal_vars:
+            self._not_a_literal(lv)
         writes: list[tuple[Var, Expr, list]] = []  # (var, new value, expressions the new value reads)
         for g, cells in lv.alts:
             for lf in self.types.leaves(t):
                 cell = cells[lf.path]
-                x = v.leaves[lf.path]
                 var = cell.var
+                x = v.leaves[lf.path]
+                if not lf.in_array and cell.index is not None:
+                    x = _as(var.type.elem, x)
+                elif not lf.in_array:
+                    x = _as(var.type, x)
                 if lf.in_array:
                     self._leaf_read(cell, True, lf.count)  # checks it is the whole array
                     writes.append((var, x if g == TRUE else ite(g, x, var), [g, x]))
@@ -266,3 +330,8 @@ class LValueMixin(LoweringState):
                 writes = [(a, b, []) for a, b in fixed]
         for var, new, _ in writes:
             self.emit(Assign(var, new, self.loc))
+
+
+def _as(t, e: Expr) -> Expr:
+    """e converted to IR type t when a character object is accessed through another character type."""
+    return e if e.type == t or isinstance(t, ArrayType) else cast(t, e)

@@ -13,6 +13,13 @@ Memory model (why it is sound for the programs we accept):
   * Locals of inlined functions get fresh variables per call site, except address-taken ones, which get one
     storage per declaration: without recursion at most one activation of a function is live, and pointers into
     dead activations are dangling (UB) anyway.
+  * Under `valid-memsafety` (`LoweringState.memsafety`) the invalid cases are what is checked: every access
+    through an array index or a pointer asserts (property `valid-deref`) that the pointer names a live object
+    and that the offset lies inside it: `0 <= index < length` of the array indexed, and for a pointer
+    `0 <= offset < number of pointee-sized elements of the object` (0 for a non-array object). Address-taken
+    locals get a Boolean `alive` variable, false before their declaration runs and after their function
+    returns, so a dangling pointer is invalid too. String literals used as arrays become read-only char-array
+    objects (registered by the pre-pass; a write into one is a violation).
 """
 from __future__ import annotations
 
@@ -49,10 +56,15 @@ class LV:
     with several candidate objects); exactly one guard holds on every UB-free execution.
     `addr` is the lvalue's own address as a pointer value (object id, offset in units of `ctype`), when the
     model can represent it (whole objects and array elements; not struct members).
+    `checks` (only under valid-memsafety) are the (condition, source location) pairs that must hold when the
+    lvalue is accessed (indices in bounds, a valid pointer); forming an lvalue (`&a[n]`) checks nothing.
+    The first read or write asserts them and clears the list: later accesses of the same lvalue in one
+    expression (`a[i]++`) are the same access, and after a write the conditions may read changed values.
     """
     ctype: CType
     alts: list[tuple[Expr, dict[tuple, Cell]]]
     addr: tuple[Expr, Expr] | None = None
+    checks: list[tuple[Expr, object]] = field(default_factory=list)
 
 
 @dataclass

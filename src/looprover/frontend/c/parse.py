@@ -96,25 +96,27 @@ def _gcc_flags(data_model: str, gcc: str) -> list[str]:
     return flags
 
 
-def _run_cpp(gcc: str, flags: list[str], path: Path):
+def _run_cpp(gcc: str, flags: list[str], path: Path, defines: tuple[str, ...] = ()):
     # -x c: gcc picks the language by suffix and passes a prog.txt on to the linker, preprocessing nothing
-    cmd = [gcc, "-E", "-x", "c", "-std=gnu17", *flags, *_AS_CLANG, "-I", str(path.parent), str(path)]
+    cmd = [gcc, "-E", "-x", "c", "-std=gnu17", *flags, *_AS_CLANG, *(f"-D{d}" for d in defines),
+           "-I", str(path.parent), str(path)]
     try:
         return subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=120)
     except (OSError, subprocess.SubprocessError) as exc:
         raise InputError(f"{path}: preprocessing failed: {exc}") from None
 
 
-def preprocess(path: Path, data_model: str) -> str | None:
-    """`gcc -E` output for a .c file, or None when gcc is not installed (libclang then preprocesses)."""
+def preprocess(path: Path, data_model: str, defines: tuple[str, ...] = ()) -> str | None:
+    """`gcc -E` output for a .c file (`defines`: `NAME` or `NAME=VALUE` as for `-D`), or None when gcc is not
+    installed (libclang then preprocesses)."""
     gcc = shutil.which("gcc")
     if gcc is None:
         return None
     flags = _gcc_flags(data_model, gcc)
-    r = _run_cpp(gcc, flags, path)
+    r = _run_cpp(gcc, flags, path, defines)
     if r.returncode != 0 and flags and "-m32" in r.stderr:
         # a gcc built without 32-bit support: host headers (only matters for __WORDSIZE-dependent typedefs)
-        r = _run_cpp(gcc, [], path)
+        r = _run_cpp(gcc, [], path, defines)
     if r.returncode != 0:
         raise InputError(f"preprocessing failed: {_gcc_errors(r.stderr)}")
     return r.stdout
@@ -143,9 +145,7 @@ def _gcc_errors(stderr: str) -> str:
                                                    "gcc failed without a message")
 
 
-def parse(path_like: str | os.PathLike, data_model: str) -> Parsed:
-    if data_model not in TRIPLES:
-        raise InputError(f"unknown data model {data_model!r} (expected ILP32 or LP64)")
+def _read(path_like: str | os.PathLike) -> Path:
     path = Path(path_like)
     shown = str(path_like)
     try:
@@ -157,17 +157,51 @@ def parse(path_like: str | os.PathLike, data_model: str) -> Parsed:
     if not raw.strip():
         raise InputError(f"{shown}: empty file")
     check_text(shown, raw, "C source")
+    return path
+
+
+def _linked_text(paths: list[Path], data_model: str, defines: tuple[str, ...]) -> str:
+    """Several input files as one translation unit: each preprocessed on its own (macros and include guards
+    do not leak from one file into the next), then concatenated, each behind a line marker naming it. That
+    is what linking them does for the programs clang accepts: a function or variable defined twice, or two
+    different types of one name, is a compiler error (an input error), and `static` names that two files
+    both define clash the same way, so nothing is silently merged."""
+    parts = []
+    for path in paths:
+        if path.suffix == ".i":
+            text = path.read_text(errors="replace")
+        else:
+            text = preprocess(path, data_model, defines)
+            if text is None:
+                raise InputError(f"{path}: several input files need gcc to preprocess them")
+        parts.append(f'# 1 "{path}"\n{text}\n')
+    return "".join(parts)
+
+
+def parse(path_like: str | os.PathLike | list, data_model: str, defines: tuple[str, ...] = ()) -> Parsed:
+    """Parse one C file, or several linked into one program (a list of paths; see `_linked_text`)."""
+    if data_model not in TRIPLES:
+        raise InputError(f"unknown data model {data_model!r} (expected ILP32 or LP64)")
+    several = isinstance(path_like, (list, tuple))
+    paths = [_read(p) for p in (path_like if several else [path_like])]
+    path = paths[0]
+    shown = str(path_like[0] if several else path_like)
 
     args = ["-x", "c", "-std=gnu17", "-target", TRIPLES[data_model], "-Ulinux", "-Uunix", "-Ui386",
             *_RELAX, "-ferror-limit=0", "-fbracket-depth=100000"]
     unsaved = None
     presumed = False
-    if path.suffix == ".i":
+    if len(paths) > 1:
+        if any(p.suffix == ".i" for p in paths):
+            args += _GLIBC_FLOAT_DEFINES
+        unsaved = [(shown, _linked_text(paths, data_model, tuple(defines)))]
+        presumed = True
+    elif path.suffix == ".i":
         args += _GLIBC_FLOAT_DEFINES
     else:
-        text = preprocess(path, data_model)
+        text = preprocess(path, data_model, tuple(defines))
         if text is None:
-            args += ["-I", str(path.parent)]
+            args += ["-I", str(path.parent), *(f"-D{d}" for d in defines)]
         else:
             unsaved = [(shown, text)]
         presumed = True

@@ -34,6 +34,10 @@ class Frame:
     env: dict = field(default_factory=dict)          # canonical decl cursor -> Obj
     labels: dict[str, int] = field(default_factory=dict)
     bound: dict = field(default_factory=dict)        # read-only parameters bound to their argument's value
+    top_decls: frozenset = frozenset()               # canonical VAR_DECLs at the top level of the body
+    born: list = field(default_factory=list)         # memsafety: liveness flags of its address-taken locals
+    scopes: list = field(default_factory=list)       # open blocks: (their own declarations, liveness flags)
+    depth_of: dict = field(default_factory=dict)     # break/continue target -> len(scopes) at its loop
     breaks: list[int] = field(default_factory=list)
     conts: list[int] = field(default_factory=list)
 
@@ -42,8 +46,13 @@ class LoweringState:
     """The lowering's state (see the attributes) and its primitives: source locations and errors, fresh
     variables, clang type translation, and building the CFA edge by edge."""
 
-    def __init__(self, parsed: Parsed, data_model: str):
+    def __init__(self, parsed: Parsed, data_model: str, memsafety: bool = False):
         self.parsed = parsed
+        self.memsafety = memsafety       # valid-memsafety: accesses are asserted valid, not assumed (memory.py)
+        self.alive: dict[int, Var] = {}  # memsafety: object id -> whether the (local) object is live
+        self.literals: dict = {}         # memsafety: string literal cursor -> its (read-only) object
+        self.literal_vars: set = set()   # the IR variables of those objects
+        self.static_init = False         # lowering the initialisers of static storage (before main)
         self.tu = parsed.tu
         self.types = TypeTable(data_model)
         self.IDX = self.types.index_type
@@ -128,6 +137,12 @@ class LoweringState:
                 return k
         raise UnsupportedError(f"function '{fdef.spelling}' without a body", self.where(fdef))
 
+    @staticmethod
+    def top_decls(body: ci.Cursor) -> frozenset:
+        """The canonical variable declarations at the top level of a function body."""
+        return frozenset(v.canonical for d in children(body) if d.kind == K.DECL_STMT
+                         for v in children(d) if v.kind == K.VAR_DECL)
+
     # ---------------------------------------------------------------------------------- CFA building
     def here(self) -> int:
         if self.cur is None:  # code after return/break/goto: unreachable unless a label follows
@@ -174,14 +189,20 @@ class LoweringState:
     def assume_once(self, cond: Expr, src) -> None:
         """Emit Assume(cond) unless the current edge already assumes it and nothing since wrote its
         variables (repeated dereferences of one pointer in a statement)."""
-        fv = free_vars(cond)
-        if self.cur is not None:
-            for st in reversed(self.pending):
-                if isinstance(st, Assume) and st.cond == cond:
-                    return
-                if st.writes() & fv:
-                    break
+        if any(isinstance(st, Assume) and st.cond == cond for st in self.since_written(free_vars(cond))):
+            return
         self.emit(Assume(cond, src))
+
+    def since_written(self, fv) -> list:
+        """The statements of the current edge after the last one that writes a variable in `fv`, latest first."""
+        if self.cur is None:
+            return []
+        out = []
+        for st in reversed(self.pending):
+            if st.writes() & fv:
+                break
+            out.append(st)
+        return out
 
     def block(self) -> None:
         """The path ends here without terminating (blocked)."""

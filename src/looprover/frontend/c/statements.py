@@ -23,8 +23,12 @@ class StatementMixin(LoweringState):
         k = c.kind
         self.loc = self.where(c)
         if k == K.COMPOUND_STMT:
+            fr = self.frames[-1]
+            fr.scopes.append((self.top_decls(c), []))
             for ch in children(c):
                 self.stmt(ch)
+            _, flags = fr.scopes.pop()
+            self.die(flags)
         elif k == K.DECL_STMT:
             for ch in children(c):
                 if ch.kind == K.VAR_DECL:
@@ -56,11 +60,13 @@ class StatementMixin(LoweringState):
             fr = self.frames[-1]
             if not fr.breaks:
                 raise self.unsupported("break outside a loop or switch", c)
+            self.die_to(fr, fr.breaks[-1])
             self.jump(fr.breaks[-1])
         elif k == K.CONTINUE_STMT:
             fr = self.frames[-1]
             if not fr.conts:
                 raise self.unsupported("continue outside a loop", c)
+            self.die_to(fr, fr.conts[-1])
             self.jump(fr.conts[-1])
         elif k == K.LABEL_STMT:
             loc = self._label(c.spelling)
@@ -72,6 +78,8 @@ class StatementMixin(LoweringState):
             ref = [x for x in children(c) if x.kind == K.LABEL_REF]
             if not ref:
                 raise self.unsupported("goto", c)
+            if any(flags for _, flags in self.frames[-1].scopes[1:]):
+                raise self.unsupported("goto in a block with an address-taken local (valid-memsafety)", c)
             self.jump(self._label(ref[0].spelling))
         elif k == K.RETURN_STMT:
             self._return(c)
@@ -105,6 +113,7 @@ class StatementMixin(LoweringState):
         if vd.type.get_canonical().kind == TK.VARIABLEARRAY:
             vla = self._vla_type(vd, init)
         obj = self.local_obj(vd, fr, "local", vla)
+        self.born(obj, vd, fr)
         if init is None:
             self.emit(Havoc(tuple(obj.vars.values()), self.loc))
         else:
@@ -171,7 +180,9 @@ class StatementMixin(LoweringState):
         self.start(bl)
         fr = self.frames[-1]
         fr.breaks.append(end)
+        fr.depth_of[end] = len(fr.scopes)
         fr.conts.append(head)
+        fr.depth_of[head] = len(fr.scopes)
         self.stmt(body)
         self.jump(head)
         fr.breaks.pop()
@@ -185,7 +196,9 @@ class StatementMixin(LoweringState):
         self.start(head)
         fr = self.frames[-1]
         fr.breaks.append(end)
+        fr.depth_of[end] = len(fr.scopes)
         fr.conts.append(cont)
+        fr.depth_of[cont] = len(fr.scopes)
         self.stmt(body)
         fr.breaks.pop()
         fr.conts.pop()
@@ -242,7 +255,9 @@ class StatementMixin(LoweringState):
         self.start(bl)
         fr = self.frames[-1]
         fr.breaks.append(end)
+        fr.depth_of[end] = len(fr.scopes)
         fr.conts.append(cont)
+        fr.depth_of[cont] = len(fr.scopes)
         if body is not None:
             self.stmt(body)
         fr.breaks.pop()
@@ -299,6 +314,7 @@ class StatementMixin(LoweringState):
         self.jump(default if default is not None else end)
         fr = self.frames[-1]
         fr.breaks.append(end)
+        fr.depth_of[end] = len(fr.scopes)
         self.stmt(body)
         fr.breaks.pop()
         self.start(end)

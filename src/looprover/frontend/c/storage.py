@@ -11,13 +11,14 @@ from __future__ import annotations
 import clang.cindex as ci
 
 from looprover.frontend.c import clang_api as capi
-from looprover.frontend.c.ctype import OFF, CArray, CFunc, CPtr, CType, CVoid
+from looprover.frontend.c.ctype import OFF, CArray, CFunc, CInt, CPtr, CType, CVoid
 from looprover.frontend.c.cursors import (
     ARRAY_KINDS, TK, K, base_decl, children, is_array_decay, strip_parens,
 )
 from looprover.frontend.c.memory import LV, Cell, Obj, idx_const, single
 from looprover.frontend.c.state import Frame, LoweringState
-from looprover.program.expr import IntConst
+from looprover.program.cfa import Assign
+from looprover.program.expr import BOOL, FALSE, TRUE, IntConst
 
 
 class StorageMixin(LoweringState):
@@ -68,6 +69,8 @@ class StorageMixin(LoweringState):
                 elif k == K.UNARY_OPERATOR and capi.unary_op(c) == capi.UO_ADDR_OF:
                     self._mark_address_taken(children(c)[0])
                 elif k == K.UNEXPOSED_EXPR and is_array_decay(c):  # (decays are UNEXPOSED_EXPRs)
+                    if self.memsafety and strip_parens(children(c)[0]).kind == K.STRING_LITERAL:
+                        self.literal_obj(strip_parens(children(c)[0]))
                     under_subscript = (parent is not None and parent.kind == K.ARRAY_SUBSCRIPT_EXPR)
                     if not under_subscript:
                         self._mark_address_taken(children(c)[0])
@@ -95,6 +98,23 @@ class StorageMixin(LoweringState):
         for decl in list(self.addr_taken):
             obj = self.storage(decl, None)
             self.register(obj)
+
+    def literal_obj(self, lit: ci.Cursor) -> Obj:
+        """The object of a string literal used as an array (valid-memsafety only, so that the unreach-call
+        lowering stays as it was): a char array with static storage, initialised before main, read-only."""
+        obj = self.literals.get(lit)
+        if obj is None:
+            saved = self.loc
+            self.loc = self.where(lit)
+            t = self.ctype(lit)
+            if not (isinstance(t, CArray) and isinstance(t.elem, CInt) and t.elem.bits == 8):
+                raise self.unsupported("wide string literal", lit)
+            obj = self.literals[lit] = self.make_obj("strlit", t, "global")
+            self.register(obj)
+            self.literal_vars.update(obj.vars.values())
+            self.init_queue.append((obj, lit, self.loc))
+            self.loc = saved
+        return obj
 
     def _mark_address_taken(self, e: ci.Cursor) -> None:
         d = base_decl(e)
@@ -178,6 +198,33 @@ class StorageMixin(LoweringState):
                 self._replace_shared(can, obj)
         fr.env[can] = obj
         return obj
+
+    def born(self, obj: Obj, decl: ci.Cursor, fr: Frame) -> None:
+        """valid-memsafety: an address-taken local's declaration makes it live until its block ends (`die`
+        when the block is left normally, by break or continue) or its function returns (`Frame.born`, reset
+        by the caller). A declaration that is not directly in a block (a `for` initialiser) is refused."""
+        if not self.memsafety or obj.id is None:
+            return
+        nested = decl.kind != K.PARM_DECL and decl.canonical not in fr.top_decls
+        if nested and not (fr.scopes and decl.canonical in fr.scopes[-1][0]):
+            raise self.unsupported("address-taken local declared outside a block (valid-memsafety)", decl)
+        flag = self.alive.get(obj.id)
+        if flag is None:
+            flag = self.alive[obj.id] = self.new_var(f"{obj.name}@alive", BOOL, "local", f"{obj.name}@alive")
+        self.emit(Assign(flag, TRUE, self.loc))
+        fr.born.append(flag)
+        if nested:
+            fr.scopes[-1][1].append(flag)
+
+    def die(self, flags: list) -> None:
+        """The end of the lifetime of the locals with these liveness flags (if the code here is reachable)."""
+        if flags and self.cur is not None:
+            self.emit(*(Assign(f, FALSE, self.loc) for f in flags))
+
+    def die_to(self, fr: Frame, target: int) -> None:
+        """A break or continue to `target` leaves the blocks opened since its loop began."""
+        for _, flags in fr.scopes[fr.depth_of.get(target, len(fr.scopes)):]:
+            self.die(flags)
 
     def decl_ctype(self, decl: ci.Cursor) -> CType:
         """A declaration's type; parameters declared as arrays or functions are pointers (C11 6.7.6.3)."""

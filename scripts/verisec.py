@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""Run looprover on the Verisec buffer-overflow suite (valid-memsafety) at one or more buffer sizes.
+
+    python scripts/verisec.py VERISEC_DIR [--size 2 --size 10] [--timeout 10] [--limit 30] [--filter SUBSTR]
+                              [--engine portfolio] [--csv OUT.csv]
+
+Verisec has no `.yml` tasks: `expected.csv` lists `file,expected` (`false` for `_bad`, `true` for `_ok`), and
+`lib/stubs.c` (library stubs) is linked with every test case. Each run is
+`looprover verify FILE STUBS --property valid-memsafety -DBASE_SZ=N --json`, one at a time (the machine is
+shared). The tables: per file and size the answer and time; per size found (`_bad` FALSE), proved (`_ok` TRUE),
+WRONG, unknown; the constructs that made runs UNKNOWN, most frequent first; and the time to find each
+overflow against the size.
+
+`lib/stubs.c` as shipped does not compile (`TYPECAST_MEMCPY 0` dereferences `void *`, which gcc and clang
+reject), so the runs use a temporary copy of `lib/` with the stubs' own other variant, `TYPECAST_MEMCPY 1`
+(copies through `unsigned char *`). The suite itself is read, never changed.
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import csv
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+
+def select(rows: list[dict], limit: int | None, substr: str | None) -> list[dict]:
+    """The rows matching `substr`, at most `limit` of them spread evenly over the (sorted) list."""
+    rows = sorted((r for r in rows if substr is None or substr in r["file"]), key=lambda r: r["file"])
+    if limit is None or len(rows) <= limit:
+        return rows
+    return [rows[i * len(rows) // limit] for i in range(limit)]
+
+
+def stubs_copy(lib: Path, into: Path) -> Path:
+    """A copy of `lib/` whose stubs compile (see the module docstring); returns the copied stubs.c."""
+    dest = into / "lib"
+    shutil.copytree(lib, dest)
+    h = dest / "stubs.h"
+    h.write_text(re.sub(r"#define\s+TYPECAST_MEMCPY\s+0", "#define TYPECAST_MEMCPY 1", h.read_text()))
+    return dest / "stubs.c"
+
+
+def run_one(file: Path, stubs: Path, size: int, timeout: float, engine: str) -> dict:
+    cmd = [sys.executable, "-m", "looprover", "verify", str(file), str(stubs), "--property", "valid-memsafety",
+           f"-DBASE_SZ={size}", "--timeout", f"{timeout:g}", "--engine", engine, "--json"]
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout + 30)
+    except subprocess.TimeoutExpired:
+        return {"status": "UNKNOWN", "reason": "killed (no answer 30 s after the timeout)", "time": timeout + 30}
+    try:
+        data = json.loads(r.stdout)
+    except json.JSONDecodeError:
+        return {"status": "UNKNOWN", "reason": f"no JSON (exit {r.returncode}): {r.stderr.strip()[:200]}",
+                "time": 0.0}
+    if data.get("status") == "ERROR":
+        return {"status": "UNKNOWN", "reason": "input error: " + data.get("error", ""), "time": 0.0}
+    return data
+
+
+def category(reason: str) -> str:
+    """What made a run UNKNOWN, without the place (`unsupported: X at f.c:3` -> `unsupported: X`)."""
+    reason = re.sub(r" at \S+:\d+(:\d+)?\)?$", "", reason or "")
+    if reason.startswith("input error: "):
+        reason = "input error: " + re.sub(r"^\S+:\d+: (error: )?", "", reason[len("input error: "):])
+        reason = reason.split(";")[0]
+    if reason.startswith(("unsupported", "input error")):
+        return reason[:100]
+    return "undecided in time" if "timeout" in reason else reason[:100]
+
+
+def outcome(expected: bool, status: str) -> str:
+    if status == "UNKNOWN":
+        return "unknown"
+    if (status == "TRUE") == expected:
+        return "found" if not expected else "proved"
+    return "WRONG"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("dir", type=Path, help="the Verisec directory (with expected.csv and lib/)")
+    ap.add_argument("--size", type=int, action="append", help="BASE_SZ (repeatable; default 2)")
+    ap.add_argument("--timeout", type=float, default=10.0)
+    ap.add_argument("--limit", type=int, default=30, help="at most this many files, spread over the suite")
+    ap.add_argument("--filter", help="only files whose path contains this")
+    ap.add_argument("--engine", default="portfolio")
+    ap.add_argument("--csv", type=Path, help="also write one row per run here")
+    args = ap.parse_args(argv)
+    sizes = args.size or [2]
+    with open(args.dir / "expected.csv", newline="") as fh:
+        rows = select(list(csv.DictReader(fh)), args.limit, args.filter)
+    results = []
+    with tempfile.TemporaryDirectory(prefix="verisec-") as tmp:
+        stubs = stubs_copy(args.dir / "lib", Path(tmp))
+        for size in sizes:
+            print(f"== BASE_SZ={size}: {len(rows)} files, --timeout {args.timeout:g}, --engine {args.engine}")
+            for row in rows:
+                expected = row["expected"].strip().lower() == "true"
+                data = run_one(args.dir / row["file"], stubs, size, args.timeout, args.engine)
+                res = {"file": row["file"], "size": size, "expected": expected, "status": data["status"],
+                       "outcome": outcome(expected, data["status"]), "time": float(data.get("time") or 0.0),
+                       "engine": data.get("engine") or "", "reason": data.get("reason") or ""}
+                results.append(res)
+                print(f"  {res['outcome']:<8} {res['status']:<8} {res['time']:7.2f}s  {row['file']}"
+                      + (f"   [{category(res['reason'])}]" if res["status"] == "UNKNOWN" else ""), flush=True)
+    print()
+    print(f"{'BASE_SZ':>8} {'bad':>5} {'found':>6} {'ok':>5} {'proved':>7} {'WRONG':>6} {'unknown':>8}")
+    for size in sizes:
+        rs = [r for r in results if r["size"] == size]
+        c = collections.Counter(r["outcome"] for r in rs)
+        print(f"{size:>8} {sum(not r['expected'] for r in rs):>5} {c['found']:>6} {sum(r['expected'] for r in rs):>5}"
+              f" {c['proved']:>7} {c['WRONG']:>6} {c['unknown']:>8}")
+    print("\nwhat made runs UNKNOWN (runs, over all sizes):")
+    for why, n in collections.Counter(category(r["reason"]) for r in results
+                                      if r["outcome"] == "unknown").most_common():
+        print(f"  {n:4}  {why}")
+    found = sorted({r["file"] for r in results if r["outcome"] == "found"})
+    if found:
+        print("\ntime to find the overflow (s) by BASE_SZ:")
+        print("  " + "".join(f"{s:>9}" for s in sizes) + "  file")
+        by = {(r["file"], r["size"]): r for r in results}
+        for f in found:
+            cells = [by[f, s] for s in sizes]
+            print("  " + "".join(f"{c['time']:9.2f}" if c["outcome"] == "found" else f"{'-':>9}" for c in cells)
+                  + f"  {f}")
+    wrong = [r for r in results if r["outcome"] == "WRONG"]
+    for r in wrong:
+        print(f"WRONG: {r['file']} at BASE_SZ={r['size']}: {r['status']} ({r['engine']}: {r['reason']})")
+    if args.csv:
+        with open(args.csv, "w", newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=list(results[0]) if results else ["file"])
+            w.writeheader()
+            w.writerows(results)
+    return 1 if wrong else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,120 @@
+"""`verify` with several input files (a program plus library code), `.yml` tasks listing several
+`input_files`, `-D` definitions, and the valid-memsafety property end to end (`FALSE(valid-deref)`)."""
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from looprover import cli
+from looprover.frontend.c import load_c_program
+
+MAIN = ("extern int __VERIFIER_nondet_int(void);\nvoid reach_error(void);\nint twice(int x);\nint limit;\n"
+        "int main(void) {\n  int n = __VERIFIER_nondet_int();\n  if (n < 0 || n > 100) return 0;\n"
+        "  if (twice(n) > 2 * LIMIT) reach_error();\n  return 0; }\n")
+LIB = "#define LIMIT 1000\nint twice(int x) { return x + x; }\n"
+UNSAFE_LIB = "int twice(int x) { return 3 * x; }\n"
+MEMSAFETY_PRP = "CHECK( init(main()), LTL(G valid-free) )\nCHECK( init(main()), LTL(G valid-deref) )\n" \
+                "CHECK( init(main()), LTL(G valid-memtrack) )\n"
+
+
+def _verify(capsys, *argv):
+    code = cli.main(["verify", *map(str, argv), "--engine", "bmc", "--timeout", "30", "--json"])
+    out = capsys.readouterr().out
+    return code, json.loads(out) if out.strip() else None
+
+
+def test_two_files_are_linked_into_one_program(tmp_path, capsys):
+    (tmp_path / "main.c").write_text(MAIN)
+    (tmp_path / "lib.c").write_text(LIB)
+    (tmp_path / "bad.c").write_text(UNSAFE_LIB)
+    # each file is preprocessed on its own: lib.c's LIMIT does not reach main.c; -D sets it for both
+    code, data = _verify(capsys, tmp_path / "main.c", tmp_path / "lib.c")
+    assert code == 1 and "undeclared identifier 'LIMIT'" in data["error"], data
+    code, data = _verify(capsys, tmp_path / "main.c", tmp_path / "lib.c", "-D", "LIMIT=100")
+    assert code == 0 and data["status"] == "TRUE", data
+    assert data["more_files"] == [str(tmp_path / "lib.c")]
+    code, data = _verify(capsys, tmp_path / "main.c", tmp_path / "lib.c", "-DLIMIT=40")
+    assert code == 0 and data["status"] == "FALSE" and data["counterexample"]["validated"], data
+    code, data = _verify(capsys, tmp_path / "main.c", tmp_path / "bad.c", "-D", "LIMIT=100")   # 3n > 200
+    assert code == 0 and data["result"] == "FALSE(unreach-call)", data
+    # statements keep the file they come from
+    program = load_c_program([tmp_path / "main.c", tmp_path / "bad.c"], defines=("LIMIT=1",))
+    files = {s.src.file for _, s in program.statements() if s.src is not None}
+    assert files == {str(tmp_path / "main.c"), str(tmp_path / "bad.c")}
+
+
+def test_a_function_defined_in_two_files_is_an_input_error(tmp_path, capsys):
+    (tmp_path / "main.c").write_text(MAIN)
+    (tmp_path / "lib.c").write_text(LIB)
+    (tmp_path / "again.c").write_text(UNSAFE_LIB)
+    code, data = _verify(capsys, tmp_path / "main.c", tmp_path / "lib.c", tmp_path / "again.c", "-DLIMIT=1")
+    assert code == 1 and data["status"] == "ERROR" and "redefinition of 'twice'" in data["error"], data
+
+
+def test_a_task_with_two_input_files(tmp_path, capsys):
+    (tmp_path / "main.c").write_text(MAIN.replace("LIMIT", "60"))
+    (tmp_path / "lib.c").write_text(LIB)
+    (tmp_path / "unreach-call.prp").write_text("CHECK( init(main()), LTL(G ! call(reach_error())) )\n")
+    (tmp_path / "t.yml").write_text("format_version: '2.0'\ninput_files: ['main.c', 'lib.c']\nproperties:\n"
+                                    "  - property_file: unreach-call.prp\n    expected_verdict: false\n")
+    code, data = _verify(capsys, tmp_path / "t.yml")
+    assert code == 0 and data["status"] == "FALSE" and data["matches_expected"] is True, data
+
+
+def test_memsafety_task_answers_false_valid_deref_with_the_access(tmp_path, capsys):
+    (tmp_path / "buf.c").write_text("int main(void) {\n  char buf[4]; int i;\n"
+                                    "  for (i = 0; i <= BASE_SZ; i++)\n    buf[i] = 0;\n  return 0; }\n")
+    (tmp_path / "valid-memsafety.prp").write_text(MEMSAFETY_PRP)
+    (tmp_path / "t.yml").write_text("format_version: '2.0'\ninput_files: buf.c\nproperties:\n"
+                                    "  - property_file: valid-memsafety.prp\n    expected_verdict: false\n"
+                                    "    subproperty: valid-deref\n")
+    code, data = _verify(capsys, tmp_path / "t.yml", "-DBASE_SZ=4")
+    assert code == 0 and data["result"] == "FALSE(valid-deref)" and data["property"] == "valid-memsafety", data
+    assert data["counterexample"]["validated"] and data["counterexample"]["violated_at"].endswith("buf.c:4")
+    code, data = _verify(capsys, tmp_path / "buf.c", "-DBASE_SZ=3", "--property", "valid-memsafety")
+    assert code == 0 and data["status"] == "TRUE", data
+    cli.main(["verify", str(tmp_path / "buf.c"), "-DBASE_SZ=4", "--property", "valid-memsafety", "--engine", "bmc"])
+    assert "valid-deref is violated at" in capsys.readouterr().out
+
+
+def test_unsupported_memsafety_construct_is_unknown_with_its_place(tmp_path, capsys):
+    (tmp_path / "heap.c").write_text("void *malloc(unsigned long);\nint main(void) {\n"
+                                     "  int *p = malloc(4);\n  return *p; }\n")
+    code, data = _verify(capsys, tmp_path / "heap.c", "--property", "valid-memsafety")
+    assert code == 0 and data["status"] == "UNKNOWN", data
+    assert "unsupported: call to undefined function 'malloc'" in data["reason"] and "heap.c:3" in data["reason"]
+
+
+def test_bench_passes_every_input_file_of_a_task(tmp_path):
+    from looprover.bench.runner import verify_command
+    from looprover.bench.tasks import collect_tasks
+    (tmp_path / "main.c").write_text(MAIN.replace("LIMIT", "60"))
+    (tmp_path / "lib.c").write_text(LIB)
+    (tmp_path / "unreach-call.prp").write_text("CHECK( init(main()), LTL(G ! call(reach_error())) )\n")
+    (tmp_path / "t.yml").write_text("format_version: '2.0'\ninput_files: ['main.c', 'lib.c']\nproperties:\n"
+                                    "  - property_file: unreach-call.prp\n    expected_verdict: false\n")
+    (task,) = collect_tasks(tmp_path)
+    cmd = verify_command(task, 10, "bmc", None)
+    at = cmd.index("verify")
+    assert cmd[at + 1:at + 3] == [str(tmp_path / "main.c"), str(tmp_path / "lib.c")]
+
+
+@pytest.mark.slow
+def test_verisec_cases_with_their_stubs(shared_dir, tmp_path, capsys):
+    """Verisec test cases linked with the suite's stubs (prepared as scripts/verisec.py does): an overflow found
+    with its access, and a fixed variant proved."""
+    spec = importlib.util.spec_from_file_location("verisec", Path(__file__).parents[2] / "scripts" / "verisec.py")
+    verisec = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(verisec)
+    suite = shared_dir / "benchmarks" / "verisec"
+    stubs = verisec.stubs_copy(suite / "lib", tmp_path)
+    apps = suite / "programs" / "apps"
+    bad = apps / "edbrowse" / "CVE-2006-6909" / "ftpls" / "strchr_bad.c"
+    code, data = _verify(capsys, bad, stubs, "-DBASE_SZ=2", "--property", "valid-memsafety")
+    assert code == 0 and data["result"] == "FALSE(valid-deref)" and data["counterexample"]["validated"], data
+    ok = apps / "sendmail" / "CVE-2003-0161" / "prescan" / "prescan_arr_min_test_ok.c"
+    code, data = _verify(capsys, ok, stubs, "-DBASE_SZ=2", "--property", "valid-memsafety")
+    assert code == 0 and data["status"] == "TRUE", data
