@@ -11,6 +11,7 @@ from looprover.domains.equalities import Equalities
 from looprover.domains.intervals import Intervals
 from looprover.domains.linear import Linear
 from looprover.domains.ranges import TypeRanges
+from looprover.domains.strings import Strings
 from looprover.domains.zones import Zones
 from looprover.deadline import Deadline
 from looprover.program.expr import BOOL, BoolConst, Var, cmp
@@ -120,3 +121,11 @@ def test_transition_driver_takes_steps_from_models():
     got = transition_candidates([x], [x1], z3.And(x < 100, x1 == x + 2), [], lambda f: z3.substitute(f, (x, x1)),
                                 False, Deadline.after(10), z3.main_ctx())
     assert got == []
+
+
+def test_strings(loop):
+    lp = loop("char a[8]; int n = 5, p = 0; a[n] = 0; while (a[p] != 0) p++;")
+    got = strs(Strings().array_atoms(lp.site, lp.var("a"), [lp.var("n"), lp.var("p")]))
+    assert "(a[n] == 0)" in got and "(p < 8)" in got
+    lp = loop("int b[8]; int p = 0; while (p < 8) { b[p] = 1; p++; }")    # not a char buffer
+    assert Strings().array_atoms(lp.site, lp.var("b"), [lp.var("p")]) == []

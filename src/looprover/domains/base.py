@@ -2,8 +2,9 @@
 
 A domain offers candidates; it never decides them. Every candidate is checked by the caller (samples, then
 Houdini), so a domain may guess freely -- soundness does not depend on it. Two kinds of question:
-- state atoms at a cutpoint (`Site`): program IR expressions over one variable (`var_atoms`) or a pair of
-  variables of one type (`pair_atoms`), suggested by the program's constants and the sampled states;
+- state atoms at a cutpoint (`Site`): program IR expressions over one variable (`var_atoms`), a pair of
+  variables of one type (`pair_atoms`) or an array and the integer variables that may index it
+  (`array_atoms`), suggested by the program's constants and the sampled states;
 - relations of a loop body (`StepSite`): z3 formulas over the pre and post values (x, x') of one variable
   (`var_relations`) or of the whole state (`relations`), suggested by sampled steps and the loop's atoms.
 A domain answers the questions it has templates for; the others return nothing.
@@ -50,6 +51,9 @@ class Domain:
         return []
 
     def pair_atoms(self, site: Site, x: Var, y: Var) -> list[Expr]:
+        return []
+
+    def array_atoms(self, site: Site, a: Var, indices: list[Var]) -> list[Expr]:
         return []
 
     def var_relations(self, v: z3.ExprRef, w: z3.ExprRef) -> list[z3.BoolRef]:

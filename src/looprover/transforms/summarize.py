@@ -1,0 +1,289 @@
+"""Loop summarization (Loopfrog, with a 2LS-style joint check): every loop, innermost first, becomes
+
+    x0 := x (modified integers); g := c(x, x0) (each kept conjunct, at entry); havoc(modified);
+    assume(⋀ g ⇒ c(x, x0));  then ONE iteration of the body from the head, its back edges blocked,
+
+an over-approximation of the original (`Guarantee.OVER`): a TRUE of the result is a TRUE of the program.
+
+Why this shape (design notes, section C): the summary `assume` holds in every state the loop head can be in
+after any number of iterations from entry state x0 (`LoopSummary`), so one more partial iteration from such a
+state reaches every exit (the loop condition, `break`, `goto`, `return`) and every assertion of the body that
+the original reaches; back edges are blocked because the summary already stands for the iterations they
+start. A summarized inner loop is loop-free code inside the outer loop's body.
+
+The conjuncts c are state atoms of the `domains/` plug-ins (`SUMMARY_DOMAINS`, asked by `atoms_at` at the
+loop head, filtered by states sampled there), over the program variables and the entry copies x0 (so
+`x <= x0`, `(x - x0) % 2 == 0` are candidates too: their premise c(x0, x0) is trivially true). A conjunct is
+kept only when `c ∧ Iter ⇒ c'` is valid, with Iter one iteration head to head (inner summaries included, the
+entry copies unchanged), checked two ways; both are sound, so both are kept:
+  * loopfrog: each candidate on its own; each survivor gets its own `g ⇒ c` (true at entry or not);
+  * houdini:  the largest jointly inductive set S (`smt/houdini.py`), one conjunct `⋀S(entry) ⇒ ⋀S`. It keeps
+    facts that are inductive only together (`p <= n` needs `a[n] == 0` in a string scan).
+Arrays the loop writes are havocked whole. Signed ranges are not assumed in the checks (integer mode keeps
+the mathematical value of an overflow), unsigned ones are (their wrap-around is explicit).
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import z3
+
+from looprover.deadline import Deadline, OutOfTime
+from looprover.domains import SUMMARY_DOMAINS, atoms_at, sample_states
+from looprover.errors import GiveUp, UnsupportedError
+from looprover.program.cfa import Assign, Assume, Edge, Havoc, Program, VarInfo
+from looprover.program.cpg import build_cpg
+from looprover.program.expr import BOOL, FALSE, Expr, IntType, Var, and_, free_vars, implies
+from looprover.program.interp import Evaluator, UndefinedBehavior
+from looprover.program.loops import Loop, analyze_loops
+from looprover.smt.cpg_system import fragment_spec
+from looprover.smt.dag import encode_dag
+from looprover.smt.encode import Encoder
+from looprover.smt.houdini import houdini
+from looprover.smt.solver import check
+from looprover.smt.terms import FALSE as Z3_FALSE, mk_and
+from looprover.transforms.base import Guarantee, RunOnInputs, Transform, Transformed
+
+
+@dataclass
+class SummarizeOptions:
+    """Settings of the transform; the fields with a `help` entry are user options (`--option summarize.F=V`)."""
+    loopfrog: bool = field(default=True, metadata={"help": "keep each candidate inductive on its own"})
+    houdini: bool = field(default=True, metadata={"help": "keep the largest jointly inductive candidate set"})
+    query_timeout: float = 2.0            # seconds per one-by-one solver query
+    bitvector: bool = False               # the encoding of the checks (set by the engine from the run)
+    deadline: Deadline | None = None      # the transform's share of a run (set by the engine)
+
+
+@dataclass(frozen=True)
+class LoopSummary:
+    """What replaced one loop: its entry copies, the havocked variables and the kept conjuncts."""
+    header: int
+    where: str
+    entry: Mapping[str, Var]              # modified integer variable -> its entry copy
+    havocked: tuple[Var, ...]
+    candidates: int
+    loopfrog: tuple[Expr, ...]            # each inductive alone: c(entry) ⇒ c
+    houdini: tuple[tuple[tuple[Expr, ...], tuple[Expr, ...]], ...]   # (P, S) jointly inductive: ⋀(P∪S)(entry) ⇒ ⋀S
+
+    def holds(self, ev: Evaluator, entry: Mapping[str, Any], now: Mapping[str, Any]) -> bool:
+        """The summary relation between the state on entering the loop and a later state at its head (both
+        over the original variables): what the `assume` claims, evaluated concretely."""
+        copies = {c.name: entry[v] for v, c in self.entry.items()}
+        at0, at1 = {**entry, **copies}, {**now, **copies}
+
+        def val(e: Expr, st) -> bool:
+            try:
+                return bool(ev.eval(e, st))
+            except (UndefinedBehavior, ArithmeticError):
+                return False
+        return (all(not val(c, at0) or val(c, at1) for c in self.loopfrog)
+                and all(not all(val(c, at0) for c in p + s) or all(val(c, at1) for c in s) for p, s in self.houdini))
+
+    def describe(self) -> str:
+        return (f"loop at {self.where}: {len(self.havocked)} variable(s) havocked; of {self.candidates} "
+                f"candidates {len(self.loopfrog)} inductive alone (loopfrog), "
+                f"{'+'.join(str(len(s)) for _, s in self.houdini) or 0} jointly (houdini)")
+
+
+class Summaries(RunOnInputs):
+    """The original program run on a counterexample's inputs (a summary's havocs are no inputs); `loops`
+    records what replaced each loop, innermost first."""
+
+    def __init__(self, loops: list[LoopSummary]):
+        self.loops = loops
+
+
+class SummarizeTransform(Transform):
+    name = "summarize"
+    summary = "loop summaries (domain candidates checked against one iteration; loopfrog and houdini)"
+    guarantee = Guarantee.OVER
+    Settings = SummarizeOptions
+
+    def apply(self, program: Program, settings: Any = None) -> Transformed:
+        opts: SummarizeOptions = settings if settings is not None else SummarizeOptions()
+        deadline = opts.deadline if opts.deadline is not None else Deadline.never()
+        forest = analyze_loops(program)
+        if forest.irreducible:
+            e = forest.irreducible_edges[0]
+            raise UnsupportedError(f"irreducible control flow (no natural loop to summarize) at "
+                                   f"{e.src_loc or program.loc_label(e.dst)}")
+        original_loops = forest.loops
+        prog, temps, done = program, set(), []
+        while True:
+            forest = analyze_loops(prog)
+            if not forest.loops:
+                break
+            loop = forest.loops[forest.order[0]]
+            prog, s = _summarize(prog, program, original_loops.get(loop.header), loop, temps, opts, deadline)
+            done.append(s)
+        prog.check()
+        return Transformed(prog, self.guarantee, Summaries(done), unwind_bound=1,
+                           notes=[s.describe() for s in done])
+
+
+def _fresh(variables: dict[str, VarInfo], base: str) -> str:
+    name, i = base, 0
+    while name in variables:
+        i += 1
+        name = f"{base}_{i}"
+    return name
+
+
+def _summarize(prog: Program, original: Program, orig_loop: Loop | None, loop: Loop, temps: set[str],
+               opts: SummarizeOptions, deadline: Deadline) -> tuple[Program, LoopSummary]:
+    h = loop.header
+    variables = dict(prog.variables)
+
+    def declare(base: str, t) -> Var:
+        name = _fresh(variables, base)
+        v = Var(name, t)
+        variables[name] = VarInfo(v, "temp", name)
+        temps.add(name)
+        return v
+
+    modified = sorted(loop.writes, key=lambda v: v.name)
+    entry = {v.name: declare(f"{v.name}__entry{h}", v.type) for v in modified
+             if isinstance(v.type, IntType) and v.name not in temps and prog.variables[v.name].kind != "nondet"}
+    prog1 = dataclasses.replace(prog, variables=dict(variables))
+    cands = _candidates(prog1, original, orig_loop, loop, entry, temps, opts, deadline)
+    lf, hs = _inductive(prog1, h, cands, {v.name for v in modified}, opts, deadline)
+    # the summary edge: entry copies, the conjuncts' premises at entry, havoc, assume
+    stmts: list = [Assign(c, Var(n, c.type)) for n, c in entry.items()]
+    kept: list[tuple[Var, Expr]] = []
+    for i in lf:
+        kept.append((declare(f"__summary{h}_{len(kept)}", BOOL), cands[i]))
+    stmts += [Assign(g, c) for g, c in kept]
+    for premise, joint in hs:
+        g = declare(f"__summary{h}_{len(kept)}", BOOL)
+        stmts.append(Assign(g, and_(*(cands[i] for i in premise + joint))))
+        kept.append((g, and_(*(cands[i] for i in joint))))
+    plain = [v for v in modified if prog.variables[v.name].kind != "nondet"]
+    if plain:
+        stmts.append(Havoc(tuple(plain)))
+    for v in modified:
+        if prog.variables[v.name].kind == "nondet":     # not an input of the program: havoc through a temp
+            t = declare(f"{v.name}__havoc{h}", v.type)
+            stmts += [Havoc((t,)), Assign(v, t)]
+    if kept:
+        stmts.append(Assume(and_(*(implies(g, c) for g, c in kept))))
+    s_loc, b_loc = prog.num_locs, prog.num_locs + 1
+    back = {id(e) for e in loop.back_edges}
+    entering = {id(e) for e in loop.entry_edges}
+    edges: list[Edge] = []
+    for e in prog.edges:
+        if id(e) in back:
+            edges.append(Edge(e.src, b_loc, e.stmts + (Assume(FALSE),)))
+        elif id(e) in entering:
+            edges.append(Edge(e.src, s_loc, e.stmts))
+        else:
+            edges.append(e)
+    edges.append(Edge(s_loc, h, tuple(stmts)))
+    loc_src = dict(prog.loc_src)
+    if h in loc_src:
+        loc_src[s_loc] = loc_src[h]
+    out = prog.with_edges(edges, num_locs=prog.num_locs + 2, variables=variables, loc_src=loc_src,
+                          init=s_loc if prog.init == h else prog.init)
+    src = prog.loc_src.get(h)
+    summary = LoopSummary(h, str(src) if src is not None else prog.loc_label(h), entry, tuple(modified),
+                          len(cands), tuple(cands[i] for i in lf),
+                          tuple((tuple(cands[i] for i in p), tuple(cands[i] for i in j)) for p, j in hs))
+    return out, summary
+
+
+def _candidates(prog: Program, original: Program, orig_loop: Loop | None, loop: Loop, entry: Mapping[str, Var],
+                temps: set[str], opts: SummarizeOptions, deadline: Deadline) -> list[Expr]:
+    """The domains' atoms at the loop head over the loop's variables and their entry copies, filtered by the
+    states sampled there in random runs of the original program (with the entry copies made on entry)."""
+    h = loop.header
+    copies = {c.name for c in entry.values()}
+    view = dataclasses.replace(prog, variables={n: i for n, i in prog.variables.items()
+                                                if n not in temps or n in copies})
+    changing = frozenset(loop.writes) | frozenset(entry.values())
+    samples: list[dict] = []
+    if orig_loop is not None:
+        made = tuple(Assign(c, Var(n, c.type)) for n, c in entry.items())
+        ids = {id(e) for e in orig_loop.entry_edges}
+        sprog = original.with_edges(
+            [Edge(e.src, e.dst, e.stmts + made) if id(e) in ids else e for e in original.edges],
+            variables={**original.variables, **{c.name: prog.variables[c.name] for c in entry.values()}})
+        samples = sample_states(sprog, {h}, bitvector=opts.bitvector, deadline=deadline, arrays=True).get(h, [])
+    return atoms_at(view, h, samples, opts.bitvector, SUMMARY_DOMAINS, changing)
+
+
+def _inductive(prog: Program, h: int, cands: list[Expr], modified: set[str], opts: SummarizeOptions,
+               deadline: Deadline) -> tuple[list[int], list[tuple[list[int], list[int]]]]:
+    """Over one iteration of the loop at `h` (every path of h's fragment back to h): the candidates over a
+    `modified` variable that are inductive on their own (loopfrog), and jointly inductive groups (premise,
+    conclusion) (houdini): the largest inductive set of those candidates, and the largest one with the
+    candidates over unchanged variables as context, which then join the premise -- only those an unsat core
+    says the proof needs, so a sampled bound like `n <= 16` does not void the conjunct."""
+    if not cands:
+        return [], []
+    enc = Encoder(prog, opts.bitvector, prefix=f"s{h}.", deadline=deadline)
+    pre = {v.name: enc.const(f"s{h}.{v.name}", v.type) for v in prog.all_vars}
+    cpg = build_cpg(prog)
+    edge = next((e for e in cpg.out_edges(h) if e.dst == h), None)
+    step, post = Z3_FALSE, pre
+    if edge is not None:
+        dag = encode_dag(enc, fragment_spec(cpg, h, edge.edges), pre)
+        env = dag.envs.get(("t", h))
+        if env is not None:
+            step = mk_and(*dag.side, dag.guard(("t", h)))
+            post = {v.name: enc.term(env[v.name], v.type) for v in prog.all_vars}
+    background = [step] + [c for v in prog.all_vars if isinstance(v.type, IntType) and not v.type.signed
+                           for c in enc.in_range(pre[v.name], v.type)]
+    pre_f = [enc.expr(c, pre) for c in cands]
+    post_f = [enc.expr(c, post) for c in cands]
+    moving = [i for i, c in enumerate(cands) if any(v.name in modified for v in free_vars(c))]
+    fixed = [i for i in range(len(cands)) if i not in set(moving)]
+    lf: list[int] = []
+    if opts.loopfrog:
+        s = z3.Solver()
+        s.add(*background)
+        for i in moving:
+            lit = z3.Bool(f"!lf{h}.{i}")
+            s.add(z3.Implies(lit, z3.And(pre_f[i], z3.Not(post_f[i]))))
+            try:
+                if check(s, deadline, lit, cap=opts.query_timeout) == z3.unsat:
+                    lf.append(i)
+            except (GiveUp, OutOfTime):
+                if deadline.expired():
+                    raise
+    groups: list[tuple[list[int], list[int]]] = []
+    if opts.houdini and moving:
+        try:
+            alone = [moving[j] for j in houdini(background, [pre_f[i] for i in moving],
+                                                [post_f[i] for i in moving], deadline)]
+            if alone:
+                groups.append(([], alone))
+            ctx = [pre_f[i] for i in fixed]
+            joint = [moving[j] for j in houdini(background + ctx, [pre_f[i] for i in moving],
+                                                [post_f[i] for i in moving], deadline)]
+            if joint and set(joint) != set(alone):
+                groups.append((_needed(background, fixed, joint, pre_f, post_f, h, opts, deadline), joint))
+        except GiveUp:
+            pass
+    return lf, groups
+
+
+def _needed(background: list[z3.BoolRef], fixed: list[int], joint: list[int], pre_f, post_f, h: int,
+            opts: SummarizeOptions, deadline: Deadline) -> list[int]:
+    """The context candidates (over unchanged variables) an unsat core needs for `joint`'s inductiveness."""
+    s = z3.Solver()
+    s.set("core.minimize", True)
+    s.add(*background, *(pre_f[i] for i in joint), z3.Not(mk_and(*(post_f[i] for i in joint))))
+    lits = {z3.Bool(f"!ctx{h}.{i}"): i for i in fixed}
+    for lit, i in lits.items():
+        s.add(z3.Implies(lit, pre_f[i]))
+    try:
+        if check(s, deadline, *lits, cap=opts.query_timeout) != z3.unsat:
+            return fixed
+    except (GiveUp, OutOfTime):
+        if deadline.expired():
+            raise
+        return fixed
+    core = {c.get_id() for c in s.unsat_core()}
+    return [i for lit, i in lits.items() if lit.get_id() in core]

@@ -1,0 +1,76 @@
+"""The `summarize` engine end to end: TRUE from the summaries, FALSE only when the summarized program's
+counterexample replays on the program, otherwise UNKNOWN with the leaping counterexample shown."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from looprover.engines import get_engine, verify
+from looprover.engines.base import Run, Task
+from looprover.portfolio import choose_engines
+from looprover.verdict import LeapingCounterexample, Status
+
+from helpers import enginecases as ec
+
+SAFE = [ec.loopfree(True), ec.bounded_loop(True), ec.even_counter(7), ec.nonneg_counter(), ec.nested_unbounded(7),
+        ec.unsigned_decrement(), ec.array_nondet(True)]
+UNSAFE = [ec.loopfree(False), ec.bounded_loop(False), ec.even_counter(8), ec.deep_bug(), ec.nested(False),
+          ec.nested_unbounded(8), ec.unsigned_wrap_bug(), ec.array_init(False), ec.array_nondet(False)]
+
+
+@pytest.mark.parametrize("p", SAFE, ids=lambda p: p.name)
+def test_safe_programs_are_proved(p):
+    v = verify("summarize", p, timeout=20)
+    assert v.status == Status.TRUE, v.reason
+
+
+@pytest.mark.parametrize("p", UNSAFE, ids=lambda p: p.name)
+def test_unsafe_programs_are_never_true(p):
+    v = verify("summarize", p, timeout=20)
+    assert v.status != Status.TRUE, v.reason
+    if v.status == Status.FALSE:
+        assert v.evidence.validated
+
+
+def test_replayable_counterexample_is_false():
+    v = verify("summarize", ec.deep_bug(), timeout=20)     # the bug lies behind the loop, on real inputs
+    assert v.status == Status.FALSE and v.evidence.validated
+
+
+LEAP = """extern void reach_error(void);
+void __VERIFIER_assert(int c) { if (!c) reach_error(); }
+int main(void) { int x = 0, y = 0; while (x < 10) { x++; y = y + x; } __VERIFIER_assert(y != 12); return 0; }
+"""
+
+
+def test_leaping_counterexample_is_unknown_with_its_key(tmp_path):
+    f = tmp_path / "leap.c"
+    f.write_text(LEAP)        # safe (y = 55 at the end); the summary knows y >= 0 only, so it "leaps" to y = 12
+    out = subprocess.run([sys.executable, "-m", "looprover", "verify", str(f), "--engine", "summarize", "--json",
+                          "--timeout", "30"], capture_output=True, text=True)
+    d = json.loads(out.stdout)
+    assert d["status"] == "UNKNOWN" and "leaping" in d["reason"]
+    assert d["leaping_counterexample"]["steps"] and "unconfirmed_counterexample" not in d
+    text = subprocess.run([sys.executable, "-m", "looprover", "verify", str(f), "--engine", "summarize",
+                           "--timeout", "30"], capture_output=True, text=True).stdout
+    assert text.startswith("UNKNOWN") and "leaping counterexample" in text
+
+
+def test_leaping_evidence_runs_on_the_summarized_program():
+    v = verify("summarize", ec.even_counter(8), timeout=20)
+    assert v.status == Status.UNKNOWN and isinstance(v.evidence, LeapingCounterexample)
+    assert v.evidence.program is not None and not v.evidence.validated
+
+
+def test_engine_is_in_the_portfolio_for_c_reachability():
+    e = get_engine("summarize")
+    assert Status.TRUE in e.verdicts and Status.FALSE in e.verdicts
+    assert "summarize" in choose_engines(Task(), Run.with_timeout(5))
+
+
+def test_irreducible_is_unknown_with_reason():
+    v = verify("summarize", ec.irreducible(True), timeout=10)
+    assert v.status == Status.UNKNOWN and "irreducible" in v.reason
