@@ -12,6 +12,8 @@ from looprover.domains.intervals import Intervals
 from looprover.domains.linear import Linear
 from looprover.domains.ranges import TypeRanges
 from looprover.domains.strings import Strings
+from looprover.domains.octagon import Octagon
+from looprover.domains.deltas import Deltas
 from looprover.domains.zones import Zones
 from looprover.deadline import Deadline
 from looprover.program.expr import BOOL, BoolConst, Var, cmp
@@ -129,3 +131,22 @@ def test_strings(loop):
     assert "(a[n] == 0)" in got and "(p < 8)" in got
     lp = loop("int b[8]; int p = 0; while (p < 8) { b[p] = 1; p++; }")    # not a char buffer
     assert Strings().array_atoms(lp.site, lp.var("b"), [lp.var("p")]) == []
+
+
+def test_octagon(loop):
+    lp = loop("int i = 1, j = 10; while (j >= i) { i = i + 2; j = j - 1; }")
+    got = strs(Octagon().pair_atoms(lp.site, lp.var("i"), lp.var("j")))
+    assert "((i - j) <= 3)" in got and "((i + j) >= 11)" in got
+    lp = loop("int i = 0, j = 0; while (i < 10) { i++; j++; }")      # i - j constant: an equality's job
+    assert not [a for a in strs(Octagon().pair_atoms(lp.site, lp.var("i"), lp.var("j"))) if "-" in a]
+
+
+def test_deltas():
+    from looprover.program.expr import I32
+    x, y, x0, y0 = (Var(n, I32) for n in ("x", "y", "x0", "y0"))
+    site = Site(1, [], [{"x": 5, "y": 3, "x0": 5, "y0": 3}, {"x": 7, "y": 2, "x0": 5, "y0": 3},
+                        {"x": 9, "y": 1, "x0": 5, "y0": 3}], entry={"x": x0, "y": y0})
+    assert strs(Deltas().pair_atoms(site, x, y)) == ["(((-1) * (x - x0)) == (2 * (y - y0)))"]
+    site.samples.append({"x": 8, "y": 0, "x0": 5, "y0": 3})             # not proportional
+    assert Deltas().pair_atoms(site, x, y) == []
+    assert Deltas().pair_atoms(Site(1, [], site.samples), x, y) == []   # no entry copies: nothing to relate

@@ -12,7 +12,8 @@ samples.py    states seen in random concrete runs (the samples of a Site)
 state.py      Candidate and `candidates()`: the state atoms of every cutpoint (k-induction); `atoms_at()` those
               of one location (loop summaries)
 transition.py `transition_candidates()`: the relations over (x, x') of a loop body (TPA seed lemmas)
-ranges.py intervals.py zones.py equalities.py congruence.py linear.py booleans.py strings.py   the domains
+ranges.py intervals.py zones.py equalities.py congruence.py linear.py booleans.py strings.py octagon.py
+deltas.py     the domains
 """
 from looprover.domains.base import Domain, Site, StepSite, program_constants
 from looprover.domains.samples import sample_states

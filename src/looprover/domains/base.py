@@ -22,11 +22,13 @@ from looprover.program.expr import Expr, IntConst, Var, walk
 
 @dataclass
 class Site:
-    """A cutpoint (`node`; None = every location) with the program's constants and the states sampled there."""
+    """A cutpoint (`node`; None = every location) with the program's constants and the states sampled there;
+    `entry` maps a variable to its copy on entering the loop, where a loop summary keeps one."""
     node: int | None
     consts: list[int]
     samples: list[dict] = field(default_factory=list)
     bitvector: bool = False
+    entry: dict[str, Var] = field(default_factory=dict)
 
 
 @dataclass

@@ -11,9 +11,11 @@ from dataclasses import dataclass
 from looprover.domains.base import Domain, Site, program_constants
 from looprover.domains.booleans import Booleans
 from looprover.domains.congruence import Congruence
+from looprover.domains.deltas import Deltas
 from looprover.domains.equalities import Equalities
 from looprover.domains.intervals import Intervals
 from looprover.domains.linear import Linear
+from looprover.domains.octagon import Octagon
 from looprover.domains.ranges import TypeRanges
 from looprover.domains.strings import Strings
 from looprover.domains.zones import Zones
@@ -26,7 +28,7 @@ STATE_DOMAINS: tuple[Domain, ...] = (TypeRanges(), Intervals(), Zones(), Equalit
                                      Booleans())
 # loop summaries (`transforms/summarize.py`): the state domains at one loop head, plus the buffer facts
 SUMMARY_DOMAINS: tuple[Domain, ...] = (Intervals(), Zones(), Equalities(), Congruence(), Linear(), Booleans(),
-                                       Strings())
+                                       Strings(), Octagon(), Deltas())
 
 
 @dataclass(frozen=True)
@@ -65,17 +67,18 @@ def candidates(program: Program, cpg: CutpointGraph, samples: dict[int, list[dic
 
 def atoms_at(program: Program, node: int, samples: list[dict], bitvector: bool,
              domains: tuple[Domain, ...] = STATE_DOMAINS, changing: frozenset | None = None,
-             consts: list[int] | None = None) -> list[Expr]:
+             consts: list[int] | None = None, entry: dict | None = None) -> list[Expr]:
     """The atoms the non-`everywhere` domains offer at `node` that every sampled state satisfies: over each
     integer variable, over each pair of integer variables of one type (a pair needs a variable in `changing`,
-    when given), over each array with the integer variables as indices, and over each Boolean variable."""
+    when given), over each array with the integer variables as indices, and over each Boolean variable.
+    `entry`: the entry copies of a loop summary (`Site.entry`)."""
     ev = Evaluator("wrap" if bitvector else "math")
     consts = consts if consts is not None else program_constants(program)
     ints = [i.var for i in program.variables.values() if isinstance(i.var.type, IntType)]
     bools = [i.var for i in program.variables.values() if isinstance(i.var.type, BoolType)]
     arrays = [i.var for i in program.variables.values() if isinstance(i.var.type, ArrayType)]
     local = [d for d in domains if not d.everywhere]
-    site = Site(node, consts, samples, bitvector)
+    site = Site(node, consts, samples, bitvector, dict(entry or {}))
     atoms: list[Expr] = []
 
     def add(new: list[Expr]) -> None:

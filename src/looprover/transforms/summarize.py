@@ -17,8 +17,10 @@ loop head, filtered by states sampled there), over the program variables and the
 kept only when `c ∧ Iter ⇒ c'` is valid, with Iter one iteration head to head (inner summaries included, the
 entry copies unchanged), checked two ways; both are sound, so both are kept:
   * loopfrog: each candidate on its own; each survivor gets its own `g ⇒ c` (true at entry or not);
-  * houdini:  the largest jointly inductive set S (`smt/houdini.py`), one conjunct `⋀S(entry) ⇒ ⋀S`. It keeps
-    facts that are inductive only together (`p <= n` needs `a[n] == 0` in a string scan).
+  * houdini:  the largest jointly inductive set S (`smt/houdini.py`), split by unsat cores into small closed
+    subsets C, one conjunct `⋀C(entry) ⇒ ⋀C` each (`_closures`). It keeps facts that are inductive only
+    together (`p <= n` needs `a[n] == 0` in a string scan); one conjunct `⋀S(entry) ⇒ ⋀S` would be void as
+    soon as any sampled guess in S is false at entry.
 Arrays the loop writes are havocked whole. Signed ranges are not assumed in the checks (integer mode keeps
 the mathematical value of an overflow), unsigned ones are (their wrap-around is explicit).
 """
@@ -201,7 +203,7 @@ def _candidates(prog: Program, original: Program, orig_loop: Loop | None, loop: 
     copies = {c.name for c in entry.values()}
     view = dataclasses.replace(prog, variables={n: i for n, i in prog.variables.items()
                                                 if n not in temps or n in copies})
-    changing = frozenset(loop.writes) | frozenset(entry.values())
+    changing = frozenset(loop.writes)          # a pair of unchanged variables (or entry copies) says nothing new
     samples: list[dict] = []
     if orig_loop is not None:
         made = tuple(Assign(c, Var(n, c.type)) for n, c in entry.items())
@@ -210,16 +212,14 @@ def _candidates(prog: Program, original: Program, orig_loop: Loop | None, loop: 
             [Edge(e.src, e.dst, e.stmts + made) if id(e) in ids else e for e in original.edges],
             variables={**original.variables, **{c.name: prog.variables[c.name] for c in entry.values()}})
         samples = sample_states(sprog, {h}, bitvector=opts.bitvector, deadline=deadline, arrays=True).get(h, [])
-    return atoms_at(view, h, samples, opts.bitvector, SUMMARY_DOMAINS, changing)
+    return atoms_at(view, h, samples, opts.bitvector, SUMMARY_DOMAINS, changing, entry=dict(entry))
 
 
 def _inductive(prog: Program, h: int, cands: list[Expr], modified: set[str], opts: SummarizeOptions,
                deadline: Deadline) -> tuple[list[int], list[tuple[list[int], list[int]]]]:
     """Over one iteration of the loop at `h` (every path of h's fragment back to h): the candidates over a
-    `modified` variable that are inductive on their own (loopfrog), and jointly inductive groups (premise,
-    conclusion) (houdini): the largest inductive set of those candidates, and the largest one with the
-    candidates over unchanged variables as context, which then join the premise -- only those an unsat core
-    says the proof needs, so a sampled bound like `n <= 16` does not void the conjunct."""
+    `modified` variable that are inductive on their own (loopfrog), and the inductive groups (context,
+    conclusion) that the largest jointly inductive set (houdini) splits into (`_closures`)."""
     if not cands:
         return [], []
     enc = Encoder(prog, opts.bitvector, prefix=f"s{h}.", deadline=deadline)
@@ -238,12 +238,16 @@ def _inductive(prog: Program, h: int, cands: list[Expr], modified: set[str], opt
     pre_f = [enc.expr(c, pre) for c in cands]
     post_f = [enc.expr(c, post) for c in cands]
     moving = [i for i, c in enumerate(cands) if any(v.name in modified for v in free_vars(c))]
-    fixed = [i for i in range(len(cands)) if i not in set(moving)]
+    try:
+        # every candidate inductive on its own lies in the largest jointly inductive set: check only those
+        joint: list[int] | None = houdini(background, pre_f, post_f, deadline)
+    except GiveUp:
+        joint = None
     lf: list[int] = []
     if opts.loopfrog:
         s = z3.Solver()
         s.add(*background)
-        for i in moving:
+        for i in (moving if joint is None else [i for i in joint if i in set(moving)]):
             lit = z3.Bool(f"!lf{h}.{i}")
             s.add(z3.Implies(lit, z3.And(pre_f[i], z3.Not(post_f[i]))))
             try:
@@ -253,37 +257,56 @@ def _inductive(prog: Program, h: int, cands: list[Expr], modified: set[str], opt
                 if deadline.expired():
                     raise
     groups: list[tuple[list[int], list[int]]] = []
-    if opts.houdini and moving:
-        try:
-            alone = [moving[j] for j in houdini(background, [pre_f[i] for i in moving],
-                                                [post_f[i] for i in moving], deadline)]
-            if alone:
-                groups.append(([], alone))
-            ctx = [pre_f[i] for i in fixed]
-            joint = [moving[j] for j in houdini(background + ctx, [pre_f[i] for i in moving],
-                                                [post_f[i] for i in moving], deadline)]
-            if joint and set(joint) != set(alone):
-                groups.append((_needed(background, fixed, joint, pre_f, post_f, h, opts, deadline), joint))
-        except GiveUp:
-            pass
+    if opts.houdini and joint:
+        groups = _closures(background, joint, set(moving), set(lf), pre_f, post_f, h, opts, deadline)
     return lf, groups
 
 
-def _needed(background: list[z3.BoolRef], fixed: list[int], joint: list[int], pre_f, post_f, h: int,
-            opts: SummarizeOptions, deadline: Deadline) -> list[int]:
-    """The context candidates (over unchanged variables) an unsat core needs for `joint`'s inductiveness."""
+def _closures(background: list[z3.BoolRef], joint: list[int], moving: set[int], alone: set[int], pre_f, post_f,
+              h: int, opts: SummarizeOptions, deadline: Deadline) -> list[tuple[list[int], list[int]]]:
+    """Split the jointly inductive set into small inductive subsets: per candidate c over a modified variable,
+    the least set containing c and, with each member, the members an unsat core says its preservation needs.
+    Each such closure is inductive on its own, so it becomes one conjunct `⋀C(entry) ⇒ ⋀C` whose premise
+    holds whenever the few facts c depends on held at entry -- one sampled bound such as `n - p <= 16` that is
+    false at entry then voids only its own conjunct, not the whole set. Returns (context, closure) pairs,
+    context being the members over unchanged variables only (premise, no conclusion needed)."""
     s = z3.Solver()
-    s.set("core.minimize", True)
-    s.add(*background, *(pre_f[i] for i in joint), z3.Not(mk_and(*(post_f[i] for i in joint))))
-    lits = {z3.Bool(f"!ctx{h}.{i}"): i for i in fixed}
-    for lit, i in lits.items():
+    s.add(*background)
+    lits = {i: z3.Bool(f"!j{h}.{i}") for i in joint}
+    by_id = {lit.get_id(): i for i, lit in lits.items()}
+    for i, lit in lits.items():
         s.add(z3.Implies(lit, pre_f[i]))
-    try:
-        if check(s, deadline, *lits, cap=opts.query_timeout) != z3.unsat:
-            return fixed
-    except (GiveUp, OutOfTime):
-        if deadline.expired():
-            raise
-        return fixed
-    core = {c.get_id() for c in s.unsat_core()}
-    return [i for lit, i in lits.items() if lit.get_id() in core]
+    support: dict[int, set[int]] = {}
+
+    def needs(i: int) -> set[int]:
+        if i not in support:
+            if i not in moving or i in alone:
+                support[i] = set()           # unchanged by the loop, or inductive on its own: no support
+            else:
+                try:
+                    r = check(s, deadline, *lits.values(), z3.Not(post_f[i]), cap=opts.query_timeout)
+                except (GiveUp, OutOfTime):
+                    if deadline.expired():
+                        raise
+                    r = z3.unknown
+                support[i] = ({by_id[c.get_id()] for c in s.unsat_core() if c.get_id() in by_id}
+                              if r == z3.unsat else set(joint))
+        return support[i]
+
+    out: list[tuple[list[int], list[int]]] = []
+    seen: set[frozenset[int]] = set()
+    for c in joint:
+        if c not in moving or c in alone:
+            continue
+        closure, todo = {c}, [c]
+        while todo:
+            for d in needs(todo.pop()) - closure:
+                closure.add(d)
+                todo.append(d)
+        key = frozenset(closure)
+        if key in seen:
+            continue
+        seen.add(key)
+        members = sorted(closure)
+        out.append(([i for i in members if i not in moving], [i for i in members if i in moving]))
+    return out
