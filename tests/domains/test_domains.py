@@ -14,6 +14,7 @@ from looprover.domains.ranges import TypeRanges
 from looprover.domains.strings import Strings
 from looprover.domains.octagon import Octagon
 from looprover.domains.deltas import Deltas
+from looprover.domains.contents import Contents
 from looprover.domains.zones import Zones
 from looprover.deadline import Deadline
 from looprover.program.expr import BOOL, BoolConst, Var, cmp
@@ -150,3 +151,15 @@ def test_deltas():
     site.samples.append({"x": 8, "y": 0, "x0": 5, "y0": 3})             # not proportional
     assert Deltas().pair_atoms(site, x, y) == []
     assert Deltas().pair_atoms(Site(1, [], site.samples), x, y) == []   # no entry copies: nothing to relate
+
+
+def test_contents():
+    from looprover.program.expr import I32, ArrayType
+    from looprover.program.interp import ArrayValue
+    a, i, i0 = Var("a", ArrayType(I32, I32, 8)), Var("i", I32), Var("i0", I32)
+    filled = [{"a": ArrayValue(7, {k: 3 for k in range(n)}), "i": n, "i0": 0} for n in range(5)]
+    got = strs(Contents().array_atoms(Site(1, [], filled, entry={"i": i0}), a, [i]))
+    assert any("i0" in g and "== 3" in g for g in got)                  # ∀ k ∈ [i0, i): a[k] == 3
+    mixed = [{"a": ArrayValue(7, {0: 3, 1: 5}), "i": 2, "i0": 0}]
+    assert not any("==" in g for g in strs(Contents().array_atoms(Site(1, [], mixed, entry={"i": i0}), a, [i])))
+    assert Contents().array_atoms(Site(1, [], filled), a, [i]) == []   # no entry copy: no swept range

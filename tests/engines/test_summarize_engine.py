@@ -3,6 +3,7 @@ counterexample replays on the program, otherwise UNKNOWN with the leaping counte
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 
@@ -74,3 +75,40 @@ def test_engine_is_in_the_portfolio_for_c_reachability():
 def test_irreducible_is_unknown_with_reason():
     v = verify("summarize", ec.irreducible(True), timeout=10)
     assert v.status == Status.UNKNOWN and "irreducible" in v.reason
+
+
+FILL = """extern void reach_error(void);
+void __VERIFIER_assert(int c) { if (!c) reach_error(); }
+extern int __VERIFIER_nondet_int(void);
+int a[1000];
+int main(void) {
+  int n = __VERIFIER_nondet_int();
+  if (n < 0 || n > 1000) return 0;
+  for (int i = 0; i < n; i++) a[i] = 5;
+  int k = __VERIFIER_nondet_int();
+  if (0 <= k && k < n) __VERIFIER_assert(a[k] == %d);
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("value,expected", [(5, Status.TRUE), (6, Status.FALSE)])
+def test_array_fill_needs_the_contents_domain(tmp_path, value, expected):
+    """`∀ k ∈ [i0, i): a[k] == 5` over the swept range (the written array is havocked whole)."""
+    from looprover.frontend.c import load_c_program
+    f = tmp_path / "fill.c"
+    f.write_text(FILL % value)
+    v = verify("summarize", load_c_program(f, "ILP32"), timeout=30)
+    assert v.status == expected, v.reason
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc missing")
+def test_quantified_summary_prints_as_c_that_gcc_compiles(tmp_path):
+    f = tmp_path / "fill.c"
+    f.write_text(FILL % 5)
+    out = tmp_path / "s.c"
+    subprocess.run([sys.executable, "-m", "looprover", "transform", str(f), "--technique", "summarize", "-o",
+                    str(out)], check=True)
+    assert "__lr_k_a" in out.read_text()
+    r = subprocess.run(["gcc", "-c", "-o", str(tmp_path / "s.o"), str(out)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from looprover.domains.base import Domain, Site, program_constants
 from looprover.domains.booleans import Booleans
 from looprover.domains.congruence import Congruence
+from looprover.domains.contents import Contents
 from looprover.domains.deltas import Deltas
 from looprover.domains.equalities import Equalities
 from looprover.domains.intervals import Intervals
@@ -28,7 +29,7 @@ STATE_DOMAINS: tuple[Domain, ...] = (TypeRanges(), Intervals(), Zones(), Equalit
                                      Booleans())
 # loop summaries (`transforms/summarize.py`): the state domains at one loop head, plus the buffer facts
 SUMMARY_DOMAINS: tuple[Domain, ...] = (Intervals(), Zones(), Equalities(), Congruence(), Linear(), Booleans(),
-                                       Strings(), Octagon(), Deltas())
+                                       Strings(), Octagon(), Deltas(), Contents())
 
 
 @dataclass(frozen=True)

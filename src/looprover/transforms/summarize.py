@@ -37,7 +37,7 @@ from looprover.domains import SUMMARY_DOMAINS, atoms_at, sample_states
 from looprover.errors import GiveUp, UnsupportedError
 from looprover.program.cfa import Assign, Assume, Edge, Havoc, Program, VarInfo
 from looprover.program.cpg import build_cpg
-from looprover.program.expr import BOOL, FALSE, Expr, IntType, Var, and_, free_vars, implies
+from looprover.program.expr import BOOL, FALSE, Expr, ForAll, IntType, Var, and_, cmp, free_vars, implies
 from looprover.program.interp import Evaluator, UndefinedBehavior
 from looprover.program.loops import Loop, analyze_loops
 from looprover.smt.cpg_system import fragment_spec
@@ -235,8 +235,15 @@ def _inductive(prog: Program, h: int, cands: list[Expr], modified: set[str], opt
             post = {v.name: enc.term(env[v.name], v.type) for v in prog.all_vars}
     background = [step] + [c for v in prog.all_vars if isinstance(v.type, IntType) and not v.type.signed
                            for c in enc.in_range(pre[v.name], v.type)]
-    pre_f = [enc.expr(c, pre) for c in cands]
-    post_f = [enc.expr(c, post) for c in cands]
+    pre_f, post_f = [], []
+    for n, c in enumerate(cands):
+        if isinstance(c, ForAll):   # at one fresh cell: its pre- and post-state instance (see `_instance`)
+            kc = enc.const(f"s{h}.{c.var.name}!{n}", c.var.type)
+            pre_f.append(_instance(enc, c, pre, kc))
+            post_f.append(_instance(enc, c, post, kc))
+        else:
+            pre_f.append(enc.expr(c, pre))
+            post_f.append(enc.expr(c, post))
     moving = [i for i, c in enumerate(cands) if any(v.name in modified for v in free_vars(c))]
     try:
         # every candidate inductive on its own lies in the largest jointly inductive set: check only those
@@ -260,6 +267,14 @@ def _inductive(prog: Program, h: int, cands: list[Expr], modified: set[str], opt
     if opts.houdini and joint:
         groups = _closures(background, joint, set(moving), set(lf), pre_f, post_f, h, opts, deadline)
     return lf, groups
+
+
+def _instance(enc: Encoder, c: ForAll, env: Mapping[str, z3.ExprRef], kc: z3.ExprRef) -> z3.BoolRef:
+    """`c`'s body at the cell `kc` (inside its range): the post-state instance at a free `kc` says the
+    quantified post-state fact, and assuming only the pre-state instance at the same cell weakens the premise,
+    so a candidate proved this way is inductive (and the query stays quantifier-free)."""
+    inside = and_(cmp("<=", c.lo, c.var), cmp("<", c.var, c.hi))
+    return enc.expr(implies(inside, c.body), {**env, c.var.name: kc})
 
 
 def _closures(background: list[z3.BoolRef], joint: list[int], moving: set[int], alone: set[int], pre_f, post_f,
