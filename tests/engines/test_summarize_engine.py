@@ -112,3 +112,35 @@ def test_quantified_summary_prints_as_c_that_gcc_compiles(tmp_path):
     assert "__lr_k_a" in out.read_text()
     r = subprocess.run(["gcc", "-c", "-o", str(tmp_path / "s.o"), str(out)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+
+
+HEAD = """extern void reach_error(void);
+void __VERIFIER_assert(int c) { if (!c) reach_error(); }
+extern int __VERIFIER_nondet_int(void);
+extern char __VERIFIER_nondet_char(void);
+"""
+# one loop per domain the summaries add: (body of main, safe?) -- the safe one needs that domain's fact, the
+# unsafe one differs only in the assertion, which no kept conjunct may prove
+DOMAIN_LOOPS = {
+    "octagon": "int i = 1, j = 10; while (j >= i) { i = i + 2; j = j - 1; } __VERIFIER_assert(j == %d);",
+    "deltas": "int a = __VERIFIER_nondet_int(), b = __VERIFIER_nondet_int(); if (a > 1000000 || b < 0 || "
+              "b > 1000000) return 0; int res = a, cnt = b; while (cnt > 0) { cnt--; res++; } "
+              "__VERIFIER_assert(res == a + b + %d);",
+    "strings": "char s[100]; int n = __VERIFIER_nondet_int(); if (n < 0 || n >= 100) return 0; "
+               "for (int k = 0; k < n; k++) { s[k] = __VERIFIER_nondet_char(); if (s[k] == 0) return 0; } "
+               "s[n] = 0; int p = 0; while (s[p] != 0) p++; __VERIFIER_assert(p <= n - %d);",
+}
+
+
+@pytest.mark.parametrize("domain", sorted(DOMAIN_LOOPS))
+@pytest.mark.parametrize("wrong", [0, 1], ids=["safe", "unsafe"])
+def test_each_summary_domain_on_a_loop(tmp_path, domain, wrong):
+    from looprover.frontend.c import load_c_program
+    f = tmp_path / f"{domain}.c"
+    body = DOMAIN_LOOPS[domain] % ((6 + wrong) if domain == "octagon" else wrong)
+    f.write_text(HEAD + "int main(void) { " + body + " return 0; }\n")
+    v = verify("summarize", load_c_program(f, "ILP32"), timeout=30)
+    if wrong:
+        assert v.status != Status.TRUE, v.reason
+    else:
+        assert v.status == Status.TRUE, v.reason
