@@ -112,14 +112,31 @@ class SummarizeTransform(Transform):
             e = forest.irreducible_edges[0]
             raise UnsupportedError(f"irreducible control flow (no natural loop to summarize) at "
                                    f"{e.src_loc or program.loc_label(e.dst)}")
-        original_loops = forest.loops
-        prog, temps, done = program, set(), []
+        # entry copies for every loop's modified integers, and the states sampled at every loop head of the
+        # original program (the copies made on entry), in one go
+        variables, temps = dict(program.variables), set()
+        entries: dict[int, dict[str, Var]] = {}
+        for h, lp in forest.loops.items():
+            entries[h] = {}
+            for v in sorted(lp.writes, key=lambda v: v.name):
+                if isinstance(v.type, IntType) and program.variables[v.name].kind != "nondet":
+                    name = _fresh(variables, f"{v.name}__entry{h}")
+                    variables[name] = VarInfo(Var(name, v.type), "temp", name)
+                    temps.add(name)
+                    entries[h][v.name] = variables[name].var
+        made = {id(e): tuple(Assign(c, Var(n, c.type)) for n, c in entries[h].items())
+                for h, lp in forest.loops.items() for e in lp.entry_edges}
+        sprog = program.with_edges([Edge(e.src, e.dst, e.stmts + made[id(e)]) if id(e) in made else e
+                                    for e in program.edges], variables=variables)
+        samples = sample_states(sprog, set(forest.loops), bitvector=opts.bitvector, deadline=deadline, arrays=True)
+        prog, done = dataclasses.replace(program, variables=variables), []
         while True:
             forest = analyze_loops(prog)
             if not forest.loops:
                 break
             loop = forest.loops[forest.order[0]]
-            prog, s = _summarize(prog, program, original_loops.get(loop.header), loop, temps, opts, deadline)
+            prog, s = _summarize(prog, loop, entries.get(loop.header, {}), samples.get(loop.header, []), temps,
+                                 opts, deadline)
             done.append(s)
         prog.check()
         return Transformed(prog, self.guarantee, Summaries(done), unwind_bound=1,
@@ -134,8 +151,11 @@ def _fresh(variables: dict[str, VarInfo], base: str) -> str:
     return name
 
 
-def _summarize(prog: Program, original: Program, orig_loop: Loop | None, loop: Loop, temps: set[str],
+def _summarize(prog: Program, loop: Loop, entry: dict[str, Var], samples: list[dict], temps: set[str],
                opts: SummarizeOptions, deadline: Deadline) -> tuple[Program, LoopSummary]:
+    """Replace `loop` (innermost in `prog`) by its summary; `entry` are its entry copies, `samples` the states
+    seen at its head. The summaries' own temporaries (`temps`) are written before they are read on every edge
+    that reads them, so they are never havocked."""
     h = loop.header
     variables = dict(prog.variables)
 
@@ -146,12 +166,9 @@ def _summarize(prog: Program, original: Program, orig_loop: Loop | None, loop: L
         temps.add(name)
         return v
 
-    modified = sorted(loop.writes, key=lambda v: v.name)
-    entry = {v.name: declare(f"{v.name}__entry{h}", v.type) for v in modified
-             if isinstance(v.type, IntType) and v.name not in temps and prog.variables[v.name].kind != "nondet"}
-    prog1 = dataclasses.replace(prog, variables=dict(variables))
-    cands = _candidates(prog1, original, orig_loop, loop, entry, temps, opts, deadline)
-    lf, hs = _inductive(prog1, h, cands, {v.name for v in modified}, opts, deadline)
+    modified = sorted((v for v in loop.writes if v.name not in temps), key=lambda v: v.name)
+    cands = _candidates(prog, loop, entry, samples, temps, opts)
+    lf, hs = _inductive(prog, h, cands, {v.name for v in modified}, opts, deadline)
     # the summary edge: entry copies, the conjuncts' premises at entry, havoc, assume
     stmts: list = [Assign(c, Var(n, c.type)) for n, c in entry.items()]
     kept: list[tuple[Var, Expr]] = []
@@ -195,24 +212,15 @@ def _summarize(prog: Program, original: Program, orig_loop: Loop | None, loop: L
     return out, summary
 
 
-def _candidates(prog: Program, original: Program, orig_loop: Loop | None, loop: Loop, entry: Mapping[str, Var],
-                temps: set[str], opts: SummarizeOptions, deadline: Deadline) -> list[Expr]:
-    """The domains' atoms at the loop head over the loop's variables and their entry copies, filtered by the
-    states sampled there in random runs of the original program (with the entry copies made on entry)."""
-    h = loop.header
+def _candidates(prog: Program, loop: Loop, entry: Mapping[str, Var], samples: list[dict], temps: set[str],
+                opts: SummarizeOptions) -> list[Expr]:
+    """The domains' atoms at the loop head over the program's variables and the loop's entry copies (the
+    summaries' other temporaries left out), filtered by the states sampled there."""
     copies = {c.name for c in entry.values()}
     view = dataclasses.replace(prog, variables={n: i for n, i in prog.variables.items()
                                                 if n not in temps or n in copies})
     changing = frozenset(loop.writes)          # a pair of unchanged variables (or entry copies) says nothing new
-    samples: list[dict] = []
-    if orig_loop is not None:
-        made = tuple(Assign(c, Var(n, c.type)) for n, c in entry.items())
-        ids = {id(e) for e in orig_loop.entry_edges}
-        sprog = original.with_edges(
-            [Edge(e.src, e.dst, e.stmts + made) if id(e) in ids else e for e in original.edges],
-            variables={**original.variables, **{c.name: prog.variables[c.name] for c in entry.values()}})
-        samples = sample_states(sprog, {h}, bitvector=opts.bitvector, deadline=deadline, arrays=True).get(h, [])
-    return atoms_at(view, h, samples, opts.bitvector, SUMMARY_DOMAINS, changing, entry=dict(entry))
+    return atoms_at(view, loop.header, samples, opts.bitvector, SUMMARY_DOMAINS, changing, entry=dict(entry))
 
 
 def _inductive(prog: Program, h: int, cands: list[Expr], modified: set[str], opts: SummarizeOptions,
