@@ -144,3 +144,15 @@ def test_each_summary_domain_on_a_loop(tmp_path, domain, wrong):
         assert v.status != Status.TRUE, v.reason
     else:
         assert v.status == Status.TRUE, v.reason
+
+
+@pytest.mark.parametrize("p", [ec.nonneg_counter(), ec.uchar_overflow_bug(), ec.doubling_wrap_bug(), ec.even_counter(8)],
+                         ids=lambda p: p.name)
+def test_bitvector_wraparound_bugs_are_never_true(p):
+    """`nonneg`: x++ from 0 wraps to a negative value with gcc's semantics."""
+    assert verify("summarize", p, timeout=20, bitvector=True).status != Status.TRUE
+
+
+def test_bitvector_summaries_prove_safe_loops():
+    for p in (ec.even_counter(7), ec.unsigned_decrement()):
+        assert verify("summarize", p, timeout=20, bitvector=True).status == Status.TRUE
