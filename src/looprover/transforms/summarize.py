@@ -21,7 +21,9 @@ entry copies unchanged), checked two ways; both are sound, so both are kept:
     subsets C, one conjunct `⋀C(entry) ⇒ ⋀C` each (`_closures`). It keeps facts that are inductive only
     together (`p <= n` needs `a[n] == 0` in a string scan); one conjunct `⋀S(entry) ⇒ ⋀S` would be void as
     soon as any sampled guess in S is false at entry.
-Arrays the loop writes are havocked whole. Signed ranges are not assumed in the checks (integer mode keeps
+Arrays the loop writes are havocked whole; what the cells a counter swept hold comes back through the contents
+domain (`∀ k ∈ [i0, i): a[k] ⋈ e`), checked quantifier-free at one fresh cell (`_instance`). The summaries'
+own temporaries (entry copies, premises) are never havocked: every edge that reads one writes it first. Signed ranges are not assumed in the checks (integer mode keeps
 the mathematical value of an overflow), unsigned ones are (their wrap-around is explicit).
 """
 from __future__ import annotations
@@ -53,7 +55,7 @@ from looprover.transforms.base import Guarantee, RunOnInputs, Transform, Transfo
 class SummarizeOptions:
     """Settings of the transform; the fields with a `help` entry are user options (`--option summarize.F=V`)."""
     loopfrog: bool = field(default=True, metadata={"help": "keep each candidate inductive on its own"})
-    houdini: bool = field(default=True, metadata={"help": "keep the largest jointly inductive candidate set"})
+    houdini: bool = field(default=True, metadata={"help": "keep jointly inductive groups (houdini's set, split by unsat cores)"})
     query_timeout: float = 2.0            # seconds per one-by-one solver query
     bitvector: bool = False               # the encoding of the checks (set by the engine from the run)
     deadline: Deadline | None = None      # the transform's share of a run (set by the engine)
