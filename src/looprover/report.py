@@ -18,7 +18,7 @@ from looprover.program.expr import Expr, Store, free_vars, rename
 from looprover.program.interp import ArrayValue, Evaluator, UndefinedBehavior
 from looprover.program.printer import expr_to_str
 from looprover.properties import CHECK_SAT, KNOWN, UNREACH_CALL
-from looprover.verdict import Counterexample, NonTermination, Status, Verdict
+from looprover.verdict import Counterexample, LeapingCounterexample, NonTermination, Status, Verdict
 
 MAX_TRACE_LINES = 400
 CHC_ANSWERS = {Status.TRUE: "sat", Status.FALSE: "unsat", Status.UNKNOWN: "unknown"}
@@ -416,7 +416,11 @@ def verdict_json(verdict: Verdict, program: Program | None, elapsed: float, job:
         "stats": value_json({k: v for k, v in stats.items() if k != "harness"}),
         # an UNKNOWN's counterexample that did not replay on the program: shown, never a FALSE
         **({"unconfirmed_counterexample": counterexample_json(verdict.evidence, program)}
-           if verdict.status == Status.UNKNOWN and isinstance(verdict.evidence, Counterexample) else {}),
+           if verdict.status == Status.UNKNOWN and isinstance(verdict.evidence, Counterexample)
+           and not isinstance(verdict.evidence, LeapingCounterexample) else {}),
+        # a counterexample of the loop-summarized program that did not replay: over its steps
+        **({"leaping_counterexample": counterexample_json(verdict.evidence, verdict.evidence.program)}
+           if verdict.status == Status.UNKNOWN and isinstance(verdict.evidence, LeapingCounterexample) else {}),
         # the portfolio's bug reports: evidence that failed its own check, engines that disagree
         **({"bugs": value_json(stats["bugs"])} if stats.get("bugs") else {}),
     }
@@ -435,7 +439,11 @@ def verdict_text(verdict: Verdict, program: Program | None, elapsed: float, prop
         shown = (CHC_ANSWERS[Status.TRUE if expected else Status.FALSE] if chc else str(expected).upper())
         mark = ": the answer DIFFERS" if matches_expected(verdict, expected) is False else ""
         lines.append(f"  property: {prop}" + (f" (expected {shown}{mark})" if expected is not None else ""))
-    if isinstance(verdict.evidence, Counterexample):
+    if isinstance(verdict.evidence, LeapingCounterexample):
+        lines.append("  leaping counterexample: a run of the loop-summarized program that did not replay on the "
+                     "program (it may leap over loop iterations)")
+        lines += counterexample_lines(verdict.evidence, verdict.evidence.program)
+    elif isinstance(verdict.evidence, Counterexample):
         lines += counterexample_lines(verdict.evidence, program)
     if isinstance(verdict.evidence, NonTermination):
         lines += nontermination_lines(verdict.evidence, program)

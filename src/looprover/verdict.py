@@ -45,6 +45,14 @@ class Counterexample:
 
 
 @dataclass
+class LeapingCounterexample(Counterexample):
+    """A counterexample of a loop-summarized program (`transforms/summarize.py`) that did not replay on the
+    original: it may leap over iterations through a summary, so it is shown (under its own name), never a
+    FALSE. `program` is the summarized program its steps run on."""
+    program: Any = None
+
+
+@dataclass
 class NonTermination:
     """An infinite execution as a lasso: a concrete stem from the program's start to the loop location `head`,
     then the cycle `loop` (CFA edges from `head` back to `head`) forever.

@@ -11,6 +11,10 @@ from looprover.domains.equalities import Equalities
 from looprover.domains.intervals import Intervals
 from looprover.domains.linear import Linear
 from looprover.domains.ranges import TypeRanges
+from looprover.domains.strings import Strings
+from looprover.domains.octagon import Octagon
+from looprover.domains.deltas import Deltas
+from looprover.domains.contents import Contents
 from looprover.domains.zones import Zones
 from looprover.deadline import Deadline
 from looprover.program.expr import BOOL, BoolConst, Var, cmp
@@ -120,3 +124,42 @@ def test_transition_driver_takes_steps_from_models():
     got = transition_candidates([x], [x1], z3.And(x < 100, x1 == x + 2), [], lambda f: z3.substitute(f, (x, x1)),
                                 False, Deadline.after(10), z3.main_ctx())
     assert got == []
+
+
+def test_strings(loop):
+    lp = loop("char a[8]; int n = 5, p = 0; a[n] = 0; while (a[p] != 0) p++;")
+    got = strs(Strings().array_atoms(lp.site, lp.var("a"), [lp.var("n"), lp.var("p")]))
+    assert "(a[n] == 0)" in got and "(p < 8)" in got
+    lp = loop("int b[8]; int p = 0; while (p < 8) { b[p] = 1; p++; }")    # not a char buffer
+    assert Strings().array_atoms(lp.site, lp.var("b"), [lp.var("p")]) == []
+
+
+def test_octagon(loop):
+    lp = loop("int i = 1, j = 10; while (j >= i) { i = i + 2; j = j - 1; }")
+    got = strs(Octagon().pair_atoms(lp.site, lp.var("i"), lp.var("j")))
+    assert "((i - j) <= 3)" in got and "((i + j) >= 11)" in got
+    lp = loop("int i = 0, j = 0; while (i < 10) { i++; j++; }")      # i - j constant: an equality's job
+    assert not [a for a in strs(Octagon().pair_atoms(lp.site, lp.var("i"), lp.var("j"))) if "-" in a]
+
+
+def test_deltas():
+    from looprover.program.expr import I32
+    x, y, x0, y0 = (Var(n, I32) for n in ("x", "y", "x0", "y0"))
+    site = Site(1, [], [{"x": 5, "y": 3, "x0": 5, "y0": 3}, {"x": 7, "y": 2, "x0": 5, "y0": 3},
+                        {"x": 9, "y": 1, "x0": 5, "y0": 3}], entry={"x": x0, "y": y0})
+    assert strs(Deltas().pair_atoms(site, x, y)) == ["(((-1) * (x - x0)) == (2 * (y - y0)))"]
+    site.samples.append({"x": 8, "y": 0, "x0": 5, "y0": 3})             # not proportional
+    assert Deltas().pair_atoms(site, x, y) == []
+    assert Deltas().pair_atoms(Site(1, [], site.samples), x, y) == []   # no entry copies: nothing to relate
+
+
+def test_contents():
+    from looprover.program.expr import I32, ArrayType
+    from looprover.program.interp import ArrayValue
+    a, i, i0 = Var("a", ArrayType(I32, I32, 8)), Var("i", I32), Var("i0", I32)
+    filled = [{"a": ArrayValue(7, {k: 3 for k in range(n)}), "i": n, "i0": 0} for n in range(5)]
+    got = strs(Contents().array_atoms(Site(1, [], filled, entry={"i": i0}), a, [i]))
+    assert any("i0" in g and "== 3" in g for g in got)                  # ∀ k ∈ [i0, i): a[k] == 3
+    mixed = [{"a": ArrayValue(7, {0: 3, 1: 5}), "i": 2, "i0": 0}]
+    assert not any("==" in g for g in strs(Contents().array_atoms(Site(1, [], mixed, entry={"i": i0}), a, [i])))
+    assert Contents().array_atoms(Site(1, [], filled), a, [i]) == []   # no entry copy: no swept range

@@ -2,8 +2,9 @@
 
 A domain offers candidates; it never decides them. Every candidate is checked by the caller (samples, then
 Houdini), so a domain may guess freely -- soundness does not depend on it. Two kinds of question:
-- state atoms at a cutpoint (`Site`): program IR expressions over one variable (`var_atoms`) or a pair of
-  variables of one type (`pair_atoms`), suggested by the program's constants and the sampled states;
+- state atoms at a cutpoint (`Site`): program IR expressions over one variable (`var_atoms`), a pair of
+  variables of one type (`pair_atoms`) or an array and the integer variables that may index it
+  (`array_atoms`), suggested by the program's constants and the sampled states;
 - relations of a loop body (`StepSite`): z3 formulas over the pre and post values (x, x') of one variable
   (`var_relations`) or of the whole state (`relations`), suggested by sampled steps and the loop's atoms.
 A domain answers the questions it has templates for; the others return nothing.
@@ -21,11 +22,13 @@ from looprover.program.expr import Expr, IntConst, Var, walk
 
 @dataclass
 class Site:
-    """A cutpoint (`node`; None = every location) with the program's constants and the states sampled there."""
+    """A cutpoint (`node`; None = every location) with the program's constants and the states sampled there;
+    `entry` maps a variable to its copy on entering the loop, where a loop summary keeps one."""
     node: int | None
     consts: list[int]
     samples: list[dict] = field(default_factory=list)
     bitvector: bool = False
+    entry: dict[str, Var] = field(default_factory=dict)
 
 
 @dataclass
@@ -50,6 +53,9 @@ class Domain:
         return []
 
     def pair_atoms(self, site: Site, x: Var, y: Var) -> list[Expr]:
+        return []
+
+    def array_atoms(self, site: Site, a: Var, indices: list[Var]) -> list[Expr]:
         return []
 
     def var_relations(self, v: z3.ExprRef, w: z3.ExprRef) -> list[z3.BoolRef]:

@@ -37,12 +37,14 @@ def _random_value(rng: random.Random, t) -> Any:
 
 
 def sample_states(program: Program, points: set[int], seed: int = 0, runs: int = 32, max_steps: int = 600,
-                  per_point: int = 200, bitvector: bool = False, deadline: Deadline | None = None
-                  ) -> dict[int, list[dict]]:
-    """States (scalar variables) seen at `points` in random runs of the concrete interpreter."""
+                  per_point: int = 200, bitvector: bool = False, deadline: Deadline | None = None,
+                  arrays: bool = False) -> dict[int, list[dict]]:
+    """States (scalar variables, and copies of the arrays with `arrays`) seen at `points` in random runs of the
+    concrete interpreter."""
     rng = random.Random(seed)
     out: dict[int, list[dict]] = {p: [] for p in points}
     scalars = [(n, i.var.type) for n, i in program.variables.items() if not hasattr(i.var.type, "elem")]
+    arrs = [n for n, i in program.variables.items() if arrays and hasattr(i.var.type, "elem")]
     for _ in range(runs):
         if deadline is not None and deadline.expired():
             break
@@ -53,7 +55,7 @@ def sample_states(program: Program, points: set[int], seed: int = 0, runs: int =
         try:
             for _ in range(max_steps):
                 if loc in out and len(out[loc]) < per_point:
-                    out[loc].append({n: state[n] for n, _ in scalars})
+                    out[loc].append({**{n: state[n] for n, _ in scalars}, **{n: state[n].copy() for n in arrs}})
                 if loc == program.exit:
                     break
                 edges = list(program.out_edges(loc))

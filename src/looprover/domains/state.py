@@ -11,18 +11,25 @@ from dataclasses import dataclass
 from looprover.domains.base import Domain, Site, program_constants
 from looprover.domains.booleans import Booleans
 from looprover.domains.congruence import Congruence
+from looprover.domains.contents import Contents
+from looprover.domains.deltas import Deltas
 from looprover.domains.equalities import Equalities
 from looprover.domains.intervals import Intervals
 from looprover.domains.linear import Linear
+from looprover.domains.octagon import Octagon
 from looprover.domains.ranges import TypeRanges
+from looprover.domains.strings import Strings
 from looprover.domains.zones import Zones
 from looprover.program.cfa import Program
 from looprover.program.cpg import CutpointGraph
-from looprover.program.expr import BoolType, Expr, IntType
+from looprover.program.expr import ArrayType, BoolType, Expr, IntType
 from looprover.program.interp import Evaluator, UndefinedBehavior
 
 STATE_DOMAINS: tuple[Domain, ...] = (TypeRanges(), Intervals(), Zones(), Equalities(), Congruence(), Linear(),
                                      Booleans())
+# loop summaries (`transforms/summarize.py`): the state domains at one loop head, plus the buffer facts
+SUMMARY_DOMAINS: tuple[Domain, ...] = (Intervals(), Zones(), Equalities(), Congruence(), Linear(), Booleans(),
+                                       Strings(), Octagon(), Deltas(), Contents())
 
 
 @dataclass(frozen=True)
@@ -43,42 +50,58 @@ def _holds(ev: Evaluator, atom: Expr, samples: list[dict]) -> bool:
 
 def candidates(program: Program, cpg: CutpointGraph, samples: dict[int, list[dict]], bitvector: bool,
                domains: tuple[Domain, ...] = STATE_DOMAINS) -> list[Candidate]:
-    """Unguarded atoms of the `everywhere` domains, then per cutpoint: the atoms over each integer variable, over
-    each pair of integer variables of one type, and over each Boolean variable."""
-    ev = Evaluator("wrap" if bitvector else "math")
+    """Unguarded atoms of the `everywhere` domains, then per cutpoint the atoms of `atoms_at`."""
     consts = program_constants(program)
     ints = [i.var for i in program.variables.values() if isinstance(i.var.type, IntType)]
-    bools = [i.var for i in program.variables.values() if isinstance(i.var.type, BoolType)]
     glob = [d for d in domains if d.everywhere]
-    local = [d for d in domains if not d.everywhere]
     everywhere = Site(None, consts, [], bitvector)
     out = [Candidate(None, a) for v in ints for d in glob for a in d.var_atoms(everywhere, v)]
     for c in cpg.cutpoints:
-        site = Site(c, consts, samples.get(c, []), bitvector)
-        atoms: list[Expr] = []
-
-        def add(new: list[Expr]) -> None:
-            for a in new:
-                if a not in atoms and _holds(ev, a, site.samples):
-                    atoms.append(a)
-
-        for v in ints:
-            for d in local:
-                add(d.var_atoms(site, v))
         # Relations need one side to change in the loop; with many variables, pairs of two loop-invariant
         # variables are skipped to keep Houdini's candidate set (quadratic in the variables) small.
         lp = cpg.loops.loops.get(c)
         changing = lp.writes if (lp is not None and len(ints) > 24) else None
-        for i, x in enumerate(ints):
-            for y in ints[i + 1:]:
-                if x.type != y.type:
-                    continue
-                if changing is not None and x not in changing and y not in changing:
-                    continue
-                for d in local:
-                    add(d.pair_atoms(site, x, y))
-        for b in bools:
-            for d in local:
-                add(d.var_atoms(site, b))
-        out.extend(Candidate(c, a) for a in atoms)
+        out.extend(Candidate(c, a) for a in atoms_at(program, c, samples.get(c, []), bitvector, domains, changing,
+                                                     consts))
     return out
+
+
+def atoms_at(program: Program, node: int, samples: list[dict], bitvector: bool,
+             domains: tuple[Domain, ...] = STATE_DOMAINS, changing: frozenset | None = None,
+             consts: list[int] | None = None, entry: dict | None = None) -> list[Expr]:
+    """The atoms the non-`everywhere` domains offer at `node` that every sampled state satisfies: over each
+    integer variable, over each pair of integer variables of one type (a pair needs a variable in `changing`,
+    when given), over each array with the integer variables as indices, and over each Boolean variable.
+    `entry`: the entry copies of a loop summary (`Site.entry`)."""
+    ev = Evaluator("wrap" if bitvector else "math")
+    consts = consts if consts is not None else program_constants(program)
+    ints = [i.var for i in program.variables.values() if isinstance(i.var.type, IntType)]
+    bools = [i.var for i in program.variables.values() if isinstance(i.var.type, BoolType)]
+    arrays = [i.var for i in program.variables.values() if isinstance(i.var.type, ArrayType)]
+    local = [d for d in domains if not d.everywhere]
+    site = Site(node, consts, samples, bitvector, dict(entry or {}))
+    atoms: list[Expr] = []
+
+    def add(new: list[Expr]) -> None:
+        for a in new:
+            if a not in atoms and _holds(ev, a, site.samples):
+                atoms.append(a)
+
+    for v in ints:
+        for d in local:
+            add(d.var_atoms(site, v))
+    for i, x in enumerate(ints):
+        for y in ints[i + 1:]:
+            if x.type != y.type:
+                continue
+            if changing is not None and x not in changing and y not in changing:
+                continue
+            for d in local:
+                add(d.pair_atoms(site, x, y))
+    for a in arrays:
+        for d in local:
+            add(d.array_atoms(site, a, ints))
+    for b in bools:
+        for d in local:
+            add(d.var_atoms(site, b))
+    return atoms

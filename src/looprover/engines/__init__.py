@@ -22,6 +22,7 @@ ENGINES: dict[str, str] = {
     "spacer": "looprover.engines.spacer:SpacerEngine",
     "termination": "looprover.engines.termination:Termination",
     "accel": "looprover.engines.accel:Accel",
+    "summarize": "looprover.engines.summarize:Summarize",
 }
 STRATEGIES: dict[str, str] = {
     "portfolio": "looprover.portfolio:Portfolio",

@@ -79,8 +79,14 @@ class TransformThenEngine(Engine):
         candidate = iv.evidence if isinstance(iv.evidence, Counterexample) else None
         if iv.status == Status.UNKNOWN and candidate is None:
             return self.unknown(f"{self.inner.name.upper()} on the {self.result}: {iv.reason}")
-        return self._confirm(program, task, run, t.back.trace(candidate, program, run.deadline.left() / 3)
-                             if candidate is not None else None)
+        v = self._confirm(program, task, run, t.back.trace(candidate, program, run.deadline.left() / 3)
+                          if candidate is not None else None)
+        return self.unconfirmed(v, candidate, t) if v.status == Status.UNKNOWN and candidate is not None else v
+
+    def unconfirmed(self, verdict: Verdict, candidate: Counterexample, t: Transformed) -> Verdict:
+        """An UNKNOWN whose counterexample of the transformed program `candidate` was not confirmed; a subclass
+        may attach it as evidence (never a FALSE)."""
+        return verdict
 
     def _confirm(self, program: Program, task: Task, run: Run, cex: Counterexample | None) -> Verdict:
         """A counterexample of the transformed program: find a real one, or say UNKNOWN."""

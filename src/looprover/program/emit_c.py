@@ -108,8 +108,9 @@ def _where(src: SrcLoc | None) -> str:
 
 
 def strip_parens(s: str) -> str:
-    """`(x < y)` -> `x < y` when the outer parentheses enclose the whole string (for `if (...)` and traces)."""
-    if not (s.startswith("(") and s.endswith(")")):
+    """`(x < y)` -> `x < y` when the outer parentheses enclose the whole string (for `if (...)` and traces); a
+    GNU statement expression `({ ... })` keeps them (they are part of its syntax)."""
+    if not (s.startswith("(") and s.endswith(")")) or s.startswith("({"):
         return s
     depth = 0
     for i, ch in enumerate(s):

@@ -10,6 +10,7 @@ TRANSFORMS: dict[str, str] = {
     "none": "looprover.transforms.base:Identity",
     "labmc": "looprover.transforms.labmc:LABMCTransform",
     "accelerate": "looprover.transforms.accelerate:AccelerateTransform",
+    "summarize": "looprover.transforms.summarize:SummarizeTransform",
 }
 
 

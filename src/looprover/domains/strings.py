@@ -1,0 +1,30 @@
+"""Strings and buffers: for a char array `a` and an integer variable `v`, zero termination at `v`
+(`a[v] == 0`) and the index bounds `0 ≤ v`, `v < size(a)`, `v ≤ size(a)`.
+
+Why: the string loops of buffer code (Loopfrog's Verisec/Zitser suites) scan or write `a[p]` until a
+terminating zero; that the zero at `n` survives the loop, and that `p` stays below `n` and the buffer's size,
+is what their in-bounds assertions need. Bounds relative to `n` come from the zones domain; this one
+supplies the array facts, which no scalar domain can state.
+"""
+from __future__ import annotations
+
+from looprover.domains.base import Domain, Site
+from looprover.program.expr import ArrayType, Expr, IntType, Select, Var, cast, cmp, const
+
+
+class Strings(Domain):
+    name = "strings"
+
+    def array_atoms(self, site: Site, a: Var, indices: list[Var]) -> list[Expr]:
+        t = a.type
+        if not isinstance(t, ArrayType) or not isinstance(t.elem, IntType) or t.elem.bits != 8:
+            return []
+        out: list[Expr] = []
+        for v in indices:
+            if not isinstance(v.type, IntType):
+                continue
+            out.append(cmp("==", Select(a, cast(t.index, v), t.elem), const(0, t.elem)))
+            if t.size is not None and v.type.contains(t.size):
+                out += [cmp(">=", v, const(0, v.type)), cmp("<", v, const(t.size, v.type)),
+                        cmp("<=", v, const(t.size, v.type))]
+        return out

@@ -1,0 +1,337 @@
+"""Loop summarization (Loopfrog, with a 2LS-style joint check): every loop, innermost first, becomes
+
+    x0 := x (modified integers); g := c(x, x0) (each kept conjunct, at entry); havoc(modified);
+    assume(⋀ g ⇒ c(x, x0));  then ONE iteration of the body from the head, its back edges blocked,
+
+an over-approximation of the original (`Guarantee.OVER`): a TRUE of the result is a TRUE of the program.
+
+Why this shape (design notes, section C): the summary `assume` holds in every state the loop head can be in
+after any number of iterations from entry state x0 (`LoopSummary`), so one more partial iteration from such a
+state reaches every exit (the loop condition, `break`, `goto`, `return`) and every assertion of the body that
+the original reaches; back edges are blocked because the summary already stands for the iterations they
+start. A summarized inner loop is loop-free code inside the outer loop's body.
+
+The conjuncts c are state atoms of the `domains/` plug-ins (`SUMMARY_DOMAINS`, asked by `atoms_at` at the
+loop head, filtered by states sampled there), over the program variables and the entry copies x0 (so
+`x <= x0`, `(x - x0) % 2 == 0` are candidates too: their premise c(x0, x0) is trivially true). A conjunct is
+kept only when `c ∧ Iter ⇒ c'` is valid, with Iter one iteration head to head (inner summaries included, the
+entry copies unchanged), checked two ways; both are sound, so both are kept:
+  * loopfrog: each candidate on its own; each survivor gets its own `g ⇒ c` (true at entry or not);
+  * houdini:  the largest jointly inductive set S (`smt/houdini.py`), split by unsat cores into small closed
+    subsets C, one conjunct `⋀C(entry) ⇒ ⋀C` each (`_closures`). It keeps facts that are inductive only
+    together (`p <= n` needs `a[n] == 0` in a string scan); one conjunct `⋀S(entry) ⇒ ⋀S` would be void as
+    soon as any sampled guess in S is false at entry.
+Arrays the loop writes are havocked whole; what the cells a counter swept hold comes back through the contents
+domain (`∀ k ∈ [i0, i): a[k] ⋈ e`), checked quantifier-free at one fresh cell (`_instance`). The summaries'
+own temporaries (entry copies, premises) are never havocked: every edge that reads one writes it first. Signed ranges are not assumed in the checks (integer mode keeps
+the mathematical value of an overflow), unsigned ones are (their wrap-around is explicit).
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import z3
+
+from looprover.deadline import Deadline, OutOfTime
+from looprover.domains import SUMMARY_DOMAINS, atoms_at, sample_states
+from looprover.errors import GiveUp, UnsupportedError
+from looprover.program.cfa import Assign, Assume, Edge, Havoc, Program, VarInfo
+from looprover.program.cpg import build_cpg
+from looprover.program.expr import BOOL, FALSE, Expr, ForAll, IntType, Var, and_, cmp, free_vars, implies
+from looprover.program.interp import Evaluator, UndefinedBehavior
+from looprover.program.loops import Loop, analyze_loops
+from looprover.smt.cpg_system import fragment_spec
+from looprover.smt.dag import encode_dag
+from looprover.smt.encode import Encoder
+from looprover.smt.houdini import houdini
+from looprover.smt.solver import check
+from looprover.smt.terms import FALSE as Z3_FALSE, mk_and
+from looprover.transforms.base import Guarantee, RunOnInputs, Transform, Transformed
+
+
+@dataclass
+class SummarizeOptions:
+    """Settings of the transform; the fields with a `help` entry are user options (`--option summarize.F=V`)."""
+    loopfrog: bool = field(default=True, metadata={"help": "keep each candidate inductive on its own"})
+    houdini: bool = field(default=True, metadata={"help": "keep jointly inductive groups (houdini's set, split by unsat cores)"})
+    query_timeout: float = 2.0            # seconds per one-by-one solver query
+    bitvector: bool = False               # the encoding of the checks (set by the engine from the run)
+    deadline: Deadline | None = None      # the transform's share of a run (set by the engine)
+
+
+@dataclass(frozen=True)
+class LoopSummary:
+    """What replaced one loop: its entry copies, the havocked variables and the kept conjuncts."""
+    header: int
+    where: str
+    entry: Mapping[str, Var]              # modified integer variable -> its entry copy
+    havocked: tuple[Var, ...]
+    candidates: int
+    loopfrog: tuple[Expr, ...]            # each inductive alone: c(entry) ⇒ c
+    houdini: tuple[tuple[tuple[Expr, ...], tuple[Expr, ...]], ...]   # (P, S) jointly inductive: ⋀(P∪S)(entry) ⇒ ⋀S
+
+    def holds(self, ev: Evaluator, entry: Mapping[str, Any], now: Mapping[str, Any]) -> bool:
+        """The summary relation between the state on entering the loop and a later state at its head (both
+        over the original variables): what the `assume` claims, evaluated concretely."""
+        copies = {c.name: entry[v] for v, c in self.entry.items()}
+        at0, at1 = {**entry, **copies}, {**now, **copies}
+
+        def val(e: Expr, st) -> bool:
+            try:
+                return bool(ev.eval(e, st))
+            except (UndefinedBehavior, ArithmeticError):
+                return False
+        return (all(not val(c, at0) or val(c, at1) for c in self.loopfrog)
+                and all(not all(val(c, at0) for c in p + s) or all(val(c, at1) for c in s) for p, s in self.houdini))
+
+    def describe(self) -> str:
+        return (f"loop at {self.where}: {len(self.havocked)} variable(s) havocked; of {self.candidates} "
+                f"candidates {len(self.loopfrog)} inductive alone (loopfrog), "
+                f"{'+'.join(str(len(s)) for _, s in self.houdini) or 0} jointly (houdini)")
+
+
+class Summaries(RunOnInputs):
+    """The original program run on a counterexample's inputs (a summary's havocs are no inputs); `loops`
+    records what replaced each loop, innermost first."""
+
+    def __init__(self, loops: list[LoopSummary]):
+        self.loops = loops
+
+
+class SummarizeTransform(Transform):
+    name = "summarize"
+    summary = "loop summaries (domain candidates checked against one iteration; loopfrog and houdini)"
+    guarantee = Guarantee.OVER
+    Settings = SummarizeOptions
+
+    def apply(self, program: Program, settings: Any = None) -> Transformed:
+        opts: SummarizeOptions = settings if settings is not None else SummarizeOptions()
+        deadline = opts.deadline if opts.deadline is not None else Deadline.never()
+        forest = analyze_loops(program)
+        if forest.irreducible:
+            e = forest.irreducible_edges[0]
+            raise UnsupportedError(f"irreducible control flow (no natural loop to summarize) at "
+                                   f"{e.src_loc or program.loc_label(e.dst)}")
+        # entry copies for every loop's modified integers, and the states sampled at every loop head of the
+        # original program (the copies made on entry), in one go
+        variables, temps = dict(program.variables), set()
+        entries: dict[int, dict[str, Var]] = {}
+        for h, lp in forest.loops.items():
+            entries[h] = {}
+            for v in sorted(lp.writes, key=lambda v: v.name):
+                if isinstance(v.type, IntType) and program.variables[v.name].kind != "nondet":
+                    name = _fresh(variables, f"{v.name}__entry{h}")
+                    variables[name] = VarInfo(Var(name, v.type), "temp", name)
+                    temps.add(name)
+                    entries[h][v.name] = variables[name].var
+        made = {id(e): tuple(Assign(c, Var(n, c.type)) for n, c in entries[h].items())
+                for h, lp in forest.loops.items() for e in lp.entry_edges}
+        sprog = program.with_edges([Edge(e.src, e.dst, e.stmts + made[id(e)]) if id(e) in made else e
+                                    for e in program.edges], variables=variables)
+        samples = sample_states(sprog, set(forest.loops), bitvector=opts.bitvector, deadline=deadline, arrays=True)
+        prog, done = dataclasses.replace(program, variables=variables), []
+        while True:
+            forest = analyze_loops(prog)
+            if not forest.loops:
+                break
+            loop = forest.loops[forest.order[0]]
+            prog, s = _summarize(prog, loop, entries.get(loop.header, {}), samples.get(loop.header, []), temps,
+                                 opts, deadline)
+            done.append(s)
+        prog.check()
+        return Transformed(prog, self.guarantee, Summaries(done), unwind_bound=1,
+                           notes=[s.describe() for s in done])
+
+
+def _fresh(variables: dict[str, VarInfo], base: str) -> str:
+    name, i = base, 0
+    while name in variables:
+        i += 1
+        name = f"{base}_{i}"
+    return name
+
+
+def _summarize(prog: Program, loop: Loop, entry: dict[str, Var], samples: list[dict], temps: set[str],
+               opts: SummarizeOptions, deadline: Deadline) -> tuple[Program, LoopSummary]:
+    """Replace `loop` (innermost in `prog`) by its summary; `entry` are its entry copies, `samples` the states
+    seen at its head. The summaries' own temporaries (`temps`) are written before they are read on every edge
+    that reads them, so they are never havocked."""
+    h = loop.header
+    variables = dict(prog.variables)
+
+    def declare(base: str, t) -> Var:
+        name = _fresh(variables, base)
+        v = Var(name, t)
+        variables[name] = VarInfo(v, "temp", name)
+        temps.add(name)
+        return v
+
+    modified = sorted((v for v in loop.writes if v.name not in temps), key=lambda v: v.name)
+    cands = _candidates(prog, loop, entry, samples, temps, opts)
+    lf, hs = _inductive(prog, h, cands, {v.name for v in modified}, opts, deadline)
+    # the summary edge: entry copies, the conjuncts' premises at entry, havoc, assume
+    stmts: list = [Assign(c, Var(n, c.type)) for n, c in entry.items()]
+    kept: list[tuple[Var, Expr]] = []
+    for i in lf:
+        kept.append((declare(f"__summary{h}_{len(kept)}", BOOL), cands[i]))
+    stmts += [Assign(g, c) for g, c in kept]
+    for premise, joint in hs:
+        g = declare(f"__summary{h}_{len(kept)}", BOOL)
+        stmts.append(Assign(g, and_(*(cands[i] for i in premise + joint))))
+        kept.append((g, and_(*(cands[i] for i in joint))))
+    plain = [v for v in modified if prog.variables[v.name].kind != "nondet"]
+    if plain:
+        stmts.append(Havoc(tuple(plain)))
+    for v in modified:
+        if prog.variables[v.name].kind == "nondet":     # not an input of the program: havoc through a temp
+            t = declare(f"{v.name}__havoc{h}", v.type)
+            stmts += [Havoc((t,)), Assign(v, t)]
+    if kept:
+        stmts.append(Assume(and_(*(implies(g, c) for g, c in kept))))
+    s_loc, b_loc = prog.num_locs, prog.num_locs + 1
+    back = {id(e) for e in loop.back_edges}
+    entering = {id(e) for e in loop.entry_edges}
+    edges: list[Edge] = []
+    for e in prog.edges:
+        if id(e) in back:
+            edges.append(Edge(e.src, b_loc, e.stmts + (Assume(FALSE),)))
+        elif id(e) in entering:
+            edges.append(Edge(e.src, s_loc, e.stmts))
+        else:
+            edges.append(e)
+    edges.append(Edge(s_loc, h, tuple(stmts)))
+    loc_src = dict(prog.loc_src)
+    if h in loc_src:
+        loc_src[s_loc] = loc_src[h]
+    out = prog.with_edges(edges, num_locs=prog.num_locs + 2, variables=variables, loc_src=loc_src,
+                          init=s_loc if prog.init == h else prog.init)
+    src = prog.loc_src.get(h)
+    summary = LoopSummary(h, str(src) if src is not None else prog.loc_label(h), entry, tuple(modified),
+                          len(cands), tuple(cands[i] for i in lf),
+                          tuple((tuple(cands[i] for i in p), tuple(cands[i] for i in j)) for p, j in hs))
+    return out, summary
+
+
+def _candidates(prog: Program, loop: Loop, entry: Mapping[str, Var], samples: list[dict], temps: set[str],
+                opts: SummarizeOptions) -> list[Expr]:
+    """The domains' atoms at the loop head over the program's variables and the loop's entry copies (the
+    summaries' other temporaries left out), filtered by the states sampled there."""
+    copies = {c.name for c in entry.values()}
+    view = dataclasses.replace(prog, variables={n: i for n, i in prog.variables.items()
+                                                if n not in temps or n in copies})
+    changing = frozenset(loop.writes)          # a pair of unchanged variables (or entry copies) says nothing new
+    return atoms_at(view, loop.header, samples, opts.bitvector, SUMMARY_DOMAINS, changing, entry=dict(entry))
+
+
+def _inductive(prog: Program, h: int, cands: list[Expr], modified: set[str], opts: SummarizeOptions,
+               deadline: Deadline) -> tuple[list[int], list[tuple[list[int], list[int]]]]:
+    """Over one iteration of the loop at `h` (every path of h's fragment back to h): the candidates over a
+    `modified` variable that are inductive on their own (loopfrog), and the inductive groups (context,
+    conclusion) that the largest jointly inductive set (houdini) splits into (`_closures`)."""
+    if not cands:
+        return [], []
+    enc = Encoder(prog, opts.bitvector, prefix=f"s{h}.", deadline=deadline)
+    pre = {v.name: enc.const(f"s{h}.{v.name}", v.type) for v in prog.all_vars}
+    cpg = build_cpg(prog)
+    edge = next((e for e in cpg.out_edges(h) if e.dst == h), None)
+    step, post = Z3_FALSE, pre
+    if edge is not None:
+        dag = encode_dag(enc, fragment_spec(cpg, h, edge.edges), pre)
+        env = dag.envs.get(("t", h))
+        if env is not None:
+            step = mk_and(*dag.side, dag.guard(("t", h)))
+            post = {v.name: enc.term(env[v.name], v.type) for v in prog.all_vars}
+    background = [step] + [c for v in prog.all_vars if isinstance(v.type, IntType) and not v.type.signed
+                           for c in enc.in_range(pre[v.name], v.type)]
+    pre_f, post_f = [], []
+    for n, c in enumerate(cands):
+        if isinstance(c, ForAll):   # at one fresh cell: its pre- and post-state instance (see `_instance`)
+            kc = enc.const(f"s{h}.{c.var.name}!{n}", c.var.type)
+            pre_f.append(_instance(enc, c, pre, kc))
+            post_f.append(_instance(enc, c, post, kc))
+        else:
+            pre_f.append(enc.expr(c, pre))
+            post_f.append(enc.expr(c, post))
+    moving = [i for i, c in enumerate(cands) if any(v.name in modified for v in free_vars(c))]
+    try:
+        # every candidate inductive on its own lies in the largest jointly inductive set: check only those
+        joint: list[int] | None = houdini(background, pre_f, post_f, deadline)
+    except GiveUp:
+        joint = None
+    lf: list[int] = []
+    if opts.loopfrog:
+        s = z3.Solver()
+        s.add(*background)
+        for i in (moving if joint is None else [i for i in joint if i in set(moving)]):
+            lit = z3.Bool(f"!lf{h}.{i}")
+            s.add(z3.Implies(lit, z3.And(pre_f[i], z3.Not(post_f[i]))))
+            try:
+                if check(s, deadline, lit, cap=opts.query_timeout) == z3.unsat:
+                    lf.append(i)
+            except (GiveUp, OutOfTime):
+                if deadline.expired():
+                    raise
+    groups: list[tuple[list[int], list[int]]] = []
+    if opts.houdini and joint:
+        groups = _closures(background, joint, set(moving), set(lf), pre_f, post_f, h, opts, deadline)
+    return lf, groups
+
+
+def _instance(enc: Encoder, c: ForAll, env: Mapping[str, z3.ExprRef], kc: z3.ExprRef) -> z3.BoolRef:
+    """`c`'s body at the cell `kc` (inside its range): the post-state instance at a free `kc` says the
+    quantified post-state fact, and assuming only the pre-state instance at the same cell weakens the premise,
+    so a candidate proved this way is inductive (and the query stays quantifier-free)."""
+    inside = and_(cmp("<=", c.lo, c.var), cmp("<", c.var, c.hi))
+    return enc.expr(implies(inside, c.body), {**env, c.var.name: kc})
+
+
+def _closures(background: list[z3.BoolRef], joint: list[int], moving: set[int], alone: set[int], pre_f, post_f,
+              h: int, opts: SummarizeOptions, deadline: Deadline) -> list[tuple[list[int], list[int]]]:
+    """Split the jointly inductive set into small inductive subsets: per candidate c over a modified variable,
+    the least set containing c and, with each member, the members an unsat core says its preservation needs.
+    Each such closure is inductive on its own, so it becomes one conjunct `⋀C(entry) ⇒ ⋀C` whose premise
+    holds whenever the few facts c depends on held at entry -- one sampled bound such as `n - p <= 16` that is
+    false at entry then voids only its own conjunct, not the whole set. Returns (context, closure) pairs,
+    context being the members over unchanged variables only (premise, no conclusion needed)."""
+    s = z3.Solver()
+    s.add(*background)
+    lits = {i: z3.Bool(f"!j{h}.{i}") for i in joint}
+    by_id = {lit.get_id(): i for i, lit in lits.items()}
+    for i, lit in lits.items():
+        s.add(z3.Implies(lit, pre_f[i]))
+    support: dict[int, set[int]] = {}
+
+    def needs(i: int) -> set[int]:
+        if i not in support:
+            if i not in moving or i in alone:
+                support[i] = set()           # unchanged by the loop, or inductive on its own: no support
+            else:
+                try:
+                    r = check(s, deadline, *lits.values(), z3.Not(post_f[i]), cap=opts.query_timeout)
+                except (GiveUp, OutOfTime):
+                    if deadline.expired():
+                        raise
+                    r = z3.unknown
+                support[i] = ({by_id[c.get_id()] for c in s.unsat_core() if c.get_id() in by_id}
+                              if r == z3.unsat else set(joint))
+        return support[i]
+
+    out: list[tuple[list[int], list[int]]] = []
+    seen: set[frozenset[int]] = set()
+    for c in joint:
+        if c not in moving or c in alone:
+            continue
+        closure, todo = {c}, [c]
+        while todo:
+            for d in needs(todo.pop()) - closure:
+                closure.add(d)
+                todo.append(d)
+        key = frozenset(closure)
+        if key in seen:
+            continue
+        seen.add(key)
+        members = sorted(closure)
+        out.append(([i for i in members if i not in moving], [i for i in members if i in moving]))
+    return out
