@@ -384,9 +384,15 @@ def run_bench_command(args) -> int:
     write_csv(results, out_path)
     partial.finish()
     summary["csv"] = str(out_path)
+    if not args.no_plots:
+        from looprover.bench.plots import bench_plots
+        summary["plots"] = [str(p) for p in bench_plots(out_path, Path(args.plots) if args.plots else
+                                                        out_path.parent, args.timeout)]
     if args.json:
         print(json.dumps(summary))
     else:
         (print_engines_summary if multi else print_summary)(summary, Console())
         print(f"results: {out_path}")
+        if summary.get("plots"):
+            print(f"plots: {', '.join(summary['plots'])}")
     return 0
