@@ -1,11 +1,10 @@
 """Plots of bench results: the files of the quantile and scatter plots, from bench runs and from --compare."""
 from __future__ import annotations
 
-import csv
+from helpers.bench_csv import write_results
 
 from looprover import cli
 from looprover.bench.plots import bench_plots, compare_plots, series_of
-from looprover.bench.runner import CSV_FIELDS
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -19,14 +18,8 @@ ROWS = [("t1", "tpa", "TRUE", "correct", 0.0), ("t1", "z3-spacer", "TRUE", "corr
 
 
 def _write(path, rows):
-    with path.open("w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=CSV_FIELDS)
-        w.writeheader()
-        for task, solver, status, result, cpu in rows:
-            w.writerow({"task": task, "property": "unreach-call", "expected": "true", "status": status,
-                        "result": result, "score": 0, "engine": solver, "reason": "r", "cpu_time": cpu,
-                        "wall_time": cpu, "input": task, "solver": solver})
-    return path
+    return write_results(path, [{"task": task, "solver": solver, "engine": solver, "status": status,
+                                 "result": result, "cpu_time": cpu} for task, solver, status, result, cpu in rows])
 
 
 def _check_files(paths, names):
