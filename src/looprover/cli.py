@@ -323,6 +323,10 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--bitvector", action="store_true")
     b.add_argument("--output", metavar="CSV", help="results CSV (default: bench-results/<dir>-<time>.csv)")
     b.add_argument("--filter", metavar="SUBSTR", help="only tasks whose id contains SUBSTR")
+    b.add_argument("--cluster", metavar="ADDRESS",
+                   help="run on the Dask distributed cluster whose scheduler is at ADDRESS (e.g. tcp://host:8786); "
+                        "its workers need looprover and the benchmark files at the same paths; --jobs is then "
+                        "the workers' threads")
     plots = b.add_mutually_exclusive_group()
     plots.add_argument("--plots", metavar="DIR",
                        help="write the quantile plot (and with two engines, or --compare, the scatter plot) as PNG "

@@ -180,19 +180,26 @@ def _interpret(task: BenchTask, code: int, stdout: str, stderr: str, wall: float
 def run_tasks(tasks: Sequence[BenchTask], timeout: float, jobs: int = 2, *,
               command: Callable[[BenchTask], list[str]] | None = None, grace: float = KILL_GRACE,
               on_result: Callable[[RunResult], None] | None = None, engine: str | Sequence[str] = "portfolio",
-              memory: int | None = None, bitvector: bool = False, options: Sequence[str] = ()
-              ) -> list[RunResult]:
+              memory: int | None = None, bitvector: bool = False, options: Sequence[str] = (),
+              cluster: str | None = None) -> list[RunResult]:
     """Every task once per engine (`engine`: a name or a list of names), `jobs` runs at a time; results in
     the order of `tasks`, the engines of one task in the order given. `command` (for tests) replaces the
-    command line of every run."""
+    command line of every run. With `cluster` (a Dask scheduler's address) the runs go to its workers
+    (`bench/cluster.py`) instead of this machine's processes."""
     engines = [engine] if isinstance(engine, str) else list(engine)
     runs = [(t, e) for t in tasks for e in engines]
+
+    def cmd_of(t: BenchTask, e: str) -> list[str]:
+        return command(t) if command else run_command(t, timeout, e, memory, bitvector, options)
+
+    if cluster:
+        from looprover.bench.cluster import run_on_cluster
+        return run_on_cluster(cluster, [(t, e, cmd_of(t, e)) for t, e in runs], timeout, grace, on_result)
     stop = threading.Event()
     results: dict[int, RunResult] = {}
 
     def one(t: BenchTask, e: str) -> RunResult:
-        cmd = command(t) if command else run_command(t, timeout, e, memory, bitvector, options)
-        r = run_one(t, cmd, timeout, grace, stop)
+        r = run_one(t, cmd_of(t, e), timeout, grace, stop)
         r.solver = e
         return r
 
@@ -376,9 +383,13 @@ def run_bench_command(args) -> int:
                 err_console.print(f"{r.task.id} [{r.task.property}]{who}: {r.status} ({r.result}) {r.reason}",
                                   highlight=False, markup=False)
 
-        results = run_tasks(tasks, args.timeout, args.jobs, on_result=done, engine=engines,
-                            memory=args.memory, bitvector=args.bitvector,
-                            options=[f"{e}.{k}={v}" for e, k, v in args.option])
+        try:
+            results = run_tasks(tasks, args.timeout, args.jobs, on_result=done, engine=engines,
+                                memory=args.memory, bitvector=args.bitvector,
+                                options=[f"{e}.{k}={v}" for e, k, v in args.option], cluster=args.cluster)
+        except InputError:
+            partial.finish()          # nothing ran (the cluster was unreachable): no partial results to keep
+            raise
     wall = time.monotonic() - start
     summary = summarize_engines(results, engines, wall) if multi else summarize(results, wall)
     write_csv(results, out_path)
