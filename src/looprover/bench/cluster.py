@@ -44,7 +44,8 @@ def run_on_cluster(address: str, runs: Sequence[tuple[BenchTask, str, list[str]]
         raise InputError(f"--cluster {address}: cannot reach the Dask scheduler ({exc})") from None
     results: dict[int, RunResult] = {}
     with client:
-        futures = {}
+        index: dict[str, int] = {}        # future key -> run; no future is kept once its result is in (below)
+        pending = []
         for i, (task, solver, cmd) in enumerate(runs):
             if not task.runnable:         # reported without running, as locally
                 results[i] = r = run_one(task, cmd, timeout, grace)
@@ -54,20 +55,27 @@ def run_on_cluster(address: str, runs: Sequence[tuple[BenchTask, str, list[str]]
                 continue
             fut = client.submit(run_on_worker, task, list(cmd), timeout, grace, sys.executable, pure=False,
                                 key=f"looprover-run-{i}-{task.id}-{solver}")
-            futures[fut] = i
+            index[fut.key] = i
+            pending.append(fut)
+        # Why no reference to a finished future may stay: the scheduler recomputes every result a lost worker
+        # still held for a client, so a run that was already collected would be run again (measured: five of
+        # ten finished runs re-ran after a worker was killed).
+        finished = as_completed(pending, loop=client.loop)
+        pending.clear()
         try:
-            for fut in as_completed(list(futures), loop=client.loop):
-                i = futures[fut]
+            for fut in finished:
+                i = index[fut.key]
                 task, solver, _ = runs[i]
                 try:
                     r = fut.result()
                 except KilledWorker as exc:
                     r = RunResult(task, "UNKNOWN", "-", f"error: the cluster lost every worker that ran it ({exc})")
+                fut.release()
                 r.solver = solver
                 results[i] = r
                 if on_result is not None:
                     on_result(r)
         except BaseException:
-            client.cancel(list(futures))  # queued runs never start; running ones end at their own timeout
+            client.cancel(list(finished.futures))  # queued runs never start; running ones end at their own timeout
             raise
     return [results[i] for i in range(len(runs))]
