@@ -119,18 +119,22 @@ def test_benchmark_definition_reads_the_dev_sets_beside_the_repository(tmp_path)
                                 "properties:\n- expected_verdict: false\n"
                                 "  property_file: ../../../properties/check-sat.prp\n")
     (chc / "fm24-multiloop" / "sat").mkdir(parents=True)
+    (chc / "fm24-multiloop" / "unsat").mkdir()
     (chc / "fm24-multiloop" / "sat" / "d.smt2").write_text("(set-logic HORN)\n")
 
     bench = _load_benchmark(xml, tmp_path / "out")
     assert bench.tool_name == "looprover"
-    blocks = {b.real_name: [(Path(r.identifier).name, r.expected_results) for r in b.runs]
-              for b in bench.run_sets[0].blocks}
-    assert {k: [n for n, _ in v] for k, v in blocks.items()} == {
-        "svcomp-unreach-call": ["a.yml", "b.yml"], "svcomp-termination": ["a.yml"],
-        "svcomp-no-overflow": ["b.yml"], "svcomp-valid-memsafety": [],
-        "chc": ["c.yml"], "chc-fm24-multiloop": ["d.smt2"]}
-    (_, expected), = blocks["chc"]
+    sets = {rs.real_name: [(Path(r.identifier).name, r.expected_results) for r in rs.runs]
+            for rs in bench.run_sets}
+    assert {k: [n for n, _ in v] for k, v in sets.items()} == {
+        "unreach-call": ["a.yml", "b.yml"], "termination": ["a.yml"], "no-overflow": ["b.yml"],
+        "valid-memsafety": [], "chc": ["c.yml"], "chc-fm24-sat": ["d.smt2"], "chc-fm24-unsat": []}
+    (_, expected), = sets["chc"]
     assert [e.result for e in expected.values()] == [False]
+    # one run definition per property: no two runs of one definition share a log file name
+    for rs in bench.run_sets:
+        names = [Path(r.identifier).name for r in rs.runs]
+        assert len(names) == len(set(names))
 
 
 def test_benchmark_definition_on_the_shared_dev_sets(shared_dir, tmp_path):
@@ -142,8 +146,8 @@ def test_benchmark_definition_on_the_shared_dev_sets(shared_dir, tmp_path):
     xml.write_text(XML.read_text())
     (tmp_path / "shared").symlink_to(shared_dir)
     bench = _load_benchmark(xml, tmp_path / "out")
-    blocks = {b.real_name: b.runs for b in bench.run_sets[0].blocks}
+    sets = {rs.real_name: rs.runs for rs in bench.run_sets}
     ours = [t for t in collect_tasks(shared_dir / "benchmarks" / "svcomp") if t.property == "unreach-call"]
-    assert len(blocks["svcomp-unreach-call"]) == len(ours) - sum("format_version: '1.1'" in t.origin.read_text()
+    assert len(sets["unreach-call"]) == len(ours) - sum("format_version: '1.1'" in t.origin.read_text()
                                                                  for t in ours)
-    assert len(blocks["chc"]) == len(list((shared_dir / "benchmarks" / "chc").rglob("*.yml")))
+    assert len(sets["chc"]) == len(list((shared_dir / "benchmarks" / "chc").rglob("*.yml")))
