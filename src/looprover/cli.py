@@ -327,6 +327,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run on the Dask distributed cluster whose scheduler is at ADDRESS (e.g. tcp://host:8786); "
                         "its workers need looprover and the benchmark files at the same paths; --jobs is then "
                         "the workers' threads")
+    b.add_argument("--runexec", action="store_true",
+                   help="measure and limit each run with BenchExec's RunExecutor (cgroups: CPU time and memory of "
+                        "all its processes); where cgroups cannot be used, a warning and the usual runner")
     plots = b.add_mutually_exclusive_group()
     plots.add_argument("--plots", metavar="DIR",
                        help="write the quantile plot (and with two engines, or --compare, the scatter plot) as PNG "

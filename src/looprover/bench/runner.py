@@ -149,10 +149,11 @@ def run_one(task: BenchTask, cmd: Sequence[str], timeout: float, grace: float = 
     cpu = usage.ru_utime + usage.ru_stime
     if killed:
         return RunResult(task, "UNKNOWN", "-", killed, wall, cpu)
-    return _interpret(task, proc.returncode, stdout, stderr, wall, cpu)
+    return interpret(task, proc.returncode, stdout, stderr, wall, cpu)
 
 
-def _interpret(task: BenchTask, code: int, stdout: str, stderr: str, wall: float, cpu: float) -> RunResult:
+def interpret(task: BenchTask, code: int, stdout: str, stderr: str, wall: float, cpu: float) -> RunResult:
+    """A finished run's result from its exit code (negative: the signal) and output, whichever way it was run."""
     data = None
     for line in reversed(stdout.strip().splitlines()):
         try:
@@ -181,11 +182,12 @@ def run_tasks(tasks: Sequence[BenchTask], timeout: float, jobs: int = 2, *,
               command: Callable[[BenchTask], list[str]] | None = None, grace: float = KILL_GRACE,
               on_result: Callable[[RunResult], None] | None = None, engine: str | Sequence[str] = "portfolio",
               memory: int | None = None, bitvector: bool = False, options: Sequence[str] = (),
-              cluster: str | None = None) -> list[RunResult]:
+              cluster: str | None = None, runexec: bool = False) -> list[RunResult]:
     """Every task once per engine (`engine`: a name or a list of names), `jobs` runs at a time; results in
     the order of `tasks`, the engines of one task in the order given. `command` (for tests) replaces the
     command line of every run. With `cluster` (a Dask scheduler's address) the runs go to its workers
-    (`bench/cluster.py`) instead of this machine's processes."""
+    (`bench/cluster.py`) instead of this machine's processes; with `runexec` each local run is measured and
+    limited by BenchExec's RunExecutor (`bench/runexec.py`)."""
     engines = [engine] if isinstance(engine, str) else list(engine)
     runs = [(t, e) for t in tasks for e in engines]
 
@@ -199,7 +201,11 @@ def run_tasks(tasks: Sequence[BenchTask], timeout: float, jobs: int = 2, *,
     results: dict[int, RunResult] = {}
 
     def one(t: BenchTask, e: str) -> RunResult:
-        r = run_one(t, cmd_of(t, e), timeout, grace, stop)
+        if runexec and t.runnable:
+            from looprover.bench.runexec import run_measured
+            r = run_measured(t, cmd_of(t, e), timeout, grace, memory, stop)
+        else:
+            r = run_one(t, cmd_of(t, e), timeout, grace, stop)
         r.solver = e
         return r
 
@@ -364,6 +370,16 @@ def run_bench_command(args) -> int:
                          f"there, with ids such as {every[0].id})")
     to_run = [t for t in tasks if t.runnable]
     err_console = Console(stderr=True)
+    runexec = args.runexec
+    if runexec:
+        if args.cluster:
+            raise InputError("--runexec measures runs on this machine; it cannot be combined with --cluster")
+        from looprover.bench.runexec import executor
+        ex, why = executor()
+        runexec = ex is not None
+        if not runexec:
+            print(f"warning: --runexec: {why}; the runs are measured with wait4 and limited by --memory per "
+                  f"process", file=sys.stderr)
     show = not args.quiet and sys.stderr.isatty()
     out_path = Path(args.output) if args.output else \
         Path("bench-results") / f"{Path(args.dir).resolve().name}-{datetime.now():%Y%m%d-%H%M%S}.csv"
@@ -386,7 +402,8 @@ def run_bench_command(args) -> int:
         try:
             results = run_tasks(tasks, args.timeout, args.jobs, on_result=done, engine=engines,
                                 memory=args.memory, bitvector=args.bitvector,
-                                options=[f"{e}.{k}={v}" for e, k, v in args.option], cluster=args.cluster)
+                                options=[f"{e}.{k}={v}" for e, k, v in args.option], cluster=args.cluster,
+                                runexec=runexec)
         except InputError:
             partial.finish()          # nothing ran (the cluster was unreachable): no partial results to keep
             raise
