@@ -7,13 +7,14 @@ measures. It needs usable cgroups (`executor()` says why not); without them benc
 """
 from __future__ import annotations
 
-import logging
+import sys
 import tempfile
 import threading
 from pathlib import Path
 from typing import Sequence
 
 from looprover.bench.tasks import BenchTask
+from looprover.errors import InputError
 
 POLL = 0.05
 
@@ -23,12 +24,7 @@ def executor():
     else (None, the reason)."""
     try:
         from benchexec.runexecutor import RunExecutor
-        previous = logging.root.level
-        logging.root.setLevel(logging.ERROR)        # BenchExec's notes on this system, once per executor
-        try:
-            ex = RunExecutor(use_namespaces=False)
-        finally:
-            logging.root.setLevel(previous)
+        ex = RunExecutor(use_namespaces=False)
     except ImportError as exc:
         return None, f"BenchExec is not installed ({exc})"
     except (Exception, SystemExit) as exc:         # BenchExec exits when it cannot use cgroups at all
@@ -37,6 +33,20 @@ def executor():
     if missing:
         return None, f"cgroup subsystems missing: {', '.join(missing)}"
     return ex, ""
+
+
+def choose(requested: bool, cluster: str | None) -> bool:
+    """Whether `bench` runs under RunExecutor: when asked for and cgroups allow it; otherwise a warning says why
+    and the usual runner measures."""
+    if not requested:
+        return False
+    if cluster:
+        raise InputError("--runexec measures runs on this machine; it cannot be combined with --cluster")
+    ex, why = executor()
+    if ex is None:
+        print(f"warning: --runexec: {why}; the runs are measured with wait4 and limited by --memory per process",
+              file=sys.stderr)
+    return ex is not None
 
 
 def run_measured(task: BenchTask, cmd: Sequence[str], timeout: float, grace: float, memory: int | None,

@@ -370,16 +370,8 @@ def run_bench_command(args) -> int:
                          f"there, with ids such as {every[0].id})")
     to_run = [t for t in tasks if t.runnable]
     err_console = Console(stderr=True)
-    runexec = args.runexec
-    if runexec:
-        if args.cluster:
-            raise InputError("--runexec measures runs on this machine; it cannot be combined with --cluster")
-        from looprover.bench.runexec import executor
-        ex, why = executor()
-        runexec = ex is not None
-        if not runexec:
-            print(f"warning: --runexec: {why}; the runs are measured with wait4 and limited by --memory per "
-                  f"process", file=sys.stderr)
+    from looprover.bench.runexec import choose
+    runexec = choose(args.runexec, args.cluster)
     show = not args.quiet and sys.stderr.isatty()
     out_path = Path(args.output) if args.output else \
         Path("bench-results") / f"{Path(args.dir).resolve().name}-{datetime.now():%Y%m%d-%H%M%S}.csv"
