@@ -126,9 +126,11 @@ def test_a_worker_killed_halfway_changes_no_result(dask_cluster, fake_tasks, tmp
     starts = [line.split(" ", 2) for line in log.read_text().splitlines() if " start " in line]
     restarts = [who for who, _, f in starts if f == lost]
     assert len(restarts) == 2 and restarts[1] != str(pid)                  # re-run on the other worker
-    # and only that run: the results the lost worker had finished were collected, not run again
-    assert sorted(f for _, _, f in starts if f != lost) == sorted(str(t.input_file) for t in tasks
-                                                                  if str(t.input_file) != lost)
+    # the results collected before the kill are not run again (Dask recomputes every result a lost worker holds
+    # for a client; a run that finished there while the kill was under way may be, as it was not collected yet)
+    collected = [str(r.task.input_file) for r in seen[:2]]
+    assert all(sum(f == c for _, _, f in starts) == 1 for c in collected)
+    assert all(sum(f == str(t.input_file) for _, _, f in starts) in (1, 2) for t in tasks)
 
 
 @pytest.mark.slow

@@ -3,7 +3,8 @@
 Why Dask: its scheduler already does what a bench over many machines needs, and nothing here re-implements it:
 it hands runs to workers as they free up, and when a worker is lost (its machine dies, its process is killed)
 it gives the runs that worker held to another worker (up to `distributed.scheduler.allowed-failures`, 3 by
-default). Each run on a worker is still `run_one`: a separate process group with the same wall-clock kill and
+default; a result that finished there but was not collected yet is run again too). Each run on a worker is
+still `run_one`: a separate process group with the same wall-clock kill and
 `--memory` limit as a local run, so a run's result does not depend on where it ran.
 
 Workers need looprover installed (any Python: the command's interpreter is replaced by the worker's own) and

@@ -59,7 +59,7 @@ def quantile_plot(series: Sequence[Series], base: Path, title: str, timeout: flo
         times = s.solved_times()
         ax.plot(range(1, len(times) + 1), times, marker=".", label=f"{s.label} ({len(times)})")
     if timeout:
-        ax.axhline(timeout, color="grey", linestyle=":", linewidth=1, label=f"time limit {timeout:g} s")
+        ax.axhline(timeout, color="grey", linestyle=":", linewidth=1, label=f"--timeout {timeout:g} s (wall clock)")
     ax.set_yscale("log")
     ax.set_xlabel("number of tasks solved correctly")
     ax.set_ylabel("CPU time (s)")
