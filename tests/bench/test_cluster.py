@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -152,3 +153,54 @@ def test_an_unreachable_scheduler_is_an_input_error(monkeypatch, tmp_path, capsy
     assert code == cli.EXIT_INPUT_ERROR
     assert "--cluster tcp://127.0.0.1:9: cannot reach the Dask scheduler" in capsys.readouterr().err
     assert os.path.exists(tmp_path / "r.csv.partial") is False
+
+
+def test_a_run_that_fails_on_its_worker_is_unknown_with_the_reason(monkeypatch):
+    """What the client does with a worker's exception, without a cluster: a fake client whose futures fail."""
+    from distributed.scheduler import KilledWorker
+
+    from looprover.bench.tasks import BenchTask
+
+    class Future:
+        def __init__(self, key, exc):
+            self.key, self.exc = key, exc
+
+        def result(self):
+            raise self.exc
+
+        def release(self):
+            pass
+
+    class Client:
+        loop = None
+
+        def __init__(self, *args, **kwargs):
+            self.n = 0
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def submit(self, *args, key, **kwargs):
+            self.n += 1
+            return Future(key, ModuleNotFoundError("No module named 'looprover'") if self.n == 1 else
+                          KilledWorker(key, SimpleNamespace(address="tcp://127.0.0.1:1"), 3))
+
+        def cancel(self, futures):
+            pass
+
+    import distributed
+    monkeypatch.setattr(distributed, "Client", Client)
+    class AsCompleted(list):
+        futures = ()
+
+        def __init__(self, futures, loop=None):
+            super().__init__(futures)
+    monkeypatch.setattr(distributed, "as_completed", AsCompleted)
+    task = BenchTask("t.smt2", Path("t.smt2"), "check-sat", "check-sat", True, "ILP32", Path("expected.csv"))
+    a, b = bench_cluster.run_on_cluster("tcp://x:1", [(task, "tpa", ["v"]), (task, "bmc", ["v"])], 10, 1)
+    assert (a.status, a.solver, a.reason) == ("UNKNOWN", "tpa", "error: on the cluster: ModuleNotFoundError: "
+                                                                "No module named 'looprover'")
+    assert (b.status, b.solver) == ("UNKNOWN", "bmc") and b.reason.startswith("error: the cluster lost every worker")

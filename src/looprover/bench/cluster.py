@@ -4,8 +4,8 @@ Why Dask: its scheduler already does what a bench over many machines needs, and 
 it hands runs to workers as they free up, and when a worker is lost (its machine dies, its process is killed)
 it gives the runs that worker held to another worker (up to `distributed.scheduler.allowed-failures`, 3 by
 default; a result that finished there but was not collected yet is run again too). Each run on a worker is
-still `run_one`: a separate process group with the same wall-clock kill and
-`--memory` limit as a local run, so a run's result does not depend on where it ran.
+still `run_one`: a separate process group with the same wall-clock kill and `--memory` limit as a local run,
+so a run's result does not depend on where it ran.
 
 Workers need looprover installed (any Python: the command's interpreter is replaced by the worker's own) and
 the benchmark files at the same paths as here (a shared file system). How many runs go at once is the
@@ -35,7 +35,8 @@ def run_on_cluster(address: str, runs: Sequence[tuple[BenchTask, str, list[str]]
                    on_result: Callable[[RunResult], None] | None = None) -> list[RunResult]:
     """Every (task, solver, command) of `runs` on the cluster at `address`; results in the order of `runs`, each
     passed to `on_result` as it arrives. A run the cluster could not finish (KilledWorker: it was on every
-    worker that died, allowed-failures times) is UNKNOWN with that reason, like a local run that crashed."""
+    worker that died, allowed-failures times; or it raised on the worker) is UNKNOWN with that reason, like a
+    local run that crashed."""
     from distributed import Client, as_completed
     from distributed.scheduler import KilledWorker
 
@@ -71,6 +72,8 @@ def run_on_cluster(address: str, runs: Sequence[tuple[BenchTask, str, list[str]]
                     r = fut.result()
                 except KilledWorker as exc:
                     r = RunResult(task, "UNKNOWN", "-", f"error: the cluster lost every worker that ran it ({exc})")
+                except Exception as exc:    # e.g. a worker without looprover: that run failed, like a crash
+                    r = RunResult(task, "UNKNOWN", "-", f"error: on the cluster: {type(exc).__name__}: {exc}")
                 fut.release()
                 r.solver = solver
                 results[i] = r
