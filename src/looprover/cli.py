@@ -200,8 +200,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
     try:
         if args.compare:
             from looprover.bench.compare import compare
-            print("\n".join(compare(Path(args.compare[0]), Path(args.compare[1]),
-                                     args.timeout if args.timeout_given else None)))
+            a, b = Path(args.compare[0]), Path(args.compare[1])
+            timeout = args.timeout if args.timeout_given else None
+            print("\n".join(compare(a, b, timeout)))
+            if not args.no_plots:
+                from looprover.bench.plots import compare_plots
+                paths = compare_plots(a, b, Path(args.plots) if args.plots else b.parent, timeout)
+                print(f"plots: {', '.join(map(str, paths))}")
             return EXIT_VERDICT
         if args.dir is None:
             print("looprover bench: error: DIR is required (or --compare A.csv B.csv)", file=sys.stderr)
@@ -384,6 +389,18 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--bitvector", action="store_true")
     b.add_argument("--output", metavar="CSV", help="results CSV (default: bench-results/<dir>-<time>.csv)")
     b.add_argument("--filter", metavar="SUBSTR", help="only tasks whose id contains SUBSTR")
+    b.add_argument("--cluster", metavar="ADDRESS",
+                   help="run on the Dask distributed cluster whose scheduler is at ADDRESS (e.g. tcp://host:8786); "
+                        "its workers need looprover and the benchmark files at the same paths; --jobs is then "
+                        "the workers' threads")
+    b.add_argument("--runexec", action="store_true",
+                   help="measure and limit each run with BenchExec's RunExecutor (cgroups: CPU time and memory of "
+                        "all its processes); where cgroups cannot be used, a warning and the usual runner")
+    plots = b.add_mutually_exclusive_group()
+    plots.add_argument("--plots", metavar="DIR",
+                       help="write the quantile plot (and with two engines, or --compare, the scatter plot) as PNG "
+                            "and SVG here (default: next to the results CSV; for --compare next to B.csv)")
+    plots.add_argument("--no-plots", action="store_true", help="write no plots")
     b.add_argument("--json", action="store_true", help="print the summary as JSON")
     b.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     b.set_defaults(func=cmd_bench)

@@ -210,6 +210,8 @@ def test_bench_command_end_to_end(taskdir, tmp_path):
     summary = json.loads(r.stdout)
     assert summary["runs"] == 1 and summary["wrong_true"] == summary["wrong_false"] == 0
     assert summary["csv"] == str(out)
+    assert sorted(Path(p).name for p in summary["plots"]) == ["results-quantile.png", "results-quantile.svg"]
+    assert all(Path(p).parent == tmp_path and Path(p).stat().st_size > 0 for p in summary["plots"])
     rows = list(csv.DictReader(out.open()))
     assert rows[0]["task"] == "sat/counter.smt2" and rows[0]["status"] in ("TRUE", "UNKNOWN")
 

@@ -1,10 +1,9 @@
 """`looprover bench --compare A.csv B.csv`: counts per engine and the tasks solved by one run only."""
 from __future__ import annotations
 
-import csv
+from helpers.bench_csv import write_results
 
 from looprover import cli
-from looprover.bench.runner import CSV_FIELDS
 
 ROWS_A = [("t1.yml", "TRUE", "correct", 2, 1.0), ("t2.yml", "FALSE", "correct", 1, 19.5),
           ("t3.yml", "UNKNOWN", "unknown", 0, 20.0)]
@@ -13,13 +12,8 @@ ROWS_B = [("t1.yml", "TRUE", "correct", 2, 1.2), ("t2.yml", "UNKNOWN", "unknown"
 
 
 def _write(path, rows):
-    with path.open("w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=CSV_FIELDS)
-        w.writeheader()
-        for task, status, result, score, wall in rows:
-            w.writerow({"task": task, "property": "unreach-call", "expected": "true", "status": status,
-                        "result": result, "score": score, "engine": "bmc", "reason": "r", "cpu_time": wall,
-                        "wall_time": wall, "input": task, "solver": "bmc"})
+    write_results(path, [{"task": task, "status": status, "result": result, "score": score, "cpu_time": wall}
+                         for task, status, result, score, wall in rows])
 
 
 def test_compare_lists_counts_and_differences(tmp_path, capsys):

@@ -150,10 +150,11 @@ def run_one(task: BenchTask, cmd: Sequence[str], timeout: float, grace: float = 
     cpu = usage.ru_utime + usage.ru_stime
     if killed:
         return RunResult(task, "UNKNOWN", "-", killed, wall, cpu)
-    return _interpret(task, proc.returncode, stdout, stderr, wall, cpu)
+    return interpret(task, proc.returncode, stdout, stderr, wall, cpu)
 
 
-def _interpret(task: BenchTask, code: int, stdout: str, stderr: str, wall: float, cpu: float) -> RunResult:
+def interpret(task: BenchTask, code: int, stdout: str, stderr: str, wall: float, cpu: float) -> RunResult:
+    """A finished run's result from its exit code (negative: the signal) and output, whichever way it was run."""
     data = None
     for line in reversed(stdout.strip().splitlines()):
         try:
@@ -181,19 +182,31 @@ def _interpret(task: BenchTask, code: int, stdout: str, stderr: str, wall: float
 def run_tasks(tasks: Sequence[BenchTask], timeout: float, jobs: int = 2, *,
               command: Callable[[BenchTask], list[str]] | None = None, grace: float = KILL_GRACE,
               on_result: Callable[[RunResult], None] | None = None, engine: str | Sequence[str] = "portfolio",
-              memory: int | None = None, bitvector: bool = False, options: Sequence[str] = ()
-              ) -> list[RunResult]:
+              memory: int | None = None, bitvector: bool = False, options: Sequence[str] = (),
+              cluster: str | None = None, runexec: bool = False) -> list[RunResult]:
     """Every task once per engine (`engine`: a name or a list of names), `jobs` runs at a time; results in
     the order of `tasks`, the engines of one task in the order given. `command` (for tests) replaces the
-    command line of every run."""
+    command line of every run. With `cluster` (a Dask scheduler's address) the runs go to its workers
+    (`bench/cluster.py`) instead of this machine's processes; with `runexec` each local run is measured and
+    limited by BenchExec's RunExecutor (`bench/runexec.py`)."""
     engines = [engine] if isinstance(engine, str) else list(engine)
     runs = [(t, e) for t in tasks for e in engines]
+
+    def cmd_of(t: BenchTask, e: str) -> list[str]:
+        return command(t) if command else run_command(t, timeout, e, memory, bitvector, options)
+
+    if cluster:
+        from looprover.bench.cluster import run_on_cluster
+        return run_on_cluster(cluster, [(t, e, cmd_of(t, e)) for t, e in runs], timeout, grace, on_result)
     stop = threading.Event()
     results: dict[int, RunResult] = {}
 
     def one(t: BenchTask, e: str) -> RunResult:
-        cmd = command(t) if command else run_command(t, timeout, e, memory, bitvector, options)
-        r = run_one(t, cmd, timeout, grace, stop)
+        if runexec and t.runnable:
+            from looprover.bench.runexec import run_measured
+            r = run_measured(t, cmd_of(t, e), timeout, grace, memory, stop)
+        else:
+            r = run_one(t, cmd_of(t, e), timeout, grace, stop)
         r.solver = e
         return r
 
@@ -358,6 +371,8 @@ def run_bench_command(args) -> int:
                          f"there, with ids such as {every[0].id})")
     to_run = [t for t in tasks if t.runnable]
     err_console = Console(stderr=True)
+    from looprover.bench.runexec import choose
+    runexec = choose(args.runexec, args.cluster)
     show = not args.quiet and sys.stderr.isatty()
     out_path = Path(args.output) if args.output else \
         Path("bench-results") / f"{Path(args.dir).resolve().name}-{datetime.now():%Y%m%d-%H%M%S}.csv"
@@ -377,17 +392,28 @@ def run_bench_command(args) -> int:
                 err_console.print(f"{r.task.id} [{r.task.property}]{who}: {r.status} ({r.result}) {r.reason}",
                                   highlight=False, markup=False)
 
-        results = run_tasks(tasks, args.timeout, args.jobs, on_result=done, engine=engines,
-                            memory=args.memory, bitvector=args.bitvector,
-                            options=[f"{e}.{k}={v}" for e, k, v in args.option])
+        try:
+            results = run_tasks(tasks, args.timeout, args.jobs, on_result=done, engine=engines,
+                                memory=args.memory, bitvector=args.bitvector,
+                                options=[f"{e}.{k}={v}" for e, k, v in args.option], cluster=args.cluster,
+                                runexec=runexec)
+        except InputError:
+            partial.finish()          # nothing ran (the cluster was unreachable): no partial results to keep
+            raise
     wall = time.monotonic() - start
     summary = summarize_engines(results, engines, wall) if multi else summarize(results, wall)
     write_csv(results, out_path)
     partial.finish()
     summary["csv"] = str(out_path)
+    if not args.no_plots:
+        from looprover.bench.plots import bench_plots
+        summary["plots"] = [str(p) for p in bench_plots(out_path, Path(args.plots) if args.plots else
+                                                        out_path.parent, args.timeout)]
     if args.json:
         print(json.dumps(summary))
     else:
         (print_engines_summary if multi else print_summary)(summary, Console())
         print(f"results: {out_path}")
+        if summary.get("plots"):
+            print(f"plots: {', '.join(summary['plots'])}")
     return 0
