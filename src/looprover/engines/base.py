@@ -32,7 +32,7 @@ from looprover.deadline import Deadline, OutOfTime
 from looprover.errors import LooproverError
 from looprover.processes import out_of_memory, out_of_memory_reason
 from looprover.program.cfa import Program
-from looprover.properties import CHECK_SAT, TERMINATION, UNREACH_CALL, Property, default_property
+from looprover.properties import CHECK_SAT, NO_OVERFLOW, TERMINATION, UNREACH_CALL, Property, default_property
 from looprover.verdict import Counterexample, NonTermination, Status, Verdict
 
 
@@ -89,7 +89,9 @@ class Engine:
     name: ClassVar[str]
     summary: ClassVar[str] = ""
     languages: ClassVar[frozenset[str]] = frozenset({"c", "chc"})
-    properties: ClassVar[frozenset[str]] = frozenset({UNREACH_CALL, CHECK_SAT})
+    # safety properties: each is a set of assertions in the program (no-overflow's are added by the job,
+    # `program/instrument.py`), and a safety engine treats every assertion alike
+    properties: ClassVar[frozenset[str]] = frozenset({UNREACH_CALL, NO_OVERFLOW, CHECK_SAT})
     bitvector: ClassVar[bool] = True                  # supports the bit-precise encoding
     verdicts: ClassVar[frozenset[Status]] = frozenset({Status.TRUE, Status.FALSE})
     Settings: ClassVar[type | None] = None             # a dataclass of engine-specific settings
