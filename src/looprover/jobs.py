@@ -41,8 +41,9 @@ MIN_HEADROOM_MB = 16
 PHASES = ("starting", "loading the program", "running the engine", "rendering the result")
 
 
-def load_program(path: Path, data_model: str = "ILP32") -> Program:
-    """Parse a C file (`.c`, `.i`) or a Horn-clause file (`.smt2`) into the IR."""
+def load_program(path: Path, data_model: str = "ILP32", keep_values: bool = False) -> Program:
+    """Parse a C file (`.c`, `.i`) or a Horn-clause file (`.smt2`) into the IR (`keep_values`: see
+    `load_c_program`)."""
     if not path.exists():
         raise InputError(f"{path}: no such file")
     if not path.is_file():
@@ -57,7 +58,7 @@ def load_program(path: Path, data_model: str = "ILP32") -> Program:
         from looprover.frontend.chc import load_chc_program
         return load_chc_program(path)
     from looprover.frontend.c import load_c_program
-    return load_c_program(path, data_model=data_model)
+    return load_c_program(path, data_model=data_model, keep_values=keep_values)
 
 
 @dataclass
@@ -147,7 +148,7 @@ def verify_job(job: Job, options: JobOptions, deadline: Deadline, phase: Callabl
     report(f"loading {job.input} ({job.data_model})")
     phase(1)
     try:
-        program = load_program(job.input, job.data_model)
+        program = load_program(job.input, job.data_model, keep_values=job.property.name == NO_OVERFLOW)
     except UnsupportedError as exc:
         return Verdict.unknown("frontend", str(exc)), None
     report(f"program {program.name}: {program.num_locs} locations, {len(program.edges)} edges, "

@@ -36,24 +36,26 @@ __all__ = ["load_c_program"]
 _STACK_BYTES = 256 * 1024 * 1024
 
 
-def load_c_program(path: str | os.PathLike, data_model: str = "ILP32") -> Program:
+def load_c_program(path: str | os.PathLike, data_model: str = "ILP32", keep_values: bool = False) -> Program:
+    """`keep_values`: unused values computed by operations (`x + 1;`) stay in the program as assignments to
+    temporaries (for the no-overflow property; `ExpressionMixin.discard`)."""
     result: dict = {}
 
     def work() -> None:
         try:
-            result["program"] = _load(path, data_model)
+            result["program"] = _load(path, data_model, keep_values)
         except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
             result["error"] = exc
 
     try:
         old = threading.stack_size(_STACK_BYTES)
     except (ValueError, RuntimeError):  # platform without settable stacks: run here
-        return _load(path, data_model)
+        return _load(path, data_model, keep_values)
     try:
         t = threading.Thread(target=work, name="looprover-c-frontend", daemon=True)
         t.start()
     except RuntimeError:   # no room for the large stack under a small --memory limit: the usual stack then
-        return _load(path, data_model)
+        return _load(path, data_model, keep_values)
     finally:
         threading.stack_size(old)
     t.join()
@@ -62,7 +64,7 @@ def load_c_program(path: str | os.PathLike, data_model: str = "ILP32") -> Progra
     return result["program"]
 
 
-def _load(path: str | os.PathLike, data_model: str) -> Program:
+def _load(path: str | os.PathLike, data_model: str, keep_values: bool = False) -> Program:
     from looprover.frontend.c.lower import lower
     from looprover.frontend.c.parse import parse
 
@@ -74,4 +76,4 @@ def _load(path: str | os.PathLike, data_model: str) -> Program:
         if out_of_memory(exc):      # libclang could not even be loaded under --memory: no fault of the input
             raise MemoryError(str(exc)) from exc
         raise InputError(f"{path}: cannot parse: {type(exc).__name__}: {exc}") from exc
-    return lower(parsed, data_model)
+    return lower(parsed, data_model, keep_values)

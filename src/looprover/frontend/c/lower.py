@@ -105,10 +105,11 @@ class Lowerer(StatementMixin, ExpressionMixin, CallMixin, LValueMixin, SideEffec
             self.emit(Havoc(tuple(obj.vars.values()), self.where(p)))
 
 
-def lower(parsed: Parsed, data_model: str) -> Program:
+def lower(parsed: Parsed, data_model: str, keep_values: bool = False) -> Program:
     """The CFA of a parsed translation unit (main with every call inlined); `InputError` or `UnsupportedError`
-    (with the location being lowered) for anything else that goes wrong."""
-    lw = Lowerer(parsed, data_model)
+    (with the location being lowered) for anything else that goes wrong. `keep_values`: see
+    `ExpressionMixin.discard`."""
+    lw = Lowerer(parsed, data_model, keep_values)
     old = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old, 200_000))  # load_c_program runs us on a thread with a large stack
     try:

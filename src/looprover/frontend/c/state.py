@@ -42,8 +42,9 @@ class LoweringState:
     """The lowering's state (see the attributes) and its primitives: source locations and errors, fresh
     variables, clang type translation, and building the CFA edge by edge."""
 
-    def __init__(self, parsed: Parsed, data_model: str):
+    def __init__(self, parsed: Parsed, data_model: str, keep_values: bool = False):
         self.parsed = parsed
+        self.keep_values = keep_values      # keep unused values computed by operations (`ExpressionMixin.discard`)
         self.tu = parsed.tu
         self.types = TypeTable(data_model)
         self.IDX = self.types.index_type

@@ -80,7 +80,7 @@ class StatementMixin(LoweringState):
         elif k in (K.ASM_STMT, K.MS_ASM_STMT):
             raise self.unsupported("inline assembly", c)
         elif k.is_expression():
-            self.rv(c, want=False)
+            self.discard(c)
         else:
             raise self.unsupported(f"statement {k.name}", c)
 
@@ -311,7 +311,7 @@ class StatementMixin(LoweringState):
                 v = self.rv(ks[0])
                 self.write(self.obj_lv(fr.ret), self.convert(v, fr.ret.ctype, ks[0]))
             else:
-                self.rv(ks[0], want=False)
+                self.discard(ks[0])
         self.jump(fr.ret_loc)
 
     # ===================================================================================== conditions
