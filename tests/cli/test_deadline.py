@@ -30,7 +30,7 @@ def test_an_engine_that_ignores_its_deadline_is_stopped(capsys, fake_engines, ch
 def test_the_front_end_counts_against_the_same_limit(capsys, chc_file, monkeypatch):
     from looprover import jobs
 
-    def slow_load(path, data_model="ILP32"):
+    def slow_load(path, data_model="ILP32", **options):
         time.sleep(60)
     monkeypatch.setattr(jobs, "load_program", slow_load)
     t0 = time.monotonic()
