@@ -1,12 +1,13 @@
 """The `no-overflow` property as assertions: before each statement, an `Assert` (property `no-overflow`) that
 every signed arithmetic operation the statement evaluates stays within its type.
 
-What counts as an overflow is SV-COMP's definition of `G ! overflow` (sv-comp.sosy-lab.org, rules,
-"Properties"): "It can never happen that the resulting type of an operation is a signed integer type but the
-resulting value is not in the range of values that are representable by that type." How the competition
-reads it, from its benchmarks and tools:
-  * signed `+ - *`, unary `-`, and `/`, `%` (INT_MIN / -1, INT_MIN % -1): overflows (CPAchecker's
-    `ArithmeticOverflowAssumptionBuilder`, which SV-COMP's overflow configuration uses, checks exactly these;
+What counts as an overflow is SV-COMP's definition of `G ! overflow` (sv-comp.sosy-lab.org/rules.php,
+"Properties", also quoted by witness converters): "It can never happen that the resulting type of an
+operation is a signed integer type but the resulting value is not in the range of values that are
+representable by that type." How the competition reads it, from its benchmarks and tools:
+  * signed `+ - *`, unary `-`, and `/`, `%` (INT_MIN / -1, INT_MIN % -1): overflows (sosy-lab/cpachecker
+    `util/ArithmeticOverflowAssumptionBuilder.java` and `OverflowAssumptionManager.java`, the checks of its
+    SV-COMP overflow configuration `config/specification/overflow.spc`, cover exactly these;
     sv-benchmarks `signedintegeroverflow-regression`: Division-1, UnaryMinus, Multiplication-1/2, ...);
   * signed `x << n` with `x >= 0` and `0 <= n < width` whose value exceeds the type (CPAchecker:
     "shifting out set bits ... is considered to be an overflow", the check `x <= MAX >> n`);
@@ -17,7 +18,7 @@ reads it, from its benchmarks and tools:
   * unsigned arithmetic wraps and is never an overflow.
 Undefined behaviour whose status the definition leaves open -- a shift by a negative amount or by the width
 or more, a left shift of a negative value, division by zero -- and arithmetic in the index type inside an
-array subscript (the front-end's own index computations for nested arrays and pointer offsets look like C's) get an
+array subscript (the front-end's own index computations for nested arrays look like C's there) get an
 assertion of property `UNDECIDED` instead: it keeps a TRUE sound (the proof covers it), and a violation of it
 is answered UNKNOWN by the job (`undecided_reason`), never FALSE.
 
@@ -34,7 +35,9 @@ the front-end made of them is covered by placing checks before the `Assume`s tha
 
 The program's other assertions (`reach_error`, `__VERIFIER_assert` without a body: `unreach-call`) are
 dropped: reaching them is not an overflow, and what the program does afterwards is what the front-end
-inlined (SV-COMP's `reach_error` bodies call `__assert_fail`, which ends the run).
+inlined (SV-COMP's `reach_error` bodies call `__assert_fail`, which ends the run; without a body the run
+goes on, which only adds executions). A value computed and discarded (`x + 1;`) is only in the program when
+the front-end was asked to keep it (`load_c_program(keep_values=True)`, as the job does for this property).
 """
 from __future__ import annotations
 
@@ -174,9 +177,9 @@ def _arith_in_range(op: str, a: Expr, b: Expr, t: IntType) -> Expr:
         return and_(_ge(x, lo_b, t), _le(x, hi_b, t))
     if ca is not None:          # c - x in range  <=>  c - max <= x <= c - min
         return and_(_ge(b, ca - t.max, t), _le(b, ca - t.min, t))
-    w = I64 if t.bits <= 32 else I128
     if t.bits > 64:
         raise UnsupportedError(f"overflow check of {t.bits}-bit arithmetic")
+    w = I64 if t.bits <= 32 else I128
     r = Binary(op, cast(w, a), cast(w, b), w)
     return and_(cmp(">=", r, const(t.min, w)), cmp("<=", r, const(t.max, w)))
 
