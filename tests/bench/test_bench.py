@@ -285,3 +285,20 @@ def test_engine_variants_run_side_by_side(taskdir, tmp_path):
                         "--engine", "kinduction:nosuch=1"], capture_output=True, text=True, timeout=60,
                        stdin=subprocess.DEVNULL)
     assert r.returncode == 2 and "unknown option kinduction.nosuch" in r.stderr
+
+
+def test_a_tasks_default_property_is_reachability_then_termination_then_no_overflow(tmp_path):
+    from looprover.bench.tasks import choose_property
+    (tmp_path / "no-overflow.prp").write_text(NO_OVERFLOW)
+    (tmp_path / "termination.prp").write_text(TERMINATION)
+    (tmp_path / "unreach-call.prp").write_text(UNREACH)
+    (tmp_path / "a.c").write_text("int main(void) { return 0; }\n")
+
+    def default(*props):
+        (tmp_path / "t.yml").write_text("format_version: '2.0'\ninput_files: 'a.c'\nproperties:\n" + "".join(
+            f"  - property_file: {p}.prp\n    expected_verdict: true\n" for p in props))
+        return choose_property(read_task_definition(tmp_path / "t.yml"))[0].name
+
+    assert default("no-overflow", "termination") == "termination"
+    assert default("no-overflow", "termination", "unreach-call") == "unreach-call"
+    assert default("no-overflow") == "no-overflow"
