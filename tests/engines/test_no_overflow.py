@@ -39,6 +39,7 @@ OPERATIONS = {
     "add": ("r = x + y;", "x < 1000 && x > -1000 && y < 1000 && y > -1000"),
     "discarded": ("x + y;", "x < 1000 && x > -1000 && y < 1000 && y > -1000"),
     "void": ("(void)(x * y);", "x < 46341 && x > -46341 && y < 46341 && y > -46341"),
+    "comma": ("r = (x - y, 0);", "x >= 0 && y >= 0"),
     "sub": ("r = x - y;", "x >= 0 && y >= 0"),
     "mul": ("r = x * y;", "x < 46341 && x > -46341 && y < 46341 && y > -46341"),
     "div": ("r = x / y;", "y != 0 && x != -2147483647 - 1"),
@@ -256,3 +257,18 @@ def test_shared_no_overflow_tasks_are_never_wrong(shared_dir):
         assert v.status != Status.FALSE, (t, v.reason)
         proved += v.status == Status.TRUE
     assert proved >= 9, proved
+
+
+def test_keeping_values_only_adds_discarded_pure_operations(tmp_path):
+    """`keep_values` (used for this property) leaves a program whose values are all used or come from side
+    effects unchanged (no copy of `i++` in a loop), and keeps a discarded pure operation as a temporary."""
+    f = tmp_path / "k.c"
+    f.write_text(HEADER + """int main(void) { int n = __VERIFIER_nondet_int(); int s = 0;
+  for (int i = 0; i < n; i++) { s = s + 1; s++; }
+  return 0; }
+""")
+    assert load_c_program(f, keep_values=True).edges == load_c_program(f).edges
+    f.write_text(HEADER + "int main(void) { int n = __VERIFIER_nondet_int(); n * 2; return n + 1; }\n")
+    kept = load_c_program(f, keep_values=True)
+    assert len([v for v in kept.variables.values() if v.kind == "temp"]) == 2
+    assert not [v for v in load_c_program(f).variables.values() if v.kind == "temp"]

@@ -32,10 +32,13 @@ class ExpressionMixin(LoweringState):
     `convert(v, to)` and `to_bool(v)` are C's conversions."""
 
     def discard(self, c: ci.Cursor) -> None:
-        """Evaluate c for its side effects, its value unused (`x + 1;`, `(void)e`, `return e` in main). With
+        """Evaluate c for its side effects, its value unused (`x + 1;`, `(void)e`, `return e` in main, the left
+        operand of `,`, a `for` increment). With
         `keep_values` (the no-overflow property, for which evaluating an operation is what counts) a value
-        computed by integer operations is kept in a temporary, so that its operations stay in the program."""
-        if not self.keep_values:
+        computed by integer operations is kept in a temporary, so that its operations stay in the program. Only
+        a pure expression needs it: the operations of one with side effects are in the assignments it makes
+        (and asking it for its value would copy it, `i++` in every `for` loop)."""
+        if not self.keep_values or self.effectful(c):
             self.rv(c, want=False)
             return
         v = self.rv(c)
@@ -200,7 +203,7 @@ class ExpressionMixin(LoweringState):
         op = capi.binary_op(c)
         a, b = children(c)
         if op == ",":
-            self.rv(a, want=False)
+            self.discard(a)
             return self.rv(b, want)
         if op == "=":
             return self._assign(c, a, b, want)

@@ -250,7 +250,7 @@ class StatementMixin(LoweringState):
         self.start(cont)
         if inc is not None:
             self.loc = self.where(inc)
-            self.rv(inc, want=False)
+            self.discard(inc)
         self.jump(head)
         self.start(end)
 
@@ -338,7 +338,7 @@ class StatementMixin(LoweringState):
                     self.start(mid)
                     self.branch_on(b, t, f)
                     return
-                self.rv(a, want=False)  # ","
+                self.discard(a)  # ","
                 self.branch_on(b, t, f)
                 return
         elif k == K.UNARY_OPERATOR:
