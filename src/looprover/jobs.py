@@ -11,6 +11,7 @@ counterexample uses), so only JSON-able data crosses the pipe.
 """
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import multiprocessing as mp
 import time
@@ -26,11 +27,12 @@ from looprover.errors import InputError, LooproverError, UnsupportedError
 from looprover.processes import (
     Child, address_space_mb, out_of_memory, out_of_memory_reason, set_memory_limit,
 )
-from looprover.program.cfa import Program
-from looprover.properties import CHECK_SAT, VALID_MEMSAFETY, Property, default_property, load_property
+from looprover.program.cfa import Assert, Program
+from looprover.program.instrument import UNDECIDED, instrument_no_overflow, undecided_reason
+from looprover.properties import CHECK_SAT, NO_OVERFLOW, VALID_MEMSAFETY, Property, default_property, load_property
 from looprover.report import split_tracebacks, verdict_json, verdict_text
 from looprover.smt.encode import bitvector_reason
-from looprover.verdict import Status, Verdict
+from looprover.verdict import Counterexample, Status, Verdict
 
 KILL_GRACE = 1.0          # seconds past the deadline before the job's process is killed
 # address space a run needs beyond what is loaded before it starts: z3 starts a thread (8 MB of stack) per
@@ -40,9 +42,10 @@ PHASES = ("starting", "loading the program", "running the engine", "rendering th
 
 
 def load_program(path: Path, data_model: str = "ILP32", more: tuple[Path, ...] = (), memsafety: bool = False,
-                 defines: tuple[str, ...] = ()) -> Program:
+                 defines: tuple[str, ...] = (), keep_values: bool = False) -> Program:
     """Parse a C file (`.c`, `.i`) or a Horn-clause file (`.smt2`) into the IR. `more`: further C files linked
-    with it; `memsafety`: instrument memory accesses (valid-memsafety); `defines`: `-D` definitions for C."""
+    with it; `memsafety`: instrument memory accesses (valid-memsafety); `defines`: `-D` definitions for C;
+    `keep_values`: see `load_c_program`."""
     for f in (path, *more):
         if not f.exists():
             raise InputError(f"{f}: no such file")
@@ -61,7 +64,7 @@ def load_program(path: Path, data_model: str = "ILP32", more: tuple[Path, ...] =
         return load_chc_program(path)
     from looprover.frontend.c import load_c_program
     return load_c_program([path, *more] if more else path, data_model=data_model, memsafety=memsafety,
-                          defines=defines)
+                          defines=defines, keep_values=keep_values)
 
 
 @dataclass
@@ -161,7 +164,8 @@ def verify_job(job: Job, options: JobOptions, deadline: Deadline, phase: Callabl
     phase(1)
     try:
         program = load_program(job.input, job.data_model, job.more_inputs,
-                               memsafety=job.property.name == VALID_MEMSAFETY, defines=job.defines)
+                               memsafety=job.property.name == VALID_MEMSAFETY, defines=job.defines,
+                               keep_values=job.property.name == NO_OVERFLOW)
     except UnsupportedError as exc:
         return Verdict.unknown("frontend", str(exc)), None
     report(f"program {program.name}: {program.num_locs} locations, {len(program.edges)} edges, "
@@ -169,6 +173,13 @@ def verify_job(job: Job, options: JobOptions, deadline: Deadline, phase: Callabl
     why = _unsupported_reason(job)
     if why is not None:
         return Verdict.unknown("none", why), program
+    if job.property.name == NO_OVERFLOW:
+        try:
+            program = instrument_no_overflow(program)
+        except UnsupportedError as exc:
+            return Verdict.unknown("frontend", str(exc)), program
+        report(f"no-overflow: {sum(1 for _, a in program.assertions() if a.prop == NO_OVERFLOW)} overflow "
+               f"checks added")
     engine = get_engine(options.engine)
     task = Task(job.property, "chc" if job.is_chc else "c", job.data_model)
     report(f"running {engine.name} (timeout {max(deadline.left(), 0):.1f} s)")
@@ -178,8 +189,26 @@ def verify_job(job: Job, options: JobOptions, deadline: Deadline, phase: Callabl
         report(f"{encoding}")
     run = Run(deadline, bitvector=bitvector, settings=options.settings, progress=options.progress)
     verdict = run_engine(engine, program, task, run)
+    if job.property.name == NO_OVERFLOW:
+        verdict = undecided_overflow(verdict)
     verdict.stats["encoding"] = encoding
     return verdict, program
+
+
+def undecided_overflow(verdict: Verdict) -> Verdict:
+    """A no-overflow FALSE whose trace ends at undefined behaviour that SV-COMP's overflow definition leaves
+    open (`program/instrument.py`) is UNKNOWN, its trace kept as the unconfirmed counterexample. When the run
+    did not record which assertion failed, an undecided one on the last edge is enough for UNKNOWN."""
+    cex = verdict.evidence
+    if verdict.status != Status.FALSE or not isinstance(cex, Counterexample) or not cex.steps:
+        return verdict
+    failed = cex.violated
+    if failed is None:
+        failed = next((s for s in cex.steps[-1].edge.stmts if isinstance(s, Assert) and s.prop == UNDECIDED),
+                      None)
+    if not isinstance(failed, Assert) or failed.prop != UNDECIDED:
+        return verdict
+    return dataclasses.replace(verdict, status=Status.UNKNOWN, reason=undecided_reason(failed))
 
 
 def _encoding(program: Program, requested: bool | None, engine_has_bv: bool) -> tuple[bool, str]:

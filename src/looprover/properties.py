@@ -5,7 +5,7 @@ users pass their own copies, so the file's *text* decides what is checked. Each 
 line (or `COVER(...)` for test-generation goals) is recognised separately; a file is one property. Text we do
 not recognise is an input error, never a silent default to reachability.
 
-`unreach-call`, `termination` (C only), `valid-memsafety` (C only) and `check-sat` (Horn-clause inputs) are
+`unreach-call`, `termination`, `no-overflow` and `valid-memsafety` (C only) and `check-sat` (Horn-clause inputs) are
 verified; the CLI answers UNKNOWN("unsupported property: ...") for every other recognised property. Which
 engine checks a verifiable property is the engines' business: each declares the properties it accepts (`Engine.properties`), the runner
 refuses the others, and the portfolio runs only engines that accept the task.
@@ -26,11 +26,13 @@ CHECK_SAT = "check-sat"       # CHC-COMP tasks: the clauses are satisfiable (= t
 # assertions) and refuses malloc/free, so without a heap valid-free and valid-memtrack hold trivially
 VALID_MEMSAFETY = "valid-memsafety"
 
+NO_OVERFLOW = "no-overflow"   # no signed arithmetic leaves its type (checked as assertions: program/instrument.py)
+
 # properties the engines can check (others are recognised and reported as unsupported)
-VERIFIABLE = frozenset({UNREACH_CALL, TERMINATION, CHECK_SAT, VALID_MEMSAFETY})
+VERIFIABLE = frozenset({UNREACH_CALL, TERMINATION, NO_OVERFLOW, CHECK_SAT, VALID_MEMSAFETY})
 
 KNOWN = (
-    UNREACH_CALL, TERMINATION, "no-overflow", "valid-memsafety", "valid-memcleanup", "def-behavior",
+    UNREACH_CALL, TERMINATION, NO_OVERFLOW, "valid-memsafety", "valid-memcleanup", "def-behavior",
     "no-data-race", "coverage-error-call", "coverage-branches", "coverage-conditions", "coverage-statements",
     CHECK_SAT,
 )
@@ -39,7 +41,7 @@ KNOWN = (
 _FORMULAS = [
     (r"LTL\(G!call\((?P<fn>[A-Za-z_]\w*)\(\)\)\)", UNREACH_CALL),
     (r"LTL\(Fend\)", TERMINATION),
-    (r"LTL\(G!overflow\)", "no-overflow"),
+    (r"LTL\(G!overflow\)", NO_OVERFLOW),
     (r"LTL\(Gvalid-(free|deref|memtrack)\)", "valid-memsafety"),
     (r"LTL\(Gvalid-memcleanup\)", "valid-memcleanup"),
     (r"LTL\(Gdef-behavior\)", "def-behavior"),

@@ -17,7 +17,7 @@ from looprover.program.emit_c import strip_parens
 from looprover.program.expr import Expr, Store, free_vars, rename
 from looprover.program.interp import ArrayValue, Evaluator, UndefinedBehavior
 from looprover.program.printer import expr_to_str
-from looprover.properties import CHECK_SAT, KNOWN, UNREACH_CALL
+from looprover.properties import CHECK_SAT, KNOWN, NO_OVERFLOW, UNREACH_CALL
 from looprover.verdict import Counterexample, LeapingCounterexample, NonTermination, Status, Verdict
 
 MAX_TRACE_LINES = 400
@@ -39,7 +39,10 @@ def _violated_property(cex: Any) -> str | None:
     """The SV-COMP property of the assertion a counterexample violates (on its last edge), if it names one."""
     if not isinstance(cex, Counterexample) or not cex.steps:
         return None
-    props = {s.prop for s in cex.steps[-1].edge.stmts if isinstance(s, Assert)}
+    if isinstance(cex.violated, Assert):
+        props = {cex.violated.prop}
+    else:
+        props = {s.prop for s in cex.steps[-1].edge.stmts if isinstance(s, Assert)}
     if len(props) == 1:
         (p,) = props
         return p if p in KNOWN or p.startswith("valid-") else None
@@ -244,6 +247,25 @@ def _is_chc(program: Program | None) -> bool:
     return program is not None and bool(program.clauses)
 
 
+def _overflow_check(cex: Counterexample, names: dict[str, str]) -> tuple[str, dict[str, Any]] | None:
+    """For a trace ending at a failed overflow check: the check as C text and the values of the variables it
+    reads there (rebuilt from the initial values and what every step wrote; none for an abbreviated run)."""
+    a = cex.violated
+    if a is None and cex.steps:     # a compiled run does not say which check failed; one of the last edge's
+        a = next((s for s in cex.steps[-1].edge.stmts if isinstance(s, Assert) and s.prop == NO_OVERFLOW), None)
+    if not isinstance(a, Assert) or a.prop != NO_OVERFLOW:
+        return None
+    operands: dict[str, Any] = {}
+    if not getattr(cex, "omitted", 0):
+        state = dict(cex.initial)
+        for st in cex.steps:
+            state.update(st.values)
+        for v in sorted(free_vars(a.cond), key=lambda v: v.name):
+            if v.name in state and not isinstance(state[v.name], ArrayValue):
+                operands[names.get(v.name, v.name)] = state[v.name]
+    return stmt_text(a, names), operands
+
+
 def counterexample_json(cex: Counterexample, program: Program | None) -> dict[str, Any]:
     names = _names(program)
     if _is_chc(program):
@@ -272,6 +294,8 @@ def counterexample_json(cex: Counterexample, program: Program | None) -> dict[st
         "omitted_at": getattr(cex, "omitted_at", None),
         "compiled_run": getattr(cex, "native", False),
         "steps": steps,
+        **({"overflow": {"check": overflow[0], "operands": value_json(overflow[1])}}
+           if (overflow := _overflow_check(cex, names)) is not None else {}),
     }
 
 
@@ -312,7 +336,12 @@ def counterexample_lines(cex: Counterexample, program: Program | None) -> list[s
     head = "counterexample" + (f" (validated {how})" if cex.validated else " (NOT validated)")
     if _is_chc(program):
         return _derivation_lines(cex, program, head)
-    if cex.violated_at is not None:
+    overflow = _overflow_check(cex, names)
+    if overflow is not None:
+        check, operands = overflow
+        head += f": a signed overflow at {cex.violated_at}: {check} fails" + \
+            (" with " + ", ".join(f"{n} = {value_text(v)}" for n, v in operands.items()) if operands else "")
+    elif cex.violated_at is not None:
         violated = _violated_property(cex)
         what = "reach_error() is reached" if violated in (None, UNREACH_CALL) else f"{violated} is violated"
         head += f": {what} at {cex.violated_at}"

@@ -35,13 +35,15 @@ class Counterexample:
 
     `inputs` are the values returned by the `nondet` havocs in order (what a test harness feeds);
     `initial` the initial values of the program variables; `validated` is set once the trace has replayed
-    on the original program with the concrete interpreter.
+    on the original program with the concrete interpreter. `violated` is the assertion that failed (an `Assert`;
+    set by the validating run), whose property names what was violated (`FALSE(no-overflow)`).
     """
     steps: list[TraceStep]
     inputs: list[Any]
     initial: dict[str, Any] = field(default_factory=dict)
     validated: bool = False
     violated_at: SrcLoc | None = None
+    violated: Any = None
 
 
 @dataclass

@@ -20,6 +20,7 @@ REPO = Path(__file__).resolve().parents[2]
 UNREACH = "CHECK( init(main()), LTL(G ! call(reach_error())) )\n"
 TERMINATION = "CHECK( init(main()), LTL(F end) )\n"
 NO_OVERFLOW = "CHECK( init(main()), LTL(G ! overflow) )\n"
+MEMSAFETY = "".join(f"CHECK( init(main()), LTL(G valid-{p}) )\n" for p in ("free", "deref", "memtrack"))
 COUNTER_SMT2 = """(set-logic HORN)
 (declare-fun inv (Int) Bool)
 (assert (forall ((x Int)) (=> (= x 0) (inv x))))
@@ -30,13 +31,15 @@ COUNTER_SMT2 = """(set-logic HORN)
 
 @pytest.fixture
 def taskdir(tmp_path) -> Path:
-    """A tiny benchmark tree: SV-COMP tasks in both formats, termination, an unsupported property, a broken task, and a
+    """A tiny benchmark tree: SV-COMP tasks in both formats, termination, no-overflow, an unsupported property
+    (memory safety), a broken task, and a
     CHC directory with expected.csv."""
     sv = tmp_path / "sv"
     (sv / "properties").mkdir(parents=True)
     (sv / "properties" / "unreach-call.prp").write_text(UNREACH)
     (sv / "properties" / "termination.prp").write_text(TERMINATION)
     (sv / "properties" / "no-overflow.prp").write_text(NO_OVERFLOW)
+    (sv / "properties" / "valid-memsafety.prp").write_text(MEMSAFETY)
     cat = sv / "cat"
     cat.mkdir()
     for n in ("a", "b", "c"):
@@ -47,6 +50,7 @@ def taskdir(tmp_path) -> Path:
                                "  - property_file: ../properties/unreach-call.prp\n    expected_verdict: false\n"
                                "  - property_file: ../properties/termination.prp\n    expected_verdict: true\n"
                                "  - property_file: ../properties/no-overflow.prp\n    expected_verdict: true\n"
+                               "  - property_file: ../properties/valid-memsafety.prp\n    expected_verdict: true\n"
                                "  - property_file: ../properties/coverage.prp\n"
                                "options:\n  language: C\n  data_model: LP64\n")
     (cat / "broken.yml").write_text("input_files: 'gone.c'\nproperties: []\n")
@@ -61,12 +65,13 @@ def test_collect_tasks(taskdir):
     tasks = collect_tasks(taskdir)
     by = {(t.id, t.property): t for t in tasks}
     assert set(by) == {("sv/cat/a.yml", "unreach-call"), ("sv/cat/b.yml", "unreach-call"),
-                       ("sv/cat/b.yml", "termination"), ("sv/cat/b.yml", "no-overflow"), ("sv/cat/broken.yml", "?"),
+                       ("sv/cat/b.yml", "termination"), ("sv/cat/b.yml", "no-overflow"),
+                       ("sv/cat/b.yml", "valid-memsafety"), ("sv/cat/broken.yml", "?"),
                        ("chc/sat/counter.smt2", "check-sat")}
     a, b = by["sv/cat/a.yml", "unreach-call"], by["sv/cat/b.yml", "unreach-call"]
     assert a.expected is True and a.data_model == "ILP32" and a.runnable
     assert b.expected is False and b.data_model == "LP64" and b.input_file.name == "b.c"
-    assert by["sv/cat/b.yml", "termination"].runnable and not by["sv/cat/b.yml", "no-overflow"].runnable
+    assert by["sv/cat/b.yml", "termination"].runnable and by["sv/cat/b.yml", "no-overflow"].runnable
     assert by["sv/cat/broken.yml", "?"].error and "gone.c" in by["sv/cat/broken.yml", "?"].error
     chc = by["chc/sat/counter.smt2", "check-sat"]
     assert chc.expected is True and chc.runnable and chc.property_spec == "check-sat"
@@ -259,7 +264,8 @@ def test_shared_benchmarks_are_read_completely(shared_dir):
     assert runnable[("unreach-call", True)] == 88 and runnable[("unreach-call", False)] == 19
     assert runnable[("check-sat", True)] + runnable[("check-sat", False)] == 104
     assert runnable[("termination", True)] == 48 and runnable[("termination", False)] == 6
-    assert {t.property for t in tasks if not t.runnable} >= {"no-overflow"}
+    assert runnable[("no-overflow", True)] == 11 and runnable[("no-overflow", False)] == 0
+    assert {t.property for t in tasks if not t.runnable} >= {"valid-memsafety"}
     lp64 = [t for t in tasks if t.data_model == "LP64"]
     assert lp64 and all("Velroyen" in t.id for t in lp64)
 
@@ -281,3 +287,20 @@ def test_engine_variants_run_side_by_side(taskdir, tmp_path):
                         "--engine", "kinduction:nosuch=1"], capture_output=True, text=True, timeout=60,
                        stdin=subprocess.DEVNULL)
     assert r.returncode == 2 and "unknown option kinduction.nosuch" in r.stderr
+
+
+def test_a_tasks_default_property_is_reachability_then_termination_then_no_overflow(tmp_path):
+    from looprover.bench.tasks import choose_property
+    (tmp_path / "no-overflow.prp").write_text(NO_OVERFLOW)
+    (tmp_path / "termination.prp").write_text(TERMINATION)
+    (tmp_path / "unreach-call.prp").write_text(UNREACH)
+    (tmp_path / "a.c").write_text("int main(void) { return 0; }\n")
+
+    def default(*props):
+        (tmp_path / "t.yml").write_text("format_version: '2.0'\ninput_files: 'a.c'\nproperties:\n" + "".join(
+            f"  - property_file: {p}.prp\n    expected_verdict: true\n" for p in props))
+        return choose_property(read_task_definition(tmp_path / "t.yml"))[0].name
+
+    assert default("no-overflow", "termination") == "termination"
+    assert default("no-overflow", "termination", "unreach-call") == "unreach-call"
+    assert default("no-overflow") == "no-overflow"

@@ -16,7 +16,7 @@ from typing import Iterable, Protocol
 import yaml
 
 from looprover.errors import InputError
-from looprover.properties import CHECK_SAT, UNREACH_CALL, VERIFIABLE, Property, load_property
+from looprover.properties import CHECK_SAT, TERMINATION, UNREACH_CALL, VERIFIABLE, Property, load_property
 
 DATA_MODELS = ("ILP32", "LP64")
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -83,10 +83,11 @@ def read_task_definition(path: str | Path) -> TaskDefinition:
 
 
 def choose_property(task: TaskDefinition) -> tuple[Property, bool | None]:
-    """The property `looprover verify TASK.yml` checks: the first safety property we can verify (unreach-call,
-    check-sat), else the first other property we can verify (termination), else the first listed. Safety comes
-    first because SV-COMP tasks list termination and reachability in either order, and `verify TASK.yml`
-    checked reachability before termination could be verified; `--property` picks any other.
+    """The property `looprover verify TASK.yml` checks: the first reachability property we can verify
+    (unreach-call, check-sat), else termination, else no-overflow, else the first listed. Reachability comes
+    first because SV-COMP tasks list their properties in any order, and `verify TASK.yml` checked reachability
+    before termination and no-overflow could be verified (so a task's default stays what it was); `--property`
+    picks any other.
     A property file that cannot be read only matters if no other property of the task can be used."""
     if not task.properties:
         raise InputError(f"{task.path}: the task definition lists no properties")
@@ -98,11 +99,9 @@ def choose_property(task: TaskDefinition) -> tuple[Property, bool | None]:
         except InputError as exc:
             first_error = first_error or exc
     usable = [(prop, expected) for prop, expected in loaded if prop.unsupported_reason() is None]
-    for prop, expected in usable:
-        if prop.name in (UNREACH_CALL, CHECK_SAT):
-            return prop, expected
+    rank = {UNREACH_CALL: 0, CHECK_SAT: 0, TERMINATION: 1}
     if usable:
-        return usable[0]
+        return min(usable, key=lambda pe: rank.get(pe[0].name, 2))
     if loaded:
         return loaded[0]
     raise first_error

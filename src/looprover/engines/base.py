@@ -33,7 +33,7 @@ from looprover.errors import LooproverError
 from looprover.processes import out_of_memory, out_of_memory_reason
 from looprover.program.cfa import Program
 from looprover.properties import (
-    CHECK_SAT, TERMINATION, UNREACH_CALL, VALID_MEMSAFETY, Property, default_property,
+    CHECK_SAT, NO_OVERFLOW, TERMINATION, UNREACH_CALL, VALID_MEMSAFETY, Property, default_property,
 )
 from looprover.verdict import Counterexample, NonTermination, Status, Verdict
 
@@ -91,9 +91,10 @@ class Engine:
     name: ClassVar[str]
     summary: ClassVar[str] = ""
     languages: ClassVar[frozenset[str]] = frozenset({"c", "chc"})
-    # safety properties: every engine checks the program's assertions, whatever property they carry (under
-    # valid-memsafety the front-end emits only `valid-deref` ones)
-    properties: ClassVar[frozenset[str]] = frozenset({UNREACH_CALL, CHECK_SAT, VALID_MEMSAFETY})
+    # safety properties: each is a set of assertions in the program (no-overflow's are added by the job,
+    # `program/instrument.py`; under valid-memsafety the front-end emits `valid-deref` ones), and a safety
+    # engine treats every assertion alike
+    properties: ClassVar[frozenset[str]] = frozenset({UNREACH_CALL, NO_OVERFLOW, CHECK_SAT, VALID_MEMSAFETY})
     bitvector: ClassVar[bool] = True                  # supports the bit-precise encoding
     verdicts: ClassVar[frozenset[Status]] = frozenset({Status.TRUE, Status.FALSE})
     Settings: ClassVar[type | None] = None             # a dataclass of engine-specific settings

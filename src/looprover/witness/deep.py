@@ -126,7 +126,7 @@ def run_counterexample(program: Program, initial: dict[str, Any], havocs: Sequen
     shown = edges[:KEEP] + edges[-KEEP:] if cut else edges
     steps = [TraceStep(e, e.src_loc, {}) for e in shown]
     viol = res.violated.src if res.violated is not None and res.violated.src else edges[-1].src_loc
-    cex = RunCounterexample(steps, oracle.read(), dict(initial), True, viol, length=len(edges),
+    cex = RunCounterexample(steps, oracle.read(), dict(initial), True, viol, res.violated, length=len(edges),
                             omitted=len(edges) - len(shown), omitted_at=KEEP if cut else len(edges))
     return cex, ""
 
@@ -164,7 +164,7 @@ def follow(program: Program, initial: dict[str, Any], edges: Iterable[Edge], pla
                 shown = head + list(last)
                 steps = [TraceStep(x, x.src_loc, {}) for x in shown]
                 viol = r.violated.src or e.src_loc
-                return RunCounterexample(steps, oracle.read(), dict(initial), True, viol, length=n,
+                return RunCounterexample(steps, oracle.read(), dict(initial), True, viol, r.violated, length=n,
                                          omitted=n - len(shown), omitted_at=len(head), plan=list(plan)), ""
             loc = e.dst
     except UndefinedBehavior as ub:

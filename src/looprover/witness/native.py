@@ -12,8 +12,8 @@ order), returns the next value of the counterexample's compressed havoc plan. On
 What would make such a run differ from the IR's semantics is refused: the C has undefined behaviour where the
 IR has none or a different one, so signed overflow, bad shifts, division by zero and array indices out of the
 declared bounds (the IR's arrays are total) trap (gcc's sanitizers in trap mode: the run fails, nothing is
-confirmed); programs with mathematical integers (Horn clauses), arrays of unknown size or array havocs are not
-compiled at all, nor plans with values beyond 64 bits (the harness reads 64-bit values). A run that reads a value the plan does not have gets 0 and is still a run of the program,
+confirmed); programs with mathematical integers (Horn clauses), arrays of unknown size, array havocs or
+assertions of more than one property (all of them print as `reach_error()`) are not compiled at all, nor plans with values beyond 64 bits (the harness reads 64-bit values). A run that reads a value the plan does not have gets 0 and is still a run of the program,
 so whatever reaches `reach_error` is a real violation.
 """
 from __future__ import annotations
@@ -29,7 +29,6 @@ from typing import Any, Sequence
 from looprover.program.cfa import Assert, Edge, Havoc, Program, SrcLoc
 from looprover.program.expr import ArrayType, IntType
 from looprover.program.interp import ArrayValue
-from looprover.properties import UNREACH_CALL
 from looprover.verdict import TraceStep
 from looprover.witness.deep import Repeat, RunCounterexample
 
@@ -104,8 +103,10 @@ def why_not(program: Program) -> str | None:
         for s in e.stmts:
             if isinstance(s, Havoc) and any(isinstance(v.type, ArrayType) for v in s.vars):
                 return "array havocs"
-            if isinstance(s, Assert) and s.prop != UNREACH_CALL:
-                return f"assertions of property {s.prop} (the compiled program reports every one as reach_error)"
+    props = program.properties()
+    if len(props) > 1:
+        return f"assertions of several properties ({', '.join(sorted(props))}; the compiled program reports " \
+               f"every one as reach_error)"
     return None
 
 

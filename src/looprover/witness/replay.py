@@ -232,6 +232,7 @@ def validate(program: Program, cex: Counterexample, bitvector: bool = False) -> 
     res = replay(program, cex, bitvector)
     if res.ok:
         cex.validated = True
+        cex.violated = res.violated
         del cex.steps[res.steps:]
         for step, vals in zip(cex.steps, res.values):
             step.values = vals

@@ -42,9 +42,11 @@ _STACK_BYTES = 256 * 1024 * 1024
 
 
 def load_c_program(path: str | os.PathLike | list, data_model: str = "ILP32", memsafety: bool = False,
-                   defines: tuple[str, ...] = ()) -> Program:
+                   defines: tuple[str, ...] = (), keep_values: bool = False) -> Program:
+    """`keep_values`: unused values computed by operations (`x + 1;`) stay in the program as assignments to
+    temporaries (for the no-overflow property; `ExpressionMixin.discard`)."""
     result: dict = {}
-    opts = (memsafety, tuple(defines))
+    opts = (memsafety, tuple(defines), keep_values)
 
     def work() -> None:
         try:
@@ -69,7 +71,7 @@ def load_c_program(path: str | os.PathLike | list, data_model: str = "ILP32", me
     return result["program"]
 
 
-def _load(path, data_model: str, memsafety: bool, defines: tuple[str, ...]) -> Program:
+def _load(path, data_model: str, memsafety: bool, defines: tuple[str, ...], keep_values: bool = False) -> Program:
     from looprover.frontend.c.lower import lower
     from looprover.frontend.c.parse import parse
 
@@ -81,4 +83,4 @@ def _load(path, data_model: str, memsafety: bool, defines: tuple[str, ...]) -> P
         if out_of_memory(exc):      # libclang could not even be loaded under --memory: no fault of the input
             raise MemoryError(str(exc)) from exc
         raise InputError(f"{path}: cannot parse: {type(exc).__name__}: {exc}") from exc
-    return lower(parsed, data_model, memsafety)
+    return lower(parsed, data_model, memsafety, keep_values)

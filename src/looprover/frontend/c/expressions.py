@@ -19,7 +19,7 @@ from looprover.frontend.c.state import LoweringState
 from looprover.program.cfa import Assign
 from looprover.program.expr import (
     BOOL, FALSE, TRUE, Binary, BoolConst, Cast, Compare, Expr, IntConst, IntType, Unary, and_, cast, ite, not_,
-    or_,
+    or_, walk,
 )
 
 _ARITH = {"+", "-", "*", "/", "%", "&", "|", "^"}
@@ -30,6 +30,21 @@ _CMP = {"<", ">", "<=", ">=", "==", "!="}
 class ExpressionMixin(LoweringState):
     """`rv(c, want)` evaluates an expression (emitting its side effects; `want=False` discards the value);
     `convert(v, to)` and `to_bool(v)` are C's conversions."""
+
+    def discard(self, c: ci.Cursor) -> None:
+        """Evaluate c for its side effects, its value unused (`x + 1;`, `(void)e`, `return e` in main, the left
+        operand of `,`, a `for` increment). With
+        `keep_values` (the no-overflow property, for which evaluating an operation is what counts) a value
+        computed by integer operations is kept in a temporary, so that its operations stay in the program. Only
+        a pure expression needs it: the operations of one with side effects are in the assignments it makes
+        (and asking it for its value would copy it, `i++` in every `for` loop)."""
+        if not self.keep_values or self.effectful(c):
+            self.rv(c, want=False)
+            return
+        v = self.rv(c)
+        if isinstance(v.ctype, CInt) and () in v.leaves and any(isinstance(n, (Binary, Unary))
+                                                                for n in walk(v.e)):
+            self.emit(Assign(self.temp(self.types.ir_scalar(v.ctype)), v.e, self.loc))
 
     def rv(self, c: ci.Cursor, want: bool = True) -> Val:
         """Evaluate expression c (emitting its side effects); `want=False` when the value is discarded."""
@@ -48,7 +63,7 @@ class ExpressionMixin(LoweringState):
             ch = expr_children(c)[-1]
             to = self.ctype(c)
             if isinstance(to, CVoid) or not want:
-                self.rv(ch, want=False)
+                self.discard(ch)
                 return Val(to, {})
             if is_array_expr(ch):
                 return self.convert(self.decay_array(ch), to, c)
@@ -188,7 +203,7 @@ class ExpressionMixin(LoweringState):
         op = capi.binary_op(c)
         a, b = children(c)
         if op == ",":
-            self.rv(a, want=False)
+            self.discard(a)
             return self.rv(b, want)
         if op == "=":
             return self._assign(c, a, b, want)

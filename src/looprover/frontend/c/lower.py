@@ -111,11 +111,11 @@ class Lowerer(StatementMixin, ExpressionMixin, CallMixin, LValueMixin, SideEffec
             self.emit(Havoc(tuple(obj.vars.values()), self.where(p)))
 
 
-def lower(parsed: Parsed, data_model: str, memsafety: bool = False) -> Program:
+def lower(parsed: Parsed, data_model: str, memsafety: bool = False, keep_values: bool = False) -> Program:
     """The CFA of a parsed translation unit (main with every call inlined); `InputError` or `UnsupportedError`
     (with the location being lowered) for anything else that goes wrong. `memsafety`: instrument the
-    accesses for valid-memsafety (see `memory.py`)."""
-    lw = Lowerer(parsed, data_model, memsafety)
+    accesses for valid-memsafety (see `memory.py`). `keep_values`: see `ExpressionMixin.discard`."""
+    lw = Lowerer(parsed, data_model, memsafety, keep_values)
     old = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old, 200_000))  # load_c_program runs us on a thread with a large stack
     try:

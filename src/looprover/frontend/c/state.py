@@ -46,13 +46,14 @@ class LoweringState:
     """The lowering's state (see the attributes) and its primitives: source locations and errors, fresh
     variables, clang type translation, and building the CFA edge by edge."""
 
-    def __init__(self, parsed: Parsed, data_model: str, memsafety: bool = False):
+    def __init__(self, parsed: Parsed, data_model: str, memsafety: bool = False, keep_values: bool = False):
         self.parsed = parsed
         self.memsafety = memsafety       # valid-memsafety: accesses are asserted valid, not assumed (memory.py)
         self.alive: dict[int, Var] = {}  # memsafety: object id -> whether the (local) object is live
         self.literals: dict = {}         # memsafety: string literal cursor -> its (read-only) object
         self.literal_vars: set = set()   # the IR variables of those objects
         self.static_init = False         # lowering the initialisers of static storage (before main)
+        self.keep_values = keep_values      # keep unused values computed by operations (`ExpressionMixin.discard`)
         self.tu = parsed.tu
         self.types = TypeTable(data_model)
         self.IDX = self.types.index_type

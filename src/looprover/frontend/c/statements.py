@@ -88,7 +88,7 @@ class StatementMixin(LoweringState):
         elif k in (K.ASM_STMT, K.MS_ASM_STMT):
             raise self.unsupported("inline assembly", c)
         elif k.is_expression():
-            self.rv(c, want=False)
+            self.discard(c)
         else:
             raise self.unsupported(f"statement {k.name}", c)
 
@@ -265,7 +265,7 @@ class StatementMixin(LoweringState):
         self.start(cont)
         if inc is not None:
             self.loc = self.where(inc)
-            self.rv(inc, want=False)
+            self.discard(inc)
         self.jump(head)
         self.start(end)
 
@@ -327,7 +327,7 @@ class StatementMixin(LoweringState):
                 v = self.rv(ks[0])
                 self.write(self.obj_lv(fr.ret), self.convert(v, fr.ret.ctype, ks[0]))
             else:
-                self.rv(ks[0], want=False)
+                self.discard(ks[0])
         self.jump(fr.ret_loc)
 
     # ===================================================================================== conditions
@@ -354,7 +354,7 @@ class StatementMixin(LoweringState):
                     self.start(mid)
                     self.branch_on(b, t, f)
                     return
-                self.rv(a, want=False)  # ","
+                self.discard(a)  # ","
                 self.branch_on(b, t, f)
                 return
         elif k == K.UNARY_OPERATOR:
