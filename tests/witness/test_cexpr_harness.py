@@ -147,3 +147,17 @@ def test_harness_is_skipped_for_horn_clauses(tmp_path):
     v = Verdict(Status.FALSE, "x", "r", Counterexample([], [1], validated=True))
     res = harness_for(v, tmp_path / "f.smt2", "ILP32", False, Deadline(time.monotonic() + 10))
     assert res.reached_error is None and "not C" in res.detail
+
+
+def test_harness_is_not_run_for_other_properties_or_several_files(tmp_path):
+    """It detects reach_error only: an overflow or out-of-bounds FALSE is not reported as 'not reached'."""
+    from looprover.deadline import Deadline
+    from looprover.verdict import Counterexample, Status, Verdict
+    from looprover.witness.harness import harness_for
+    v = Verdict(Status.FALSE, "x", "r", Counterexample([], [1], validated=True))
+    deadline = Deadline(time.monotonic() + 10)
+    for prop in ("no-overflow", "valid-memsafety"):
+        res = harness_for(v, EXAMPLES / "count_unsafe.c", "ILP32", True, deadline, prop)
+        assert res.reached_error is None and prop in res.detail
+    res = harness_for(v, EXAMPLES / "count_unsafe.c", "ILP32", True, deadline, "unreach-call", (tmp_path / "b.c",))
+    assert res.reached_error is None and "several input files" in res.detail

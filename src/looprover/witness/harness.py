@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from looprover.deadline import Deadline
+from looprover.properties import UNREACH_CALL
 from looprover.verdict import Counterexample, Status, Verdict
 from looprover.witness.native import BLOCKED, FLAGS, NONDET_DEFS, VIOLATION, run_executable
 
@@ -107,14 +108,20 @@ def run_harness(source: Path, inputs: list[int], data_model: str, budget: float)
     return HarnessResult(False, why + note)
 
 
-def harness_for(verdict: Verdict, input_path: Path, data_model: str, is_c: bool, deadline: Deadline
-                ) -> HarnessResult | None:
-    """The compiled harness's result for a FALSE with a counterexample (None for other verdicts)."""
+def harness_for(verdict: Verdict, input_path: Path, data_model: str, is_c: bool, deadline: Deadline,
+                prop: str = UNREACH_CALL, more_inputs: tuple[Path, ...] = ()) -> HarnessResult | None:
+    """The compiled harness's result for a FALSE with a counterexample (None for other verdicts). It detects
+    the entry of `reach_error` only, so other properties' violations (an overflow, an out-of-bounds access) are
+    not run rather than reported as "not reached"."""
     if verdict.status != Status.FALSE or not isinstance(verdict.evidence, Counterexample):
         return None
     cex = verdict.evidence
     if not is_c:
         return HarnessResult(None, "the input is not C")
+    if prop != UNREACH_CALL:
+        return HarnessResult(None, f"not run: the harness detects calls of reach_error, not {prop} violations")
+    if more_inputs:
+        return HarnessResult(None, "not run: the task has several input files")
     if getattr(cex, "omitted", 0) and not cex.inputs:
         return HarnessResult(None, "the run is too long to list its inputs")
     budget = min(MAX_SECONDS, deadline.left() - 0.3)
