@@ -9,6 +9,8 @@ LABMC's time should not grow with N: the loop becomes one abstract iteration x =
 TPA's time should not grow with N either (the transition invariant y'-y = 2(x'-x) closes at level 1), and on
 `--template ../shared/examples/underapprox_counter_N.c.in` (the same loop, the assertion negated) its
 counterexample depth is found through exact powers in about log2(N) levels.
+`--template ../shared/examples/underapprox_buffer_N.c.in --engines accel --encodings int,bv` is the
+under-approximation table of issue 11 (a buffer overflow behind N iterations, in both encodings).
 Each run is a fresh `looprover verify` process (what a user sees, including start-up); the table shows the
 verdict and the median wall-clock time over `--repeat` runs.
 """
@@ -28,11 +30,12 @@ REPO = Path(__file__).resolve().parents[1]
 DEFAULT_TEMPLATE = REPO / "tests" / "helpers" / "programs" / "deep_safe_N.c.in"
 
 
-def run(engine: str, path: Path, timeout: float) -> tuple[str, float, float]:
-    """(status, wall-clock seconds of the process, the engine's own time)."""
+def run(engine: str, path: Path, timeout: float, encoding: str = "int") -> tuple[str, float, float]:
+    """(status, wall-clock seconds of the process, the engine's own time); `encoding` int or bv."""
     t0 = time.monotonic()
     r = subprocess.run([sys.executable, "-m", "looprover", "verify", "--engine", engine, "--timeout",
-                        str(timeout), "--json", str(path)], capture_output=True, text=True,
+                        str(timeout), "--json", "--bitvector" if encoding == "bv" else "--integer", str(path)],
+                       capture_output=True, text=True,
                        timeout=timeout + 60, stdin=subprocess.DEVNULL)
     wall = time.monotonic() - t0
     try:
@@ -49,24 +52,26 @@ def main(argv=None) -> int:
     ap.add_argument("--timeout", type=float, default=60.0)
     ap.add_argument("--n", default="10,1000,1000000,1000000000")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--encodings", default="int", help="int, bv or int,bv: a column per engine and encoding")
     args = ap.parse_args(argv)
     text = args.template.read_text()
     ns = [int(x) for x in args.n.split(",")]
-    engines = args.engines.split(",")
+    encodings = args.encodings.split(",")
+    engines = [(e, enc) for e in args.engines.split(",") for enc in encodings]
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)
         header = args.template.parent / "sv.h"
         if header.exists():
             shutil.copy(header, d / "sv.h")
         print(f"median of {args.repeat} runs: verdict, wall-clock time of the process (engine time)")
-        print(f"{'N':>12} | " + " | ".join(f"{e:^28}" for e in engines))
+        print(f"{'N':>12} | " + " | ".join(f"{e + ' ' + enc:^28}" for e, enc in engines))
         print("-" * 13 + "+" + "+".join("-" * 30 for _ in engines))
         for n in ns:
             f = d / (args.template.name.replace(".c.in", "").replace("_N", "") + f"_{n}.c")
             f.write_text(text.replace("@N@", str(n)))
             cells = []
-            for e in engines:
-                results = [run(e, f, args.timeout) for _ in range(args.repeat)]
+            for e, enc in engines:
+                results = [run(e, f, args.timeout, enc) for _ in range(args.repeat)]
                 status = results[0][0] if len({r[0] for r in results}) == 1 else "MIXED"
                 wall = statistics.median(r[1] for r in results)
                 eng = statistics.median(r[2] for r in results)
