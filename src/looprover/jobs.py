@@ -277,6 +277,8 @@ def run_job_limited(job: Job, options: JobOptions, start: float, deadline: Deadl
     """`run_job` in a child process killed at the deadline (plus KILL_GRACE): returns by then whatever the
     front-end or the engine is doing, with UNKNOWN and the phase it was stopped in."""
     phase = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn").Value("i", 0)
+    # an encoding the user forced is known even when the child never reports back (`--json`'s `encoding`)
+    forced = {} if options.bitvector is None else {"encoding": "bit-vector" if options.bitvector else "integer"}
     child = Child("looprover-job", _child_job, job, options, start, deadline, phase, daemon=False,
                   memory_limit=options.memory)
     try:
@@ -287,11 +289,12 @@ def run_job_limited(job: Job, options: JobOptions, start: float, deadline: Deadl
                 return value
             reason = value if value.startswith("out of memory") else \
                 f"internal error: the run crashed while {PHASES[phase.value]} ({value})"
-            return render(Verdict.unknown(options.engine, reason), None, job, start)
+            return render(Verdict.unknown(options.engine, reason, **forced), None, job, start)
     finally:
         child.kill()
     reason = f"timeout while {PHASES[phase.value]} (the run was stopped at the deadline)"
-    return render(Verdict.unknown(options.engine if phase.value >= 2 else "frontend", reason), None, job, start)
+    return render(Verdict.unknown(options.engine if phase.value >= 2 else "frontend", reason, **forced), None, job,
+                  start)
 
 
 def _child_job(job: Job, options: JobOptions, start: float, deadline: Deadline, phase) -> Outcome:

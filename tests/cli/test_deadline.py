@@ -25,6 +25,14 @@ def test_an_engine_that_ignores_its_deadline_is_stopped(capsys, fake_engines, ch
     assert code == 0 and data["status"] == "UNKNOWN"
     assert data["reason"].startswith("timeout while running the engine") and data["engine"] == "fake_hang"
     assert elapsed < 1.5 + 2 + SLACK
+    assert data["encoding"] is None                 # not known: the child never reported one
+
+
+def test_a_stopped_run_still_reports_the_encoding_the_user_forced(capsys, fake_engines, chc_file):
+    for flag, encoding in (("--bitvector", "bit-vector"), ("--integer", "integer")):
+        cli.main(["verify", str(chc_file), "--engine", "fake_hang", "--timeout", "0.5", flag, "--json"])
+        data = json.loads(capsys.readouterr().out)
+        assert data["reason"].startswith("timeout while") and data["encoding"] == encoding
 
 
 def test_the_front_end_counts_against_the_same_limit(capsys, chc_file, monkeypatch):
