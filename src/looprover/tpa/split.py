@@ -180,82 +180,62 @@ class SplitTPA(TPA):
     # ------------------------------------------------------------------------------------------ Reach
     def _reach_lt(self, S: z3.BoolRef, T: z3.BoolRef, n: int) -> _Reach:
         """Is T reachable from S in fewer than 2^{n+1} steps?"""
-        key = (S.get_id(), T.get_id(), n)
-        hit = self._cache.get(key)
-        if hit is not None:
-            self.stats["cache_hits"] += 1
-            return hit[2]
-        voc = self.voc
-        T2 = voc.cur_to(T, voc.x2)
-        while True:
-            if self.deadline.expired():
-                raise OutOfTime()
-            self.stats["queries"] += 1
-            m = self._level_solver(self._lt, n, self._lt_parts).query([S, T2], self.deadline)
-            if m is None:
-                self._learn_from("lt", n, S, T2)
-                res = _Reach(False)
-                break
-            short = z3.is_true(m.eval(self._sel, model_completion=True))
-            if n == 0:
-                res = self._base(S, T2, m, 0 if short else 1)
-                break
-            res = self._confirm_by_powers(S, T, n - 1)      # lengths < 2^{n+1}
-            if res is not None:
-                break
-            if short:                                       # L[n](x, x''): fewer than 2^n steps
-                res = self._reach_lt(S, T, n - 1)
-                if res.reachable:
-                    break
-                continue                                    # L[n] learned S ↛ T
-            mid = self._mid(z3.And(S, self._l(n, voc.x, voc.x1)), z3.And(T2, self._e(n, voc.x1, voc.x2, "")), m)
-            r1 = self._reach_lt(S, mid, n - 1)
-            if not r1.reachable:
-                continue
-            r2 = self._reach_eq(is_state(voc.x, r1.dst, self.ctx), T, n - 1)
-            if not r2.reachable:
-                continue                                    # E[n] learned dst ↛ T
-            res = self._chain(r1, r2)
-            break
-        self._cache[key] = (S, T, res)
-        return res
+        return self._reach_split("lt", S, T, n)
 
     def _reach_eq(self, S: z3.BoolRef, T: z3.BoolRef, n: int) -> _Reach:
         """Is T reachable from S in exactly 2^{n+1} steps? (An exact-power confirmation may return a path of
         another length; every REACHABLE carries a real path with its length, which is all callers need.)"""
+        return self._reach_split("eq", S, T, n)
+
+    def _reach_split(self, kind: str, S: z3.BoolRef, T: z3.BoolRef, n: int) -> _Reach:
+        """The query loop of both kinds: UNSAT teaches level n+1 of the kind's hierarchy, SAT is confirmed by
+        `_expand` or, when that strengthened a level instead, asked again."""
+        cache = self._cache if kind == "lt" else self._eq_cache
         key = (S.get_id(), T.get_id(), n)
-        hit = self._eq_cache.get(key)
+        hit = cache.get(key)
         if hit is not None:
             self.stats["cache_hits"] += 1
             return hit[2]
-        voc = self.voc
-        T2 = voc.cur_to(T, voc.x2)
-        while True:
+        T2 = self.voc.cur_to(T, self.voc.x2)
+        solver = self._level_solver(self._lt, n, self._lt_parts) if kind == "lt" else \
+            self._level_solver(self._eq, n, self._eq_parts)
+        res = None
+        while res is None:
             if self.deadline.expired():
                 raise OutOfTime()
             self.stats["queries"] += 1
-            m = self._level_solver(self._eq, n, self._eq_parts).query([S, T2], self.deadline)
+            m = solver.query([S, T2], self.deadline)
             if m is None:
-                self._learn_from("eq", n, S, T2)
+                self._learn_from(kind, n, S, T2)
                 res = _Reach(False)
-                break
-            if n == 0:
-                res = self._base(S, T2, m, 2)
-                break
-            res = self._confirm_by_powers(S, T, n)
-            if res is not None:
-                break
-            mid = self._mid(z3.And(S, self._e(n, voc.x, voc.x1, "")), z3.And(T2, self._e(n, voc.x1, voc.x2, "")), m)
-            r1 = self._reach_eq(S, mid, n - 1)
-            if not r1.reachable:
-                continue
-            r2 = self._reach_eq(is_state(voc.x, r1.dst, self.ctx), T, n - 1)
-            if not r2.reachable:
-                continue
-            res = self._chain(r1, r2)
-            break
-        self._eq_cache[key] = (S, T, res)
+            else:
+                res = self._expand(kind, S, T, T2, n, m)
+        cache[key] = (S, T, res)      # keep S, T alive: z3 ids are reused after garbage collection
         return res
+
+    def _expand(self, kind: str, S: z3.BoolRef, T: z3.BoolRef, T2: z3.BoolRef, n: int, m: z3.ModelRef
+                ) -> _Reach | None:
+        """A real path for the model `m` of a level-n query, or None when a lower level learned that the
+        model's midpoint does not connect (the level-n solver then excludes it)."""
+        voc = self.voc
+        short = kind == "lt" and z3.is_true(m.eval(self._sel, model_completion=True))   # L[n](x, x'') alone
+        if n == 0:
+            return self._base(S, T2, m, 2 if kind == "eq" else 0 if short else 1)
+        res = self._confirm_by_powers(S, T, n if kind == "eq" else n - 1)      # lengths < 2^{n+2} / 2^{n+1}
+        if res is not None:
+            return res
+        if short:
+            res = self._reach_lt(S, T, n - 1)
+            return res if res.reachable else None
+        first = self._l(n, voc.x, voc.x1) if kind == "lt" else self._e(n, voc.x, voc.x1, "")
+        mid = self._mid(z3.And(S, first), z3.And(T2, self._e(n, voc.x1, voc.x2, "")), m)
+        r1 = self._reach_split(kind, S, mid, n - 1)
+        if not r1.reachable:
+            return None
+        r2 = self._reach_eq(is_state(voc.x, r1.dst, self.ctx), T, n - 1)
+        if not r2.reachable:
+            return None                                     # E[n] learned dst ↛ T
+        return self._chain(r1, r2)
 
     @staticmethod
     def _chain(r1: _Reach, r2: _Reach) -> _Reach:
