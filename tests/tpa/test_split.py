@@ -149,3 +149,36 @@ def test_levels_survive_a_new_query():
 def test_unknown_variant_is_refused():
     with pytest.raises(ValueError, match="variant"):
         TPAOptions(variant="golem")
+
+
+def _random_system(rng):
+    """x = 0, y = c; while (x < K) { (x, y) += (a1, b1) or (a2, b2) }; Bad: y = t. Finite: x grows every step."""
+    from looprover.smt.ts import TransitionSystem
+    K, c, t = rng.randint(3, 24), rng.randint(-3, 3), rng.randint(-5, 40)
+    (a1, b1), (a2, b2) = [(rng.randint(1, 3), rng.randint(-2, 3)) for _ in range(2)]
+    x, y, x1, y1 = z3.Int("x"), z3.Int("y"), z3.Int("x'"), z3.Int("y'")
+    ch = z3.Bool("ch")
+    tr = z3.And(x < K, z3.If(ch, z3.And(x1 == x + a1, y1 == y + b1), z3.And(x1 == x + a2, y1 == y + b2)))
+    ts = TransitionSystem([x, y], [x1, y1], z3.And(x == 0, y == c), tr, y == t)
+    layers, cur = [], {(0, c)}
+    while cur:                                              # explicit states, layer by layer
+        layers.append(cur)
+        cur = {(px + a, py + b) for px, py in cur if px < K for a, b in ((a1, b1), (a2, b2))}
+    depths = {d for d, layer in enumerate(layers) if any(py == t for _, py in layer)}
+    return ts, depths
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(8))
+def test_random_systems_agree_with_explicit_states(seed):
+    """Split TPA against explicit-state exploration: SAFE exactly when no layer meets Bad, an UNSAFE depth is a
+    layer that does; with and without seeds, so both the closure and the exact fixed point are exercised."""
+    import random
+    ts, depths = _random_system(random.Random(seed))
+    for opts in (SPLIT, PLAIN):
+        r = solve_tpa(ts, timeout=30, options=opts)
+        assert r.status != TPAStatus.UNKNOWN, r.reason
+        if depths:
+            assert r.status == TPAStatus.UNSAFE and r.witness.depth in depths
+        else:
+            _safe(ts, r)
