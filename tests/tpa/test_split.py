@@ -182,3 +182,13 @@ def test_random_systems_agree_with_explicit_states(seed):
             assert r.status == TPAStatus.UNSAFE and r.witness.depth in depths
         else:
             _safe(ts, r)
+
+
+@pytest.mark.parametrize("variant", ["basic", "split"])
+def test_unsatisfiable_bad_is_safe_without_seeds(variant):
+    """Bad is empty (as in some CHC files whose query is unsatisfiable): no interpolant has anything to say, so
+    every level stays `true`; that empty level is itself the certificate (checked: Init ∧ true ∧ Bad' unsat)."""
+    ts = counter(10)
+    x, y = ts.state
+    ts = ts.with_query(ts.init, z3.And(x == 0, x != 0))
+    _safe(ts, solve_tpa(ts, timeout=30, options=TPAOptions(variant=variant, seeds=False)))

@@ -455,8 +455,8 @@ class TPA:
         t0 = time.monotonic()
         try:
             for i in range(1, upto + 1):
-                if i >= len(self.levels) or not self.levels[i]:
-                    continue
+                if i >= len(self.levels):
+                    continue          # an empty level is `true`: a certificate when Init or Bad is empty
                 sig = (len(self.levels[i]), len(self.right_inv), len(self.left_inv))
                 if self._fp_seen.get(i) == sig:
                     continue          # nothing changed since this level last failed
