@@ -456,17 +456,38 @@ class TPA:
         try:
             for i in range(1, upto + 1):
                 if i >= len(self.levels):
-                    continue          # an empty level is `true`: a certificate when Init or Bad is empty
+                    continue
                 sig = (len(self.levels[i]), len(self.right_inv), len(self.left_inv))
                 if self._fp_seen.get(i) == sig:
                     continue          # nothing changed since this level last failed
-                cert = self._closure(i, "right") or self._closure(i, "left")
+                if not self.levels[i] and not self._empty_query():
+                    self._fp_seen[i] = sig
+                    continue
+                cert = self._undecided_is_none(self._closure, i, "right") or \
+                    self._undecided_is_none(self._closure, i, "left")
                 self._fp_seen[i] = (len(self.levels[i]), len(self.right_inv), len(self.left_inv))
                 if cert is not None:
                     return cert
             return None
         finally:
             self.times["fixpoint"] += time.monotonic() - t0
+
+    def _undecided_is_none(self, check_fp, *args) -> SafeCertificate | None:
+        """A fixed-point check whose query z3 leaves undecided (e.g. its incomplete difference-logic solver)
+        finds no fixed point at this level; the search goes on instead of ending in UNKNOWN."""
+        try:
+            return check_fp(*args)
+        except GiveUp:
+            self.stats["fixpoint_undecided"] += 1
+            return None
+
+    def _empty_query(self) -> bool:
+        """Init or Bad is empty, so an empty level (`true`) is a safe transition invariant; an undecided query
+        (z3's incomplete difference-logic solver) counts as not empty rather than ending the run."""
+        try:
+            return self._unsat(self.init) or self._unsat(self.bad)
+        except GiveUp:
+            return False
 
     def _closure(self, i: int, side: str) -> SafeCertificate | None:
         """Right: `Inv ∧ ATr[i](x,x') ∧ Tr(x',x'') ⇒ ATr[i](x,x'')` (else from Init); left: the mirror image

@@ -276,7 +276,7 @@ class SplitTPA(TPA):
                 if self._efp_seen.get(i) == sig:
                     continue
                 self.stats["efp"] += 1
-                cert = self._exact_closure(i)
+                cert = self._undecided_is_none(self._exact_closure, i)
                 self._efp_seen[i] = sig
                 if cert is not None:
                     return cert
