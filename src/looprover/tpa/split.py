@@ -20,6 +20,11 @@ Fixed points:
   the inductive transition invariant is checked, not trusted.
 The search machinery (seeds, unsat-core interpolation problems, adaptive interpolation order, MBP midpoints,
 concrete chaining of halves, exact-power confirmation, answer checks) is the basic engine's, inherited.
+
+Measured (CHC, 20 s per file, one job, loaded 2-core machine): on hcai-bench + eldarica-misc + fm24-multiloop
+unsat (30 files) basic solved 13 and split 15, zero wrong; without seed lemmas the hand-built deep counter
+(N = 1000) and `down_up` close with split (an exact fixed point) and not with basic. In the multi-loop network
+split was slower on deep unsafe files (4 vs 5 of 12), so the network keeps basic by default.
 """
 from __future__ import annotations
 
