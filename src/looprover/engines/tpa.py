@@ -24,7 +24,6 @@ from looprover.program.cfa import Program
 from looprover.program.cpg import build_cpg
 from looprover.smt.cpg_system import CPGSystem
 from looprover.tpa import TPAOptions, TPAStatus
-from looprover.tpa.options import SplitTPAOptions
 from looprover.tpa.loop_solver import LoopSolver
 from looprover.tpa.program_ts import single_loop_system
 from looprover.tpa.proof import TransitionInvariantProof
@@ -37,7 +36,7 @@ class TPAEngine(Engine):
     name = "tpa"
     summary = "Transition Power Abstraction on one transition system (the loop's own, or the pc-encoded CPG)"
     cost = 2
-    Settings = SplitTPAOptions
+    Settings = TPAOptions
 
     def solve(self, program: Program, task: Task, run: Run) -> Verdict:
         opts: TPAOptions = self.settings(run)

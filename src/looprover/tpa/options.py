@@ -45,11 +45,3 @@ class TPAOptions:
 
 
 VARIANTS = ("basic", "split")
-
-
-@dataclass
-class SplitTPAOptions(TPAOptions):
-    """The single-system engine's settings: the same fields, split TPA by default. Measured (CHC, 20 s per
-    file, --jobs 1, loaded machine): 30 files, basic 13 solved and split 15 (two more on eldarica-misc, none
-    fewer), zero wrong for both; the multi-loop network keeps basic, which was ahead there (5 vs 4 of 12)."""
-    variant: str = field(default="split", metadata=_VARIANT)
