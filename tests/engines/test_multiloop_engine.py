@@ -265,3 +265,21 @@ def test_unsigned_loops_split_off_wrap_around(load):
     v = run(p)
     assert_replayed(p, v)
     assert iterations(v) == [10, 3]
+
+
+# ----------------------------------------------------------------------------------------- split TPA per loop
+@pytest.mark.slow
+@pytest.mark.parametrize("seeds", [True, False])
+def test_split_tpa_in_the_network(load, seeds):
+    """The network with split TPA per loop (`--option multiloop.variant=split`): the bug in the second loop at
+    its exact iteration count, and the fixed program proved with a proof that passes the portfolio's check
+    (split certificates of the loops included)."""
+    from looprover.tpa import TPAOptions
+    opts = TPAOptions(variant="split", seeds=seeds)
+    p = load("two_unsafe", TWO.replace("LIM", "20"))
+    v = verify("multiloop", p, timeout=30, settings=opts)
+    assert_replayed(p, v)
+    first, second = iterations(v)
+    assert 7 <= first <= 10 and second == 20
+    prog = load("two_safe", TWO.replace("LIM", "30"))
+    assert_proved(verify("multiloop", prog, timeout=30, settings=opts), loops=2, program=prog)

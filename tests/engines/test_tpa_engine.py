@@ -46,10 +46,12 @@ def test_arrays_are_unknown():
 
 def test_out_of_memory_is_unknown_with_that_reason(monkeypatch):
     from looprover.tpa.core import TPA
+    from looprover.tpa.split import SplitTPA
 
     def boom(self):
         raise MemoryError()
-    monkeypatch.setattr(TPA, "_solve", boom)
+    for cls in (TPA, SplitTPA):
+        monkeypatch.setattr(cls, "_solve", boom)
     v = verify("tpa", ec.loopfree(False), timeout=10)
     assert v.status == Status.UNKNOWN and v.reason == "out of memory"
 

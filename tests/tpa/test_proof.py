@@ -62,3 +62,27 @@ def test_the_proof_of_the_safe_program_does_not_prove_the_unsafe_one(safe, tmp_p
     prog, proof = safe
     unsafe = load(tmp_path, DEEP.replace("@N@", "1000").replace("@OP@", "!="))
     assert _check(unsafe, proof) is not None
+
+
+@pytest.mark.slow
+def test_a_split_certificate_travels_and_is_checked_not_trusted(tmp_path):
+    """Split TPA's exact fixed point (`tpa.variant=split`, no seeds, so E/L levels are what closes it): the
+    chain of levels goes into the proof and the portfolio's check decides it; a chain with a level dropped,
+    a top level replaced, or the restriction it needs left out is rejected."""
+    from looprover.tpa import TPAOptions
+    prog = load(tmp_path, DEEP.replace("@N@", "10").replace("@OP@", "=="))
+    v = verify("tpa", prog, timeout=60, settings=TPAOptions(variant="split", seeds=False))
+    assert v.status == Status.TRUE, v.reason
+    cert = v.evidence.certificate
+    assert cert.side.startswith("split-") and len(cert.chain) == cert.level and cert.restricted
+    assert _check(prog, v.evidence) is None
+    assert v.evidence.to_json()["transition_invariant"] in ("L ∨ L∘E", "L ∨ E∘L")
+    x, x1 = z3.Int("x"), z3.Int("x'")
+    e_top, l_top = cert.chain[-1]
+    for bad in (replace(cert, chain=cert.chain[1:]),
+                replace(cert, chain=cert.chain[:-1] + ((to_text(x1 == x + 1), l_top),)),
+                replace(cert, restricted=False)):
+        why = _check(prog, replace(v.evidence, certificate=bad))
+        assert why is not None and "certificate" in why
+    unsafe = load(tmp_path, DEEP.replace("@N@", "10").replace("@OP@", "!="), "u.c")
+    assert _check(unsafe, v.evidence) is not None

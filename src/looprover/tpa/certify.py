@@ -39,6 +39,8 @@ def check_safe_certificate(ts: TransitionSystem, cert: SafeCertificate, deadline
     if extra:
         return f"transition invariant mentions non-state symbols {extra[:5]}"
     init, bad = ts.init, ts.bad
+    if cert.kind in ("split-right", "split-left"):
+        return _check_split(voc, ts, cert, deadline)
     ti_refl = voc.rel_to(ti, x, x)
     ti_02 = voc.rel_to(ti, x, x2)
     if cert.kind == "right":
@@ -56,6 +58,53 @@ def check_safe_certificate(ts: TransitionSystem, cert: SafeCertificate, deadline
     else:
         return f"unknown certificate kind {cert.kind!r}"
     conds.append(("Init(x) ∧ TI(x,x') ∧ Bad(x') unsat", [init, ti, voc.cur_to(bad, x1)]))
+    for name, fs in conds:
+        if not unsat(deadline, *fs):
+            return f"certificate condition fails: {name}"
+    return None
+
+
+def _check_split(voc: Vocabulary, ts: TransitionSystem, cert: SafeCertificate, deadline: Deadline) -> str | None:
+    """The conditions of a split certificate (`SafeCertificate`), each decided by a fresh solver: the chain
+    from E_0 = Tr and L_0 = Id, E_i's (restricted) transitivity, and that no path in the TI meets Init and Bad."""
+    x, x1, x2 = voc.x, voc.x1, voc.x2
+    w = [z3.Const(f"{v}!chk3", v.sort()) for v in x]
+    i = cert.level
+    if i < 1 or len(cert.chain) != i:
+        return f"split certificate of level {i} has {len(cert.chain)} levels"
+    for e, lt in cert.chain:
+        extra = _bad_symbols(e, x + x1) + _bad_symbols(lt, x + x1)
+        if extra:
+            return f"split certificate level mentions non-state symbols {extra[:5]}"
+
+    def rel(f: z3.BoolRef, a: list, b: list) -> z3.BoolRef:
+        return voc.rel_to(f, a, b)
+    conds = []
+    for k in range(i):
+        e_next, l_next = cert.chain[k]
+        if k == 0:
+            conds += [("Tr∘Tr ⊆ E_1", [voc.trans(x, x1, "chk1"), voc.trans(x1, x2, "chk2"),
+                                        z3.Not(rel(e_next, x, x2))]),
+                      ("Id ⊆ L_1", [z3.Not(rel(l_next, x, x))]),
+                      ("Tr ⊆ L_1", [voc.trans(x, x2, "chk1"), z3.Not(rel(l_next, x, x2))])]
+            continue
+        e, lt = cert.chain[k - 1]
+        conds += [(f"E_{k}∘E_{k} ⊆ E_{k + 1}", [rel(e, x, x1), rel(e, x1, x2), z3.Not(rel(e_next, x, x2))]),
+                  (f"L_{k} ⊆ L_{k + 1}", [rel(lt, x, x2), z3.Not(rel(l_next, x, x2))]),
+                  (f"L_{k}∘E_{k} ⊆ L_{k + 1}", [rel(lt, x, x1), rel(e, x1, x2), z3.Not(rel(l_next, x, x2))])]
+    e, lt = cert.chain[-1]
+    trans = [rel(e, x, x1), rel(e, x1, x2), z3.Not(rel(e, x, x2))]
+    if cert.restricted:
+        trans += [voc.cur_to(ts.init, w), rel(lt, w, x)] if cert.kind == "split-right" else \
+            [rel(lt, x2, w), voc.cur_to(ts.bad, w)]
+    conds.append((f"E_{i} transitive{' (restricted)' if cert.restricted else ''}", trans))
+    conds.append((f"Init ∧ L_{i} ∧ Bad' unsat", [ts.init, rel(lt, x, x1), voc.cur_to(ts.bad, x1)]))
+    if cert.kind == "split-right":
+        conds.append((f"Init ∧ L_{i}∘E_{i} ∧ Bad'' unsat", [ts.init, rel(lt, x, x1), rel(e, x1, x2),
+                                                           voc.cur_to(ts.bad, x2)]))
+    else:
+        conds.append((f"Init ∧ E_{i}∘L_{i} ∧ Bad'' unsat", [ts.init, rel(e, x, x1), rel(lt, x1, x2),
+                                                           voc.cur_to(ts.bad, x2)]))
     for name, fs in conds:
         if not unsat(deadline, *fs):
             return f"certificate condition fails: {name}"
@@ -87,8 +136,8 @@ def state_invariant(ts: TransitionSystem, cert: SafeCertificate, deadline: Deadl
     left: `¬∃x'. TI(x, x') ∧ Bad(x')` (the states that TI says cannot reach Bad).
     """
     voc = Vocabulary(ts)
-    if deadline.expired():
-        return None
+    if deadline.expired() or cert.kind not in ("right", "left"):
+        return None          # split: the TI composes two levels, its state invariant is not 1-inductive
     t = deadline.cap(timeout)
     try:
         if cert.kind == "right":

@@ -274,19 +274,22 @@ class TPA:
           starts from one): the core usually keeps only the few equalities that matter.
         """
         voc = self.voc
-        seeds = self.seeds or []
-        seed_ids = {c.get_id() for c in seeds}
-        b_parts = [voc.rel_to(c, voc.x, voc.x2) for c in seeds]
+        seed_ids = {c.get_id() for c in self.seeds or []}
         if n == 0:
             a_parts = self._level_pair(0)
         else:
             own = [c for c in self.levels[n] if c.get_id() not in seed_ids]
             a_parts = own + [voc.rel_to(c, voc.x1, voc.x2) for c in own]
+        return self._reduced_problem(a_parts, self._level_pair(n), S, T2)
+
+    def _reduced_problem(self, a_parts: list[z3.BoolRef], full: list[z3.BoolRef], S: z3.BoolRef,
+                         T2: z3.BoolRef) -> tuple[z3.BoolRef, z3.BoolRef]:
+        """(A, B) from the non-seed parts `a_parts` of a refuted query `full ∧ S ∧ T''` (reductions above;
+        `full` is the whole A side, seeds included, used when the reduction does not apply)."""
+        voc = self.voc
         if not self.opt.itp_core:
-            a_parts = self._level_pair(n) if n == 0 else [voc.rel_to(c, a, b) for c in self.levels[n]
-                                                          for a, b in ((voc.x, voc.x1), (voc.x1, voc.x2))]
-            return all_of(a_parts, self.ctx), z3.And(S, T2)
-        b_parts = conjuncts(S) + conjuncts(T2) + b_parts
+            return all_of(full, self.ctx), z3.And(S, T2)
+        b_parts = conjuncts(S) + conjuncts(T2) + [voc.rel_to(c, voc.x, voc.x2) for c in self.seeds or []]
         parts = a_parts + b_parts
         lits = [z3.Bool(f"tpa!core{i}", self.ctx) for i in range(len(parts))]
         s = z3.Solver(ctx=self.ctx)
@@ -298,7 +301,7 @@ class TPA:
             A = [p for p, k in zip(a_parts, keep) if k]
             B = [p for p, k in zip(b_parts, keep[len(a_parts):]) if k]
             return all_of(A, self.ctx), all_of(B, self.ctx)
-        return all_of(self._level_pair(n), self.ctx), z3.And(S, T2)      # the seeds were needed mid-way
+        return all_of(full, self.ctx), z3.And(S, T2)      # the seeds were needed mid-way
 
     def _unsat(self, *fs: z3.BoolRef) -> bool:
         s = z3.Solver(ctx=self.ctx)
@@ -452,18 +455,39 @@ class TPA:
         t0 = time.monotonic()
         try:
             for i in range(1, upto + 1):
-                if i >= len(self.levels) or not self.levels[i]:
+                if i >= len(self.levels):
                     continue
                 sig = (len(self.levels[i]), len(self.right_inv), len(self.left_inv))
                 if self._fp_seen.get(i) == sig:
                     continue          # nothing changed since this level last failed
-                cert = self._closure(i, "right") or self._closure(i, "left")
+                if not self.levels[i] and not self._empty_query():
+                    self._fp_seen[i] = sig
+                    continue
+                cert = self._undecided_is_none(self._closure, i, "right") or \
+                    self._undecided_is_none(self._closure, i, "left")
                 self._fp_seen[i] = (len(self.levels[i]), len(self.right_inv), len(self.left_inv))
                 if cert is not None:
                     return cert
             return None
         finally:
             self.times["fixpoint"] += time.monotonic() - t0
+
+    def _undecided_is_none(self, check_fp, *args) -> SafeCertificate | None:
+        """A fixed-point check whose query z3 leaves undecided (e.g. its incomplete difference-logic solver)
+        finds no fixed point at this level; the search goes on instead of ending in UNKNOWN."""
+        try:
+            return check_fp(*args)
+        except GiveUp:
+            self.stats["fixpoint_undecided"] += 1
+            return None
+
+    def _empty_query(self) -> bool:
+        """Init or Bad is empty, so an empty level (`true`) is a safe transition invariant; an undecided query
+        (z3's incomplete difference-logic solver) counts as not empty rather than ending the run."""
+        try:
+            return self._unsat(self.init) or self._unsat(self.bad)
+        except GiveUp:
+            return False
 
     def _closure(self, i: int, side: str) -> SafeCertificate | None:
         """Right: `Inv ∧ ATr[i](x,x') ∧ Tr(x',x'') ⇒ ATr[i](x,x'')` (else from Init); left: the mirror image
@@ -561,11 +585,12 @@ class TPA:
 
 def solve_tpa(ts: TransitionSystem, deadline: Deadline | None = None, *, timeout: float | None = None,
               options: TPAOptions | None = None) -> TPAResult:
-    """Run basic TPA on `ts` until `deadline` (or `timeout` seconds from now)."""
+    """Run TPA (the variant `options` asks for) on `ts` until `deadline` (or `timeout` seconds from now)."""
     if deadline is None:
         deadline = Deadline.after(timeout if timeout is not None else 60.0)
+    from looprover.tpa.split import make_tpa      # split.py builds on this module
     try:
-        engine = TPA(ts, options)
+        engine = make_tpa(ts, options)
     except GiveUp as exc:
         return TPAResult(TPAStatus.UNKNOWN, str(exc))
     return engine.solve(deadline)

@@ -10,6 +10,7 @@ import z3
 from looprover.smt.nowrap import split_wraps
 from looprover.smt.ts import TransitionSystem
 from looprover.tpa.core import TPA
+from looprover.tpa.split import make_tpa
 from looprover.tpa.options import TPAOptions
 from looprover.deadline import Deadline
 from looprover.tpa.result import TPAResult, TPAStatus, z3_value
@@ -29,8 +30,7 @@ class LoopSolver:
         self.ts, self.opt = ts, options
         split = split_wraps(ts.trans, ts.state, deadline.cap(WRAP_QE))
         self.wrap_bad = None if split is None else split[1]
-        self.free = None if split is None else \
-            TPA(ts.with_trans(split[0]), options)
+        self.free = None if split is None else make_tpa(ts.with_trans(split[0]), options)
         self.exact: TPA | None = None
 
     def solve(self, init: z3.BoolRef, bad: z3.BoolRef, deadline: Deadline) -> tuple[TPAResult, TPA]:
@@ -49,7 +49,7 @@ class LoopSolver:
             if res.status == TPAStatus.UNKNOWN and deadline.expired():
                 return res, self.free
         if self.exact is None:
-            self.exact = TPA(self.ts, self.opt)
+            self.exact = make_tpa(self.ts, self.opt)
         self.exact.reset_query(init, bad)
         return self.exact.solve(deadline), self.exact
 

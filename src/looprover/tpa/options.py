@@ -8,9 +8,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 
+_VARIANT = {"help": "basic (one hierarchy ATr[n] ⊇ Tr^{≤2^n}, tpa/core.py) or split (E[n] ⊇ Tr^{=2^n} and "
+                    "L[n] ⊇ Tr^{<2^n}, tpa/split.py)"}
+
+
 @dataclass
 class TPAOptions:
     """TPA's settings; the fields with a `help` entry are user options (`--option tpa.FIELD=VALUE`)."""
+    variant: str = field(default="basic", metadata=_VARIANT)
     incremental: bool = field(default=True, metadata={
         "help": "one push/pop solver per level (faster on tests/tpa) instead of a fresh one per query"})
     rebuild_after: int = 100        # pushes before a level solver is rebuilt from its formulas
@@ -33,3 +38,10 @@ class TPAOptions:
     seeds: bool = field(default=True, metadata={
         "help": "conjoin checked reflexive-transitive template facts to every level (seeds.py)"})
     qe_timeout: float = 2.0
+
+    def __post_init__(self) -> None:
+        if self.variant not in VARIANTS:
+            raise ValueError(f"tpa.variant: expected one of {', '.join(VARIANTS)}, got {self.variant!r}")
+
+
+VARIANTS = ("basic", "split")

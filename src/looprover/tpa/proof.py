@@ -46,12 +46,15 @@ class CertificateText:
     level: int
     free_trans: str | None = None    # the wrap-free relation and the wrap states, when TPA ran on them
     wrap: str | None = None
+    restricted: bool = False         # split kinds: E_i transitive only from Init∘L_i / towards L_i∘Bad
+    chain: tuple[tuple[str, str], ...] = ()      # split kinds: (E_k, L_k) for k = 1..level
 
     @staticmethod
     def of(cert: SafeCertificate, wrap_split: tuple | None) -> "CertificateText":
         return CertificateText(to_text(cert.ti), cert.kind, cert.level,
                                None if wrap_split is None else to_text(wrap_split[0]),
-                               None if wrap_split is None else to_text(wrap_split[1]))
+                               None if wrap_split is None else to_text(wrap_split[1]),
+                               cert.restricted, tuple((to_text(e), to_text(lt)) for e, lt in cert.chain))
 
     def check_on(self, ts: TransitionSystem, deadline: Deadline) -> str | None:
         """None if the certificate proves Bad unreachable in `ts` (through the wrap-free relation, which must
@@ -61,7 +64,9 @@ class CertificateText:
             if not unsat(deadline, ts.trans, z3.Not(wrap), z3.Not(free)):
                 return "the wrap-free relation misses an exact step from outside the wrap states"
             ts = ts.with_trans(free).with_query(ts.init, z3.Or(ts.bad, wrap))
-        return check_safe_certificate(ts, SafeCertificate(self.side, from_text(self.ti), self.level), deadline)
+        chain = tuple((from_text(e), from_text(lt)) for e, lt in self.chain)
+        return check_safe_certificate(ts, SafeCertificate(self.side, from_text(self.ti), self.level, self.restricted,
+                                                          chain=chain), deadline)
 
 
 @dataclass(frozen=True)
@@ -120,7 +125,11 @@ class TransitionInvariantProof(Proof):
         c = self.certificate
         return {"kind": self.kind, "side": c.side, "level": c.level,
                 "system": "pc-encoded cutpoint graph" if self.head is None else f"loop at L{self.head}",
-                "transition_invariant": _last_assertion(c.ti), "wrap_free": c.free_trans is not None,
+                "transition_invariant": _last_assertion(c.ti) if not c.chain else
+                "L ∨ L∘E" if c.side == "split-right" else "L ∨ E∘L",
+                **({"exact_power": _last_assertion(c.chain[-1][0]), "less_than_power": _last_assertion(c.chain[-1][1]),
+                    "restricted": c.restricted} if c.chain else {}),
+                "wrap_free": c.free_trans is not None,
                 "state_invariant": self.state_invariant}
 
 

@@ -35,7 +35,12 @@ class SafeCertificate:
     kind "left": the mirror image on Bad-targets, so `¬∃x'. TI(x, x') ∧ Bad(x')` is an inductive invariant;
     checked as `Bad ⇒ TI(x,x)`, `Tr(x,x') ∧ TI(x',x'') ∧ Bad(x'') ⇒ TI(x,x'')`, `Init ∧ TI ∧ Bad'` unsat.
     `restricted` says whether closure only holds from Init (right) or towards Bad (left); `level` is the TPA level
-    whose abstraction it came from. `state_invariant` (over `ts.state`) is filled in when QE made it cheap, and only
+    whose abstraction it came from.
+    kinds "split-right"/"split-left" (split TPA's exact fixed point): `chain` = ((E_1, L_1), …, (E_i, L_i)) for
+    i = `level`, with E_0 = Tr and L_0 = Id, each step checked as `E_k∘E_k ⊆ E_{k+1}`, `L_k ⊆ L_{k+1}`,
+    `L_k∘E_k ⊆ L_{k+1}` (so E_i ⊇ Tr^{=2^i}, L_i ⊇ Tr^{<2^i}); E_i is transitive (unrestricted, or restricted:
+    right, its first state in Init∘L_i; left, its last state in L_i∘Bad), so every path is in `L_i ∨ L_i∘E_i`
+    (right) or `L_i ∨ E_i∘L_i` (left), and neither meets Init and Bad. `ti` is E_i. `state_invariant` (over `ts.state`) is filled in when QE made it cheap, and only
     after it was itself checked inductive and safe.
     """
     kind: str
@@ -44,6 +49,7 @@ class SafeCertificate:
     restricted: bool = False
     state_invariant: z3.BoolRef | None = None
     checked: bool = False
+    chain: tuple[tuple[z3.BoolRef, z3.BoolRef], ...] = ()
 
 
 @dataclass
