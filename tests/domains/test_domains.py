@@ -163,3 +163,14 @@ def test_contents():
     mixed = [{"a": ArrayValue(7, {0: 3, 1: 5}), "i": 2, "i0": 0}]
     assert not any("==" in g for g in strs(Contents().array_atoms(Site(1, [], mixed, entry={"i": i0}), a, [i])))
     assert Contents().array_atoms(Site(1, [], filled), a, [i]) == []   # no entry copy: no swept range
+
+
+def test_contents_of_a_counter_sampled_far_from_its_entry_value():
+    """A sampled counter 10^12 cells from its entry value: only the first cells are looked at (the swept range
+    was once built as a list, a MemoryError under the bench's address-space limit)."""
+    from looprover.program.expr import I64, ArrayType
+    from looprover.program.interp import ArrayValue
+    a, i, i0 = Var("a", ArrayType(I64, I64, None)), Var("i", I64), Var("i0", I64)
+    far = [{"a": ArrayValue(0, {}), "i": 10 ** 12, "i0": 0}]
+    got = strs(Contents().array_atoms(Site(1, [], far, entry={"i": i0}), a, [i]))
+    assert any("== 0" in g for g in got)                                   # ∀ k ∈ [i0, i): a[k] == 0

@@ -45,5 +45,6 @@ class Contents(Domain):
         return out
 
 
-def _swept(start: int, now: int, down: bool) -> list[int]:
-    return list(range(now + 1, start + 1)) if down else list(range(start, now))
+def _swept(start: int, now: int, down: bool) -> range:
+    """The indices a counter swept from `start` to `now` (a lazy range: a sampled counter may be 10^9 away)."""
+    return range(now + 1, start + 1) if down else range(start, now)
