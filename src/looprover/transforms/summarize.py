@@ -50,7 +50,7 @@ from looprover.smt.dag import encode_dag
 from looprover.smt.encode import Encoder
 from looprover.smt.houdini import houdini
 from looprover.smt.solver import check
-from looprover.smt.strategy import inductive, synthesize
+from looprover.smt.strategy import synthesize
 from looprover.smt.terms import FALSE as Z3_FALSE, mk_and
 from looprover.transforms.base import Guarantee, RunOnInputs, Transform, Transformed
 
@@ -82,7 +82,7 @@ class LoopSummary:
     loopfrog: tuple[Expr, ...]            # each inductive alone: c(entry) ⇒ c
     houdini: tuple[tuple[tuple[Expr, ...], tuple[Expr, ...]], ...]   # (P, S) jointly inductive: ⋀(P∪S)(entry) ⇒ ⋀S
     synthesized: tuple[Expr, ...] = ()    # rows T·(x - x0) <= d, jointly inductive and true at entry: no premise
-    synthesized_joint: tuple[tuple[Expr, ...], tuple[Expr, ...]] = ((), ())   # (A, S): ⋀A(entry) ⇒ ⋀S
+    synthesized_abs: tuple[Expr, ...] = ()   # rows T·x <= d, inductive given the above: ⋀A(entry) ⇒ ⋀A
 
     def holds(self, ev: Evaluator, entry: Mapping[str, Any], now: Mapping[str, Any]) -> bool:
         """The summary relation between the state on entering the loop and a later state at its head (both
@@ -98,15 +98,15 @@ class LoopSummary:
         return (all(not val(c, at0) or val(c, at1) for c in self.loopfrog)
                 and all(not all(val(c, at0) for c in p + s) or all(val(c, at1) for c in s) for p, s in self.houdini)
                 and all(val(c, at1) for c in self.synthesized)
-                and (not all(val(c, at0) for c in self.synthesized_joint[0])
-                     or all(val(c, at1) for c in self.synthesized_joint[1])))
+                and (not all(val(c, at0) for c in self.synthesized_abs)
+                     or all(val(c, at1) for c in self.synthesized_abs)))
 
     def describe(self) -> str:
         return (f"loop at {self.where}: {len(self.havocked)} variable(s) havocked; of {self.candidates} "
                 f"candidates {len(self.loopfrog)} inductive alone (loopfrog), "
                 f"{'+'.join(str(len(s)) for _, s in self.houdini) or 0} jointly (houdini)"
-                + (f", {len(self.synthesized)}+{len(self.synthesized_joint[1])} synthesized row(s)"
-                   if self.synthesized or self.synthesized_joint[1] else ""))
+                + (f", {len(self.synthesized)}+{len(self.synthesized_abs)} synthesized row(s)"
+                   if self.synthesized or self.synthesized_abs else ""))
 
 
 class Summaries(RunOnInputs):
@@ -189,8 +189,7 @@ def _summarize(prog: Program, loop: Loop, entry: dict[str, Var], samples: list[d
     cands = _candidates(prog, loop, entry, samples, temps, opts)
     it = _iteration(prog, h, opts, deadline) if cands or opts.synthesis else None
     lf, hs = _inductive(it, h, cands, {v.name for v in modified}, opts, deadline) if cands else ([], [])
-    rows, s_premise, s_joint = (_synthesized(it, loop, entry, samples, temps, opts, deadline) if opts.synthesis
-                                else ([], [], []))
+    rows, s_joint = _synthesized(it, loop, entry, samples, temps, opts, deadline) if opts.synthesis else ([], [])
     # the summary edge: entry copies, the conjuncts' premises at entry, havoc, assume
     stmts: list = [Assign(c, Var(n, c.type)) for n, c in entry.items()]
     kept: list[tuple[Var, Expr]] = []
@@ -203,7 +202,7 @@ def _summarize(prog: Program, loop: Loop, entry: dict[str, Var], samples: list[d
         kept.append((g, and_(*(cands[i] for i in joint))))
     if s_joint:
         g = declare(f"__summary{h}_{len(kept)}", BOOL)
-        stmts.append(Assign(g, and_(*s_premise)))
+        stmts.append(Assign(g, and_(*s_joint)))
         kept.append((g, and_(*s_joint)))
     plain = [v for v in modified if prog.variables[v.name].kind != "nondet"]
     if plain:
@@ -235,7 +234,7 @@ def _summarize(prog: Program, loop: Loop, entry: dict[str, Var], samples: list[d
     summary = LoopSummary(h, str(src) if src is not None else prog.loc_label(h), entry, tuple(modified),
                           len(cands), tuple(cands[i] for i in lf),
                           tuple((tuple(cands[i] for i in p), tuple(cands[i] for i in j)) for p, j in hs),
-                          tuple(rows), (tuple(s_premise), tuple(s_joint)))
+                          tuple(rows), tuple(s_joint))
     return out, summary
 
 
@@ -312,26 +311,24 @@ def _inductive(it: Iteration, h: int, cands: list[Expr], modified: set[str], opt
 
 
 def _synthesized(it: Iteration | None, loop: Loop, entry: Mapping[str, Var], samples: list[dict], temps: set[str],
-                 opts: SummarizeOptions, deadline: Deadline) -> tuple[list[Expr], list[Expr], list[Expr]]:
-    """2LS-style rows, their bounds found by strategy iteration (`smt/strategy.py`) and accepted only after its
-    one check that all rows together are inductive over `it`:
-      * relative rows over the changes since entry, δx = x - x0 of the modified signed integers (entry copies
-        x0): intervals ±δx, zones δx - δy, octagon sums ±(δx + δy). Each is 0 at entry and its bound starts
-        at 0 and only grows, so they hold at entry by construction;
-      * absolute rows ±x, x - y, ±(x + y) over the modified and the read signed integers, their bounds
-        starting at the largest value sampled at entry -- which need not bound every real entry, so they
-        are stated as `A(entry) ⇒ A ∧ R`, with the relative rows R that their joint check needed.
-    Returns (R, without premise: only when R passed a check of its own; A, the premise; A ∧ R). Integer mode
-    only: in bit-vector mode the program's `x - x0` wraps, so its rows would not be the ones checked."""
+                 opts: SummarizeOptions, deadline: Deadline) -> tuple[list[Expr], list[Expr]]:
+    """2LS-style rows, their bounds found by strategy iteration (`smt/strategy.py`), each family accepted only
+    after its one check that all its rows together are inductive over `it`:
+      * R, relative rows over the changes since entry, δx = x - x0 of the modified signed integers (entry
+        copies x0): intervals ±δx, zones δx - δy, octagon sums ±(δx + δy). Each is 0 at entry and its bound
+        starts at 0 and only grows, so R holds at entry by construction: stated without premise;
+      * A, absolute rows ±x, x - y, ±(x + y) over the modified and the read signed integers, checked with R
+        assumed (R ∧ A is then inductive), their bounds starting at the largest value sampled at entry --
+        which need not bound every real entry, so they are stated as `A(entry) ⇒ A`.
+    Integer mode only: in bit-vector mode the program's `x - x0` wraps, so its rows would not be the ones
+    checked."""
     if opts.bitvector or it is None:
-        return [], [], []
+        return [], []
     enc, pre, post, background = it
     signed = [(Var(n, c.type), c) for n, c in entry.items() if isinstance(c.type, IntType) and c.type.signed]
     moved = {v.name for v, _ in signed}
     read = sorted((v for v in loop.reads if v.name not in moved and v.name not in temps
                    and isinstance(v.type, IntType) and v.type.signed), key=lambda v: v.name)
-    rel = _octagon([binary("-", v, c) for v, c in signed][:_SYNTH_VARS], None)
-    absolute = _octagon([v for v, _ in signed][:_SYNTH_VARS] + read[:max(0, _SYNTH_VARS - len(signed))], moved)
     at_entry = {v: c for v, c in signed}
     ev = Evaluator("math")
 
@@ -341,29 +338,26 @@ def _synthesized(it: Iteration | None, loop: Loop, entry: Mapping[str, Var], sam
         except (UndefinedBehavior, ArithmeticError, KeyError):
             return None
         return max(vals) if vals else None
-    starts = [entry_max(t) for t in absolute]
-    absolute, starts = [t for t, b in zip(absolute, starts) if b is not None], [b for b in starts if b is not None]
-    terms = rel + absolute
-    if not terms:
-        return [], [], []
-    # its own share of the run (a quarter of what is left, at most a few queries' worth): it only adds facts
-    budget = deadline.cap(min(_SYNTH_QUERIES * opts.query_timeout, deadline.left() / 4))
-    pre_t, post_t = [enc.expr(t, pre) for t in terms], [enc.expr(t, post) for t in terms]
-    try:
-        bounds = synthesize(background, pre_t, post_t, [0] * len(rel) + starts, budget,
-                            query_timeout=opts.query_timeout)
-        if bounds is None:
-            return [], [], []
-        rows = [cmp("<=", t, const(b, t.type)) if b is not None else None for t, b in zip(terms, bounds)]
-        r_alone = bounds[:len(rel)] + [None] * len(absolute)
-        alone = inductive(background, pre_t, post_t, r_alone, budget, opts.query_timeout)
-    except (GiveUp, OutOfTime, z3.Z3Exception):
-        if deadline.expired():
-            raise
-        return [], [], []
-    r_rows = [r for r in rows[:len(rel)] if r is not None]
-    a_rows = [r for r in rows[len(rel):] if r is not None]
-    return (r_rows if alone else []), a_rows, (a_rows + ([] if alone else r_rows) if a_rows else [])
+
+    def family(terms: list[Expr], starts: list[int | None], context: list[z3.BoolRef]) -> list[Expr]:
+        terms, starts = [t for t, b in zip(terms, starts) if b is not None], [b for b in starts if b is not None]
+        if not terms:
+            return []
+        # its own share of the run (a quarter of what is left, a few queries' worth): it only adds facts
+        budget = deadline.cap(min(_SYNTH_QUERIES * opts.query_timeout, deadline.left() / 4))
+        try:
+            bounds = synthesize(background + context, [enc.expr(t, pre) for t in terms],
+                                [enc.expr(t, post) for t in terms], starts, budget, query_timeout=opts.query_timeout)
+        except (GiveUp, OutOfTime, z3.Z3Exception):
+            if deadline.expired():
+                raise
+            return []
+        return [cmp("<=", t, const(b, t.type)) for t, b in zip(terms, bounds or []) if b is not None]
+
+    rel = _octagon([binary("-", v, c) for v, c in signed][:_SYNTH_VARS], None)
+    r_rows = family(rel, [0] * len(rel), [])
+    absolute = _octagon([v for v, _ in signed][:_SYNTH_VARS] + read[:max(0, _SYNTH_VARS - len(signed))], moved)
+    return r_rows, family(absolute, [entry_max(t) for t in absolute], [enc.expr(r, pre) for r in r_rows])
 
 
 def _octagon(xs: list[Expr], moved: set[str] | None) -> list[Expr]:
