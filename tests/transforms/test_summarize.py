@@ -143,7 +143,7 @@ def test_string_loop_needs_the_joint_check(shared_dir):
     loopfrog check cannot."""
     from looprover.frontend.c import load_c_program
     p = load_c_program(shared_dir / "examples" / "summary_string_safe.c", "ILP32")
-    assert verify("summarize", p, timeout=30, settings=ts.SummarizeOptions(houdini=False)).status == Status.UNKNOWN
+    assert verify("summarize", p, timeout=30, settings=ts.SummarizeOptions(houdini=False, synthesis=False)).status == Status.UNKNOWN
     assert verify("summarize", p, timeout=30, settings=ts.SummarizeOptions(loopfrog=False)).status == Status.TRUE
     assert verify("summarize", p, timeout=30).status == Status.TRUE
 
@@ -190,8 +190,11 @@ def zone(safe: bool):
     return p.build()
 
 
+OFF = ts.SummarizeOptions(synthesis=False)
+
+
 def test_synthesis_proves_a_zone_the_candidates_miss():
-    assert verify("summarize", zone(True), timeout=30).status != Status.TRUE       # loopfrog + houdini: too weak
+    assert verify("summarize", zone(True), timeout=30, settings=OFF).status != Status.TRUE   # loopfrog + houdini
     (s,) = summarize(zone(True), ON).back.loops
     assert s.synthesized
     v = verify("summarize", zone(True), timeout=30, settings=ON)
@@ -199,7 +202,7 @@ def test_synthesis_proves_a_zone_the_candidates_miss():
 
 
 def test_unsafe_twin_is_never_true():
-    for settings in (None, ON):
+    for settings in (OFF, ON):
         v = verify("summarize", zone(False), timeout=30, settings=settings)
         assert v.status != Status.TRUE, v.reason
         assert v.status != Status.FALSE or v.evidence.validated
@@ -210,9 +213,9 @@ def test_synthesized_rows_hold_on_random_runs():
     assert sum(check_runs(random_program(seed), 20, seed, ON) for seed in (6, 7)) > 20
 
 
-def test_off_by_default():
-    assert not ts.SummarizeOptions().synthesis
-    assert all(not s.synthesized for s in summarize(zone(True)).back.loops)
+def test_on_by_default_and_can_be_turned_off():
+    assert ts.SummarizeOptions().synthesis
+    assert all(not s.synthesized and not s.synthesized_abs for s in summarize(zone(True), OFF).back.loops)
 
 
 def _counter():

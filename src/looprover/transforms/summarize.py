@@ -21,7 +21,7 @@ entry copies unchanged), checked two ways (three with synthesis); all are sound,
     subsets C, one conjunct `⋀C(entry) ⇒ ⋀C` each (`_closures`). It keeps facts that are inductive only
     together (`p <= n` needs `a[n] == 0` in a string scan); one conjunct `⋀S(entry) ⇒ ⋀S` would be void as
     soon as any sampled guess in S is false at entry.
-  * synthesis (`summarize.synthesis=on`, 2LS style, `_synthesized`): octagon rows whose constants no program
+  * synthesis (`summarize.synthesis`, on by default, 2LS style, `_synthesized`): octagon rows whose constants no program
     or sample suggests, found by strategy iteration and kept only after one check of all rows together.
 Arrays the loop writes are havocked whole; what the cells a counter swept hold comes back through the contents
 domain (`∀ k ∈ [i0, i): a[k] ⋈ e`), checked quantifier-free at one fresh cell (`_instance`). The summaries'
@@ -65,7 +65,7 @@ class SummarizeOptions:
     """Settings of the transform; the fields with a `help` entry are user options (`--option summarize.F=V`)."""
     loopfrog: bool = field(default=True, metadata={"help": "keep each candidate inductive on its own"})
     houdini: bool = field(default=True, metadata={"help": "keep jointly inductive groups (houdini's set, split by unsat cores)"})
-    synthesis: bool = field(default=False, metadata={"help": "also synthesise zone/octagon bounds on the changes since entry (2LS strategy iteration; integer mode)"})
+    synthesis: bool = field(default=True, metadata={"help": "also synthesise octagon rows by 2LS strategy iteration (integer mode)"})
     query_timeout: float = 2.0            # seconds per one-by-one solver query
     bitvector: bool = False               # the encoding of the checks (set by the engine from the run)
     deadline: Deadline | None = None      # the transform's share of a run (set by the engine)
