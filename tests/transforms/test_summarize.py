@@ -1,5 +1,5 @@
 """Loop summaries (`transforms/summarize.py`): the direction of the over-approximation on concrete runs, the
-inductiveness check, and the C output."""
+inductiveness check, the C output, and the 2LS-style synthesis (`summarize.synthesis=on`, `smt/strategy.py`)."""
 from __future__ import annotations
 
 import random
@@ -7,8 +7,11 @@ import shutil
 import subprocess
 
 import pytest
+import z3
 
+import looprover.smt.strategy as strategy
 import looprover.transforms.summarize as ts
+from looprover.deadline import Deadline
 from looprover.engines import verify
 from looprover.program.emit_c import emit_c
 from looprover.program.expr import I32, cmp, const
@@ -20,12 +23,12 @@ from looprover.transforms.summarize import SummarizeTransform
 from looprover.verdict import Status
 
 from helpers import enginecases as ec
-from helpers.progdsl import Prog, add, c, lt
+from helpers.progdsl import Prog, add, c, eq, le, lt, sub
 from helpers.randprog import random_program
 
 
-def summarize(p):
-    return SummarizeTransform().apply(p)
+def summarize(p, settings=None):
+    return SummarizeTransform().apply(p, settings)
 
 
 def walk(p, rng, steps: int = 3000):
@@ -69,17 +72,17 @@ def _value(rng, t):
     return ArrayValue(_value(rng, t.elem))
 
 
-def check_runs(p, runs: int, seed: int) -> int:
+def check_runs(p, runs: int, seed: int, settings=None) -> int:
     """Run `p` at random; at every return to a loop head, the loop's summary relation must hold between the
     state on entering the loop and the current one. Returns the number of pairs checked (very negative when
     no summary kept a conjunct: a vacuous check must not count)."""
-    t = summarize(p)
+    t = summarize(p, settings)
     assert t.guarantee == Guarantee.OVER
     summaries = {s.header: s for s in t.back.loops}
     loops = analyze_loops(p).loops
     ev = Evaluator("math")
     rng = random.Random(seed)
-    checked = 0 if any(s.loopfrog or s.houdini for s in t.back.loops) else -10_000   # a vacuous summary
+    checked = 0 if any(s.loopfrog or s.houdini or s.synthesized or s.synthesized_abs for s in t.back.loops) else -10_000  # vacuous
     for _ in range(runs):
         entry: dict[int, dict] = {}
         for e, st in walk(p, rng):
@@ -140,7 +143,7 @@ def test_string_loop_needs_the_joint_check(shared_dir):
     loopfrog check cannot."""
     from looprover.frontend.c import load_c_program
     p = load_c_program(shared_dir / "examples" / "summary_string_safe.c", "ILP32")
-    assert verify("summarize", p, timeout=30, settings=ts.SummarizeOptions(houdini=False)).status == Status.UNKNOWN
+    assert verify("summarize", p, timeout=30, settings=ts.SummarizeOptions(houdini=False, synthesis=False)).status == Status.UNKNOWN
     assert verify("summarize", p, timeout=30, settings=ts.SummarizeOptions(loopfrog=False)).status == Status.TRUE
     assert verify("summarize", p, timeout=30).status == Status.TRUE
 
@@ -165,3 +168,96 @@ def test_summarized_c_compiles(tmp_path):
         f.write_text(emit_c(summarize(p).program))
         r = subprocess.run(["gcc", "-c", "-o", str(tmp_path / "o.o"), str(f)], capture_output=True, text=True)
         assert r.returncode == 0, r.stderr
+
+
+# ---- synthesis (2LS strategy iteration): a zone the candidates miss, its unsafe twin, runs, the final check
+
+ON = ts.SummarizeOptions(synthesis=True)
+
+
+def zone(safe: bool):
+    """x, y inputs; a = x; b = y; while (*) { x++; if (*) y++; } assert(y - b <= x - a)   (unsafe: <)"""
+    p = Prog("zone" if safe else "zone_bad")
+    x, y, a, b = (p.var(n, I32) for n in "xyab")
+    p.havoc(x, y)
+    p.assign(a, x)
+    p.assign(b, y)
+    with p.while_(None):
+        p.assign(x, add(x, c(1)))
+        with p.if_(None):
+            p.assign(y, add(y, c(1)))
+    p.assert_((le if safe else lt)(sub(y, b), sub(x, a)))
+    return p.build()
+
+
+OFF = ts.SummarizeOptions(synthesis=False)
+
+
+def test_synthesis_proves_a_zone_the_candidates_miss():
+    assert verify("summarize", zone(True), timeout=30, settings=OFF).status != Status.TRUE   # loopfrog + houdini
+    (s,) = summarize(zone(True), ON).back.loops
+    assert s.synthesized
+    v = verify("summarize", zone(True), timeout=30, settings=ON)
+    assert v.status == Status.TRUE, v.reason
+
+
+def test_unsafe_twin_is_never_true():
+    for settings in (OFF, ON):
+        v = verify("summarize", zone(False), timeout=30, settings=settings)
+        assert v.status != Status.TRUE, v.reason
+        assert v.status != Status.FALSE or v.evidence.validated
+
+
+def test_synthesized_rows_hold_on_random_runs():
+    assert check_runs(zone(True), 30, 3, ON) > 20
+    assert sum(check_runs(random_program(seed), 20, seed, ON) for seed in (6, 7)) > 20
+
+
+def test_on_by_default_and_can_be_turned_off():
+    assert ts.SummarizeOptions().synthesis
+    assert all(not s.synthesized and not s.synthesized_abs for s in summarize(zone(True), OFF).back.loops)
+
+
+def _counter():
+    """x' = x + 1, y' = y + 1 while x < 10: x <= 10 is found, -x <= 0 kept, y <= d has no bound"""
+    x, x1, y, y1 = z3.Ints("x x1 y y1")
+    return [x < 10, x1 == x + 1, y1 == y + 1], [x, -x, y], [x1, -x1, y1]
+
+
+def test_strategy_iteration_finds_the_bound_and_widens_the_unbounded_row():
+    bg, pre, post = _counter()
+    assert strategy.synthesize(bg, pre, post, [0, 0, 0], Deadline.after(20)) == [10, 0, None]
+
+
+def test_bounds_that_fail_the_final_check_are_never_returned(monkeypatch):
+    bg, pre, post = _counter()
+    monkeypatch.setattr(strategy, "_violated", lambda *a: None)     # an iteration that stops too early
+    assert strategy.synthesize(bg, pre, post, [0, 0, 0], Deadline.after(20)) is None
+
+
+def moved():
+    """x input; a = x; while (*) x++; assert(x == a);   unsafe after one iteration"""
+    p = Prog("moved")
+    x, a = p.var("x", I32), p.var("a", I32)
+    p.havoc(x)
+    p.assign(a, x)
+    with p.while_(None):
+        p.assign(x, add(x, c(1)))
+    p.assert_(eq(x, a))
+    return p.build()
+
+
+def test_without_the_final_check_synthesis_would_make_a_wrong_true(monkeypatch):
+    """The iteration stopped at its start bounds (x = x0): the final check rejects them; with the check
+    skipped too, the summary would prove the unsafe program."""
+    monkeypatch.setattr(strategy, "_violated", lambda *a: None)
+    assert verify("summarize", moved(), timeout=30, settings=ON).status != Status.TRUE
+    monkeypatch.setattr(strategy, "inductive", lambda *a: True)
+    assert verify("summarize", moved(), timeout=30, settings=ON).status == Status.TRUE
+
+
+def test_no_rows_in_bitvector_mode():
+    """There the program's `x - x0` wraps, unlike the checked rows: synthesis stays out."""
+    (s,) = summarize(zone(True), ts.SummarizeOptions(synthesis=True, bitvector=True)).back.loops
+    assert not s.synthesized and not s.synthesized_abs
+    assert verify("summarize", zone(False), timeout=30, settings=ON, bitvector=True).status != Status.TRUE

@@ -15,12 +15,14 @@ The conjuncts c are state atoms of the `domains/` plug-ins (`SUMMARY_DOMAINS`, a
 loop head, filtered by states sampled there), over the program variables and the entry copies x0 (so
 `x <= x0`, `(x - x0) % 2 == 0` are candidates too: their premise c(x0, x0) is trivially true). A conjunct is
 kept only when `c ∧ Iter ⇒ c'` is valid, with Iter one iteration head to head (inner summaries included, the
-entry copies unchanged), checked two ways; both are sound, so both are kept:
+entry copies unchanged), checked two ways (three with synthesis); all are sound, so all are kept:
   * loopfrog: each candidate on its own; each survivor gets its own `g ⇒ c` (true at entry or not);
   * houdini:  the largest jointly inductive set S (`smt/houdini.py`), split by unsat cores into small closed
     subsets C, one conjunct `⋀C(entry) ⇒ ⋀C` each (`_closures`). It keeps facts that are inductive only
     together (`p <= n` needs `a[n] == 0` in a string scan); one conjunct `⋀S(entry) ⇒ ⋀S` would be void as
     soon as any sampled guess in S is false at entry.
+  * synthesis (`summarize.synthesis`, on by default, 2LS style, `_synthesized`): octagon rows whose constants no program
+    or sample suggests, found by strategy iteration and kept only after one check of all rows together.
 Arrays the loop writes are havocked whole; what the cells a counter swept hold comes back through the contents
 domain (`∀ k ∈ [i0, i): a[k] ⋈ e`), checked quantifier-free at one fresh cell (`_instance`). The summaries'
 own temporaries (entry copies, premises) are never havocked: every edge that reads one writes it first. Signed ranges are not assumed in the checks (integer mode keeps
@@ -39,7 +41,8 @@ from looprover.domains import SUMMARY_DOMAINS, atoms_at, sample_states
 from looprover.errors import GiveUp, UnsupportedError
 from looprover.program.cfa import Assign, Assume, Edge, Havoc, Program, VarInfo
 from looprover.program.cpg import build_cpg
-from looprover.program.expr import BOOL, FALSE, Expr, ForAll, IntType, Var, and_, cmp, free_vars, implies
+from looprover.program.expr import (BOOL, FALSE, Expr, ForAll, IntType, Var, and_, binary, cmp, const, free_vars,
+                                   implies, substitute)
 from looprover.program.interp import Evaluator, UndefinedBehavior
 from looprover.program.loops import Loop, analyze_loops
 from looprover.smt.cpg_system import fragment_spec
@@ -47,8 +50,14 @@ from looprover.smt.dag import encode_dag
 from looprover.smt.encode import Encoder
 from looprover.smt.houdini import houdini
 from looprover.smt.solver import check
+from looprover.smt.strategy import synthesize
 from looprover.smt.terms import FALSE as Z3_FALSE, mk_and
 from looprover.transforms.base import Guarantee, RunOnInputs, Transform, Transformed
+
+
+Iteration = tuple[Encoder, dict[str, z3.ExprRef], dict[str, z3.ExprRef], list[z3.BoolRef]]
+_SYNTH_VARS = 4          # integers per row family (2n + 4·n(n-1)/2 rows each: relative, absolute)
+_SYNTH_QUERIES = 2       # synthesis's time per loop, in one-by-one query timeouts
 
 
 @dataclass
@@ -56,6 +65,7 @@ class SummarizeOptions:
     """Settings of the transform; the fields with a `help` entry are user options (`--option summarize.F=V`)."""
     loopfrog: bool = field(default=True, metadata={"help": "keep each candidate inductive on its own"})
     houdini: bool = field(default=True, metadata={"help": "keep jointly inductive groups (houdini's set, split by unsat cores)"})
+    synthesis: bool = field(default=True, metadata={"help": "also synthesise octagon rows by 2LS strategy iteration (integer mode)"})
     query_timeout: float = 2.0            # seconds per one-by-one solver query
     bitvector: bool = False               # the encoding of the checks (set by the engine from the run)
     deadline: Deadline | None = None      # the transform's share of a run (set by the engine)
@@ -71,6 +81,8 @@ class LoopSummary:
     candidates: int
     loopfrog: tuple[Expr, ...]            # each inductive alone: c(entry) ⇒ c
     houdini: tuple[tuple[tuple[Expr, ...], tuple[Expr, ...]], ...]   # (P, S) jointly inductive: ⋀(P∪S)(entry) ⇒ ⋀S
+    synthesized: tuple[Expr, ...] = ()    # rows T·(x - x0) <= d, jointly inductive and true at entry: no premise
+    synthesized_abs: tuple[Expr, ...] = ()   # rows T·x <= d, inductive given the above: ⋀A(entry) ⇒ ⋀A
 
     def holds(self, ev: Evaluator, entry: Mapping[str, Any], now: Mapping[str, Any]) -> bool:
         """The summary relation between the state on entering the loop and a later state at its head (both
@@ -84,12 +96,17 @@ class LoopSummary:
             except (UndefinedBehavior, ArithmeticError):
                 return False
         return (all(not val(c, at0) or val(c, at1) for c in self.loopfrog)
-                and all(not all(val(c, at0) for c in p + s) or all(val(c, at1) for c in s) for p, s in self.houdini))
+                and all(not all(val(c, at0) for c in p + s) or all(val(c, at1) for c in s) for p, s in self.houdini)
+                and all(val(c, at1) for c in self.synthesized)
+                and (not all(val(c, at0) for c in self.synthesized_abs)
+                     or all(val(c, at1) for c in self.synthesized_abs)))
 
     def describe(self) -> str:
         return (f"loop at {self.where}: {len(self.havocked)} variable(s) havocked; of {self.candidates} "
                 f"candidates {len(self.loopfrog)} inductive alone (loopfrog), "
-                f"{'+'.join(str(len(s)) for _, s in self.houdini) or 0} jointly (houdini)")
+                f"{'+'.join(str(len(s)) for _, s in self.houdini) or 0} jointly (houdini)"
+                + (f", {len(self.synthesized)}+{len(self.synthesized_abs)} synthesized row(s)"
+                   if self.synthesized or self.synthesized_abs else ""))
 
 
 class Summaries(RunOnInputs):
@@ -170,7 +187,9 @@ def _summarize(prog: Program, loop: Loop, entry: dict[str, Var], samples: list[d
 
     modified = sorted((v for v in loop.writes if v.name not in temps), key=lambda v: v.name)
     cands = _candidates(prog, loop, entry, samples, temps, opts)
-    lf, hs = _inductive(prog, h, cands, {v.name for v in modified}, opts, deadline)
+    it = _iteration(prog, h, opts, deadline) if cands or opts.synthesis else None
+    lf, hs = _inductive(it, h, cands, {v.name for v in modified}, opts, deadline) if cands else ([], [])
+    rows, s_joint = _synthesized(it, loop, entry, samples, temps, opts, deadline) if opts.synthesis else ([], [])
     # the summary edge: entry copies, the conjuncts' premises at entry, havoc, assume
     stmts: list = [Assign(c, Var(n, c.type)) for n, c in entry.items()]
     kept: list[tuple[Var, Expr]] = []
@@ -181,6 +200,10 @@ def _summarize(prog: Program, loop: Loop, entry: dict[str, Var], samples: list[d
         g = declare(f"__summary{h}_{len(kept)}", BOOL)
         stmts.append(Assign(g, and_(*(cands[i] for i in premise + joint))))
         kept.append((g, and_(*(cands[i] for i in joint))))
+    if s_joint:
+        g = declare(f"__summary{h}_{len(kept)}", BOOL)
+        stmts.append(Assign(g, and_(*s_joint)))
+        kept.append((g, and_(*s_joint)))
     plain = [v for v in modified if prog.variables[v.name].kind != "nondet"]
     if plain:
         stmts.append(Havoc(tuple(plain)))
@@ -188,8 +211,8 @@ def _summarize(prog: Program, loop: Loop, entry: dict[str, Var], samples: list[d
         if prog.variables[v.name].kind == "nondet":     # not an input of the program: havoc through a temp
             t = declare(f"{v.name}__havoc{h}", v.type)
             stmts += [Havoc((t,)), Assign(v, t)]
-    if kept:
-        stmts.append(Assume(and_(*(implies(g, c) for g, c in kept))))
+    if kept or rows:
+        stmts.append(Assume(and_(*(implies(g, c) for g, c in kept), *rows)))
     s_loc, b_loc = prog.num_locs, prog.num_locs + 1
     back = {id(e) for e in loop.back_edges}
     entering = {id(e) for e in loop.entry_edges}
@@ -210,7 +233,8 @@ def _summarize(prog: Program, loop: Loop, entry: dict[str, Var], samples: list[d
     src = prog.loc_src.get(h)
     summary = LoopSummary(h, str(src) if src is not None else prog.loc_label(h), entry, tuple(modified),
                           len(cands), tuple(cands[i] for i in lf),
-                          tuple((tuple(cands[i] for i in p), tuple(cands[i] for i in j)) for p, j in hs))
+                          tuple((tuple(cands[i] for i in p), tuple(cands[i] for i in j)) for p, j in hs),
+                          tuple(rows), tuple(s_joint))
     return out, summary
 
 
@@ -225,13 +249,9 @@ def _candidates(prog: Program, loop: Loop, entry: Mapping[str, Var], samples: li
     return atoms_at(view, loop.header, samples, opts.bitvector, SUMMARY_DOMAINS, changing, entry=dict(entry))
 
 
-def _inductive(prog: Program, h: int, cands: list[Expr], modified: set[str], opts: SummarizeOptions,
-               deadline: Deadline) -> tuple[list[int], list[tuple[list[int], list[int]]]]:
-    """Over one iteration of the loop at `h` (every path of h's fragment back to h): the candidates over a
-    `modified` variable that are inductive on their own (loopfrog), and the inductive groups (context,
-    conclusion) that the largest jointly inductive set (houdini) splits into (`_closures`)."""
-    if not cands:
-        return [], []
+def _iteration(prog: Program, h: int, opts: SummarizeOptions, deadline: Deadline) -> Iteration:
+    """One iteration of the loop at `h` (every path of h's fragment back to h), the encoding all checks of
+    the loop share: (encoder, pre-state, post-state, background = the step and the unsigned ranges)."""
     enc = Encoder(prog, opts.bitvector, prefix=f"s{h}.", deadline=deadline)
     pre = {v.name: enc.const(f"s{h}.{v.name}", v.type) for v in prog.all_vars}
     cpg = build_cpg(prog)
@@ -245,6 +265,17 @@ def _inductive(prog: Program, h: int, cands: list[Expr], modified: set[str], opt
             post = {v.name: enc.term(env[v.name], v.type) for v in prog.all_vars}
     background = [step] + [c for v in prog.all_vars if isinstance(v.type, IntType) and not v.type.signed
                            for c in enc.in_range(pre[v.name], v.type)]
+    return enc, pre, post, background
+
+
+def _inductive(it: Iteration, h: int, cands: list[Expr], modified: set[str], opts: SummarizeOptions,
+               deadline: Deadline) -> tuple[list[int], list[tuple[list[int], list[int]]]]:
+    """Over one iteration `it` of the loop at `h`: the candidates over a `modified` variable that are
+    inductive on their own (loopfrog), and the inductive groups (context, conclusion) that the largest
+    jointly inductive set (houdini) splits into (`_closures`)."""
+    if not cands:
+        return [], []
+    enc, pre, post, background = it
     pre_f, post_f = [], []
     for n, c in enumerate(cands):
         if isinstance(c, ForAll):   # at one fresh cell: its pre- and post-state instance (see `_instance`)
@@ -277,6 +308,69 @@ def _inductive(prog: Program, h: int, cands: list[Expr], modified: set[str], opt
     if opts.houdini and joint:
         groups = _closures(background, joint, set(moving), set(lf), pre_f, post_f, h, opts, deadline)
     return lf, groups
+
+
+def _synthesized(it: Iteration | None, loop: Loop, entry: Mapping[str, Var], samples: list[dict], temps: set[str],
+                 opts: SummarizeOptions, deadline: Deadline) -> tuple[list[Expr], list[Expr]]:
+    """2LS-style rows, their bounds found by strategy iteration (`smt/strategy.py`), each family accepted only
+    after its one check that all its rows together are inductive over `it`:
+      * R, relative rows over the changes since entry, δx = x - x0 of the modified signed integers (entry
+        copies x0): intervals ±δx, zones δx - δy, octagon sums ±(δx + δy). Each is 0 at entry and its bound
+        starts at 0 and only grows, so R holds at entry by construction: stated without premise;
+      * A, absolute rows ±x, x - y, ±(x + y) over the modified and the read signed integers, checked with R
+        assumed (R ∧ A is then inductive), their bounds starting at the largest value sampled at entry --
+        which need not bound every real entry, so they are stated as `A(entry) ⇒ A`.
+    Integer mode only: in bit-vector mode the program's `x - x0` wraps, so its rows would not be the ones
+    checked."""
+    if opts.bitvector or it is None:
+        return [], []
+    enc, pre, post, background = it
+    signed = [(Var(n, c.type), c) for n, c in entry.items() if isinstance(c.type, IntType) and c.type.signed]
+    moved = {v.name for v, _ in signed}
+    read = sorted((v for v in loop.reads if v.name not in moved and v.name not in temps
+                   and isinstance(v.type, IntType) and v.type.signed), key=lambda v: v.name)
+    at_entry = {v: c for v, c in signed}
+    ev = Evaluator("math")
+
+    def entry_max(t: Expr) -> int | None:
+        try:
+            vals = [ev.eval(substitute(t, at_entry), st) for st in samples]
+        except (UndefinedBehavior, ArithmeticError, KeyError):
+            return None
+        return max(vals) if vals else None
+
+    def family(terms: list[Expr], starts: list[int | None], context: list[z3.BoolRef]) -> list[Expr]:
+        terms, starts = [t for t, b in zip(terms, starts) if b is not None], [b for b in starts if b is not None]
+        if not terms:
+            return []
+        # its own share of the run (a quarter of what is left, a few queries' worth): it only adds facts
+        budget = deadline.cap(min(_SYNTH_QUERIES * opts.query_timeout, deadline.left() / 4))
+        try:
+            bounds = synthesize(background + context, [enc.expr(t, pre) for t in terms],
+                                [enc.expr(t, post) for t in terms], starts, budget, query_timeout=opts.query_timeout)
+        except (GiveUp, OutOfTime, z3.Z3Exception):
+            if deadline.expired():
+                raise
+            return []
+        return [cmp("<=", t, const(b, t.type)) for t, b in zip(terms, bounds or []) if b is not None]
+
+    rel = _octagon([binary("-", v, c) for v, c in signed][:_SYNTH_VARS], None)
+    r_rows = family(rel, [0] * len(rel), [])
+    absolute = _octagon([v for v, _ in signed][:_SYNTH_VARS] + read[:max(0, _SYNTH_VARS - len(signed))], moved)
+    return r_rows, family(absolute, [entry_max(t) for t in absolute], [enc.expr(r, pre) for r in r_rows])
+
+
+def _octagon(xs: list[Expr], moved: set[str] | None) -> list[Expr]:
+    """±x, x - y, y - x, ±(x + y) over `xs` (pairs of one type; with `moved`, pairs with a moved variable)."""
+    out: list[Expr] = []
+    for i, a in enumerate(xs):
+        zero = const(0, a.type)
+        if moved is None or any(v.name in moved for v in free_vars(a)):
+            out += [a, binary("-", zero, a)]
+        for b in xs[i + 1:]:
+            if b.type == a.type and (moved is None or any(v.name in moved for v in free_vars(a) | free_vars(b))):
+                out += [binary("-", a, b), binary("-", b, a), binary("+", a, b), binary("-", zero, binary("+", a, b))]
+    return out
 
 
 def _instance(enc: Encoder, c: ForAll, env: Mapping[str, z3.ExprRef], kc: z3.ExprRef) -> z3.BoolRef:
