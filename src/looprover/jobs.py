@@ -27,7 +27,7 @@ from looprover.errors import InputError, LooproverError, UnsupportedError
 from looprover.processes import (
     Child, address_space_mb, out_of_memory, out_of_memory_reason, set_memory_limit,
 )
-from looprover.program.cfa import Assert, Program
+from looprover.program.cfa import Program
 from looprover.program.instrument import UNDECIDED, instrument_no_overflow, undecided_reason
 from looprover.properties import CHECK_SAT, NO_OVERFLOW, VALID_MEMSAFETY, Property, default_property, load_property
 from looprover.report import split_tracebacks, verdict_json, verdict_text
@@ -202,11 +202,8 @@ def undecided_overflow(verdict: Verdict) -> Verdict:
     cex = verdict.evidence
     if verdict.status != Status.FALSE or not isinstance(cex, Counterexample) or not cex.steps:
         return verdict
-    failed = cex.violated
+    failed = cex.failed_check(UNDECIDED)
     if failed is None:
-        failed = next((s for s in cex.steps[-1].edge.stmts if isinstance(s, Assert) and s.prop == UNDECIDED),
-                      None)
-    if not isinstance(failed, Assert) or failed.prop != UNDECIDED:
         return verdict
     return dataclasses.replace(verdict, status=Status.UNKNOWN, reason=undecided_reason(failed))
 

@@ -250,10 +250,8 @@ def _is_chc(program: Program | None) -> bool:
 def _overflow_check(cex: Counterexample, names: dict[str, str]) -> tuple[str, dict[str, Any]] | None:
     """For a trace ending at a failed overflow check: the check as C text and the values of the variables it
     reads there (rebuilt from the initial values and what every step wrote; none for an abbreviated run)."""
-    a = cex.violated
-    if a is None and cex.steps:     # a compiled run does not say which check failed; one of the last edge's
-        a = next((s for s in cex.steps[-1].edge.stmts if isinstance(s, Assert) and s.prop == NO_OVERFLOW), None)
-    if not isinstance(a, Assert) or a.prop != NO_OVERFLOW:
+    a = cex.failed_check(NO_OVERFLOW)
+    if a is None:
         return None
     operands: dict[str, Any] = {}
     if not getattr(cex, "omitted", 0):

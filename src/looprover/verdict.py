@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from looprover.program.cfa import Edge, SrcLoc
+from looprover.program.cfa import Assert, Edge, SrcLoc
 from looprover.program.expr import Expr
 
 
@@ -44,6 +44,14 @@ class Counterexample:
     validated: bool = False
     violated_at: SrcLoc | None = None
     violated: Any = None
+
+    def failed_check(self, prop: str) -> Assert | None:
+        """The failed assertion if it has property `prop`. A run that did not record which assertion failed (a
+        compiled run) counts an assertion of `prop` on its last edge."""
+        a = self.violated
+        if a is None and self.steps:
+            a = next((s for s in self.steps[-1].edge.stmts if isinstance(s, Assert) and s.prop == prop), None)
+        return a if isinstance(a, Assert) and a.prop == prop else None
 
 
 @dataclass
