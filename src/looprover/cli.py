@@ -396,6 +396,9 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--runexec", action="store_true",
                    help="measure and limit each run with BenchExec's RunExecutor (cgroups: CPU time and memory of "
                         "all its processes); where cgroups cannot be used, a warning and the usual runner")
+    b.add_argument("--witnesses", metavar="DIR",
+                   help="every C run of our engines writes its SV-COMP witness to DIR, and `looprover validate` "
+                        "checks it (same time limit); the CSV and summary say how many were confirmed")
     plots = b.add_mutually_exclusive_group()
     plots.add_argument("--plots", metavar="DIR",
                        help="write the quantile plot (and with two engines, or --compare, the scatter plot) as PNG "

@@ -27,6 +27,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
+from looprover.bench.evidence import print_evidence, read_evidence, summarize_evidence, validate_witness, witness_path
 from looprover.bench.reference import REFERENCE_SOLVERS
 from looprover.bench.tasks import BenchTask, collect_tasks
 from looprover.errors import InputError
@@ -38,7 +39,7 @@ POLL = 0.05
 SCORE = {"correct-true": 2, "correct-false": 1, "wrong-true": -32, "wrong-false": -16}
 
 CSV_FIELDS = ["task", "property", "expected", "status", "result", "score", "engine", "reason",
-              "cpu_time", "wall_time", "input", "solver"]
+              "cpu_time", "wall_time", "input", "solver", "depth", "harness", "witness", "witness_check"]
 
 
 @dataclass
@@ -51,6 +52,10 @@ class RunResult:
     cpu_time: float = 0.0
     ran: bool = True       # False for tasks we did not run (unsupported property, invalid definition)
     solver: str = ""       # the --engine this run was asked to use (`engine` is what the run reported)
+    depth: int | None = None   # steps of a FALSE's validated counterexample
+    harness: str = ""      # reached | not reached: the compiled harness of a FALSE ("" when not run)
+    witness: str = ""      # violation | correctness: the SV-COMP witness the run wrote (bench --witnesses)
+    witness_check: str = ""    # confirmed | rejected: why | unknown: why (looprover validate on it)
 
     @property
     def category(self) -> str:
@@ -83,7 +88,7 @@ def split_variant(spec: str) -> tuple[str, list[str]]:
 
 
 def verify_command(task: BenchTask, timeout: float, engine: str, memory: int | None,
-                   bitvector: bool = False, options: Sequence[str] = ()) -> list[str]:
+                   bitvector: bool = False, options: Sequence[str] = (), witness: Path | None = None) -> list[str]:
     engine, variant = split_variant(engine)
     options = [*options, *variant]
     cmd = [sys.executable, "-m", "looprover", "verify", str(task.input_file), *map(str, task.more_inputs),
@@ -93,16 +98,18 @@ def verify_command(task: BenchTask, timeout: float, engine: str, memory: int | N
         cmd += ["--memory", str(memory)]
     if bitvector:
         cmd.append("--bitvector")
+    if witness is not None:
+        cmd += ["--witness", str(witness)]
     for o in options:
         cmd += ["--option", o]
     return cmd
 
 
 def run_command(task: BenchTask, timeout: float, engine: str, memory: int | None,
-                bitvector: bool = False, options: Sequence[str] = ()) -> list[str]:
+                bitvector: bool = False, options: Sequence[str] = (), witness: Path | None = None) -> list[str]:
     """One run's command line: `looprover verify` for our engines, `bench.reference` for reference solvers."""
     if engine not in REFERENCE_SOLVERS:
-        return verify_command(task, timeout, engine, memory, bitvector, options)
+        return verify_command(task, timeout, engine, memory, bitvector, options, witness)
     cmd = [sys.executable, "-m", "looprover.bench.reference", str(task.input_file), "--solver", engine,
            "--timeout", f"{timeout:g}", "--json"]
     return cmd + (["--memory", str(memory)] if memory else [])
@@ -169,7 +176,8 @@ def interpret(task: BenchTask, code: int, stdout: str, stderr: str, wall: float,
         reason = str(data.get("reason", ""))
         if data["status"] == "UNKNOWN" and (memout or "out of memory" in reason):
             reason = f"memout ({reason})"
-        return RunResult(task, data["status"], str(data.get("engine", "-")), reason, wall, cpu)
+        return RunResult(task, data["status"], str(data.get("engine", "-")), reason, wall, cpu,
+                         **read_evidence(data))
     if isinstance(data, dict) and data.get("status") == "ERROR":
         return RunResult(task, "UNKNOWN", "-", f"error: {data.get('error', '')}", wall, cpu)
     last = (stderr.strip().splitlines() or [""])[-1][:200]
@@ -183,21 +191,36 @@ def run_tasks(tasks: Sequence[BenchTask], timeout: float, jobs: int = 2, *,
               command: Callable[[BenchTask], list[str]] | None = None, grace: float = KILL_GRACE,
               on_result: Callable[[RunResult], None] | None = None, engine: str | Sequence[str] = "portfolio",
               memory: int | None = None, bitvector: bool = False, options: Sequence[str] = (),
-              cluster: str | None = None, runexec: bool = False) -> list[RunResult]:
+              cluster: str | None = None, runexec: bool = False,
+              witness_dir: Path | None = None) -> list[RunResult]:
     """Every task once per engine (`engine`: a name or a list of names), `jobs` runs at a time; results in
     the order of `tasks`, the engines of one task in the order given. `command` (for tests) replaces the
     command line of every run. With `cluster` (a Dask scheduler's address) the runs go to its workers
     (`bench/cluster.py`) instead of this machine's processes; with `runexec` each local run is measured and
-    limited by BenchExec's RunExecutor (`bench/runexec.py`)."""
+    limited by BenchExec's RunExecutor (`bench/runexec.py`). With `witness_dir`, every C run of our engines
+    writes its SV-COMP witness there and the witness is checked by `looprover validate` (`bench/evidence.py`)."""
     engines = [engine] if isinstance(engine, str) else list(engine)
     runs = [(t, e) for t in tasks for e in engines]
 
-    def cmd_of(t: BenchTask, e: str) -> list[str]:
-        return command(t) if command else run_command(t, timeout, e, memory, bitvector, options)
+    def witness_of(t: BenchTask, e: str) -> Path | None:
+        return witness_path(witness_dir, t, e) if witness_dir and e not in REFERENCE_SOLVERS else None
 
+    def cmd_of(t: BenchTask, e: str) -> list[str]:
+        return command(t) if command else run_command(t, timeout, e, memory, bitvector, options, witness_of(t, e))
+
+    def check_witness(r: RunResult) -> None:
+        w = witness_of(r.task, r.solver)
+        if w is not None and r.witness and w.exists():
+            r.witness_check = validate_witness(r.task, w, timeout, grace)
+
+    if witness_dir:
+        witness_dir.mkdir(parents=True, exist_ok=True)
     if cluster:
         from looprover.bench.cluster import run_on_cluster
-        return run_on_cluster(cluster, [(t, e, cmd_of(t, e)) for t, e in runs], timeout, grace, on_result)
+        done = run_on_cluster(cluster, [(t, e, cmd_of(t, e)) for t, e in runs], timeout, grace, on_result)
+        for r in done:            # the workers write witnesses on the shared file system; checked here
+            check_witness(r)
+        return done
     stop = threading.Event()
     results: dict[int, RunResult] = {}
 
@@ -208,6 +231,7 @@ def run_tasks(tasks: Sequence[BenchTask], timeout: float, jobs: int = 2, *,
         else:
             r = run_one(t, cmd_of(t, e), timeout, grace, stop)
         r.solver = e
+        check_witness(r)
         return r
 
     with ThreadPoolExecutor(max_workers=jobs) as pool:
@@ -283,6 +307,8 @@ def _csv_row(r: RunResult) -> dict:
         "status": r.status, "result": r.result, "score": r.score, "engine": r.engine,
         "reason": r.reason, "cpu_time": f"{r.cpu_time:.2f}", "wall_time": f"{r.wall_time:.2f}",
         "input": str(r.task.input_file), "solver": r.solver,
+        "depth": "" if r.depth is None else r.depth, "harness": r.harness, "witness": r.witness,
+        "witness_check": r.witness_check,
     }
 
 
@@ -396,7 +422,7 @@ def run_bench_command(args) -> int:
             results = run_tasks(tasks, args.timeout, args.jobs, on_result=done, engine=engines,
                                 memory=args.memory, bitvector=args.bitvector,
                                 options=[f"{e}.{k}={v}" for e, k, v in args.option], cluster=args.cluster,
-                                runexec=runexec)
+                                runexec=runexec, witness_dir=Path(args.witnesses) if args.witnesses else None)
         except InputError:
             partial.finish()          # nothing ran (the cluster was unreachable): no partial results to keep
             raise
@@ -405,6 +431,7 @@ def run_bench_command(args) -> int:
     write_csv(results, out_path)
     partial.finish()
     summary["csv"] = str(out_path)
+    summary["evidence"] = summarize_evidence(results)
     if not args.no_plots:
         from looprover.bench.plots import bench_plots
         summary["plots"] = [str(p) for p in bench_plots(out_path, Path(args.plots) if args.plots else
@@ -413,6 +440,7 @@ def run_bench_command(args) -> int:
         print(json.dumps(summary))
     else:
         (print_engines_summary if multi else print_summary)(summary, Console())
+        print_evidence(summary["evidence"])
         print(f"results: {out_path}")
         if summary.get("plots"):
             print(f"plots: {', '.join(summary['plots'])}")
