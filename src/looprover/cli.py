@@ -396,6 +396,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--runexec", action="store_true",
                    help="measure and limit each run with BenchExec's RunExecutor (cgroups: CPU time and memory of "
                         "all its processes); where cgroups cannot be used, a warning and the usual runner")
+    b.add_argument("--property", metavar="NAME", help="only runs of this property (e.g. unreach-call, termination)")
+    b.add_argument("--expected", choices=("true", "false"), help="only runs with this expected verdict")
     b.add_argument("--witnesses", metavar="DIR",
                    help="every C run of our engines writes its SV-COMP witness to DIR, and `looprover validate` "
                         "checks it (same time limit); the CSV and summary say how many were confirmed")

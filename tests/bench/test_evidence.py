@@ -26,6 +26,8 @@ def test_evidence_fields_of_a_verify_answer():
     assert read_evidence({"status": "TRUE", "counterexample": None, "harness": None, "witness": None}) == \
         {"depth": None, "harness": "", "witness": ""}
     assert read_evidence({"harness": {"reached_error": False}})["harness"] == "not reached"
+    assert read_evidence({"harness": {"reached_error": None, "detail": "no time left"}})["harness"] == \
+        "not run: no time left"
 
 
 def test_horn_clause_tasks_get_no_witness_path(tmp_path):
@@ -39,11 +41,12 @@ def test_counts_per_engine_name_what_was_not_confirmed():
                          witness_check=check, harness=harness)
     ev = summarize_evidence([run("FALSE", "violation", "confirmed", "reached"),
                              run("FALSE", "violation", "rejected: no error", "not reached"),
+                             run("FALSE", "", "", "not run: no time left"),
                              run("TRUE", "correctness", "confirmed"), run("TRUE", "", ""),
                              run("UNKNOWN", "", "")])["portfolio"]
     assert (ev["violation_witnesses"], ev["violation_confirmed"]) == (2, 1)
     assert (ev["correctness_witnesses"], ev["correctness_confirmed"]) == (1, 1)
-    assert (ev["false_answers"], ev["harness_run"], ev["harness_reached"]) == (2, 2, 1)
+    assert (ev["false_answers"], ev["harness_run"], ev["harness_reached"]) == (3, 2, 1)
     assert ev["not_confirmed"] == ["tFALSErejected: no error: rejected: no error"]
 
 

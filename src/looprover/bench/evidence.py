@@ -63,7 +63,8 @@ def read_evidence(data: dict) -> dict:
     witness = data.get("witness") or {}
     return {
         "depth": cex.get("length") if isinstance(cex, dict) else None,
-        "harness": "" if not harness else ("reached" if harness.get("reached_error") else "not reached"),
+        "harness": "" if not harness else {True: "reached", False: "not reached"}.get(
+            harness.get("reached_error"), f"not run: {harness.get('detail', '')}"[:80]),
         "witness": (witness.get("kind") or "") if isinstance(witness, dict) else "",
     }
 
@@ -81,7 +82,7 @@ def summarize_evidence(results: Iterable) -> dict:
                                       "not_confirmed": []})
         if r.status == "FALSE":
             e["false_answers"] += 1
-            if r.harness:
+            if r.harness in ("reached", "not reached"):
                 e["harness_run"] += 1
                 e["harness_reached"] += r.harness == "reached"
         if r.witness in ("violation", "correctness"):

@@ -53,7 +53,7 @@ class RunResult:
     ran: bool = True       # False for tasks we did not run (unsupported property, invalid definition)
     solver: str = ""       # the --engine this run was asked to use (`engine` is what the run reported)
     depth: int | None = None   # steps of a FALSE's validated counterexample
-    harness: str = ""      # reached | not reached: the compiled harness of a FALSE ("" when not run)
+    harness: str = ""      # reached | not reached | not run: why -- the compiled harness of a FALSE
     witness: str = ""      # violation | correctness: the SV-COMP witness the run wrote (bench --witnesses)
     witness_check: str = ""    # confirmed | rejected: why | unknown: why (looprover validate on it)
 
@@ -388,8 +388,13 @@ def run_bench_command(args) -> int:
 
     engines = [args.engine] if isinstance(args.engine, str) else list(args.engine)
     multi = len(engines) > 1
-    tasks = collect_tasks(args.dir, filter_substr=args.filter)
+    tasks = [t for t in collect_tasks(args.dir, filter_substr=args.filter)
+             if (args.property is None or t.property == args.property)
+             and (args.expected is None or t.expected == (args.expected == "true"))]
     if not tasks:
+        if args.property or args.expected:
+            raise InputError(f"no task under {args.dir} matches --property {args.property or 'any'} "
+                             f"--expected {args.expected or 'any'}" + (f" --filter {args.filter!r}" if args.filter else ""))
         every = collect_tasks(args.dir) if args.filter else []
         if not every:
             raise InputError(f"{args.dir}: no tasks found (no *.yml task definitions or expected.csv)")
