@@ -213,6 +213,10 @@ def test_unexpandable_counterexample_is_unknown(load, monkeypatch):
     monkeypatch.setattr(loop_path, "REPLAY_LIMIT", 15)
     v = run(load("triangle_unsafe", TRIANGLE))
     assert v.status == Status.UNKNOWN and "within 15 cutpoint steps" in v.reason, v.reason
+    # an outer loop deeper than the limit is not expanded at all (its path is not even listed step by step)
+    v = run(load("deep_outer", "int i = 0; while (i < 40) { int j = 0; while (j < 2) j++; i++; }"
+                               "__VERIFIER_assert(i != 40);"))
+    assert v.status == Status.UNKNOWN and "42 steps at the outer loops, more than 15" in v.reason, v.reason
 
 
 def test_irreducible_cycle_falls_back_to_single_system_tpa():

@@ -170,10 +170,10 @@ def expand_path(sys: CPGSystem, path: Sequence[tuple[Node, int]], hidden: set[No
 
     Exact BMC over the whole program: a path found is a real run of the cutpoint graph (still replayed on the
     program by the caller); position counters p_j track how far along the abstract path step j is."""
-    visible = [v for v, d in path[:-1] for _ in range(d + 1)] + [path[-1][0]]
-    last = len(visible) - 1
+    last = sum(d + 1 for _, d in path[:-1])      # counted first: a deep outer loop has 10^8 iterations
     if last > limit:
         return f"the abstract counterexample has {last} steps at the outer loops, more than {limit} to expand"
+    visible = [v for v, d in path[:-1] for _ in range(d + 1)] + [path[-1][0]]
     ts = sys.ts
     ids = [sys.pc_id[v] for v in visible]
     hidden_ids = [sys.pc_id[v] for v in hidden]
@@ -202,5 +202,5 @@ def expand_path(sys: CPGSystem, path: Sequence[tuple[Node, int]], hidden: set[No
             m = s.model()
             pcs = [sys.node_of[m.eval(sys.pc_at(j), model_completion=True).as_long()] for j in range(n + 1)]
             return [(v, len(list(g)) - 1) for v, g in itertools.groupby(pcs[:-1])] + [(ERROR, 0)]
-    return (f"no run of the program follows the abstract counterexample within {limit} cutpoint steps "
-            "(the inner-loop summaries let through runs the inner loops cannot do)")
+    return (f"no run of the program follows the abstract counterexample within {limit} cutpoint steps (its inner "
+            "loops would need more iterations, or their summaries let through runs they cannot do)")
