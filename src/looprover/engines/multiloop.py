@@ -110,10 +110,10 @@ class MultiLoop(Engine):
                  run: Run) -> Verdict:
         if hidden:
             run.stage = "expanding the counterexample through the contracted loops"
+            run.stats["abstract_cex_path"] = [program.loc_label(v) for v, _ in path]
             full = expand_path(sys, path, hidden, run.deadline, loop_path.REPLAY_LIMIT)
             if isinstance(full, str):
                 return self.unknown(f"multiloop: {full}")
-            run.stats["abstract_cex_path"] = [program.loc_label(v) for v, _ in path]
             path = full
         return falsify_loop_path(self, program, sys, path, run)
 
