@@ -207,6 +207,17 @@ def test_three_nested_loops(load, safe):
         assert v.stats["cex_path"].count(v.stats["contracted"][0]) == 9     # innermost loop: 3 x 3 runs
 
 
+@pytest.mark.parametrize("bitvector", [False, True], ids=["int", "bv"])
+def test_inner_loop_leaving_both_loops(load, bitvector):
+    """`goto` out of the inner loop skips the outer head: the contracted edge goes from the outer head past it."""
+    p = load("leave_both", "int i = 0; while (1) { int j = 0; while (1) { if (j > 3) break; if (i > 4) goto out;"
+                           " j++; } i++; } out: __VERIFIER_assert(i != 5);")
+    v = run(p, bitvector=bitvector)
+    assert_replayed(p, v, bitvector)
+    assert_contracted(v, 1)
+    assert v.stats["cex_path"].count(v.stats["contracted"][0]) == 6      # five full inner runs, one left early
+
+
 def test_unexpandable_counterexample_is_unknown(load, monkeypatch):
     """A counterexample of the contracted network that no run within the step limit follows is UNKNOWN, never
     FALSE (here: the limit is below the 21 steps the triangle's bug needs)."""
