@@ -48,7 +48,8 @@ from looprover.verdict import Verdict
 
 class MultiLoop(Engine):
     name = "multiloop"
-    summary = "Golem's multi-loop TPA: one TPA per loop of a DAG of loops, bridges by MBP and interpolation"
+    summary = ("Golem's multi-loop TPA: one TPA per loop of a DAG of loops (nested loops contracted into summaries), "
+               "bridges by MBP and interpolation")
     cost = 2
     Settings = TPAOptions
 
