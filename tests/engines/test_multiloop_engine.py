@@ -1,8 +1,9 @@
 """The multi-loop TPA engine (`engines/multiloop.py` over `tpa/network.py`) on C programs and Horn clauses.
 
 FALSE must come with a counterexample that replayed on the program and the per-loop iteration counts of the
-violating path; TRUE with the per-node safe sets that passed the independent re-check. Programs whose cutpoint
-graph has a cycle through several loops go to the single-system TPA engine, and the verdict says so.
+violating path; TRUE with the per-node safe sets that passed the independent re-check. Nested loops are
+contracted into summaries (`tpa/nested.py`); only irreducible flow with a cycle through several cutpoints goes
+to the single-system TPA engine, and the verdict says so.
 """
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ from looprover.witness.deep import RunCounterexample
 from looprover.witness.recheck import recheck_proof
 
 from looprover.engines import get_engine, loop_path, multiloop, verify
+from looprover.program.cfa import Assert, Assign, Assume, Havoc, ProgramBuilder
+from looprover.program.expr import I32, binary, cmp, const
 from looprover.verdict import Status
 from looprover.witness.replay import validate
 
@@ -44,6 +47,14 @@ TWO = """int n = __VERIFIER_nondet_int(); __VERIFIER_assume(0 <= n && n <= 10);
 # a third loop after it (k ends at j or j + 1), proved separately
 THREE = TWO + " int k = 0; while (k < j) { k += 2; } __VERIFIER_assert(k <= j + 1);"
 NESTED = "int i = 0, s = 0; while (i < 2) { int j = 0; while (j < 2) { j++; s++; } i++; } __VERIFIER_assert(s != 4);"
+# the inner loop runs i times in the i-th outer iteration: s = 0+1+...+(i-1), 10 after five outer iterations
+TRIANGLE = ("int i = 0, s = 0; while (i < 10) { int j = 0; while (j < i) { j++; s++; } i++;"
+            " __VERIFIER_assert(s != 10); }")
+# j runs up to i in every outer iteration (the summary must relate j to i on exit), n is unbounded above
+NESTED_SAFE = ("int n = __VERIFIER_nondet_int(); __VERIFIER_assume(0 <= n); int i = 0, s = 0;"
+               "while (i < n) { int j = 0; while (j < i) { j++; s++; } __VERIFIER_assert(j == i); i++; }"
+               "__VERIFIER_assert(s >= 0);")
+TRIPLE = "int s = 0; for (int i = 0; i < 3; i++) for (int j = 0; j < 3; j++) for (int k = 0; k < 3; k++) s++;"
 LOOPFREE = ("int x = __VERIFIER_nondet_int(); __VERIFIER_assume(0 < x && x < 10); int y = 2 * x;"
             "__VERIFIER_assert(y != BAD);")
 
@@ -142,13 +153,103 @@ def test_bitvector_loops(load):
     assert_proved(v, loops=2)
 
 
-@pytest.mark.slow
-def test_nested_loops_fall_back_to_single_system_tpa(load):
+def assert_contracted(v, inner: int):
+    assert "fallback" not in v.stats and len(v.stats["contracted"]) == inner, v.stats
+
+
+def test_nested_loops_bug(load):
     p = load("nested_unsafe", NESTED)
     v = run(p)
-    assert v.engine == "multiloop" and v.stats["fallback"] == "tpa"
-    assert "cycle" in v.reason and "single-system TPA" in v.reason
-    assert v.status == Status.FALSE and v.evidence.validated and validate(p, v.evidence).ok
+    assert_replayed(p, v)
+    assert_contracted(v, 1)
+    inner = v.stats["contracted"][0]
+    assert v.stats["cex_path"].count(inner) == 2 and v.stats["loop_iterations"][inner] == 2
+    assert inner not in v.stats["abstract_cex_path"]        # the network's path names the outer loop only
+
+
+def test_nested_bug_needs_several_outer_and_inner_iterations(load):
+    """The abstract path (five iterations of the contracted outer loop) is expanded through the inner loop,
+    which must run 0, 1, 2, 3, 4 times."""
+    p = load("triangle_unsafe", TRIANGLE)
+    v = run(p)
+    assert_replayed(p, v)
+    assert_contracted(v, 1)
+    inner = v.stats["contracted"][0]
+    assert v.stats["cex_path"].count(inner) == 5
+    assert v.stats["loop_iterations"][inner] == 4                   # the last inner run
+    assert "4 iterations" in v.reason and "3 iterations" in v.reason
+    assert v.stats["abstract_cex_path"].count(v.stats["loops"][0]) == 1
+
+
+def test_nested_loops_proved_with_summaries(load):
+    p = load("nested_safe", NESTED_SAFE)
+    v = run(p)
+    assert_proved(v, loops=1, program=p)
+    assert_contracted(v, 1)
+    summaries = v.evidence.to_json()["nested_loop_summaries"]
+    assert list(summaries) == v.stats["contracted"]
+    # the portfolio's check re-checks the summaries: one that only allows zero iterations is rejected
+    j, j1 = z3.Int("j"), z3.Int("j'")
+    broken = tuple((h, to_text(j1 == j)) for h, _ in v.evidence.summaries)
+    why = recheck_proof(p, replace(v.evidence, summaries=broken), False, Deadline.after(30))
+    assert why is not None and "summary" in why
+
+
+@pytest.mark.parametrize("safe", [True, False])
+def test_three_nested_loops(load, safe):
+    p = load("triple", TRIPLE + (" __VERIFIER_assert(s <= 27);" if safe else " __VERIFIER_assert(s != 27);"))
+    v = run(p)
+    assert_contracted(v, 2)
+    if safe:
+        assert_proved(v, loops=1, program=p)
+    else:
+        assert_replayed(p, v)
+        assert v.stats["cex_path"].count(v.stats["contracted"][0]) == 9     # innermost loop: 3 x 3 runs
+
+
+@pytest.mark.parametrize("bitvector", [False, True], ids=["int", "bv"])
+def test_inner_loop_leaving_both_loops(load, bitvector):
+    """`goto` out of the inner loop skips the outer head: the contracted edge goes from the outer head past it."""
+    p = load("leave_both", "int i = 0; while (1) { int j = 0; while (1) { if (j > 3) break; if (i > 4) goto out;"
+                           " j++; } i++; } out: __VERIFIER_assert(i != 5);")
+    v = run(p, bitvector=bitvector)
+    assert_replayed(p, v, bitvector)
+    assert_contracted(v, 1)
+    assert v.stats["cex_path"].count(v.stats["contracted"][0]) == 6      # five full inner runs, one left early
+
+
+def test_unexpandable_counterexample_is_unknown(load, monkeypatch):
+    """A counterexample of the contracted network that no run within the step limit follows is UNKNOWN, never
+    FALSE (here: the limit is below the 21 steps the triangle's bug needs)."""
+    monkeypatch.setattr(loop_path, "REPLAY_LIMIT", 15)
+    v = run(load("triangle_unsafe", TRIANGLE))
+    assert v.status == Status.UNKNOWN and "within 15 cutpoint steps" in v.reason, v.reason
+    # an outer loop deeper than the limit is not expanded at all (its path is not even listed step by step)
+    v = run(load("deep_outer", "int i = 0; while (i < 40) { int j = 0; while (j < 2) j++; i++; }"
+                               "__VERIFIER_assert(i != 40);"))
+    assert v.status == Status.UNKNOWN and "42 steps at the outer loops, more than 15" in v.reason, v.reason
+
+
+def test_irreducible_cycle_falls_back_to_single_system_tpa():
+    """Two loops l1, l2 in a cycle that is entered at both (goto into it): no natural loop to contract."""
+    b = ProgramBuilder("irreducible2")
+    x, y = b.declare("x", I32, kind="nondet"), b.declare("y", I32)
+    l1, l2, out = b.new_loc(), b.new_loc(), b.new_loc()
+    zero, one = const(0, I32), const(1, I32)
+    b.add_edge(b.init, l1, Havoc((x,)), Assume(cmp(">=", x, zero)), Assume(cmp("<", x, const(10, I32))),
+               Assign(y, zero))
+    b.add_edge(b.init, l2, Havoc((x,)), Assume(cmp(">=", x, const(10, I32))), Assume(cmp("<", x, const(20, I32))),
+               Assign(y, zero))
+    b.add_edge(l1, l1, Assume(cmp("<", y, const(3, I32))), Assign(y, binary("+", y, one)))
+    b.add_edge(l1, l2, Assume(cmp(">=", y, const(3, I32))), Assign(x, binary("+", x, one)))
+    b.add_edge(l2, l2, Assume(cmp(">", y, zero)), Assign(y, binary("-", y, one)))
+    b.add_edge(l2, l1, Assume(cmp("<=", y, zero)), Assume(cmp("<", x, const(30, I32))))
+    b.add_edge(l2, out, Assume(cmp("<=", y, zero)), Assume(cmp(">=", x, const(30, I32))),
+               Assert(cmp("==", x, const(30, I32))))
+    p = b.build(exit_loc=out)
+    v = run(p)
+    assert v.engine == "multiloop" and v.stats["fallback"] == "tpa", v.stats
+    assert "irreducible" in v.reason and "single-system TPA" in v.reason
 
 
 def test_deep_counterexample_is_confirmed_by_running_the_program(load, monkeypatch):

@@ -5,8 +5,13 @@ label, the other CPG edges as bridges) -> `NetworkTPA`. Loops in sequence are so
 seeing only its own loop body, which is what lets a deep first loop and a second loop be proved separately
 (the pc-encoded single system of `engines/tpa.py` has to abstract both at once).
 
-A cutpoint graph with a cycle through several nodes (nested loops, irreducible flow) is not a DAG of loops:
-the run is handed to the single-system TPA engine, and the verdict says so.
+Nested loops (`tpa/nested.py`): a loop nested in another makes a cycle through both heads, which the network
+search cannot take. Each nested loop head is eliminated, innermost first, by a summary S ⊇ Body* of its loop
+(reflexive-transitive seed lemmas of its body, Houdini-checked): every path "enter the inner loop, run it to
+completion, leave" becomes one edge of the enclosing loop's body, `enter ∘ S ∘ exit`. So every outer loop keeps
+its own TPA over its own body, instead of one pc-encoded system for the whole program -- the former fallback,
+which ran out of memory on SV-COMP tasks. Only irreducible flow (a cycle with two entries, no natural loop to
+contract) is still handed to the single-system TPA engine, and the verdict says so (`stats["fallback"]`).
 
 Evidence (as in `engines/tpa.py`):
 - TRUE only after `network.check_proof` re-checked the per-node safe sets with fresh solvers and fresh TPA
@@ -15,19 +20,25 @@ Evidence (as in `engines/tpa.py`):
   iterations) is pinned as the pc sequence of one exact BMC query over `CPGSystem.ts`, whose model becomes a
   CFA trace for `witness.replay.validate`. Longer than `loop_path.REPLAY_LIMIT` steps: the path up to the first deep loop
   is solved by BMC for the initial state and the inputs read so far, and the program is *run* from there on the
-  interpreter (`witness.deep`); only a run that fails the assertion counts.
+  interpreter (`witness.deep`); only a run that fails the assertion counts. A path through contracted loops
+  names only the outer nodes: it is first expanded by an exact BMC query over the program whose outer steps
+  follow it and whose inner-loop steps are free (`nested.expand_path`); no expansion within the replay limit
+  is UNKNOWN (the summaries were too weak), never FALSE.
+- With contracted loops, TRUE also needs every summary re-checked (`nested.contract`): Id ⊆ S, S ∘ Body ⊆ S.
 """
 from __future__ import annotations
 
 import dataclasses
 
 from looprover.engines.base import Engine, Run, Task, run_engine
+from looprover.engines import loop_path
 from looprover.engines.loop_path import falsify_loop_path
 from looprover.program.cfa import Program
 from looprover.program.cpg import CutpointGraph, build_cpg
 from looprover.smt.cpg_system import CPGSystem
 from looprover.smt.systems import Network, cpg_network, shape_network
 from looprover.tpa import TPAOptions, TPAStatus
+from looprover.tpa.nested import Summary, contract, contract_nested, expand_path, nested_heads
 from looprover.tpa.network import NetworkResult, NetworkTPA, check_proof
 from looprover.tpa.proof import NetworkProof
 from looprover.transforms.classify import liveness
@@ -37,7 +48,8 @@ from looprover.verdict import Verdict
 
 class MultiLoop(Engine):
     name = "multiloop"
-    summary = "Golem's multi-loop TPA: one TPA per loop of a DAG of loops, bridges by MBP and interpolation"
+    summary = ("Golem's multi-loop TPA: one TPA per loop of a DAG of loops (nested loops contracted into summaries), "
+               "bridges by MBP and interpolation")
     cost = 2
     Settings = TPAOptions
 
@@ -45,41 +57,65 @@ class MultiLoop(Engine):
         opts: TPAOptions = self.settings(run)
         cpg = build_cpg(program)
         cycle = _cycle(cpg)
-        if cycle is not None:
-            return self._fallback(program, task, run, cycle)
+        if cycle is not None and cpg.loops.irreducible:
+            return self._fallback(program, task, run, "irreducible control flow: cutpoint graph has a cycle "
+                                  "through " + " -> ".join(program.loc_label(v) for v in cycle))
         sys = CPGSystem(cpg, run.bitvector, run.deadline)
         net = network(sys)
+        heads = nested_heads(cpg)
+        summaries: list[Summary] = []
+        if heads:
+            run.report(f"multiloop: contracting {len(heads)} nested loop(s) into summaries")
+            net, summaries = contract_nested(net, heads, run.deadline)
+            run.stats["contracted"] = [program.loc_label(v) for v in heads]
+        cycle = net.cycle()
+        if cycle is not None:      # not expected after contracting a reducible graph's nested loops
+            return self._fallback(program, task, run, "cutpoint graph has a cycle through "
+                                  + " -> ".join(program.loc_label(v) for v in cycle))
         run.stats["loops"] = [program.loc_label(v) for v in net.loops]
         run.report(f"multiloop: {len(net.loops)} loops, {len(net.bridges)} bridges")
         res = NetworkTPA(net, opts, run.report).solve(run.deadline)
         run.stats.update(res.stats)
         if res.status == TPAStatus.SAFE:
-            return self._prove(program, net, res, run, opts)
+            return self._prove(program, sys, heads, summaries, net, res, run, opts)
         if res.status == TPAStatus.UNSAFE:
-            return self._falsify(program, sys, res.path, run)
+            return self._falsify(program, sys, set(heads), res.path, run)
         return self.unknown(f"multiloop: {res.reason}")
 
-    def _fallback(self, program: Program, task: Task, run: Run, cycle: list[int]) -> Verdict:
-        """A cutpoint graph that is not a DAG of loops: the single-system TPA engine, with its default settings."""
+    def _fallback(self, program: Program, task: Task, run: Run, why: str) -> Verdict:
+        """Irreducible flow: the single-system TPA engine, with its default settings."""
         from looprover.engines.tpa import TPAEngine  # only needed here: a DAG of loops never loads it
-        why = "cutpoint graph has a cycle through " + " -> ".join(program.loc_label(v) for v in cycle)
         run.report(f"multiloop: {why}; running the single-system TPA engine")
         sub = run.sub()
         v = run_engine(TPAEngine(), program, task, sub)
         return dataclasses.replace(v, engine=self.name, reason=f"{why}; single-system TPA: {v.reason}",
                                    stats={**v.stats, "fallback": "tpa", "fallback_reason": why})
 
-    def _prove(self, program: Program, net: Network, res: NetworkResult, run: Run, opts: TPAOptions) -> Verdict:
+    def _prove(self, program: Program, sys: CPGSystem, heads: list[int], summaries: list[Summary],
+               net: Network, res: NetworkResult, run: Run, opts: TPAOptions) -> Verdict:
         run.report("multiloop: re-checking the proof")
+        if heads:      # the summaries again, on a network rebuilt from the program
+            net = contract(network(sys), heads, summaries, run.deadline)
+            if isinstance(net, str):
+                return self.unknown(f"internal error: multiloop proof failed its re-check: {net}")
         certificates: dict = {}
         why, how = check_proof(net, res.pre, res.post, run.deadline, opts, found=certificates)
         if why is not None:
             return self.unknown(f"internal error: multiloop proof failed its re-check: {why}")
         run.stats["loop_checks"] = {program.loc_label(v): h for v, h in how.items()}
-        return self.true(f"multiloop: safe sets for {len(net.loops)} loops, re-checked",
-                         NetworkProof.of(program, res.pre, res.post, certificates))
+        inner = f", {len(heads)} nested loop(s) summarised" if heads else ""
+        return self.true(f"multiloop: safe sets for {len(net.loops)} loops{inner}, re-checked",
+                         NetworkProof.of(program, res.pre, res.post, certificates, summaries))
 
-    def _falsify(self, program: Program, sys: CPGSystem, path: list[tuple[int, int]], run: Run) -> Verdict:
+    def _falsify(self, program: Program, sys: CPGSystem, hidden: set[int], path: list[tuple[int, int]],
+                 run: Run) -> Verdict:
+        if hidden:
+            run.stage = "expanding the counterexample through the contracted loops"
+            run.stats["abstract_cex_path"] = [program.loc_label(v) for v, _ in path]
+            full = expand_path(sys, path, hidden, run.deadline, loop_path.REPLAY_LIMIT)
+            if isinstance(full, str):
+                return self.unknown(f"multiloop: {full}")
+            path = full
         return falsify_loop_path(self, program, sys, path, run)
 
 

@@ -3,7 +3,8 @@
 A *network* (`smt.systems.Network`, built there from a cutpoint graph like every other system) is a set of
 nodes over one state vocabulary x: an entry node with its initial states, per node an optional self-loop
 transition relation (its loop body), and bridge edges between nodes (loop-free code from one loop head to the
-next, or to the error node). Ignoring self-loops the bridges must form a DAG. Each loop gets its own TPA
+next, or to the error node). Ignoring self-loops the bridges must form a DAG (nested loops are contracted into
+one edge of their enclosing loop's body first, `tpa/nested.py`). Each loop gets its own TPA
 instance whose learned levels are reused across queries (they abstract the loop body alone).
 
 Per node v the search maintains two under-approximations of the safe states, both growing monotonically:

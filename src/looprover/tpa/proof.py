@@ -16,7 +16,9 @@ for the program it rebuilt itself:
 
 The multi-loop engine's TRUE (`NetworkProof`) is safe sets per node of the network of loops and, for each loop
 whose pre-set is not simply inductive, the TPA certificate that its body cannot leave the post-set; the check is
-`tpa.network.check_proof` on the rebuilt network with those certificates instead of fresh TPA runs.
+`tpa.network.check_proof` on the rebuilt network with those certificates instead of fresh TPA runs. With nested
+loops the proof also carries each inner loop's summary; the checker re-checks them and contracts the rebuilt
+network with them (`tpa.nested.contract`) before checking the safe sets.
 """
 from __future__ import annotations
 
@@ -147,19 +149,29 @@ class NetworkProof(Proof):
     post: tuple[tuple[int, str], ...]                 # (node, safe set on leaving)
     certificates: tuple[tuple[int, CertificateText], ...] = ()
     labels: tuple[tuple[int, str], ...] = ()          # (node, `Program.loc_label`) for --json
+    summaries: tuple[tuple[int, str], ...] = ()       # (nested loop head, S ⊇ Body*), in contraction order
     kind: ClassVar[str] = "loop-network"
 
     @staticmethod
-    def of(program: Program, pre, post, certificates) -> "NetworkProof":
+    def of(program: Program, pre, post, certificates, summaries=()) -> "NetworkProof":
         nodes = sorted(pre)
         return NetworkProof(tuple((v, to_text(pre[v])) for v in nodes), tuple((v, to_text(post[v])) for v in nodes),
-                            tuple(sorted(certificates.items())), tuple((v, program.loc_label(v)) for v in nodes))
+                            tuple(sorted(certificates.items())),
+                            tuple((v, program.loc_label(v)) for v in nodes + [h for h, _ in summaries]),
+                            tuple((h, to_text(s)) for h, s in summaries))
 
     def check(self, program: Program, bitvector: bool, deadline: Deadline) -> str | None:
         from looprover.tpa.network import check_proof
         from looprover.transforms.classify import liveness
         from looprover.smt.systems import cpg_network
-        net = cpg_network(CPGSystem(build_cpg(program), bitvector, deadline), liveness(program))
+        from looprover.tpa.nested import contract, nested_heads
+        cpg = build_cpg(program)
+        net = cpg_network(CPGSystem(cpg, bitvector, deadline), liveness(program))
+        heads = nested_heads(cpg)
+        if heads or self.summaries:
+            net = contract(net, heads, [(h, from_text(t)) for h, t in self.summaries], deadline)
+            if isinstance(net, str):
+                return net
         pre = {v: from_text(t) for v, t in self.pre}
         post = {v: from_text(t) for v, t in self.post}
         missing = [v for v in net.nodes if v != net.error and (v not in pre or v not in post)]
@@ -174,4 +186,6 @@ class NetworkProof(Proof):
         return {"kind": self.kind, "nodes": {label.get(v, f"L{v}"): {"preSafe": _last_assertion(t),
                                                                       "postSafe": _last_assertion(post[v])}
                                              for v, t in self.pre},
-                "certified_loops": [label.get(v, f"L{v}") for v, _ in self.certificates]}
+                "certified_loops": [label.get(v, f"L{v}") for v, _ in self.certificates],
+                **({"nested_loop_summaries": {label.get(h, f"L{h}"): _last_assertion(t) for h, t in self.summaries}}
+                   if self.summaries else {})}
