@@ -421,3 +421,26 @@ def test_examples_round_trip_through_the_c_front_end(tmp_path, gcc, name):
     inputs += [[rng.randint(low, 100), rng.randint(low, 100)] for _ in range(20)]
     outcomes = round_trip(p, tmp_path, gcc, inputs)
     assert outcomes == ({"exit", "violation"} if "unsafe" in name else {"exit"})
+
+
+def test_arrays_zero_at_the_start_are_not_zeroed_again(tmp_path, gcc):
+    """C starts static arrays zeroed: a zero `ConstArray` on the edge leaving `init`, before any other write of
+    the array, prints as a comment (a compiled deep run need not zero 10^9 cells). Any other zeroing stays: after
+    a write, at a location `main` returns to, or of a nonzero constant."""
+    b = ProgramBuilder("zeros")
+    a = b.declare("a", ArrayType(I32, I32, 8), kind="global")
+    z = b.declare("z", ArrayType(I32, I32, 8), kind="global")
+    n = b.declare("n", I32, kind="nondet")
+    head, done = b.new_loc(), b.new_loc()
+    zero = ConstArray(const(0, I32), a.type)
+    b.add_edge(b.init, head, Havoc((n,)), Assign(a, zero), Assign(a, Store(a, const(2, I32), const(9, I32), a.type)),
+               Assign(z, ConstArray(const(3, I32), z.type)), Assign(z, zero))
+    b.add_edge(head, head, Assume(cmp(">", n, const(0, I32))), Assign(a, zero),
+               Assign(n, binary("-", n, const(1, I32))))
+    b.add_edge(head, done, Assume(cmp("<=", n, const(0, I32))))
+    p = b.build(exit_loc=done)
+    code = emit_c(p)
+    assert "a = all zero: static storage already is" in code
+    assert code.count("a[__lr_k] = 0;") == 1                    # the loop's zeroing
+    assert "z[__lr_k] = 3;" in code and "z[__lr_k] = 0;" in code
+    assert round_trip(p, tmp_path, gcc, [[0], [2], [-1]]) == {"exit"}

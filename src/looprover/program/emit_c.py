@@ -17,6 +17,9 @@ How the CFA maps to C:
   * `a := Store(a, i, v)` is `a[i] = v;`; `ConstArray`, copies, `Ite` over arrays and store chains on other
     arrays become element loops over the array's `size` (a temporary array when the right-hand side reads
     the target in other ways).
+  * C's arrays start zero (static storage): a zero `ConstArray` assigned to an array not yet written, on the
+    edge that leaves `init` once at the start of `main`, prints as a comment, not as a loop over the array
+    (a compiled run of a program with a 10^9-cell buffer would spend its time zeroing memory already zero).
   * the exit location is `return 0;`; a location without out-edges blocks: `__VERIFIER_assume(0);`.
 
 Known limitations (stated in the file header when they apply):
@@ -33,7 +36,8 @@ from pathlib import Path
 
 from looprover.program.cfa import Assert, Assign, Assume, Edge, Havoc, Program, SrcLoc, Stmt
 from looprover.program.expr import (
-    FALSE, TRUE, ArrayFill, ArrayType, BoolType, Compare, ConstArray, Expr, IntType, Ite, Not, Select, Store, Var,
+    FALSE, TRUE, ArrayFill, ArrayType, BoolConst, BoolType, Compare, ConstArray, Expr, IntConst, IntType, Ite, Not,
+    Select, Store, Var,
     cmp,
     free_vars, ite, not_, or_, rename, transform,
 )
@@ -175,6 +179,7 @@ class _Emitter:
     uses_unsized: bool = False
     last_src: str = ""
     ntemp: int = 0
+    zero: set[str] = field(default_factory=set)      # arrays still all zero as C started them (see module doc)
 
     # ------------------------------------------------------------------------------- expressions
     def expr(self, e: Expr) -> str:
@@ -211,6 +216,10 @@ class _Emitter:
     def stmt(self, s: Stmt, ind: int) -> None:
         if isinstance(s, Assign):
             if isinstance(s.lhs.type, ArrayType):
+                if s.lhs.name in self.zero and isinstance(s.rhs, ConstArray) and _is_zero(s.rhs.value):
+                    self.line(ind, _comment(f"{self.name(s.lhs)} = all zero: static storage already is"), s.src)
+                    return
+                self.zero.discard(s.lhs.name)
                 self.array_assign(s.lhs, s.rhs, ind, s.src)
             else:
                 self.line(ind, f"{self.name(s.lhs)} = {strip_parens(self.expr(s.rhs))};", s.src)
@@ -230,6 +239,7 @@ class _Emitter:
             raise TypeError(f"unknown statement {type(s).__name__}")
 
     def havoc(self, v: Var, ind: int, src: SrcLoc | None) -> None:
+        self.zero.discard(v.name)
         kind = self.program.variables[v.name].kind if v.name in self.program.variables else "temp"
         note = "" if kind == "nondet" else " " + _comment("havoc")
         if isinstance(v.type, ArrayType):
@@ -332,6 +342,9 @@ def emit_c(program: Program) -> str:
         em.body.append("  " + _comment("the IR's initial state is arbitrary: values read before written"))
         for v in live:
             em.havoc(v, 1, None)
+    if program.init not in targets and program.init != program.exit and len(program.out_edges(program.init)) == 1:
+        em.zero = {n for n, i in program.variables.items() if isinstance(i.var.type, ArrayType)} - \
+            {v.name for v in live}
 
     for loc in order:
         info = [f"L{loc}"]
@@ -353,6 +366,7 @@ def emit_c(program: Program) -> str:
         elif len(outs) == 1:
             for s in outs[0].stmts:
                 em.stmt(s, 1)
+            em.zero = set()             # past the start of `main`
             if not falls_through(loc, outs[0].dst):
                 em.line(1, f"goto L{outs[0].dst};")
         else:
@@ -366,6 +380,10 @@ def initial_havocs(program: Program, order: list[int] | None = None) -> list[Var
     live = _live_at_init(program, order if order is not None else _layout(program))
     rank = {name: i for i, name in enumerate(program.variables)}
     return sorted(live, key=lambda v: rank.get(v.name, -1))
+
+
+def _is_zero(e: Expr) -> bool:
+    return isinstance(e, IntConst) and e.value == 0 or isinstance(e, BoolConst) and not e.value
 
 
 def _split_guard(stmts: tuple[Stmt, ...]) -> tuple[Expr, tuple[Stmt, ...]]:

@@ -8,11 +8,11 @@ program with every havoc value known; it still has to replay on the program, whi
 
 How it is checked depends on its length:
   * up to `FULL_TRACE` edges: a stored trace, replayed edge by edge like every other counterexample;
-  * longer ones are run (`witness.deep.follow`): on the interpreter while the time allows (about
-    `RunOnInputs.STEPS_PER_SECOND` edges a second), else as a compiled program (`witness.native`), fed the
-    same havoc values, which must end in `reach_error`. All iterations of an accelerated path read the same
-    values, so the values are stored compressed (`deep.Repeat`): a run of 10^9 iterations needs no 10^9-entry
-    list.
+  * longer ones are run (`witness.deep.follow`): on the interpreter when that takes at most
+    `INTERPRETED_SECONDS` (about `RunOnInputs.STEPS_PER_SECOND` edges a second), else as a compiled program
+    (`witness.native`, falling back to the interpreter if that fails and time allows), fed the same havoc
+    values, which must end in `reach_error`. All iterations of an accelerated path read the same values, so
+    the values are stored compressed (`deep.Repeat`): a run of 10^9 iterations needs no 10^9-entry list.
 """
 from __future__ import annotations
 
@@ -27,6 +27,10 @@ from looprover.witness.deep import KEEP, Repeat, follow
 from looprover.witness.replay import ModelCounterexample
 
 FULL_TRACE = 20_000
+# Longer runs are compiled when gcc can: the interpreter's ~10^5 edges a second would make a bug behind 10^5
+# iterations take longer to confirm than one behind 10^9, compiled (a third of a second to compile, a second
+# per 10^9 edges to run). The interpreter's run lists the inputs it read (for witnesses and test harnesses).
+INTERPRETED_SECONDS = 1.0
 
 
 class ExpandAccelerated(BackTranslation):
@@ -105,12 +109,9 @@ class ExpandAccelerated(BackTranslation):
         for e, v in items:
             plan += self.plan(e, v)
         expanded = (x for e, v in items for x, _ in self.edges(e, v))
-        if total <= RunOnInputs.STEPS_PER_SECOND * max(budget, 0.0) / 2:
-            self.last_how = "interpreter"
-            cex2, _ = follow(original, initial, expanded, plan, lambda: time.monotonic() > stop_at)
-            return cex2
         from looprover.witness import native
-        if native.why_not(original) is not None:
+        seconds = total / RunOnInputs.STEPS_PER_SECOND
+        if seconds <= min(INTERPRETED_SECONDS, max(budget, 0.0) / 2) or native.why_not(original) is not None:
             self.last_how = "interpreter"
             cex2, _ = follow(original, initial, expanded, plan, lambda: time.monotonic() > stop_at)
             return cex2
@@ -129,8 +130,14 @@ class ExpandAccelerated(BackTranslation):
             if len(tail) >= KEEP:
                 break
         tail.reverse()
-        return native.confirm(original, initial, plan, head, tail, total, cex.violated_at,
+        cex2 = native.confirm(original, initial, plan, head, tail, total, cex.violated_at,
                               max(stop_at - time.monotonic(), 0.0))
+        if cex2 is None and seconds <= (stop_at - time.monotonic()) / 2:
+            # gcc refused the printed C, or the run differs from the IR's: the interpreter decides
+            self.last_how = "interpreter"
+            expanded = (x for e, v in items for x, _ in self.edges(e, v))
+            cex2, _ = follow(original, initial, expanded, plan, lambda: time.monotonic() > stop_at)
+        return cex2
 
     def _full(self, original: Program, items, initial, cex) -> ModelCounterexample:
         kinds = {n: i.kind for n, i in original.variables.items()}

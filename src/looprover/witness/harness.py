@@ -47,9 +47,9 @@ class HarnessResult:
 def harness_source(inputs: list[int]) -> str:
     values = ", ".join(str(_c_value(v)) for v in inputs) or "0"
     return (f"#include <unistd.h>\n#define VIOLATION {VIOLATION}\n#define BLOCKED {BLOCKED}\n"
-            f"static const long long lr_inputs[] = {{{values}}};\n"
-            f"static long lr_pos;\n"
-            f"static long long lr_next(void) {{ return lr_pos < {len(inputs)} ? lr_inputs[lr_pos++] : 0; }}\n"
+            f"static const long long __lr_inputs[] = {{{values}}};\n"
+            f"static long __lr_pos;\n"
+            f"static long long __lr_next(void) {{ return __lr_pos < {len(inputs)} ? __lr_inputs[__lr_pos++] : 0; }}\n"
             + NONDET_DEFS + ENTRY_HOOK)
 
 

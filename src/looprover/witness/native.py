@@ -9,12 +9,19 @@ gcc together with a harness, and run: every `__VERIFIER_nondet_*()` call, which 
 order), returns the next value of the counterexample's compressed havoc plan. Only a run that reaches
 `reach_error()` confirms the counterexample.
 
+Why it is fast: such a run is the program's own loop 10^9 times, so nothing per iteration may cost more than the
+loop. The plan stays compressed in the file and in memory (a repeat of an accelerated path's inputs is a few
+lines, an initial array of 10^9 equal cells one repeat), its reader is compiled into the program's translation
+unit at -O2 so that the input functions inline, and a repeat of plain values is served as a cycle from a few
+variables (`READER`); `emit_c` does not zero arrays C already starts zeroed.
+
 What would make such a run differ from the IR's semantics is refused: the C has undefined behaviour where the
 IR has none or a different one, so signed overflow, bad shifts, division by zero and array indices out of the
 declared bounds (the IR's arrays are total) trap (gcc's sanitizers in trap mode: the run fails, nothing is
 confirmed); programs with mathematical integers (Horn clauses), arrays of unknown size, array havocs or
-assertions of more than one property (all of them print as `reach_error()`) are not compiled at all, nor plans with values beyond 64 bits (the harness reads 64-bit values). A run that reads a value the plan does not have gets 0 and is still a run of the program,
-so whatever reaches `reach_error` is a real violation.
+assertions of more than one property (all of them print as `reach_error()`) are not compiled at all, nor plans
+with values beyond 64 bits (the reader reads 64-bit values). A run that reads a value the plan does not have gets
+0 and is still a run of the program, so whatever reaches `reach_error` is a real violation.
 """
 from __future__ import annotations
 
@@ -33,58 +40,109 @@ from looprover.verdict import TraceStep
 from looprover.witness.deep import Repeat, RunCounterexample
 
 VIOLATION, BLOCKED = 86, 87
-FLAGS = ["-O1", "-w", "-fsanitize=signed-integer-overflow,shift,integer-divide-by-zero,bounds",
-         "-fsanitize-undefined-trap-on-error"]
+SANITIZE = ["-fsanitize=signed-integer-overflow,shift,integer-divide-by-zero,bounds",
+            "-fsanitize-undefined-trap-on-error"]
+FLAGS = ["-O1", "-w", *SANITIZE]        # a test harness of the original source (`witness/harness.py`): short runs
+# A deep run's 10^9 iterations are worth -O2's longer compile: the reader below inlines into the program's
+# loops. The sanitizers are instrumented before gcc optimises and trap at any level (signed overflow still
+# refuses a run: tests/witness/test_native.py, tests/engines/test_accel.py).
+RUN_FLAGS = ["-O2", "-w", *SANITIZE]
 
-# the SV-COMP input functions, each returning the next value of `lr_next()` (which the including harness defines),
-# an assumption that fails and `__assert_fail` as exit codes (shared with `witness/harness.py`)
-NONDET_DEFS = r"""
-_Bool __VERIFIER_nondet_bool(void) { return lr_next() != 0; }
-char __VERIFIER_nondet_char(void) { return (char)lr_next(); }
-unsigned char __VERIFIER_nondet_uchar(void) { return (unsigned char)lr_next(); }
-short __VERIFIER_nondet_short(void) { return (short)lr_next(); }
-unsigned short __VERIFIER_nondet_ushort(void) { return (unsigned short)lr_next(); }
-int __VERIFIER_nondet_int(void) { return (int)lr_next(); }
-unsigned int __VERIFIER_nondet_uint(void) { return (unsigned int)lr_next(); }
-long long __VERIFIER_nondet_longlong(void) { return lr_next(); }
-unsigned long long __VERIFIER_nondet_ulonglong(void) { return (unsigned long long)lr_next(); }
+# the SV-COMP input functions, each returning the next value of `__lr_next()` (which the including harness
+# defines; names in `emit_c`'s reserved `__lr_` space, so they can share the program's translation unit)
+NONDET_READS = r"""
+_Bool __VERIFIER_nondet_bool(void) { return __lr_next() != 0; }
+char __VERIFIER_nondet_char(void) { return (char)__lr_next(); }
+unsigned char __VERIFIER_nondet_uchar(void) { return (unsigned char)__lr_next(); }
+short __VERIFIER_nondet_short(void) { return (short)__lr_next(); }
+unsigned short __VERIFIER_nondet_ushort(void) { return (unsigned short)__lr_next(); }
+int __VERIFIER_nondet_int(void) { return (int)__lr_next(); }
+unsigned int __VERIFIER_nondet_uint(void) { return (unsigned int)__lr_next(); }
+long long __VERIFIER_nondet_longlong(void) { return __lr_next(); }
+unsigned long long __VERIFIER_nondet_ulonglong(void) { return (unsigned long long)__lr_next(); }
+long __VERIFIER_nondet_long(void) { return (long)__lr_next(); }
+unsigned long __VERIFIER_nondet_ulong(void) { return (unsigned long)__lr_next(); }
+unsigned int __VERIFIER_nondet_unsigned(void) { return (unsigned int)__lr_next(); }
+"""
+# an assumption that fails and `__assert_fail` as exit codes (they need <unistd.h>)
+EXIT_DEFS = r"""
 void __VERIFIER_assume(int c) { if (!c) _exit(BLOCKED); }
 void __assert_fail(const char *a, const char *f, unsigned int l, const char *fn) { _exit(VIOLATION); }
-long __VERIFIER_nondet_long(void) { return (long)lr_next(); }
-unsigned long __VERIFIER_nondet_ulong(void) { return (unsigned long)lr_next(); }
-unsigned int __VERIFIER_nondet_unsigned(void) { return (unsigned int)lr_next(); }
 """
+NONDET_DEFS = NONDET_READS + EXIT_DEFS      # a test harness's definitions (`witness/harness.py`)
 
-HARNESS = r"""
+# The plan is a file of lines `v x` (the value x), `r t` (repeat what follows up to the matching `e` t times),
+# `e 0` (the end of a repeat). This translation unit of its own (libc's headers could clash with the program's
+# names) loads it before `main`; `__lr_end[i]` is the matching end of the repeat at i.
+RUNTIME = r"""
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
-static long long *lr_val; static int *lr_op; static long lr_n, lr_pc;
-static long lr_stack_pc[64]; static long long lr_stack_left[64]; static int lr_sp;
-__attribute__((constructor)) static void lr_load(void) {
-  const char *path = getenv("LR_PLAN"); FILE *f = path ? fopen(path, "r") : 0; long cap = 1024; char op;
-  long long v; lr_val = malloc(cap * sizeof *lr_val); lr_op = malloc(cap * sizeof *lr_op);
+long long *__lr_val; int *__lr_op; long *__lr_end; long __lr_n;
+__attribute__((constructor)) static void __lr_load(void) {
+  const char *path = getenv("LR_PLAN"); FILE *f = path ? fopen(path, "r") : 0; long cap = 1024, sp = 0; char op;
+  long long v; __lr_val = malloc(cap * sizeof *__lr_val); __lr_op = malloc(cap * sizeof *__lr_op);
   while (f && fscanf(f, " %c %lld", &op, &v) == 2) {
-    if (lr_n == cap) { cap *= 2; lr_val = realloc(lr_val, cap * sizeof *lr_val); lr_op = realloc(lr_op, cap * sizeof *lr_op); }
-    lr_op[lr_n] = op; lr_val[lr_n++] = v;
+    if (__lr_n == cap) {
+      cap *= 2; __lr_val = realloc(__lr_val, cap * sizeof *__lr_val); __lr_op = realloc(__lr_op, cap * sizeof *__lr_op);
+    }
+    __lr_op[__lr_n] = op; __lr_val[__lr_n++] = v;
   }
   if (f) fclose(f);
+  __lr_end = malloc((__lr_n + 1) * sizeof *__lr_end);
+  long *open = malloc((__lr_n + 1) * sizeof *open);
+  for (long i = 0; i < __lr_n; i++) {
+    __lr_end[i] = __lr_n;
+    if (__lr_op[i] == 'r') open[sp++] = i;
+    else if (__lr_op[i] == 'e' && sp > 0) __lr_end[open[--sp]] = i;
+  }
+  free(open);
 }
-/* v x: the value x; r t: repeat what follows up to the matching e t times; e 0: end of a repeat */
-static long long lr_next(void) {
+""" + EXIT_DEFS
+
+# The plan's reader, appended to the program's translation unit (no header: `__builtin__exit`). A repeat of
+# plain values -- an accelerated path's frozen inputs, read again by each of its iterations -- becomes a cycle
+# that `__lr_next` serves from a few variables without walking the plan: inlined, a loop of 10^9 iterations
+# costs about what the program's own loop costs, not a call and an interpreter step per input.
+READER = r"""
+extern long long *__lr_val; extern int *__lr_op; extern long *__lr_end; extern long __lr_n;
+static long __lr_pc, __lr_stack_pc[64]; static long long __lr_stack_left[64]; static int __lr_sp;
+static const long long *__lr_cyc; static long __lr_cyc_len, __lr_cyc_pos; static long long __lr_cyc_left;
+static long long __lr_slow(void) {
   for (;;) {
-    if (lr_pc >= lr_n) return 0;
-    int op = lr_op[lr_pc];
-    if (op == 'v') return lr_val[lr_pc++];
-    if (op == 'r') {
-      if (lr_val[lr_pc] <= 0) { int depth = 0; do { if (lr_op[lr_pc] == 'r') depth++; if (lr_op[lr_pc] == 'e') depth--; lr_pc++; } while (depth > 0 && lr_pc < lr_n); continue; }
-      if (lr_sp == 64) _exit(2);
-      lr_stack_pc[lr_sp] = lr_pc + 1; lr_stack_left[lr_sp++] = lr_val[lr_pc]; lr_pc++; continue;
+    if (__lr_cyc_left > 0) {
+      long long v = __lr_cyc[__lr_cyc_pos];
+      if (++__lr_cyc_pos == __lr_cyc_len) { __lr_cyc_pos = 0; __lr_cyc_left--; }
+      return v;
     }
-    if (--lr_stack_left[lr_sp - 1] > 0) lr_pc = lr_stack_pc[lr_sp - 1]; else { lr_sp--; lr_pc++; }
+    if (__lr_pc >= __lr_n) return 0;
+    int op = __lr_op[__lr_pc];
+    if (op == 'v') return __lr_val[__lr_pc++];
+    if (op == 'r') {
+      long body = __lr_pc + 1, end = __lr_end[__lr_pc], j = body;
+      while (j < end && __lr_op[j] == 'v') j++;
+      if (__lr_val[__lr_pc] <= 0 || end == body) { __lr_pc = end + 1; continue; }
+      if (j == end) {
+        __lr_cyc = __lr_val + body; __lr_cyc_len = end - body; __lr_cyc_pos = 0;
+        __lr_cyc_left = __lr_val[__lr_pc]; __lr_pc = end + 1; continue;
+      }
+      if (__lr_sp == 64) __builtin__exit(2);
+      __lr_stack_pc[__lr_sp] = body; __lr_stack_left[__lr_sp++] = __lr_val[__lr_pc]; __lr_pc = body; continue;
+    }
+    if (__lr_sp == 0) { __lr_pc++; continue; }
+    if (--__lr_stack_left[__lr_sp - 1] > 0) __lr_pc = __lr_stack_pc[__lr_sp - 1]; else { __lr_sp--; __lr_pc++; }
   }
 }
-""" + NONDET_DEFS
+static inline long long __lr_next(void) {
+  if (__lr_cyc_left > 0) {
+    long long v = __lr_cyc[__lr_cyc_pos];
+    if (++__lr_cyc_pos == __lr_cyc_len) { __lr_cyc_pos = 0; __lr_cyc_left--; }
+    return v;
+  }
+  return __lr_slow();
+}
+""" + NONDET_READS
+
 
 def why_not(program: Program) -> str | None:
     """Why `program` cannot be confirmed by a compiled run (None if it can)."""
@@ -110,13 +168,14 @@ def why_not(program: Program) -> str | None:
     return None
 
 
-def _compile(program: Program, where: Path, budget: float) -> Path | None:
-    from looprover.program.emit_c import emit_c
-    src, harness, exe = where / "prog.c", where / "harness.c", where / "prog.exe"
-    src.write_text(emit_c(program))
-    harness.write_text(f"#define VIOLATION {VIOLATION}\n#define BLOCKED {BLOCKED}\n" + HARNESS)
+def build(c_source: str, where: Path, budget: float) -> Path | None:
+    """Compile `c_source` (a translation unit that declares the `__VERIFIER_nondet_*` it calls) with the plan's
+    reader in `where`; the executable, or None if gcc failed."""
+    src, runtime, exe = where / "prog.c", where / "runtime.c", where / "prog.exe"
+    src.write_text(c_source + READER)
+    runtime.write_text(f"#define VIOLATION {VIOLATION}\n#define BLOCKED {BLOCKED}\n" + RUNTIME)
     try:
-        r = subprocess.run(["gcc", *FLAGS, "-o", str(exe), str(src), str(harness)], capture_output=True,
+        r = subprocess.run(["gcc", *RUN_FLAGS, "-o", str(exe), str(src), str(runtime)], capture_output=True,
                            text=True, timeout=max(budget, 1.0))
     except (subprocess.TimeoutExpired, OSError):
         return None
@@ -134,17 +193,31 @@ def _value(v: Any) -> int:
     return v - (1 << 64) if v >= 1 << 63 else v      # the harness reads signed 64-bit; casts restore it
 
 
-def _write_plan(path: Path, program: Program, initial: dict[str, Any], plan: Sequence[Any]) -> None:
+def initial_plan(program: Program, initial: dict[str, Any]) -> list:
+    """The plan items `emit_c`'s initial havocs read: a scalar's value, an array's cells in order, runs of
+    equal cells as one `Repeat` (an array of 10^9 cells that are mostly its default is a few items)."""
     from looprover.program.emit_c import initial_havocs
-    lines: list[str] = []
+    items: list = []
     for v in initial_havocs(program):
         val = initial.get(v.name)
-        if isinstance(v.type, ArrayType):
-            arr = val if isinstance(val, ArrayValue) else None
-            for i in range(v.type.size):
-                lines.append(f"v {_value(arr.get(i)) if arr is not None else 0}")
-        else:
-            lines.append(f"v {_value(val) if val is not None else 0}")
+        if not isinstance(v.type, ArrayType):
+            items.append(val if val is not None else 0)
+            continue
+        arr = val if isinstance(val, ArrayValue) else ArrayValue(0)
+        pos = 0
+        for i in sorted(k for k in arr.cells if isinstance(k, int) and 0 <= k < v.type.size):
+            if i > pos:
+                items.append(Repeat(i - pos, [arr.default]))
+            items.append(arr.cells[i])
+            pos = i + 1
+        if v.type.size > pos:
+            items.append(Repeat(v.type.size - pos, [arr.default]))
+    return items
+
+
+def write_plan(path: Path, plan: Sequence[Any]) -> None:
+    """The plan file `READER` reads (`RUNTIME` says its format)."""
+    lines: list[str] = []
 
     def emit(items: Sequence[Any]) -> None:
         for x in items:
@@ -169,12 +242,13 @@ def run(program: Program, initial: dict[str, Any], plan: Sequence[Any], budget: 
         return "no time left for a compiled run"
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="looprover-native-") as tmp:
-        exe = _compile(program, Path(tmp), budget)
+        from looprover.program.emit_c import emit_c
+        exe = build(emit_c(program), Path(tmp), budget)
         if exe is None:
             return "the program's C did not compile"
         plan_file = Path(tmp) / "plan"
         try:
-            _write_plan(plan_file, program, initial, plan)
+            write_plan(plan_file, [*initial_plan(program, initial), *plan])
         except ValueError as err:
             return f"no compiled run: {err}"
         left = budget - (time.monotonic() - t0)
