@@ -33,6 +33,7 @@ from looprover.verdict import TraceStep
 from looprover.witness.deep import Repeat, RunCounterexample
 
 VIOLATION, BLOCKED = 86, 87
+ENDED_WITHOUT_VIOLATION = "the compiled run ended with exit code {code} without a violation"
 FLAGS = ["-O1", "-w", "-fsanitize=signed-integer-overflow,shift,integer-divide-by-zero,bounds",
          "-fsanitize-undefined-trap-on-error"]
 
@@ -110,7 +111,7 @@ def why_not(program: Program) -> str | None:
     return None
 
 
-def _compile(program: Program, where: Path, budget: float) -> Path | None:
+def compile_program(program: Program, where: Path, budget: float) -> Path | None:
     from looprover.program.emit_c import emit_c
     src, harness, exe = where / "prog.c", where / "harness.c", where / "prog.exe"
     src.write_text(emit_c(program))
@@ -169,7 +170,7 @@ def run(program: Program, initial: dict[str, Any], plan: Sequence[Any], budget: 
         return "no time left for a compiled run"
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="looprover-native-") as tmp:
-        exe = _compile(program, Path(tmp), budget)
+        exe = compile_program(program, Path(tmp), budget)
         if exe is None:
             return "the program's C did not compile"
         plan_file = Path(tmp) / "plan"
@@ -203,7 +204,7 @@ def run_executable(exe: Path, env: dict[str, str], budget: float) -> str | None:
     if r.returncode < 0 or r.returncode > 128:
         sig = -r.returncode if r.returncode < 0 else r.returncode - 128
         return f"the compiled run stopped with signal {sig} (undefined behaviour trapped, or abort())"
-    return f"the compiled run ended with exit code {r.returncode} without a violation"
+    return ENDED_WITHOUT_VIOLATION.format(code=r.returncode)
 
 
 def confirm(program: Program, initial: dict[str, Any], plan: list, head: list[Edge], tail: list[Edge],
