@@ -23,6 +23,7 @@ ENGINES: dict[str, str] = {
     "termination": "looprover.engines.termination:Termination",
     "accel": "looprover.engines.accel:Accel",
     "summarize": "looprover.engines.summarize:Summarize",
+    "execute": "looprover.engines.execute:Execute",
 }
 STRATEGIES: dict[str, str] = {
     "portfolio": "looprover.portfolio:Portfolio",

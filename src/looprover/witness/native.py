@@ -40,6 +40,8 @@ from looprover.verdict import TraceStep
 from looprover.witness.deep import Repeat, RunCounterexample
 
 VIOLATION, BLOCKED = 86, 87
+ENDED_WITHOUT_VIOLATION = "the compiled run ended with exit code {code} without a violation"
+BLOCKED_WITHOUT_VIOLATION = "the compiled run was blocked by an assumption"
 SANITIZE = ["-fsanitize=signed-integer-overflow,shift,integer-divide-by-zero,bounds",
             "-fsanitize-undefined-trap-on-error"]
 FLAGS = ["-O1", "-w", *SANITIZE]        # a test harness of the original source (`witness/harness.py`): short runs
@@ -271,13 +273,13 @@ def run_executable(exe: Path, env: dict[str, str], budget: float) -> str | None:
     if r.returncode == VIOLATION:
         return None
     if r.returncode == BLOCKED:
-        return "the compiled run was blocked by an assumption"
+        return BLOCKED_WITHOUT_VIOLATION
     if r.returncode in (-9, 128 + 9):
         return "the compiled run did not end in time"
     if r.returncode < 0 or r.returncode > 128:
         sig = -r.returncode if r.returncode < 0 else r.returncode - 128
         return f"the compiled run stopped with signal {sig} (undefined behaviour trapped, or abort())"
-    return f"the compiled run ended with exit code {r.returncode} without a violation"
+    return ENDED_WITHOUT_VIOLATION.format(code=r.returncode)
 
 
 def confirm(program: Program, initial: dict[str, Any], plan: list, head: list[Edge], tail: list[Edge],

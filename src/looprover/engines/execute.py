@@ -1,0 +1,73 @@
+"""The `execute` engine: a program that reads no input has exactly one execution; run it, compiled, to the end.
+
+Why: closed programs whose loops count to constants in the millions (`while (x < 1000000) x++;` and phases of
+such loops) are common in verification tasks. Their only execution is fully determined, yet BMC needs a bound
+of millions to exhaust it, and invariant-based engines need invariants that relate the phases exactly. Running
+the program decides the property directly: the IR printed as C (`program/emit_c.py`, the printing the
+compiled counterexample confirmation already uses, `witness/native.py`, where gcc's sanitizers trap wherever
+C's undefined behaviour differs from the IR's meaning) executes 10^9 simple iterations in about a second.
+
+When it answers (TRUE only):
+  * the program is closed: no havoc on any edge (no `__VERIFIER_nondet_*`, no undefined function's result)
+    and no variable read before it is written (`emit_c.initial_havocs` is empty), so its execution is unique;
+  * the compiled run ends by returning from `main` (exit code 0) or is blocked by an assumption, without
+    calling `reach_error` -- so no execution violates an assertion: TRUE.
+A run that reaches `reach_error` is left to the engines that build counterexamples (bmc, accel: a violation
+of a closed program is found there with a trace the portfolio replays), so this engine says UNKNOWN with that
+fact; so does a run that traps (undefined behaviour), does not end in time, or a program that cannot be
+compiled (`native.why_not`).
+"""
+from __future__ import annotations
+
+from looprover.engines.base import Engine, Run, Task
+from looprover.program.cfa import Havoc, Program
+from looprover.program.emit_c import initial_havocs
+from looprover.verdict import Status, Verdict
+from looprover.witness import native
+
+
+def why_open(program: Program) -> str | None:
+    """Why `program` may have more than one execution (None if it is closed)."""
+    for e in program.edges:
+        for s in e.stmts:
+            if isinstance(s, Havoc):
+                where = f" at {e.src_loc}" if e.src_loc else ""
+                return f"the program reads input ({', '.join(v.name for v in s.vars)}{where})"
+    uninit = initial_havocs(program)
+    if uninit:
+        return f"variables read before written: {', '.join(v.name for v in uninit[:5])}"
+    return None
+
+
+def run_closed(program: Program, budget: float) -> tuple[bool | None, str]:
+    """Compile and run the closed `program` (no plan: it reads no input): (False, why) if it reached
+    `reach_error`, (True, how it ended) if it ended without a violation, (None, why) if that is not known."""
+    why = native.run(program, {}, [], budget)
+    if why is None:
+        return False, "the only execution reaches reach_error"
+    if why == native.BLOCKED_WITHOUT_VIOLATION:
+        return True, "the only execution is blocked by an assumption before any violation"
+    if why == native.ENDED_WITHOUT_VIOLATION.format(code=0):
+        return True, "the only execution returns from main without a violation"
+    return None, why
+
+
+class Execute(Engine):
+    name = "execute"
+    summary = "closed programs (no input): run the only execution, compiled, to its end (TRUE only)"
+    verdicts = frozenset({Status.TRUE})
+    languages = frozenset({"c"})
+    cost = 0
+
+    def solve(self, program: Program, task: Task, run: Run) -> Verdict:
+        why = why_open(program) or native.why_not(program)
+        if why is not None:
+            return self.unknown(f"not a closed program that can be run: {why}")
+        run.stage = "compiled run"
+        run.report("execute: compiling and running the program's only execution")
+        ok, how = run_closed(program, run.deadline.left() - 0.2)
+        if ok:
+            return self.true(how)
+        if ok is False:
+            return self.unknown(f"{how} (a counterexample is left to bmc or accel, which replay one)")
+        return self.unknown(how)
