@@ -161,3 +161,24 @@ def test_harness_is_not_run_for_other_properties_or_several_files(tmp_path):
         assert res.reached_error is None and prop in res.detail
     res = harness_for(v, EXAMPLES / "count_unsafe.c", "ILP32", True, deadline, "unreach-call", (tmp_path / "b.c",))
     assert res.reached_error is None and "several input files" in res.detail
+
+
+@needs_gcc
+def test_a_deep_run_without_havocs_gets_its_harness_and_one_with_havocs_does_not(tmp_path):
+    """A run too long to store keeps its havoc plan: an empty plan means the harness without inputs feeds the
+    program what the confirming run fed it, so the harness runs; a run with havoc values it cannot list does not."""
+    from looprover.deadline import Deadline
+    from looprover.verdict import Status, Verdict
+    from looprover.witness.deep import Repeat, RunCounterexample
+    from looprover.witness.harness import harness_for
+    prog = tmp_path / "deep.c"
+    prog.write_text("void reach_error(void) {}\nint main(void) { unsigned x = 0;\n"
+                    "  while (x < 0x0fffffffu) x += 2;\n  if (x % 2 == 0) reach_error();\n  return 0; }\n")
+    deadline = Deadline(time.monotonic() + 30)
+
+    def cex(plan):
+        return Verdict(Status.FALSE, "accel", "r", RunCounterexample([], [], {}, True, length=10**8, omitted=10**8,
+                                                                     plan=plan))
+    assert harness_for(cex([]), prog, "LP64", True, deadline).reached_error is True
+    res = harness_for(cex([Repeat(10**6, [1])]), prog, "LP64", True, deadline)
+    assert res.reached_error is None and "too long" in res.detail
