@@ -7,9 +7,11 @@ statement where the property fails. A TRUE gets a correctness witness, one `inva
 `loop_invariant` per C loop (at its keyword), when the engine's proof holds state invariants at loop heads
 (k-induction's invariants, Spacer's cutpoint invariants, TPA's state invariant when it derived one). The invariants are printed in the C subset of
 `cexpr.py`, over the C variables declared at the loop (`csource.py`); a conjunct that cannot be printed there is
-left out and counted in the note. Engines whose TRUE has no state invariants (bmc, labmc, TPA without a
-state invariant, the multi-loop engine's safe sets), termination proofs and Horn-clause input get no witness, and the
-note says why. The format's rules were taken from its public documentation (sosy-lab sv-witnesses, format 2.0);
+left out and counted in the note. Summarize's summary conjuncts (`witness/hints.py`) and the multi-loop engine's
+safe sets are only candidates at the loop heads: the printed conjuncts go through the validator's own checks
+(`validate.inductive_subset`), and the witness is written only when `validate` confirms what is left. Engines whose
+TRUE has no state invariants (bmc, labmc, TPA without a state invariant), termination proofs (format 2.0 has no
+entry for them) and Horn-clause input get no witness, and the note says why. The format's rules were taken from its public documentation (sosy-lab sv-witnesses, format 2.0);
 `tests/witness/witness-2.0.schema.json` is our schema of it.
 """
 from __future__ import annotations

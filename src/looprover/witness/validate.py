@@ -295,13 +295,16 @@ def inductive_subset(entries, program: Program, src: CSource, deadline: Deadline
             if keep[k]:
                 invs.setdefault(h, []).append((str(k), f))
         return invs
-    while True:                  # refuted early: dropped one at a time (a later one may then fail earlier)
-        invs = live()
-        early = _fails_early(sys, invs, deadline)
-        if early is None:
-            break
-        keep[int(invs[early[0]][early[1]][0])] = False
     ts = sys.ts
+    for j in range(1, BOUNDED_STEPS + 1):      # refuted on an execution: each on its own, as `_fails_early`
+        s = sys.enc.solver(deadline)
+        s.add(ts.at(ts.init, 0), *[ts.trans_at(i) for i in range(j)])
+        for k, (h, _, f) in enumerate(items):
+            if keep[k]:
+                s.push()
+                s.add(ts.at(z3.And(sys.pc == sys.pc_id[h], z3.Not(f)), j))
+                keep[k] = s.check() == z3.unsat
+                s.pop()
     while any(keep):
         invs = live()
         s = sys.enc.solver(deadline)
@@ -317,6 +320,8 @@ def inductive_subset(entries, program: Program, src: CSource, deadline: Deadline
             s.pop()
         if not dropped:
             break
+    if deadline.expired():
+        return Validation("unknown", "out of time while checking the invariants", "correctness")
     # then the ones the others at their loop imply: an equivalent set, so just as inductive, and shorter
     for k in reversed(range(len(items))):
         h, _, f = items[k]
