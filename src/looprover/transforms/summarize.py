@@ -284,25 +284,34 @@ def _frame(prog: Program, loop: Loop, samples: list[dict], temps: set[str], opts
 
 def _entry_terms(prog: Program, loop: Loop, entry: Mapping[str, Var], samples: list[dict], temps: set[str]
                  ) -> tuple[tuple[str, Expr], ...]:
-    """Per entry copy, a constant or an integer variable the loop does not write that it equalled in every state
-    sampled at the head: how a relation to the entry state may read at the loop head in C."""
+    """Per entry copy, a constant, an integer variable the loop does not write, or the sum of two such variables
+    (up to `_FRAME_VARS` of them) that it equalled in every state sampled at the head: how a relation to the entry
+    state may read at the loop head in C."""
     if not samples:
         return ()
     written = {v.name for v in loop.writes}
     steady = [info.var for n, info in prog.variables.items()
               if n not in written and n not in temps and isinstance(info.var.type, IntType)
               and info.kind != "nondet"]
+    terms: list[tuple[Expr, Any]] = [(u, lambda st, u=u: st.get(u.name)) for u in steady]
+    if len(steady) <= _FRAME_VARS:
+        terms += [(binary("+", u, w), lambda st, u=u, w=w: _sum(st.get(u.name), st.get(w.name)))
+                  for i, u in enumerate(steady) for w in steady[i + 1:] if u.type == w.type]
     out = []
     for c in entry.values():
         vals = {s.get(c.name) for s in samples}
         if len(vals) == 1 and isinstance(next(iter(vals)), int):
             out.append((c.name, const(next(iter(vals)), c.type)))
             continue
-        same = next((u for u in steady if u.type == c.type and all(s.get(u.name) == s.get(c.name) for s in samples)),
+        same = next((t for t, val in terms if t.type == c.type and all(val(s) == s.get(c.name) for s in samples)),
                     None)
         if same is not None:
             out.append((c.name, same))
     return tuple(out)
+
+
+def _sum(a: Any, b: Any) -> Any:
+    return a + b if isinstance(a, int) and isinstance(b, int) else None
 
 
 def _candidates(prog: Program, loop: Loop, entry: Mapping[str, Var], samples: list[dict], temps: set[str],

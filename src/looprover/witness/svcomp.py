@@ -230,18 +230,21 @@ def _candidates_only(proof: Any) -> bool:
     return isinstance(proof, (LoopInvariantHints, NetworkProof))
 
 
-def _implied_by_types(f: z3.ExprRef, ir_name: dict[str, str], program: Program) -> bool:
-    """Whether `f` holds for all values of its variables' C types (a range fact, which says nothing)."""
+def _implied_by_types(f: z3.ExprRef, ir_name: dict[str, str], program: Program, s: z3.Solver) -> bool:
+    """Whether `f` holds for all values of its variables' C types (a range fact, which says nothing); `s` is an
+    empty solver to use."""
     from looprover.witness.cexpr import range_of
-    s = z3.Solver()
-    s.set("timeout", 1000)
-    for t in get_vars(f):
-        info = program.variables.get(ir_name.get(t.decl().name(), ""))
-        r = range_of(info.var.type) if info is not None else None
-        if r is not None and t.sort() == z3.IntSort():
-            s.add(t >= r[0], t <= r[1])
-    s.add(z3.Not(f))
-    return s.check() == z3.unsat
+    s.push()
+    try:
+        for t in get_vars(f):
+            info = program.variables.get(ir_name.get(t.decl().name(), ""))
+            r = range_of(info.var.type) if info is not None else None
+            if r is not None and t.sort() == z3.IntSort():
+                s.add(t >= r[0], t <= r[1])
+        s.add(z3.Not(f))
+        return s.check() == z3.unsat
+    finally:
+        s.pop()
 
 
 def correctness_witness(proof: Any, program: Program, src: CSource, input_name: str, prop: str,
@@ -253,6 +256,8 @@ def correctness_witness(proof: Any, program: Program, src: CSource, input_name: 
     from looprover.program.cpg import build_cpg
     cutpoints = build_cpg(program).cutpoints
     loops, left_out, skipped = [], 0, []
+    ranges = z3.Solver()
+    ranges.set("timeout", 1000)
     for head in cutpoints:
         loop = src.loop_of_head(program, head)
         formulas = per_node.get(head, []) + per_node.get(None, [])
@@ -272,7 +277,7 @@ def correctness_witness(proof: Any, program: Program, src: CSource, input_name: 
         printed = []
         for f in formulas:
             for conj in conjuncts(f):
-                if _implied_by_types(conj, ir_name, program):
+                if _implied_by_types(conj, ir_name, program, ranges):
                     continue
                 try:
                     text = from_z3(conj, names, types)
