@@ -284,6 +284,35 @@ def test_summarize_relates_the_loop_to_its_entry_constants(tmp_path):
     assert "2LL * (long long)i" in value          # j == 2*i: j - j0 == 2*(i - i0) with i0 = j0 = 0
 
 
+SEQUENCE = """extern int __VERIFIER_nondet_int(void);
+extern void abort(void);
+void reach_error(void) { abort(); }
+void __VERIFIER_assert(int cond) { if (!cond) { reach_error(); abort(); } }
+int main(void) {
+  int a = __VERIFIER_nondet_int(), b = __VERIFIER_nondet_int();
+  if (a < 0 || a > 100 || b < 0 || b > 100) return 0;
+  int i = 0, k = 0;
+  while (i < a) { i++; k++; }
+  int j = 0;
+  while (j < b) { j++; k++; }
+  int m = 0;
+  while (m < i + j) { __VERIFIER_assert(k > 0); m++; k--; }
+  return 0;
+}
+"""
+
+
+@pytest.mark.slow
+def test_summarize_entry_value_as_a_sum_of_unchanged_variables(tmp_path):
+    # the third loop starts with k == a + b (a, b unchanged there): k - k0 == -(m - m0) reads k == a + b - m
+    path = tmp_path / "sequence.c"
+    path.write_text(SEQUENCE)
+    out, data = _witness(path, "summarize", Status.TRUE, tmp_path)
+    assert len(data[0]["content"]) == 3
+    assert "(long long)a + (long long)b" in data[0]["content"][2]["invariant"]["value"]
+    assert _check(out, path) == "confirmed"
+
+
 def _hints(path: Path, *atoms: str):
     """Summarize-style candidates at the program's only loop head, parsed from C-like text over IR names."""
     from looprover.domains import Candidate
