@@ -259,7 +259,10 @@ def _witness(verdict: Verdict, program: Program | None, job: Job, deadline: Dead
     from looprover.witness.svcomp import Witness, witness_for
     if deadline.left() < -0.3 and verdict.status != Status.UNKNOWN:
         return Witness(None, None, "no witness: no time left")
-    return witness_for(verdict, program, job.input, job.property.name, job.data_model)
+    # candidate invariants are checked before they are written: within the run's time, and past it only by
+    # half the kill grace
+    return witness_for(verdict, program, job.input, job.property.name, job.data_model,
+                       Deadline(deadline.at + KILL_GRACE / 2))
 
 
 def render(verdict: Verdict, program: Program | None, job: Job, start: float) -> Outcome:

@@ -225,3 +225,138 @@ def test_violation_witness_with_inputs_in_branches_and_functions(tmp_path):
     waypoints[1]["constraint"]["value"] = f"\\result == {x + 6}"
     out.write_text(yaml.safe_dump(data))
     assert _check(out, path) == "rejected"
+
+
+# ----------------------------------------------------------------- candidate invariants (summarize, multiloop)
+RELATED = """extern int __VERIFIER_nondet_int(void);
+extern void abort(void);
+void reach_error(void) { abort(); }
+void __VERIFIER_assert(int cond) { if (!cond) { reach_error(); abort(); } }
+int main(void) {
+  int n = __VERIFIER_nondet_int();
+  if (n < 0 || n > 1000) return 0;
+  int i = 0, j = 0;
+  while (i < n) { i++; j += 2; }
+  __VERIFIER_assert(j == 2 * n);
+  return 0;
+}
+"""
+
+TWO_LOOPS = """extern int __VERIFIER_nondet_int(void);
+extern void abort(void);
+void reach_error(void) { abort(); }
+void __VERIFIER_assert(int cond) { if (!cond) { reach_error(); abort(); } }
+int main(void) {
+  int n = __VERIFIER_nondet_int();
+  if (n < 0 || n > 1000) return 0;
+  int i = 0;
+  while (i < n) { i++; }
+  int k = n;
+  while (k > 0) { k--; }
+  __VERIFIER_assert(i + k == n);
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("engine", ["summarize", "multiloop"])
+@pytest.mark.parametrize("name,text,loops", [("related", RELATED, 1), ("two_loops", TWO_LOOPS, 2)])
+def test_candidate_invariants_give_a_confirmed_witness(engine, name, text, loops, tmp_path):
+    # summarize's summary conjuncts (entry copies through the constants they start from) and the multi-loop
+    # engine's safe sets are candidates: what is written is what the validator confirms
+    path = tmp_path / f"{name}.c"
+    path.write_text(text)
+    out, data = _witness(path, engine, Status.TRUE, tmp_path)
+    (entry,) = data
+    assert entry["entry_type"] == "invariant_set" and len(entry["content"]) == loops
+    lines = text.splitlines()
+    for item in entry["content"]:
+        loc = item["invariant"]["location"]
+        assert lines[loc["line"] - 1][loc["column"] - 1:].startswith("while")
+    assert _check(out, path) == "confirmed"
+
+
+def test_summarize_relates_the_loop_to_its_entry_constants(tmp_path):
+    path = tmp_path / "related.c"
+    path.write_text(RELATED)
+    _, data = _witness(path, "summarize", Status.TRUE, tmp_path)
+    value = data[0]["content"][0]["invariant"]["value"]
+    assert "2LL * (long long)i" in value          # j == 2*i: j - j0 == 2*(i - i0) with i0 = j0 = 0
+
+
+SEQUENCE = """extern int __VERIFIER_nondet_int(void);
+extern void abort(void);
+void reach_error(void) { abort(); }
+void __VERIFIER_assert(int cond) { if (!cond) { reach_error(); abort(); } }
+int main(void) {
+  int a = __VERIFIER_nondet_int(), b = __VERIFIER_nondet_int();
+  if (a < 0 || a > 100 || b < 0 || b > 100) return 0;
+  int i = 0, k = 0;
+  while (i < a) { i++; k++; }
+  int j = 0;
+  while (j < b) { j++; k++; }
+  int m = 0;
+  while (m < i + j) { __VERIFIER_assert(k > 0); m++; k--; }
+  return 0;
+}
+"""
+
+
+@pytest.mark.slow
+def test_summarize_entry_value_as_a_sum_of_unchanged_variables(tmp_path):
+    # the third loop starts with k == a + b (a, b unchanged there): k - k0 == -(m - m0) reads k == a + b - m
+    path = tmp_path / "sequence.c"
+    path.write_text(SEQUENCE)
+    out, data = _witness(path, "summarize", Status.TRUE, tmp_path)
+    assert len(data[0]["content"]) == 3
+    assert "(long long)a + (long long)b" in data[0]["content"][2]["invariant"]["value"]
+    assert _check(out, path) == "confirmed"
+
+
+def _hints(path: Path, *atoms: str):
+    """Summarize-style candidates at the program's only loop head, parsed from C-like text over IR names."""
+    from looprover.domains import Candidate
+    from looprover.jobs import load_program
+    from looprover.program.cpg import build_cpg
+    from looprover.program.expr import IntConst, Var, binary, cmp
+    from looprover.witness.hints import LoopInvariantHints
+    program = load_program(path, "ILP32")
+    (head,) = build_cpg(program).cutpoints
+    var = {info.c_name: info.var for info in program.variables.values() if info.c_name}
+    made = []
+    for a in atoms:
+        lhs, op, rhs = a.split()
+        right = var[rhs] if rhs in var else IntConst(int(rhs), var[lhs].type)
+        made.append(Candidate(head, cmp(op, var[lhs], right)))
+    return program, LoopInvariantHints("test", tuple(made))
+
+
+def test_candidates_that_are_false_or_not_inductive_are_not_written(tmp_path):
+    from looprover.verdict import Verdict
+    path = EXAMPLES / "count_safe.c"
+    # x == 0 fails after one iteration: dropped; x <= n is inductive and excludes the error: written alone
+    program, hints = _hints(path, "x == 0", "x <= n")
+    w = witness_for(Verdict(Status.TRUE, "summarize", "r", hints), program, path, "unreach-call", "ILP32")
+    assert w.text is not None, w.note
+    (item,) = yaml.safe_load(w.text)[0]["content"]
+    assert item["invariant"]["value"] == "x <= n"
+    out = tmp_path / "w.yml"
+    out.write_text(w.text)
+    assert _check(out, path) == "confirmed"
+    # only a false one: nothing is written
+    program, hints = _hints(path, "x == 0")
+    w = witness_for(Verdict(Status.TRUE, "summarize", "r", hints), program, path, "unreach-call", "ILP32")
+    assert w.text is None and "no candidate invariant is inductive" in w.note
+
+
+def test_candidates_that_do_not_exclude_the_error_are_not_written(tmp_path):
+    from looprover.verdict import Verdict
+    path = EXAMPLES / "count_safe.c"
+    program, hints = _hints(path, "x != 7")        # true on entry, not inductive: dropped
+    w = witness_for(Verdict(Status.TRUE, "summarize", "r", hints), program, path, "unreach-call", "ILP32")
+    assert w.text is None and "no candidate invariant is inductive" in w.note
+    path = tmp_path / "related.c"
+    path.write_text(RELATED)
+    program, hints = _hints(path, "i >= 0")        # true and inductive, but j == 2*i is missing
+    w = witness_for(Verdict(Status.TRUE, "summarize", "r", hints), program, path, "unreach-call", "ILP32")
+    assert w.text is None and "not confirmed" in w.note

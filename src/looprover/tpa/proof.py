@@ -58,6 +58,23 @@ class CertificateText:
                                None if wrap_split is None else to_text(wrap_split[1]),
                                cert.restricted, tuple((to_text(e), to_text(lt)) for e, lt in cert.chain))
 
+    def _system(self, ts: TransitionSystem) -> TransitionSystem:
+        """`ts`, or its wrap-free version (Bad ∨ Wrap unreachable under the wrap-free relation) when TPA ran on that."""
+        if self.free_trans is None:
+            return ts
+        return ts.with_trans(from_text(self.free_trans)).with_query(ts.init, z3.Or(ts.bad, from_text(self.wrap or "")))
+
+    def _safe(self) -> SafeCertificate:
+        chain = tuple((from_text(e), from_text(lt)) for e, lt in self.chain)
+        return SafeCertificate(self.side, from_text(self.ti), self.level, self.restricted, chain=chain)
+
+    def state_invariant(self, ts: TransitionSystem, deadline: Deadline) -> z3.BoolRef | None:
+        """An inductive state invariant of `ts` excluding its Bad, derived from the (checked) certificate by QE when
+        that is cheap (`certify.state_invariant`), else None. On the wrap-free relation it excludes the wrap
+        states too, so the exact relation preserves it as well."""
+        from looprover.tpa.certify import state_invariant
+        return state_invariant(self._system(ts), self._safe(), deadline)
+
     def check_on(self, ts: TransitionSystem, deadline: Deadline) -> str | None:
         """None if the certificate proves Bad unreachable in `ts` (through the wrap-free relation, which must
         then contain every exact step from outside Wrap), else what failed."""
@@ -65,10 +82,7 @@ class CertificateText:
             free, wrap = from_text(self.free_trans), from_text(self.wrap or "")
             if not unsat(deadline, ts.trans, z3.Not(wrap), z3.Not(free)):
                 return "the wrap-free relation misses an exact step from outside the wrap states"
-            ts = ts.with_trans(free).with_query(ts.init, z3.Or(ts.bad, wrap))
-        chain = tuple((from_text(e), from_text(lt)) for e, lt in self.chain)
-        return check_safe_certificate(ts, SafeCertificate(self.side, from_text(self.ti), self.level, self.restricted,
-                                                          chain=chain), deadline)
+        return check_safe_certificate(self._system(ts), self._safe(), deadline)
 
 
 @dataclass(frozen=True)

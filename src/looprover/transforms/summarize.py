@@ -83,6 +83,25 @@ class LoopSummary:
     houdini: tuple[tuple[tuple[Expr, ...], tuple[Expr, ...]], ...]   # (P, S) jointly inductive: ⋀(P∪S)(entry) ⇒ ⋀S
     synthesized: tuple[Expr, ...] = ()    # rows T·(x - x0) <= d, jointly inductive and true at entry: no premise
     synthesized_abs: tuple[Expr, ...] = ()   # rows T·x <= d, inductive given the above: ⋀A(entry) ⇒ ⋀A
+    entry_terms: tuple[tuple[str, Expr], ...] = ()   # entry copy -> a constant or unmodified variable it equalled
+                                                     # in every sampled state (a guess, for witness candidates)
+    frame: tuple[Expr, ...] = ()          # sampled atoms over the variables the loop leaves alone (witness only)
+
+    def witness_candidates(self) -> list[Expr]:
+        """The kept conjuncts as state atoms at the head over the program's variables (entry copies replaced by
+        `entry_terms`, conjuncts over other copies left out), and the `frame` atoms, which carry facts from before
+        the loop through it (the summarized program keeps them in its own state; a loop invariant must state them):
+        candidates, not facts -- a conjunct whose premise failed at entry, or a wrong guess, is caught by the
+        witness writer's check."""
+        terms = {Var(n, c.type): e for n, e in self.entry_terms for c in self.entry.values() if c.name == n}
+        copies = {c.name for c in self.entry.values()}
+        out = []
+        for c in (*self.loopfrog, *(x for _, joint in self.houdini for x in joint), *self.synthesized,
+                  *self.synthesized_abs, *self.frame):
+            c = substitute(c, terms)
+            if not any(v.name in copies for v in free_vars(c)):
+                out.append(c)
+        return out
 
     def holds(self, ev: Evaluator, entry: Mapping[str, Any], now: Mapping[str, Any]) -> bool:
         """The summary relation between the state on entering the loop and a later state at its head (both
@@ -115,6 +134,14 @@ class Summaries(RunOnInputs):
 
     def __init__(self, loops: list[LoopSummary]):
         self.loops = loops
+
+    def invariant(self, evidence: Any) -> Any | None:
+        """The summaries' conjuncts as loop-invariant candidates at the original loop heads (for SV-COMP
+        correctness witnesses, `witness/hints.py`); BMC's TRUE of the summarized program has no evidence of its own."""
+        from looprover.domains import Candidate
+        from looprover.witness.hints import LoopInvariantHints
+        atoms = tuple(Candidate(s.header, c) for s in self.loops for c in s.witness_candidates())
+        return LoopInvariantHints("summarize", atoms) if atoms else None
 
 
 class SummarizeTransform(Transform):
@@ -234,8 +261,57 @@ def _summarize(prog: Program, loop: Loop, entry: dict[str, Var], samples: list[d
     summary = LoopSummary(h, str(src) if src is not None else prog.loc_label(h), entry, tuple(modified),
                           len(cands), tuple(cands[i] for i in lf),
                           tuple((tuple(cands[i] for i in p), tuple(cands[i] for i in j)) for p, j in hs),
-                          tuple(rows), tuple(s_joint))
+                          tuple(rows), tuple(s_joint), _entry_terms(prog, loop, entry, samples, temps),
+                          _frame(prog, loop, samples, temps, opts))
     return out, summary
+
+
+_FRAME_VARS = 10         # witness candidates over the variables a loop leaves alone: only up to this many
+
+
+def _frame(prog: Program, loop: Loop, samples: list[dict], temps: set[str], opts: SummarizeOptions
+           ) -> tuple[Expr, ...]:
+    """The domains' atoms over the integer variables `loop` does not write that every sampled head state
+    satisfies (no solver: they are witness candidates only, never part of the summary)."""
+    written = {v.name for v in loop.writes}
+    still = {n: i for n, i in prog.variables.items()
+             if n not in temps and n not in written and isinstance(i.var.type, IntType) and i.kind != "nondet"}
+    if not samples or not still or len(still) > _FRAME_VARS:
+        return ()
+    view = dataclasses.replace(prog, variables=still)
+    return tuple(atoms_at(view, loop.header, samples, opts.bitvector, SUMMARY_DOMAINS))
+
+
+def _entry_terms(prog: Program, loop: Loop, entry: Mapping[str, Var], samples: list[dict], temps: set[str]
+                 ) -> tuple[tuple[str, Expr], ...]:
+    """Per entry copy, a constant, an integer variable the loop does not write, or the sum of two such variables
+    (up to `_FRAME_VARS` of them) that it equalled in every state sampled at the head: how a relation to the entry
+    state may read at the loop head in C."""
+    if not samples:
+        return ()
+    written = {v.name for v in loop.writes}
+    steady = [info.var for n, info in prog.variables.items()
+              if n not in written and n not in temps and isinstance(info.var.type, IntType)
+              and info.kind != "nondet"]
+    terms: list[tuple[Expr, Any]] = [(u, lambda st, u=u: st.get(u.name)) for u in steady]
+    if len(steady) <= _FRAME_VARS:
+        terms += [(binary("+", u, w), lambda st, u=u, w=w: _sum(st.get(u.name), st.get(w.name)))
+                  for i, u in enumerate(steady) for w in steady[i + 1:] if u.type == w.type]
+    out = []
+    for c in entry.values():
+        vals = {s.get(c.name) for s in samples}
+        if len(vals) == 1 and isinstance(next(iter(vals)), int):
+            out.append((c.name, const(next(iter(vals)), c.type)))
+            continue
+        same = next((t for t, val in terms if t.type == c.type and all(val(s) == s.get(c.name) for s in samples)),
+                    None)
+        if same is not None:
+            out.append((c.name, same))
+    return tuple(out)
+
+
+def _sum(a: Any, b: Any) -> Any:
+    return a + b if isinstance(a, int) and isinstance(b, int) else None
 
 
 def _candidates(prog: Program, loop: Loop, entry: Mapping[str, Var], samples: list[dict], temps: set[str],

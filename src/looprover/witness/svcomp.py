@@ -7,9 +7,11 @@ statement where the property fails. A TRUE gets a correctness witness, one `inva
 `loop_invariant` per C loop (at its keyword), when the engine's proof holds state invariants at loop heads
 (k-induction's invariants, Spacer's cutpoint invariants, TPA's state invariant when it derived one). The invariants are printed in the C subset of
 `cexpr.py`, over the C variables declared at the loop (`csource.py`); a conjunct that cannot be printed there is
-left out and counted in the note. Engines whose TRUE has no state invariants (bmc, labmc, TPA without a
-state invariant, the multi-loop engine's safe sets), termination proofs and Horn-clause input get no witness, and the
-note says why. The format's rules were taken from its public documentation (sosy-lab sv-witnesses, format 2.0);
+left out and counted in the note. Summarize's summary conjuncts (`witness/hints.py`) and the multi-loop engine's
+safe sets are only candidates at the loop heads: the printed conjuncts go through the validator's own checks
+(`validate.inductive_subset`), and the witness is written only when `validate` confirms what is left. Engines whose
+TRUE has no state invariants (bmc, labmc, TPA without a state invariant), termination proofs (format 2.0 has no
+entry for them) and Horn-clause input get no witness, and the note says why. The format's rules were taken from its public documentation (sosy-lab sv-witnesses, format 2.0);
 `tests/witness/witness-2.0.schema.json` is our schema of it.
 """
 from __future__ import annotations
@@ -24,6 +26,7 @@ import yaml
 import z3
 from z3.z3util import get_vars
 
+from looprover.deadline import Deadline
 from looprover.program.cfa import Assert, Havoc, Program, SrcLoc
 from looprover.program.expr import BoolType
 from looprover.smt.terms import conjuncts
@@ -132,17 +135,20 @@ def violation_witness(cex: Counterexample, program: Program, src: CSource, input
 
 
 # ---------------------------------------------------------------------------------------- correctness
-def proof_invariants(proof: Any, program: Program) -> tuple[dict[int | None, list[z3.BoolRef]], dict[str, str]] | str:
+def proof_invariants(proof: Any, program: Program, deadline: Deadline | None = None
+                     ) -> tuple[dict[int | None, list[z3.BoolRef]], dict[str, str]] | str:
     """The proof's state invariants as z3 formulas per CFA location (None: every location) and the map from
-    the z3 constants' names to IR variable names; or why the proof has none."""
+    the z3 constants' names to IR variable names; or why the proof has none. For the `CANDIDATES` kinds they are
+    candidates only."""
     from looprover.smt.encode import Encoder
     from looprover.witness.proofs import CutpointInvariantProof, KInductiveProof
     consts = {name: (z3.Bool(name) if isinstance(info.var.type, BoolType) else z3.Int(name))
               for name, info in program.variables.items()}
-    if isinstance(proof, KInductiveProof):
+    from looprover.witness.hints import LoopInvariantHints
+    if isinstance(proof, (KInductiveProof, LoopInvariantHints)):
         enc = Encoder(program, False)
         out: dict[int | None, list[z3.BoolRef]] = {}
-        for c in proof.invariants:
+        for c in (proof.invariants if isinstance(proof, KInductiveProof) else proof.atoms):
             try:
                 out.setdefault(c.node, []).append(enc.expr(c.atom, consts))
             except Exception:  # noqa: BLE001 -- an atom the integer encoding cannot take: left out
@@ -167,35 +173,91 @@ def proof_invariants(proof: Any, program: Program) -> tuple[dict[int | None, lis
         pc = z3.Int(".pc")
         nodes = build_cpg(program).nodes
         return {n: [z3.simplify(z3.substitute(f, (pc, z3.IntVal(i))))] for i, n in enumerate(nodes)}, names
+    from looprover.tpa.proof import NetworkProof
+    if isinstance(proof, NetworkProof):
+        return _network_candidates(proof, program, deadline)
     kind = getattr(proof, "kind", None)
     if kind is None:
         return "the engine's TRUE comes without invariants (no proof object)"
     return f"the {kind} proof has no state invariants at loop heads"
 
 
-def _implied_by_types(f: z3.ExprRef, ir_name: dict[str, str], program: Program) -> bool:
-    """Whether `f` holds for all values of its variables' C types (a range fact, which says nothing)."""
+def _network_candidates(proof: Any, program: Program, deadline: Deadline | None
+                        ) -> tuple[dict[int | None, list[z3.BoolRef]], dict[str, str]]:
+    """The multi-loop engine's facts at its loop heads: post[v] (every state the loop's body reaches from pre[v],
+    arrival included, stays in it), pre[v] (the states on arrival: an invariant when the body keeps it) and, for a
+    loop proved by a TPA certificate, the state invariant derived from it when QE is cheap (the reachable states
+    of the loop from pre[v]). Candidates: not each of them is inductive at the C loop head on its own."""
+    from looprover.program.cpg import build_cpg
+    from looprover.smt.cpg_system import CPGSystem, state_name
+    from looprover.smt.systems import cpg_network
+    from looprover.smt.text import from_text
+    from looprover.transforms.classify import liveness
+    dl = deadline if deadline is not None else Deadline.never()
+    pre = {v: from_text(t) for v, t in proof.pre}
+    post = {v: from_text(t) for v, t in proof.post}
+    out: dict[int | None, list[z3.BoolRef]] = {v: [_nnf(post[v]), _nnf(pre[v])] for v in pre if v in post}
+    if proof.certificates:
+        net = cpg_network(CPGSystem(build_cpg(program), False, dl), liveness(program))
+        for v, cert in proof.certificates:
+            if v in pre and v in post and v in net.loops and not dl.expired():
+                try:
+                    inv = cert.state_invariant(net.loop_system(v, pre[v], z3.Not(post[v])), dl.cap(2.0))
+                except Exception:  # noqa: BLE001 -- a candidate less, never a lost verdict
+                    inv = None
+                if inv is not None:
+                    out[v].append(_nnf(inv))
+    return out, {state_name(n): n for n in program.variables}
+
+
+def _nnf(f: z3.BoolRef) -> z3.BoolRef:
+    """`f` in negation normal form when that is not much larger: TPA's sets are often negated disjunctions, whose
+    conjuncts the writer can then check (and keep) one by one."""
+    try:
+        goals = z3.Tactic("nnf").apply(f)
+    except z3.Z3Exception:
+        return f
+    if len(goals) != 1:
+        return f
+    g = z3.And(*goals[0]) if len(goals[0]) != 1 else goals[0][0]
+    return g if len(g.sexpr()) <= 2 * len(f.sexpr()) + 64 else f
+
+
+def _candidates_only(proof: Any) -> bool:
+    """Whether the proof's invariants are candidates that the writer must check (`validate.inductive_subset`)."""
+    from looprover.tpa.proof import NetworkProof
+    from looprover.witness.hints import LoopInvariantHints
+    return isinstance(proof, (LoopInvariantHints, NetworkProof))
+
+
+def _implied_by_types(f: z3.ExprRef, ir_name: dict[str, str], program: Program, s: z3.Solver) -> bool:
+    """Whether `f` holds for all values of its variables' C types (a range fact, which says nothing); `s` is an
+    empty solver to use."""
     from looprover.witness.cexpr import range_of
-    s = z3.Solver()
-    s.set("timeout", 1000)
-    for t in get_vars(f):
-        info = program.variables.get(ir_name.get(t.decl().name(), ""))
-        r = range_of(info.var.type) if info is not None else None
-        if r is not None and t.sort() == z3.IntSort():
-            s.add(t >= r[0], t <= r[1])
-    s.add(z3.Not(f))
-    return s.check() == z3.unsat
+    s.push()
+    try:
+        for t in get_vars(f):
+            info = program.variables.get(ir_name.get(t.decl().name(), ""))
+            r = range_of(info.var.type) if info is not None else None
+            if r is not None and t.sort() == z3.IntSort():
+                s.add(t >= r[0], t <= r[1])
+        s.add(z3.Not(f))
+        return s.check() == z3.unsat
+    finally:
+        s.pop()
 
 
 def correctness_witness(proof: Any, program: Program, src: CSource, input_name: str, prop: str,
-                        data_model: str) -> Witness:
-    got = proof_invariants(proof, program)
+                        data_model: str, deadline: Deadline | None = None) -> Witness:
+    got = proof_invariants(proof, program, deadline)
     if isinstance(got, str):
         return Witness(None, None, f"no correctness witness: {got}")
     per_node, ir_name = got
     from looprover.program.cpg import build_cpg
     cutpoints = build_cpg(program).cutpoints
-    content, left_out, skipped = [], 0, []
+    loops, left_out, skipped = [], 0, []
+    ranges = z3.Solver()
+    ranges.set("timeout", 1000)
     for head in cutpoints:
         loop = src.loop_of_head(program, head)
         formulas = per_node.get(head, []) + per_node.get(None, [])
@@ -215,7 +277,7 @@ def correctness_witness(proof: Any, program: Program, src: CSource, input_name: 
         printed = []
         for f in formulas:
             for conj in conjuncts(f):
-                if _implied_by_types(conj, ir_name, program):
+                if _implied_by_types(conj, ir_name, program, ranges):
                     continue
                 try:
                     text = from_z3(conj, names, types)
@@ -224,24 +286,62 @@ def correctness_witness(proof: Any, program: Program, src: CSource, input_name: 
                     continue
                 if text not in printed:
                     printed.append(text)
-        if not printed:
-            continue
-        content.append({"invariant": {
-            "type": "loop_invariant",
-            "location": {"file_name": input_name, "line": loop.line, "column": loop.col, "function": loop.function},
-            "value": " && ".join(f"({p})" if len(printed) > 1 else p for p in printed),
-            "format": "c_expression"}})
+        if printed:
+            loops.append((loop, printed))
     extra = (f"; {left_out} conjunct(s) not expressible in C left out" if left_out else "") + \
         (f"; loops without a C counterpart skipped: {', '.join(skipped)}" if skipped else "")
-    if not content:
+    if not loops:
         return Witness(None, None, "no correctness witness: no invariant expressible in C at a loop" + extra)
-    entry = {"entry_type": "invariant_set", "metadata": metadata(src, input_name, prop, data_model),
-             "content": content}
-    return Witness(dump([entry]), "correctness", f"correctness witness: {len(content)} loop invariant(s)" + extra)
+    meta = metadata(src, input_name, prop, data_model)
+    if _candidates_only(proof):
+        checked = _checked(loops, program, src, input_name, meta, deadline)
+        if isinstance(checked, str):
+            return Witness(None, None, f"no correctness witness: {checked}" + extra)
+        loops, extra = checked, extra + f"; candidates ({proof.kind}) checked: the validator confirms them"
+    entry = {"entry_type": "invariant_set", "metadata": meta, "content": _content(loops, input_name)}
+    return Witness(dump([entry]), "correctness", f"correctness witness: {len(loops)} loop invariant(s)" + extra)
 
 
-def witness_for(verdict: Verdict, program: Program | None, input_path: Path, prop: str, data_model: str) -> Witness:
-    """The witness of a verdict, or why there is none."""
+def _content(loops: list, input_name: str, split: bool = False) -> list[dict[str, Any]]:
+    """One `loop_invariant` per loop (its conjuncts joined by `&&`), or per conjunct with `split`."""
+    out = []
+    for loop, printed in loops:
+        for value in (printed if split else
+                      [" && ".join(f"({p})" if len(printed) > 1 else p for p in printed)]):
+            out.append({"invariant": {
+                "type": "loop_invariant",
+                "location": {"file_name": input_name, "line": loop.line, "column": loop.col,
+                             "function": loop.function},
+                "value": value, "format": "c_expression"}})
+    return out
+
+
+def _checked(loops: list, program: Program, src: CSource, input_name: str, meta: dict[str, Any],
+             deadline: Deadline | None) -> list | str:
+    """The candidate conjuncts per loop that survive the validator's own checks (`validate.inductive_subset`),
+    when those confirm them; else why there is no witness. Parsing the printed C back makes the check see exactly
+    what a reader of the witness sees."""
+    from looprover.witness.validate import Validation, inductive_subset, validate_entries
+    dl = deadline if deadline is not None else Deadline.never()
+    entries = [{"entry_type": "invariant_set", "metadata": meta, "content": _content(loops, input_name, split=True)}]
+    keep = inductive_subset(entries, program, src, dl)
+    if isinstance(keep, Validation):
+        return f"the candidate invariants cannot be checked ({keep.reason})"
+    flags = iter(keep)
+    kept = [(loop, [p for p in printed if next(flags)]) for loop, printed in loops]
+    kept = [(loop, printed) for loop, printed in kept if printed]
+    if not kept:
+        return "no candidate invariant is inductive at the C loop heads"
+    final = [{"entry_type": "invariant_set", "metadata": meta, "content": _content(kept, input_name)}]
+    res = validate_entries(final, program, src, dl)
+    if res.status != "confirmed":
+        return f"the inductive candidate invariants are not confirmed ({res.reason})"
+    return kept
+
+
+def witness_for(verdict: Verdict, program: Program | None, input_path: Path, prop: str, data_model: str,
+                deadline: Deadline | None = None) -> Witness:
+    """The witness of a verdict, or why there is none; `deadline` bounds the check of candidate invariants."""
     if verdict.status == Status.UNKNOWN:
         return Witness(None, None, "no witness for UNKNOWN")
     if program is None:
@@ -257,7 +357,7 @@ def witness_for(verdict: Verdict, program: Program | None, input_path: Path, pro
             if not isinstance(verdict.evidence, Counterexample):
                 return Witness(None, None, "no violation witness: no counterexample")
             return violation_witness(verdict.evidence, program, src, name, prop, data_model)
-        w = correctness_witness(verdict.evidence, program, src, name, prop, data_model)
+        w = correctness_witness(verdict.evidence, program, src, name, prop, data_model, deadline)
         if w.text is None:
             w.note += f" ({verdict.engine})"
         return w

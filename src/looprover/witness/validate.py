@@ -78,7 +78,12 @@ def validate(witness: Path, file: Path, data_model: str | None, deadline: Deadli
     if spec and not re.search(r"G\s*!\s*call\(\s*reach_error\(\)\s*\)", spec):
         return Validation("unknown", f"unsupported specification {spec!r}", kind)
     program = load_program(file, src.data_model)
-    if kind == "violation":
+    return validate_entries(entries, program, src, deadline)
+
+
+def validate_entries(entries, program: Program, src: CSource, deadline: Deadline) -> Validation:
+    """`validate` on a witness already read (its entries) for `program`, the C file `src` was built from."""
+    if {e.get("entry_type") for e in entries} == {"violation_sequence"}:
         return _violation(entries, program, src)
     return _correctness(entries, program, src, deadline)
 
@@ -167,13 +172,27 @@ def _violation(entries, program: Program, src: CSource) -> Validation:
 
 
 # ---------------------------------------------------------------------------------------- correctness
+Invariants = dict[int, list[tuple[str, z3.BoolRef]]]      # loop head -> (how it reads, formula over sys.cur)
+
+
 def _correctness(entries, program: Program, src: CSource, deadline: Deadline) -> Validation:
-    from looprover.program.cpg import ERROR, build_cpg
+    from looprover.program.cpg import build_cpg
     from looprover.smt.cpg_system import CPGSystem
-    cpg = build_cpg(program)
-    sys = CPGSystem(cpg, False, deadline)
-    heads = {h: src.loop_of_head(program, h) for h in cpg.cutpoints}
-    invs: dict[int, list[tuple[str, z3.BoolRef]]] = {}
+    sys = CPGSystem(build_cpg(program), False, deadline)
+    items = _loop_invariants(entries, program, src, sys)
+    if isinstance(items, Validation):
+        return items
+    invs: Invariants = {}
+    for h, what, f in items:
+        invs.setdefault(h, []).append((what, f))
+    return _check_invariants(sys, invs, program, deadline)
+
+
+def _loop_invariants(entries, program: Program, src: CSource, sys) -> list[tuple[int, str, z3.BoolRef]] | Validation:
+    """Every `loop_invariant` of the witness, in order, as (loop head, how it reads, formula over sys.cur); or why
+    the witness cannot be read."""
+    heads = {h: src.loop_of_head(program, h) for h in sys.cpg.cutpoints}
+    out: list[tuple[int, str, z3.BoolRef]] = []
     for e in entries:
         for item in e.get("content") or []:
             inv = (item or {}).get("invariant") or {}
@@ -197,27 +216,47 @@ def _correctness(entries, program: Program, src: CSource, deadline: Deadline) ->
                 return Validation("unknown", f"invariant {text!r} at line {line} is outside the C subset "
                                              f"looprover reads exactly ({exc})", "correctness")
             env = {c: sys.cur[ir] for c, ir in c_to_ir.items()}
-            invs.setdefault(h, []).append((f"{text!r} at line {line}", to_z3(node, env)))
-    if not invs:
-        return Validation("unknown", "the witness has no invariants", "correctness")
+            out.append((h, f"{text!r} at line {line}", to_z3(node, env)))
+    return out
+
+
+def _fails_early(sys, invs: Invariants, deadline: Deadline) -> tuple[int, int, str] | None:
+    """(head, index, steps) of an invariant that fails on an execution within `BOUNDED_STEPS` cutpoint steps from
+    the start, or None."""
     ts = sys.ts
-
-
-    # a failing invariant on a real execution (a few cutpoint steps from the start) rejects the witness
     for j in range(1, BOUNDED_STEPS + 1):
         s = sys.enc.solver(deadline)
         s.add(ts.at(ts.init, 0), *[ts.trans_at(i) for i in range(j)])
         for h, fs in invs.items():
-            for what, f in fs:
+            for i, (_, f) in enumerate(fs):
                 s.push()
                 s.add(ts.at(z3.And(sys.pc == sys.pc_id[h], z3.Not(f)), j))
                 r = s.check()
                 s.pop()
                 if r == z3.sat:
-                    return Validation("rejected", f"invariant {what} fails on an execution that reaches the loop "
-                                                  f"({j} cutpoint step(s) from the start)", "correctness")
-    inv = z3.And([sys.valid_pc(), sys.pc != sys.pc_id[ERROR]] +
-                 [z3.Implies(sys.pc == sys.pc_id[h], f) for h, fs in invs.items() for _, f in fs])
+                    return h, i, j
+    return None
+
+
+def _guarded(sys, invs: Invariants) -> z3.BoolRef:
+    """The invariants as one state formula of the pc-encoded system, "not at the error" included."""
+    from looprover.program.cpg import ERROR
+    return z3.And([sys.valid_pc(), sys.pc != sys.pc_id[ERROR]] +
+                  [z3.Implies(sys.pc == sys.pc_id[h], f) for h, fs in invs.items() for _, f in fs])
+
+
+def _check_invariants(sys, invs: Invariants, program: Program, deadline: Deadline) -> Validation:
+    from looprover.program.cpg import ERROR
+    if not invs:
+        return Validation("unknown", "the witness has no invariants", "correctness")
+    ts = sys.ts
+    # a failing invariant on a real execution (a few cutpoint steps from the start) rejects the witness
+    early = _fails_early(sys, invs, deadline)
+    if early is not None:
+        h, i, j = early
+        return Validation("rejected", f"invariant {invs[h][i][0]} fails on an execution that reaches the loop "
+                                      f"({j} cutpoint step(s) from the start)", "correctness")
+    inv = _guarded(sys, invs)
     nxt = z3.substitute(inv, *zip(ts.state, ts.next))
     s = sys.enc.solver(deadline)
     s.add(inv, ts.trans, z3.Not(nxt))
@@ -233,3 +272,72 @@ def _correctness(entries, program: Program, src: CSource, deadline: Deadline) ->
         return Validation("unknown", f"not confirmed: the invariants {why}{program.loc_label(a)}"
                                      + ("" if b == ERROR else f" to {program.loc_label(b)}"), "correctness")
     return Validation("unknown", f"not confirmed: solver answered unknown ({s.reason_unknown()})", "correctness")
+
+
+def inductive_subset(entries, program: Program, src: CSource, deadline: Deadline) -> list[bool] | Validation:
+    """Which of the witness's `loop_invariant`s (in order) to keep: the largest set that no execution within
+    `BOUNDED_STEPS` cutpoint steps refutes and that is inductive by the very check `validate` makes (Houdini:
+    drop every invariant the set does not carry over one step, until none is dropped), less those the others
+    at the same loop imply. For a writer whose
+    invariants are candidates rather than a proof: what it keeps, `validate` does not reject, and confirms when
+    the kept ones exclude the error."""
+    from looprover.program.cpg import build_cpg
+    from looprover.smt.cpg_system import CPGSystem
+    sys = CPGSystem(build_cpg(program), False, deadline)
+    items = _loop_invariants(entries, program, src, sys)
+    if isinstance(items, Validation):
+        return items
+    keep = [True] * len(items)
+    ts = sys.ts
+    nxt = list(zip(ts.state, ts.next))
+    # refuted on an execution within BOUNDED_STEPS (each on its own, as `_fails_early` checks them), then
+    # consecution under all kept ones: a model of "some kept one fails" drops every kept one false in it
+    for j in range(1, BOUNDED_STEPS + 1):
+        s = sys.enc.solver(deadline)
+        s.add(ts.at(ts.init, 0), *[ts.trans_at(i) for i in range(j)])
+        at_j = list(zip(ts.state, ts.step_vars(j)))
+        fails = [z3.substitute(z3.And(sys.pc == sys.pc_id[h], z3.Not(f)), *at_j) for h, _, f in items]
+        if not _drop_while_sat(s, fails, keep):
+            return Validation("unknown", "the solver could not decide the bounded executions", "correctness")
+    s = sys.enc.solver(deadline)
+    s.add(sys.valid_pc(), ts.trans)
+    acts = [z3.Bool(f"!cand{k}") for k in range(len(items))]
+    for a, (h, _, f) in zip(acts, items):
+        s.add(z3.Implies(a, z3.Implies(sys.pc == sys.pc_id[h], f)))
+    from looprover.program.cpg import ERROR
+    s.add(sys.pc != sys.pc_id[ERROR])
+    fails = [z3.And(sys.pc_next == sys.pc_id[h], z3.Not(z3.substitute(f, *nxt))) for h, _, f in items]
+    if not _drop_while_sat(s, fails, keep, acts):
+        return Validation("unknown", "the solver could not decide consecution", "correctness")
+    if deadline.expired():
+        return Validation("unknown", "out of time while checking the invariants", "correctness")
+    # then the ones the others at their loop imply: an equivalent set, so just as inductive, and shorter
+    for k in reversed(range(len(items))):
+        h, _, f = items[k]
+        others = [g for i, (hh, _, g) in enumerate(items) if keep[i] and i != k and hh == h]
+        if keep[k] and others:
+            s = sys.enc.solver(deadline)
+            s.add(*others, z3.Not(f))
+            if s.check() == z3.unsat:
+                keep[k] = False
+    return keep
+
+
+def _drop_while_sat(s, fails: list[z3.BoolRef], keep: list[bool], acts: list[z3.BoolRef] | None = None) -> bool:
+    """Houdini's elimination: while some kept `fails[k]` is satisfiable with `s` (and the kept activation
+    literals `acts`), drop every kept k whose `fails[k]` holds in the model. False when the solver cannot decide."""
+    while any(keep):
+        s.push()
+        s.add(z3.Or([f for f, k in zip(fails, keep) if k]))
+        r = s.check(*[a for a, k in zip(acts, keep) if k]) if acts is not None else s.check()
+        if r == z3.sat:
+            m = s.model()
+            hit = [i for i, f in enumerate(fails) if keep[i] and z3.is_true(m.eval(f, model_completion=True))]
+        s.pop()
+        if r == z3.unsat:
+            return True
+        if r != z3.sat or not hit:
+            return False
+        for i in hit:
+            keep[i] = False
+    return True
