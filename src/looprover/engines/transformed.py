@@ -79,7 +79,11 @@ class TransformThenEngine(Engine):
         candidate = iv.evidence if isinstance(iv.evidence, Counterexample) else None
         if iv.status == Status.UNKNOWN and candidate is None:
             return self.unknown(f"{self.inner.name.upper()} on the {self.result}: {iv.reason}")
-        v = self._confirm(program, task, run, t.back.trace(candidate, program, run.deadline.left() / 3)
+        # the back-translation may run the program (deep traces, compiled); without a confirming engine to
+        # leave time for, it gets all that is left
+        budget = run.deadline.left() / (3 if self.confirm is not None else 1)
+        stats["back_translation_budget"] = round(budget, 2)
+        v = self._confirm(program, task, run, t.back.trace(candidate, program, budget)
                           if candidate is not None else None)
         return self.unconfirmed(v, candidate, t) if v.status == Status.UNKNOWN and candidate is not None else v
 
@@ -101,8 +105,8 @@ class TransformThenEngine(Engine):
             return self.false(f"counterexample of the {self.result} confirmed by running the program on its inputs "
                               f"({len(cex.steps)} steps)", cex)
         if self.confirm is None:
-            return self.unknown(f"counterexample of the {self.result} not confirmed (it does not replay on the "
-                                f"program)")
+            return self.unknown(f"counterexample of the {self.result} not confirmed (it did not replay or run to "
+                                f"the violation on the program within {run.stats.get('back_translation_budget', 0):g} s)")
         if run.deadline.left() <= 0.05:
             return self.unknown(f"abstract counterexample not confirmed (no time left for "
                                 f"{self.confirm.name.upper()})")
