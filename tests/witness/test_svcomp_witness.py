@@ -331,12 +331,18 @@ def _hints(path: Path, *atoms: str):
     return program, LoopInvariantHints("test", tuple(made))
 
 
+def _engine_witness(hints, program, path: Path):
+    """The witness of the engine's own candidates, without `witness_for`'s fallback to the domains' ones."""
+    from looprover.witness.csource import CSource
+    from looprover.witness.svcomp import correctness_witness
+    return correctness_witness(hints, program, CSource(path, "ILP32"), str(path), "unreach-call", "ILP32")
+
+
 def test_candidates_that_are_false_or_not_inductive_are_not_written(tmp_path):
-    from looprover.verdict import Verdict
     path = EXAMPLES / "count_safe.c"
     # x == 0 fails after one iteration: dropped; x <= n is inductive and excludes the error: written alone
     program, hints = _hints(path, "x == 0", "x <= n")
-    w = witness_for(Verdict(Status.TRUE, "summarize", "r", hints), program, path, "unreach-call", "ILP32")
+    w = _engine_witness(hints, program, path)
     assert w.text is not None, w.note
     (item,) = yaml.safe_load(w.text)[0]["content"]
     assert item["invariant"]["value"] == "x <= n"
@@ -345,18 +351,37 @@ def test_candidates_that_are_false_or_not_inductive_are_not_written(tmp_path):
     assert _check(out, path) == "confirmed"
     # only a false one: nothing is written
     program, hints = _hints(path, "x == 0")
-    w = witness_for(Verdict(Status.TRUE, "summarize", "r", hints), program, path, "unreach-call", "ILP32")
+    w = _engine_witness(hints, program, path)
     assert w.text is None and "no candidate invariant is inductive" in w.note
 
 
 def test_candidates_that_do_not_exclude_the_error_are_not_written(tmp_path):
-    from looprover.verdict import Verdict
     path = EXAMPLES / "count_safe.c"
     program, hints = _hints(path, "x != 7")        # true on entry, not inductive: dropped
-    w = witness_for(Verdict(Status.TRUE, "summarize", "r", hints), program, path, "unreach-call", "ILP32")
+    w = _engine_witness(hints, program, path)
     assert w.text is None and "no candidate invariant is inductive" in w.note
     path = tmp_path / "related.c"
     path.write_text(RELATED)
     program, hints = _hints(path, "i >= 0")        # true and inductive, but j == 2*i is missing
-    w = witness_for(Verdict(Status.TRUE, "summarize", "r", hints), program, path, "unreach-call", "ILP32")
+    w = _engine_witness(hints, program, path)
     assert w.text is None and "not confirmed" in w.note
+
+
+@pytest.mark.parametrize("engine", ["labmc", "bmc"])
+def test_a_true_without_invariants_gets_the_domains_candidates_the_validator_confirms(engine, tmp_path):
+    """labmc's and bmc's TRUEs carry no invariants: the writer falls back to the abstract domains' candidates
+    and writes them only once the validator's checks confirm them, saying where they came from."""
+    path = tmp_path / "bounded.c"
+    path.write_text("extern void abort(void);\nvoid reach_error(void) {}\n"
+                    "void __VERIFIER_assert(int c) { if (!c) { reach_error(); abort(); } }\n"
+                    "int main(void) {\n  int i = 0, s = 0;\n  while (i < 20) { i++; s += 2; }\n"
+                    "  __VERIFIER_assert(s == 40);\n  return 0;\n}\n")
+    verdict, program = _verify(path, engine)
+    assert verdict.status == Status.TRUE, verdict.reason
+    w = witness_for(verdict, program, path, "unreach-call", "ILP32", Deadline(time.monotonic() + 60))
+    assert w.text is not None, w.note
+    assert "candidates" in w.note and engine in w.note
+    out = tmp_path / "w.yml"
+    out.write_text(w.text)
+    assert not [e.message for e in VALIDATOR.iter_errors(yaml.safe_load(w.text))]
+    assert _check(out, path) == "confirmed"

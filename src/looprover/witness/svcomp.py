@@ -339,6 +339,18 @@ def _checked(loops: list, program: Program, src: CSource, input_name: str, meta:
     return kept
 
 
+def domain_hints(program: Program, deadline: Deadline | None) -> Any:
+    """Candidate loop invariants of `program` from the abstract domains (`domains.candidates`, the ones
+    k-induction starts from), filtered by states of random runs: for a TRUE whose engine gives no usable
+    invariants. They are candidates only (`LoopInvariantHints`): the writer keeps what the validator confirms."""
+    from looprover.domains import candidates, sample_states
+    from looprover.program.cpg import build_cpg
+    from looprover.witness.hints import LoopInvariantHints
+    cpg = build_cpg(program)
+    samples = sample_states(program, set(cpg.cutpoints), deadline=deadline)
+    return LoopInvariantHints("the abstract domains' candidates", tuple(candidates(program, cpg, samples, False)))
+
+
 def witness_for(verdict: Verdict, program: Program | None, input_path: Path, prop: str, data_model: str,
                 deadline: Deadline | None = None) -> Witness:
     """The witness of a verdict, or why there is none; `deadline` bounds the check of candidate invariants."""
@@ -358,6 +370,13 @@ def witness_for(verdict: Verdict, program: Program | None, input_path: Path, pro
                 return Witness(None, None, "no violation witness: no counterexample")
             return violation_witness(verdict.evidence, program, src, name, prop, data_model)
         w = correctness_witness(verdict.evidence, program, src, name, prop, data_model, deadline)
+        if w.text is None and (deadline is None or deadline.left() > 0.5):
+            # the engine has no invariants (bmc, labmc, execute) or they are not 1-inductive at the C loop
+            # heads (k-induction with k > 1): the domains' candidates, written only if the validator confirms them
+            d = correctness_witness(domain_hints(program, deadline), program, src, name, prop, data_model, deadline)
+            if d.text is not None:
+                d.note += f" ({verdict.engine}: {w.note.removeprefix('no correctness witness: ')})"
+                return d
         if w.text is None:
             w.note += f" ({verdict.engine})"
         return w
