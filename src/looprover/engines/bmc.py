@@ -37,9 +37,10 @@ from looprover.deadline import Deadline
 from looprover.engines.base import Engine, Run, Task
 from looprover.program.cfa import Assert, Edge, Program
 from looprover.program.loops import LoopForest, analyze_loops
-from looprover.smt.dag import DagEncoding, encode_lazy
+from looprover.smt.dag import DagEncoding, LazyDag
 from looprover.smt.encode import Encoder
 from looprover.smt.solver import Solver
+from looprover.smt.terms import mk_or
 from looprover.verdict import Verdict
 from looprover.witness.confirm import confirm_trace
 from looprover.witness.replay import TraceBuilder
@@ -117,36 +118,71 @@ class Unwinding:
         return tuple(out)
 
     def successors(self, node: Hashable) -> list[tuple[Edge, Hashable]]:
+        """Out-edges in the k-unrolling: an edge that would start a (k+1)-th iteration leads to LIMIT."""
         if node == LIMIT:
             return []
         loc, ctx = node
-        prog, forest, k = self.program, self.forest, self.k
-        if loc == prog.exit:
+        if loc == self.program.exit:
             return []
-        loops = forest.loops
-        lp = loops.get(loc)
-        src_chain = forest.chain(loc)
+        lp = self.forest.loops.get(loc)
         outs: list[tuple[Edge, Hashable]] = []
-        for e in prog.out_edges(loc):
-            if lp is not None and ctx[-1] >= k and e.dst in lp.body:
+        for e in self.program.out_edges(loc):
+            if lp is not None and ctx[-1] >= self.k and e.dst in lp.body:
                 outs.append((e, LIMIT))  # the unwinding assertion: a (k+1)-th iteration would start
                 continue
-            if e.dst not in self.useful and not self.has_assert[id(e)]:
-                continue
-            dst_chain = forest.chain(e.dst)
-            new: list[int] = []
-            common = True
-            for i, h in enumerate(dst_chain):
-                if common and i < len(src_chain) and src_chain[i] == h:
-                    c = ctx[i]
-                    if h == e.dst and e.src in loops[h].body:  # back edge: one more iteration
-                        c += 1
-                    new.append(c)
-                else:
-                    common = False
-                    new.append(0)  # newly entered loop (natural loops are entered at the header)
-            outs.append((e, (e.dst, tuple(new))))
+            dst = self.target(node, e)
+            if dst is not None:
+                outs.append((e, dst))
         return outs
+
+    def target(self, node: Hashable, e: Edge) -> Hashable | None:
+        """Where `e` leads from `node` whatever the bound (None: left out, it cannot matter)."""
+        loc, ctx = node
+        if e.dst not in self.useful and not self.has_assert[id(e)]:
+            return None
+        forest = self.forest
+        src_chain, dst_chain = forest.chain(loc), forest.chain(e.dst)
+        new: list[int] = []
+        common = True
+        for i, h in enumerate(dst_chain):
+            if common and i < len(src_chain) and src_chain[i] == h:
+                c = ctx[i]
+                if h == e.dst and e.src in forest.loops[h].body:  # back edge: one more iteration
+                    c += 1
+                new.append(c)
+            else:
+                common = False
+                new.append(0)  # newly entered loop (natural loops are entered at the header)
+        return (e.dst, tuple(new))
+
+    def sources(self, node: Hashable) -> list[tuple[Edge, Hashable | None, tuple | None]]:
+        """The in-edges of `node` in the unrolling for an unlimited bound, the inverse of `target`: per CFA
+        in-edge `(edge, source, None)`, or `(edge, None, (h, ctx))` when the edge leaves loops, so that it
+        comes from any iteration of the outermost loop it leaves, headed `h`, in the context `ctx`."""
+        loc, ctx = node
+        prog, forest = self.program, self.forest
+        dst_chain = forest.chain(loc)
+        lp = forest.loops.get(loc)
+        out: list[tuple[Edge, Hashable | None, tuple | None]] = []
+        for e in prog.in_edges(loc):
+            if e.src == prog.exit or (loc not in self.useful and not self.has_assert[id(e)]):
+                continue
+            src_chain = forest.chain(e.src)
+            p = 0
+            while p < len(dst_chain) and p < len(src_chain) and src_chain[p] == dst_chain[p]:
+                p += 1
+            if any(c != 0 for c in ctx[p:]):
+                continue                  # entering a loop starts at iteration 0
+            sctx = list(ctx[:p])
+            if lp is not None and e.src in lp.body:
+                if sctx[-1] == 0:
+                    continue              # a back edge comes from the previous iteration
+                sctx[-1] -= 1
+            if len(src_chain) > p:
+                out.append((e, None, (src_chain[p], tuple(sctx))))
+            else:
+                out.append((e, (e.src, tuple(sctx)), None))
+        return out
 
 
 def bound_schedule(max_bound: int | None):
@@ -158,54 +194,168 @@ def bound_schedule(max_bound: int | None):
         yield max_bound
 
 
+class Frontier:
+    """Which nodes of the unrolling may still gain in-edges at a larger bound: `LazyDag` encodes those open.
+
+    Every node that a larger bound adds lies behind an edge that leads to LIMIT now (counters grow by one per
+    back edge), so an existing node gains in-edges only from behind those. An in-edge from one determined
+    source is final once that source is encoded (its out-edges are) or can never be (`_dead`). An edge that
+    leaves loops comes from every iteration of the outermost loop it leaves, so it is final once that loop
+    (in its context) cannot grow: none of its nodes, nested loops included, has a non-false edge to LIMIT now
+    (`live`), and its first header is encoded or dead. Unencoded nodes, and iterations that constant folding
+    pruned, therefore do not make a node open: a loop with a constant bound exhausts and closes its exit.
+    Nodes are evaluated in key order, so everything these checks look at is already encoded.
+    """
+
+    DEPTH = 200     # deeper searches for a dead predecessor answer "may grow": open costs time, not soundness
+
+    def __init__(self, unw: Unwinding):
+        self.unw = unw
+        self.lazy: LazyDag | None = None
+        self.dead: set[Hashable] = set()        # never encoded at any bound
+        self.closed: set[tuple] = set()         # (loop header, context) that no bound extends
+        self.live: set[tuple] = set()           # (loop header, context) with a non-false edge to LIMIT now
+        self._maybe: set[Hashable] = set()      # not known dead in this step
+        self._sinks: list | None = None
+        self._seen = 0
+
+    def step(self) -> None:
+        self.live, self._maybe, self._sinks, self._seen = set(), set(), None, 0
+
+    def _update_live(self) -> None:
+        edges = self.lazy.sink_edges
+        if edges is not self._sinks:
+            self._sinks, self._seen = edges, 0
+        for ee in edges[self._seen:]:
+            loc, ctx = ee.node
+            for i, h in enumerate(self.unw.forest.chain(loc)):
+                self.live.add((h, ctx[:i]))
+        self._seen = len(edges)
+
+    def is_open(self, node: Hashable) -> bool:
+        if node in self.dead:
+            raise AssertionError(f"unrolling node {node} was taken for unreachable at every bound")
+        self._update_live()
+        for _, src, left in self.unw.sources(node):
+            if not (self._final(src, 0) if src is not None else self._closed(left, 0)):
+                return True
+        return False
+
+    def _final(self, node: Hashable, depth: int) -> bool:
+        return node in self.lazy.visited or self._dead(node, depth)
+
+    def _dead(self, node: Hashable, depth: int) -> bool:
+        if node in self.dead:
+            return True
+        if node in self._maybe or depth > self.DEPTH or node == self.unw.entry:
+            return False
+        r = all(self._final(src, depth + 1) if src is not None else self._closed(left, depth + 1)
+                for _, src, left in self.unw.sources(node))
+        (self.dead if r else self._maybe).add(node)
+        return r
+
+    def _closed(self, loop: tuple, depth: int) -> bool:
+        if loop in self.closed:
+            return True
+        if loop in self.live:
+            return False
+        h, ctx = loop
+        r = self._final((h, ctx + (0,)), depth)
+        if r:
+            self.closed.add(loop)
+        return r
+
+
 class BoundResult:
-    def __init__(self, status: str, enc: Encoder | None = None, dag: DagEncoding | None = None,
-                 env0: dict | None = None, model: z3.ModelRef | None = None, nodes: int = 0, why: str = ""):
+    def __init__(self, status: str, nodes: int = 0, model: z3.ModelRef | None = None, why: str = ""):
         self.status = status        # violation | safe | limit | unknown
-        self.enc, self.dag, self.env0, self.model, self.nodes = enc, dag, env0, model, nodes
-        self.why = why
+        self.nodes, self.model, self.why = nodes, model, why
 
 
-def check_bound(program: Program, forest: LoopForest, k: int, bitvector: bool, deadline: Deadline | None,
-                solver: Solver | None = None) -> BoundResult:
-    """Queries (a) and (b) for bound k. With `solver` given, runs inside push/pop on it (for measurement)."""
-    unw = Unwinding(program, forest, k)
-    enc = Encoder(program, bitvector, deadline=deadline)
-    env0, side = enc.initial_env(program.all_vars)
-    dag = encode_lazy(enc, unw.entry, env0, unw.key, unw.successors, name_guards=True)
-    nodes = len(dag.spec.order)
-    own = solver is None
-    s = enc.solver(deadline) if own else solver
-    if not own:
-        s.push()
-    try:
-        s.add(*side, *dag.side)
-        a_err, a_lim = z3.Bool("!a_err"), z3.Bool("!a_lim")
-        s.add(z3.Implies(a_err, dag.error()))
-        s.add(z3.Implies(a_lim, dag.guard(LIMIT)))
-        r = s.check(a_err)
-        if r == z3.sat:
-            return BoundResult("violation", enc, dag, env0, s.model(), nodes)
-        if r != z3.unsat:
-            return BoundResult("unknown", nodes=nodes, why=s.why_unknown())
-        r = s.check(a_lim)
+class Unrolling:
+    """The unrolling for growing bounds on one solver; `check(k)` asserts only what bound k adds.
+
+    Nodes that may gain in-edges are encoded open (`Frontier`, `smt.dag.LazyDag`); their completeness literals
+    are assumptions of each query. The queries of bound k assume `!err_k` with
+    `err_k -> (violations new at k or err_j)` for the previous bound j (old violations stay: an open node's
+    new in-edges can make them reachable), and `!lim_k -> ` the edges into LIMIT of bound k, which the next
+    bound points at the iterations they start (`LazyDag.redirect`).
+    """
+
+    def __init__(self, program: Program, forest: LoopForest, bitvector: bool, deadline: Deadline | None):
+        self.program = program
+        self.unw = Unwinding(program, forest, 0)
+        self.enc = Encoder(program, bitvector, deadline=deadline)
+        self.env0, side = self.enc.initial_env(program.all_vars)
+        written = {v.name for e in program.edges for v in e.writes()}
+        self.frontier = Frontier(self.unw)
+        self.lazy = LazyDag(self.enc, self.unw.entry, self.env0, self.unw.key, self.unw.successors,
+                            self.frontier.is_open, sinks=frozenset({LIMIT}),
+                            stable=frozenset(self.env0) - written)
+        self.frontier.lazy = self.lazy
+        self.deadline = deadline
+        self.asserted: list[z3.BoolRef] = list(side)
+        self.solver: Solver | None = None
+        self.logic: str | None = None
+        self.err: z3.BoolRef | None = None
+        self.limit_edges: list = []
+
+    @property
+    def dag(self) -> DagEncoding:
+        return self.lazy.dag
+
+    def _add(self, fs: list[z3.BoolRef]) -> None:
+        self.asserted += fs
+        logic = self.enc.logic()
+        if self.solver is None or logic != self.logic:
+            # the first query, or the new part needs a wider logic (arrays, a product): a new solver gets
+            # everything, which happens at most a few times per run
+            self.solver, self.logic = self.enc.solver(self.deadline), logic
+            self.solver.add(*self.asserted)
+        else:
+            self.solver.add(*fs)
+
+    def check(self, k: int) -> BoundResult:
+        """Queries (a) and (b) for bound k (larger than the previous one)."""
+        unw, lazy = self.unw, self.lazy
+        unw.k = k
+        for ee in self.limit_edges:
+            lazy.redirect(ee, unw.target(ee.node, ee.edge))
+        self.frontier.step()
+        new = lazy.grow()
+        self.limit_edges = lazy.sink_edges
+        viols = [v.cond for v in lazy.new_violations]
+        if viols:
+            err = z3.Bool(self.enc.fresh_name("err"))
+            new.append(z3.Implies(err, mk_or(*viols, *([self.err] if self.err is not None else []))))
+            self.err = err
+        lim = None
+        if self.limit_edges:
+            lim = z3.Bool(self.enc.fresh_name("lim"))
+            new.append(z3.Implies(lim, mk_or(*(ee.taken for ee in self.limit_edges))))
+        self._add(new)
+        s, assume, nodes = self.solver, lazy.assumptions(), lazy.nodes
+        if self.err is not None:
+            r = s.check(*assume, self.err)
+            if r == z3.sat:
+                return BoundResult("violation", nodes, s.model())
+            if r != z3.unsat:
+                return BoundResult("unknown", nodes, why=s.why_unknown())
+        if lim is None:
+            return BoundResult("safe", nodes)
+        r = s.check(*assume, lim)
         if r == z3.unsat:
-            return BoundResult("safe", nodes=nodes)
+            return BoundResult("safe", nodes)
         if r == z3.sat:
-            return BoundResult("limit", nodes=nodes)
-        return BoundResult("unknown", nodes=nodes, why=s.why_unknown())
-    finally:
-        if not own:
-            s.pop()
+            return BoundResult("limit", nodes)
+        return BoundResult("unknown", nodes, why=s.why_unknown())
 
-
-def counterexample(program: Program, res: BoundResult):
-    model = res.model
-    ev = lambda t: model.eval(t, model_completion=True)  # noqa: E731
-    path, viol, _ = res.dag.path(ev)
-    tb = TraceBuilder(program, res.enc)
-    tb.add_path(path, viol, ev)
-    return tb.build(res.env0, ev)
+    def counterexample(self, model: z3.ModelRef):
+        ev = lambda t: model.eval(t, model_completion=True)  # noqa: E731
+        path, viol, _ = self.dag.path(ev)
+        tb = TraceBuilder(self.program, self.enc)
+        tb.add_path(path, viol, ev)
+        return tb.build(self.env0, ev)
 
 
 class BMC(Engine):
@@ -224,14 +374,15 @@ class BMC(Engine):
         if not reachable_asserts:
             return self.true("no reachable assertion")
         k = 0
+        unrolling = Unrolling(program, forest, run.bitvector, run.deadline)
         for k in bound_schedule(run.max_bound):
             run.deadline.check()
             run.stage = f"bound {k}"
             run.report(f"bmc: bound {k}")
-            res = check_bound(program, forest, k, run.bitvector, run.deadline)
-            run.stats.update(bound=k, nodes=res.nodes)
+            res = unrolling.check(k)
+            run.stats.update(bound=k, nodes=res.nodes, open=len(unrolling.lazy.opened))
             if res.status == "violation":
-                c = confirm_trace(program, counterexample(program, res), run.bitvector)
+                c = confirm_trace(program, unrolling.counterexample(res.model), run.bitvector)
                 if not c.ok:
                     return self.unknown(c.why, c.candidate)
                 return self.false(f"assertion violated (bound {k}, {len(c.cex.steps)} steps)", c.cex)
