@@ -170,6 +170,8 @@ def test_join_after_a_loop_gains_in_edges():
     after = [n for n in u.lazy.opened if n[1] == ()]       # outside every loop: after loop 1
     assert after, "the node after loop 1 must be open"
     assert len(u.dag.incoming[after[0]]) >= 5             # the exits of iterations 0..4
+    kept = u.lazy.kept[after[0]]
+    assert "n" in kept and "i" not in kept                # loop 1 writes i only: n stays the same term
     res = u.check(5)
     assert res.status == "violation"
     cex = u.counterexample(res.model)
@@ -216,16 +218,17 @@ def test_sources_invert_targets():
 
 
 @pytest.mark.parametrize("bitvector", [False, True], ids=["int", "bv"])
-@pytest.mark.parametrize("seeds", [range(0, 40), pytest.param(range(40, 300), marks=pytest.mark.slow)],
-                         ids=["few", "many"])
-def test_random_programs_agree_with_explicit_search(bitvector, seeds):
+@pytest.mark.parametrize("seeds,depth", [(range(0, 40), 2), pytest.param(range(40, 300), 2, marks=pytest.mark.slow),
+                                         pytest.param(range(1000, 1150), 3, marks=pytest.mark.slow)],
+                         ids=["few", "many", "deep"])
+def test_random_programs_agree_with_explicit_search(bitvector, seeds, depth):
     """Random programs with nested and sequential loops (nondeterministic and constant bounds, break/continue):
     the incremental BMC's verdict is the one of an explicit-state search with the interpreter, safe and unsafe."""
     from helpers.explore import violation_reachable
-    from helpers.randprog import random_program
+    from helpers.randprog import Gen
     wrong, decided = [], {True: 0, False: 0}
     for seed in seeds:
-        p = random_program(seed)
+        p = Gen(seed, max_depth=depth, stmts=5 if depth == 2 else 6).build()
         truth = violation_reachable(p, wrap=bitvector)
         if truth is None:
             continue

@@ -37,7 +37,7 @@ from looprover.deadline import Deadline
 from looprover.engines.base import Engine, Run, Task
 from looprover.program.cfa import Assert, Edge, Program
 from looprover.program.loops import LoopForest, analyze_loops
-from looprover.smt.dag import DagEncoding, LazyDag
+from looprover.smt.dag import DagEncoding, LazyDag, same_value
 from looprover.smt.encode import Encoder
 from looprover.smt.solver import Solver
 from looprover.smt.terms import mk_or
@@ -207,10 +207,11 @@ class Frontier:
     Nodes are evaluated in key order, so everything these checks look at is already encoded.
     """
 
-    DEPTH = 200     # deeper searches for a dead predecessor answer "may grow": open costs time, not soundness
+    DEPTH = 64     # deeper searches for a dead predecessor answer "may grow": open costs time, not soundness
 
     def __init__(self, unw: Unwinding):
         self.unw = unw
+        self.writes = {h: {v.name for v in lp.writes} for h, lp in unw.forest.loops.items()}
         self.lazy: LazyDag | None = None
         self.dead: set[Hashable] = set()        # never encoded at any bound
         self.closed: set[tuple] = set()         # (loop header, context) that no bound extends
@@ -232,14 +233,31 @@ class Frontier:
                 self.live.add((h, ctx[:i]))
         self._seen = len(edges)
 
-    def is_open(self, node: Hashable) -> bool:
+    def is_open(self, node: Hashable) -> dict[str, object] | None:
+        """None if no bound adds an in-edge to `node`; else the values (by variable) that every in-edge a
+        larger bound adds surely carries: those the loops it comes from do not write, as on entering them.
+        Keeping them (instead of fresh symbols) keeps e.g. an outer loop's counter constant past an inner loop."""
         if node in self.dead:
             raise AssertionError(f"unrolling node {node} was taken for unreachable at every bound")
         self._update_live()
+        loops = []
         for _, src, left in self.unw.sources(node):
-            if not (self._final(src, 0) if src is not None else self._closed(left, 0)):
-                return True
-        return False
+            if src is not None:
+                if not self._final(src, 0):
+                    return {}
+            elif not self._closed(left, 0):
+                loops.append(left)
+        if not loops:
+            return None
+        fixed: dict[str, object] | None = None
+        for h, ctx in loops:
+            env = self.lazy.dag.envs.get((h, ctx + (0,)))
+            if env is None:
+                return {}
+            w = self.writes[h]
+            f = {n: t for n, t in env.items() if n not in w}
+            fixed = f if fixed is None else {n: t for n, t in fixed.items() if n in f and same_value(f[n], t)}
+        return fixed
 
     def _final(self, node: Hashable, depth: int) -> bool:
         return node in self.lazy.visited or self._dead(node, depth)

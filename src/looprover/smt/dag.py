@@ -160,7 +160,7 @@ class LazyDag:
 
     def __init__(self, enc: Encoder, entry: Hashable, env0: Mapping[str, z3.ExprRef],
                  key: Callable[[Hashable], tuple], successors: Callable[[Hashable], Sequence[tuple[Edge, Hashable]]],
-                 is_open: Callable[[Hashable], bool], sinks: frozenset = frozenset(), stable: frozenset = frozenset(),
+                 is_open: Callable[[Hashable], Mapping[str, object] | None], sinks: frozenset = frozenset(), stable: frozenset = frozenset(),
                  name_guards: bool = True):
         self.enc, self.key, self.successors, self.is_open = enc, key, successors, is_open
         self.sinks, self.stable, self.name_guards = sinks, stable, name_guards
@@ -170,6 +170,7 @@ class LazyDag:
         self.opened: set[Hashable] = set()               # nodes ever encoded open
         self.used_in: dict[Hashable, int] = {}           # open nodes: in-edges already encoded
         self.tails: dict[Hashable, dict[str, z3.ExprRef]] = {}   # open nodes: their values' undefined rest
+        self.kept: dict[Hashable, dict[str, object]] = {}        # open nodes: values every in-edge carries
         self.sink_edges: list[EdgeEnc] = []              # non-false edges into sinks found by the last `grow`
         self._heap: list = [(key(entry), 0, entry)]
         self._queued = {entry}
@@ -218,8 +219,9 @@ class LazyDag:
                     continue
             outs = self.successors(node)
             if node != dag.spec.entry:
-                if self.is_open(node):
-                    self._open(node, ins)
+                fixed = self.is_open(node)
+                if fixed is not None:
+                    self._open(node, ins, fixed)
                 else:
                     _join(enc, dag, node, ins, bool(outs), False, self.name_guards)
             self.visited.add(node)
@@ -239,18 +241,25 @@ class LazyDag:
         self._side = len(dag.side)
         return new
 
-    def _open(self, node: Hashable, ins: list[EdgeEnc]) -> None:
+    def _open(self, node: Hashable, ins: list[EdgeEnc], fixed: Mapping[str, object]) -> None:
         enc, dag = self.enc, self.dag
         self.opened.add(node)
-        g, dag.envs[node] = self._merge_open(node, ins, True)
+        kept = {}
+        for name, t0 in ins[0].env.items():
+            if name in self.stable or (name in fixed and same_value(fixed[name], t0)
+                                       and all(same_value(ee.env[name], t0) for ee in ins[1:])):
+                kept[name] = t0
+        self.kept[node] = kept
+        g, env = self._chain(node, ins, [n for n in ins[0].env if n not in kept], True)
+        dag.envs[node] = {**env, **kept}
         gc = z3.Bool(enc.fresh_name("g"))
         dag.aux.append(gc)
         dag.side.append(gc == g)
         dag.guards[node] = gc
 
-    def _merge_open(self, node: Hashable, ins: list[EdgeEnc], still_open: bool
-                    ) -> tuple[z3.BoolRef, dict[str, object]]:
-        """The guard and values of an open node over `ins`, ending in the fresh `more` literal and `tail`
+    def _chain(self, node: Hashable, ins: list[EdgeEnc], names: list[str], still_open: bool
+               ) -> tuple[z3.BoolRef, dict[str, z3.ExprRef]]:
+        """The guard and the values of `names` over `ins`, ending in a fresh `more` literal and `tail`
         constants when `still_open` (else in the last in-edge's values), which a later step defines."""
         enc, dag = self.enc, self.dag
         self.used_in[node] = len(dag.incoming.get(node, ()))
@@ -261,11 +270,8 @@ class LazyDag:
             self.more[node] = more
             takens.append(more)
         tails: dict[str, z3.ExprRef] = {}
-        env: dict[str, object] = {}
-        for name, t0 in ins[0].env.items():
-            if name in self.stable:
-                env[name] = t0
-                continue
+        env: dict[str, z3.ExprRef] = {}
+        for name in names:
             ty = enc.var_types[name]
             if still_open:
                 r = enc.const(enc.fresh_name(name, "t"), ty)
@@ -279,8 +285,6 @@ class LazyDag:
             env[name] = r
         if still_open:
             self.tails[node] = tails
-        else:
-            self.tails.pop(node, None)
         return mk_or(*takens), env
 
     def _extend(self, node: Hashable) -> None:
@@ -292,10 +296,13 @@ class LazyDag:
             return
         if node not in self.more:
             raise AssertionError(f"unrolling node {node} gained an in-edge after it was encoded as complete")
+        for name, t in self.kept[node].items():
+            if not all(same_value(ee.env[name], t) for ee in new):
+                raise AssertionError(f"unrolling node {node}: a new in-edge changes {name}, taken for fixed")
         more, tails = self.more.pop(node), self.tails.pop(node)
-        g, env = self._merge_open(node, new, self.is_open(node))
+        g, env = self._chain(node, new, list(tails), self.is_open(node) is not None)
         dag.side.append(more == g)
-        dag.side.extend(t == self.enc.term(env[n], self.enc.var_types[n]) for n, t in tails.items())
+        dag.side.extend(t == env[n] for n, t in tails.items())
 
 
 def _visit(enc: Encoder, dag: DagEncoding, node: Hashable, outs: Sequence[tuple[Edge, Hashable]] | None,
@@ -435,7 +442,7 @@ def _merge(enc: Encoder, dag: DagEncoding, ins: list[EdgeEnc], join_consts: bool
         for ee in ins[1:]:
             t = ee.env[name]
             terms.append(t)
-            if same and not _same_value(t, t0):
+            if same and not same_value(t, t0):
                 same = False
         if same:
             merged[name] = t0
@@ -462,7 +469,7 @@ def _complementary(c: Expr, d: Expr) -> bool:
     return False
 
 
-def _same_value(a, b) -> bool:
+def same_value(a, b) -> bool:
     if a is b:
         return True
     za, zb = isinstance(a, z3.ExprRef), isinstance(b, z3.ExprRef)
