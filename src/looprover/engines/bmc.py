@@ -12,18 +12,32 @@ in the loop leads to the LIMIT sink instead (the *unwinding assertion*). Per bou
 The unrolling is built lazily in a topological order and only along edges whose condition does not fold to
 false (see `Unwinding`), so a loop with a constant bound costs its real iterations, not k.
 
-Solver use, measured on this encoding (2 shared cores, whole bound schedule up to the verdict; programs like
-tests/engines: a 1000-iteration counter, a bug at depth 300, a nondeterministic accumulator over 200
-iterations, a triangular nest of 30):
-  * fresh solver per bound vs one solver with push/pop per bound: 2.8/3.3 s, 2.6/2.9 s, 23/31 s, 1.4/1.3 s,
-    bit-vector bug 0.5/0.8 s. The unrolling for 2k is not an extension of the one for k (joins after a loop
-    gain in-edges), so push/pop only keeps stale lemmas. Fresh solver per bound; inside one bound the two
-    queries share it through assumption literals.
-  * `If` terms vs fresh constants at joins (`join_consts`): 2.8/3.7 s, 2.6/9.1 s, 23/33 s: terms.
-  * named node guards (`name_guards`): required, see `smt.dag.encode_dag` (1024-fold unrolling: 1 s vs
-    timeout, and no timeout overrun);
-  * the logic hint (`Encoder.logic`): QF_AUFLIA 0.01 s vs 0.3-0.6 s (default) on the nest, 2.4-4.9 s vs
-    3.1-15 s on the accumulator; QF_BV honours timeouts where the default overran by 5 s.
+With the integer encoding the unrolling is incremental (`Unrolling`): one solver for the whole run, and going
+from bound k to 2k asserts only the new nodes and edges. The 2k-unrolling extends the k-unrolling except that
+the edges into LIMIT now start iterations, and that nodes behind a loop (its exit, the next loop's header)
+gain in-edges: those nodes are encoded *open* (`Frontier` says which; `smt.dag.LazyDag` how: their `If`
+terms end in fresh symbols that the next bound defines, assumed absent meanwhile). With bit-vectors each
+bound gets a fresh unrolling and solver (the same code, nothing open). Measured, single runs, 2 cores loaded
+by others, wall time of `looprover verify F --engine bmc [--bitvector]`, old per-bound / incremental:
+  * integers: 1000-iteration counter 0.9/1.0 s; bug at depth 300 behind a constant loop 1.5/1.2 s, behind a
+    nondeterministic bound 2.0/1.5 s; accumulator over 200 nondeterministic iterations 6.2/4.1 s (1.0/1.3 s
+    with an assumed range); triangular nest of 30 0.8/0.9 s; nested nondeterministic loops, bug / safe at
+    bound 32: 2.2/1.8 s, 7.9/8.5 s (in one process: 7.3/5.9 s); the two loops with `% 3` (issue 14) in 10 s:
+    bound 256 (bound 128 done after 2.5 s) / 256-512 (after 0.9 s). Unrolled values at open nodes are kept
+    when the loops behind do not write them (an outer counter stays a constant past an inner loop): without
+    that, the nested safe case took 10.5 s instead of 4.2 s in its last query.
+  * bit-vectors: incremental was slower where nodes are open: the two loops reached bound 32-64 in 10 s
+    instead of 256, nested safe 15.9 vs 10.5 s. Under the `!more` assumptions the solver no longer sees that
+    e.g. `x < 3` holds on every leaf of an `If` chain, which bit-blasting with preprocessing exploits.
+  * steps of +1 instead of doubling (integers, incremental): counter 1.3 s, depth 300 1.4 s, nondeterministic
+    depth 300 2.7 s, two loops bound 89 in 10 s (x1.25: bound 151): doubling kept.
+  * `If` terms vs fresh constants with one implication per in-edge at open nodes: BMC of an accelerated array
+    program (quantified guards) timed out at bound 1 instead of answering in 0.05 s; terms.
+Measured on the per-bound version (same programs): push/pop on one solver re-encoding each bound was slower
+(2.8/3.3 s, 2.6/2.9 s, 23/31 s); `If` terms beat fresh constants at every join (2.6/9.1 s); named node
+guards (`name_guards`) are required, see `smt.dag.encode_dag` (1024-fold unrolling: 1 s vs timeout, and no
+timeout overrun); the logic hint (`Encoder.logic`): QF_AUFLIA 0.01 s vs 0.3-0.6 s (default) on the nest,
+2.4-4.9 s vs 3.1-15 s on the accumulator; QF_BV honours timeouts where the default overran by 5 s.
 
 Irreducible control flow has no natural loops to unwind: UNKNOWN with that reason.
 """
@@ -56,7 +70,7 @@ class Unwinding:
     containing loc, with rpo the reverse postorder of the CFA without back edges. A back edge increases
     some c_i, entering a loop or a forward edge increases an rpo at the first position that changes, and
     leaving loops goes to a location later in the rpo than the left loop's header. So every edge increases
-    the key, and a priority queue on it visits each node after all its predecessors (`smt.dag.encode_lazy`).
+    the key, and a priority queue on it visits each node after all its predecessors (`smt.dag.LazyDag`).
 
     Edges that cannot lead to an assertion or to a loop head (so not to LIMIT either) are left out.
     """
@@ -293,22 +307,24 @@ class BoundResult:
 class Unrolling:
     """The unrolling for growing bounds on one solver; `check(k)` asserts only what bound k adds.
 
-    Nodes that may gain in-edges are encoded open (`Frontier`, `smt.dag.LazyDag`); their completeness literals
-    are assumptions of each query. The queries of bound k assume `!err_k` with
-    `err_k -> (violations new at k or err_j)` for the previous bound j (old violations stay: an open node's
-    new in-edges can make them reachable), and `!lim_k -> ` the edges into LIMIT of bound k, which the next
-    bound points at the iterations they start (`LazyDag.redirect`).
+    Open nodes' completeness literals (`LazyDag.assumptions`) are assumptions of both queries. Query (a)
+    assumes `err_k` with `err_k -> (violations new at k or err_j)`, j the previous bound (old violations stay
+    candidates: an open node's new in-edges can make them reachable); query (b) assumes `lim_k ->` some edge
+    into LIMIT of bound k, and the next bound points those edges at the iterations they start
+    (`LazyDag.redirect`). `stable` variables (written by no edge) are never opened. With `incremental=False`
+    no node is open and the object serves one bound (the bit-vector encoding, see the module docstring).
     """
 
-    def __init__(self, program: Program, forest: LoopForest, bitvector: bool, deadline: Deadline | None):
-        self.program = program
+    def __init__(self, program: Program, forest: LoopForest, bitvector: bool, deadline: Deadline | None,
+                 incremental: bool = True):
+        self.program, self.incremental = program, incremental
         self.unw = Unwinding(program, forest, 0)
         self.enc = Encoder(program, bitvector, deadline=deadline)
         self.env0, side = self.enc.initial_env(program.all_vars)
         written = {v.name for e in program.edges for v in e.writes()}
         self.frontier = Frontier(self.unw)
         self.lazy = LazyDag(self.enc, self.unw.entry, self.env0, self.unw.key, self.unw.successors,
-                            self.frontier.is_open, sinks=frozenset({LIMIT}),
+                            self.frontier.is_open if incremental else lambda node: None, sinks=frozenset({LIMIT}),
                             stable=frozenset(self.env0) - written)
         self.frontier.lazy = self.lazy
         self.deadline = deadline
@@ -336,6 +352,7 @@ class Unrolling:
     def check(self, k: int) -> BoundResult:
         """Queries (a) and (b) for bound k (larger than the previous one)."""
         unw, lazy = self.unw, self.lazy
+        assert self.incremental or not unw.k, "a non-incremental unrolling serves one bound"
         unw.k = k
         for ee in self.limit_edges:
             lazy.redirect(ee, unw.target(ee.node, ee.edge))
@@ -378,7 +395,8 @@ class Unrolling:
 
 class BMC(Engine):
     name = "bmc"
-    summary = "bounded model checking: loops unwound with doubling bounds, CBMC-style unwinding assertions"
+    summary = "bounded model checking: loops unwound with doubling bounds (incremental for integers), " \
+              "CBMC-style unwinding assertions"
     cost = 0
 
     def solve(self, program: Program, task: Task, run: Run) -> Verdict:
@@ -392,11 +410,14 @@ class BMC(Engine):
         if not reachable_asserts:
             return self.true("no reachable assertion")
         k = 0
-        unrolling = Unrolling(program, forest, run.bitvector, run.deadline)
+        incremental = not run.bitvector
+        unrolling = None
         for k in bound_schedule(run.max_bound):
             run.deadline.check()
             run.stage = f"bound {k}"
             run.report(f"bmc: bound {k}")
+            if unrolling is None or not incremental:
+                unrolling = Unrolling(program, forest, run.bitvector, run.deadline, incremental)
             res = unrolling.check(k)
             run.stats.update(bound=k, nodes=res.nodes, open=len(unrolling.lazy.opened))
             if res.status == "violation":
