@@ -17,20 +17,22 @@ from bound k to 2k asserts only the new nodes and edges. The 2k-unrolling extend
 the edges into LIMIT now start iterations, and that nodes behind a loop (its exit, the next loop's header)
 gain in-edges: those nodes are encoded *open* (`Frontier` says which; `smt.dag.LazyDag` how: their `If`
 terms end in fresh symbols that the next bound defines, assumed absent meanwhile). With bit-vectors each
-bound gets a fresh unrolling and solver (the same code, nothing open). Measured, single runs, 2 cores loaded
-by others, wall time of `looprover verify F --engine bmc [--bitvector]`, old per-bound / incremental:
-  * integers: 1000-iteration counter 0.9/1.0 s; bug at depth 300 behind a constant loop 1.5/1.2 s, behind a
-    nondeterministic bound 2.0/1.5 s; accumulator over 200 nondeterministic iterations 6.2/4.1 s (1.0/1.3 s
-    with an assumed range); triangular nest of 30 0.8/0.9 s; nested nondeterministic loops, bug / safe at
-    bound 32: 2.2/1.8 s, 7.9/8.5 s (in one process: 7.3/5.9 s); the two loops with `% 3` (issue 14) in 10 s:
-    bound 256 (bound 128 done after 2.5 s) / 256-512 (after 0.9 s). Unrolled values at open nodes are kept
-    when the loops behind do not write them (an outer counter stays a constant past an inner loop): without
-    that, the nested safe case took 10.5 s instead of 4.2 s in its last query.
-  * bit-vectors: incremental was slower where nodes are open: the two loops reached bound 32-64 in 10 s
-    instead of 256, nested safe 15.9 vs 10.5 s. Under the `!more` assumptions the solver no longer sees that
-    e.g. `x < 3` holds on every leaf of an `If` chain, which bit-blasting with preprocessing exploits.
-  * steps of +1 instead of doubling (integers, incremental): counter 1.3 s, depth 300 1.4 s, nondeterministic
-    depth 300 2.7 s, two loops bound 89 in 10 s (x1.25: bound 151): doubling kept.
+bound gets a fresh unrolling and solver (the same code, nothing open). Measured, single runs on 2 shared
+cores (C versions of the programs below; engine time of `looprover verify F --engine bmc [--bitvector]`),
+per-bound / incremental:
+  * integers: 1000-iteration counter 0.45/0.41 s; bug at depth 300 behind a constant loop 0.56/0.44 s,
+    behind a nondeterministic bound 0.96/0.82 s; accumulator over 200 nondeterministic iterations 2.5/1.1 s
+    (0.63/0.47 s with an assumed range); triangular nest of 30 0.34/0.49 s; nested nondeterministic loops,
+    bug / safe: 0.87/0.83 s, 2.6/2.3 s; the two loops with `% 3` of issue 14: both reach bound 512 in 10 s
+    (in one process, per bound at 256: 2.3/6.4 s, the incremental one slower there). Values at open nodes
+    are kept when the loops behind them do not write them (an outer counter stays a constant past an inner
+    loop): without that, the nested safe case's last query took 10.5 s instead of 4.2 s.
+  * bit-vectors, incremental in one process: the two loops 16.5 s at bound 64 and 34 s at 128 (per bound:
+    4.4 and 9.4 s), nested safe 4.2 s vs 2.5 s: the open ends hide from bit-blasting's preprocessing that
+    e.g. every leaf of `x`'s `If` chain is below 3. Hence a fresh unrolling per bound there.
+  * steps of +1 instead of doubling (integers, incremental, loaded machine): counter 1.3 vs 0.8 s,
+    nondeterministic depth 300 2.7 vs 1.9 s, two loops bound 89 instead of 256 in 10 s (x1.25: 151);
+    constant depth 300 1.4 vs 2.1 s. Doubling kept.
   * `If` terms vs fresh constants with one implication per in-edge at open nodes: BMC of an accelerated array
     program (quantified guards) timed out at bound 1 instead of answering in 0.05 s; terms.
 Measured on the per-bound version (same programs): push/pop on one solver re-encoding each bound was slower
