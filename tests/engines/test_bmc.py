@@ -299,3 +299,32 @@ def test_break_continue_nested(bitvector):
     v = run(_break_continue(), bitvector)
     cex = assert_false(v)
     assert cex.steps
+
+
+def test_logic_widened_by_a_later_bound_gets_a_new_solver():
+    """A product first unrolled at bound 4 leaves QF_AUFLIA: the unrolling moves everything asserted so far to a
+    solver for the wider logic and still finds the bug (x * x == 49 in the fourth iteration)."""
+    from helpers.progdsl import Prog, add, c, eq, lt, mul, ne
+    from looprover.program.expr import I32
+    from looprover.program.loops import analyze_loops
+    p = Prog("late_product")
+    x, n = p.var("x", I32, "nondet"), p.var("n", I32, "nondet")
+    i, y = p.var("i", I32), p.var("y", I32)
+    p.havoc(x, n)
+    p.assign(i, c(0))
+    p.assign(y, c(0))
+    with p.while_(lt(i, n)):
+        with p.if_(eq(i, c(3))):
+            p.assign(y, mul(x, x))
+        p.assign(i, add(i, c(1)))
+    p.assert_(ne(y, c(49)))
+    prog = p.build()
+    u = bmc.Unrolling(prog, analyze_loops(prog), False, None)
+    rec = _Recorder(u)
+    for k in (1, 2):
+        assert u.check(k).status == "limit"
+    assert u.logic == "QF_AUFLIA"
+    res = u.check(4)
+    assert u.logic is None and len(rec.solvers) == 2 and res.status == "violation"
+    cex = assert_false(run(prog))
+    assert cex.inputs[0] in (7, -7)
