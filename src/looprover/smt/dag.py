@@ -137,38 +137,176 @@ def encode_dag(enc: Encoder, spec: DagSpec, env0: Mapping[str, z3.ExprRef], join
     return dag
 
 
-def encode_lazy(enc: Encoder, entry: Hashable, env0: Mapping[str, z3.ExprRef],
-                key: Callable[[Hashable], tuple], successors: Callable[[Hashable], Sequence[tuple[Edge, Hashable]]],
-                name_guards: bool = False) -> DagEncoding:
-    """`encode_dag` for a DAG given implicitly, explored from `entry` in increasing `key` order (which
-    must be topological: every edge goes to a larger key). A successor is only expanded when some edge
-    into it is not constant-false after folding, so infeasible parts of an unrolling (loop counters
-    past their constant bound) are never built: the symbolic-execution pruning of CBMC."""
-    spec = DagSpec(entry, [], {})
-    dag = DagEncoding(spec, {entry: TRUE}, {entry: env0}, {}, {}, [], [], [])
-    heap: list = [(key(entry), 0, entry)]
-    queued = {entry}
-    tie = 0
-    order: list[Hashable] = []
-    succ: dict[Hashable, Sequence[tuple[Edge, Hashable]]] = {}
-    while heap:
-        if tie % 256 == 255 or len(order) % 256 == 255:
-            check_deadline(enc.deadline)
-        _, _, node = heapq.heappop(heap)
-        outs = successors(node)
-        ees = _visit(enc, dag, node, outs, False, False, name_guards)
-        if ees is None:
-            continue
-        order.append(node)
-        if outs:
-            succ[node] = outs
-        for ee in ees:
-            if not is_false(ee.taken) and ee.dst not in queued:
-                queued.add(ee.dst)
-                tie += 1
-                heapq.heappush(heap, (key(ee.dst), tie, ee.dst))
-    spec.order, spec.succ = order, succ
-    return dag
+class LazyDag:
+    """`encode_dag` for a DAG given implicitly and grown in steps (BMC's unrolling for growing bounds).
+
+    Nodes are explored from `entry` in increasing `key` order (which must be topological: every edge goes to a
+    larger key), and a successor is only expanded when some edge into it is not constant-false after folding,
+    so infeasible parts (loop counters past their constant bound) are never built: CBMC's symbolic-execution
+    pruning. Edges into a node of `sinks` are not followed: `grow` lists them (`sink_edges`), and `redirect`
+    later points one at a real node.
+
+    Growing never re-asserts anything: `grow` returns only the constraints of what is new. A node for which
+    `is_open` says it may still gain in-edges later (it returns the values all later in-edges surely carry,
+    None for a complete node) keeps the `If`-term encoding of `encode_dag` over the in-edges it has, with
+    fresh symbols for the rest: its guard is `Or(taken_1, ..., more)` and each value that may still change
+    `If(taken_1, v_1, ... tail)`. `more` is assumed false (`assumptions`) until in-edges arrive; then
+    `more == Or(new takens, more')` and `tail == If(new..., tail')` define them, the primed symbols being the
+    new open ends (or none, once the node is complete). A complete node that gains an
+    in-edge, or a new in-edge that changes a kept value, would lose executions: that raises (an internal
+    error, never a wrong answer).
+    Measured against fresh constants with one implication per in-edge (`taken -> g`, `taken -> x == v`):
+    BMC of an accelerated array program (quantified guards) timed out at bound 1 (20 s) with 10 nodes, 2 of
+    them open; with the terms it answers in 0.05 s.
+    """
+
+    def __init__(self, enc: Encoder, entry: Hashable, env0: Mapping[str, z3.ExprRef],
+                 key: Callable[[Hashable], tuple], successors: Callable[[Hashable], Sequence[tuple[Edge, Hashable]]],
+                 is_open: Callable[[Hashable], Mapping[str, object] | None], sinks: frozenset = frozenset(),
+                 stable: frozenset = frozenset(), name_guards: bool = True):
+        self.enc, self.key, self.successors, self.is_open = enc, key, successors, is_open
+        self.sinks, self.stable, self.name_guards = sinks, stable, name_guards
+        self.dag = DagEncoding(DagSpec(entry, [], {}), {entry: TRUE}, {entry: env0}, {}, {}, [], [], [])
+        self.visited: set[Hashable] = set()              # nodes whose out-edges are encoded
+        self.more: dict[Hashable, z3.BoolRef] = {}       # open nodes: their current completeness literal
+        self.opened: set[Hashable] = set()               # nodes ever encoded open
+        self.used_in: dict[Hashable, int] = {}           # open nodes: in-edges already encoded
+        self.tails: dict[Hashable, dict[str, z3.ExprRef]] = {}   # open nodes: their values' undefined rest
+        self.kept: dict[Hashable, dict[str, object]] = {}        # open nodes: values every in-edge carries
+        self.sink_edges: list[EdgeEnc] = []              # non-false edges into sinks found by the last `grow`
+        self._heap: list = [(key(entry), 0, entry)]
+        self._queued = {entry}
+        self._tie = 0
+        self._side = 0                                   # `dag.side` constraints already returned
+        self.new_violations: list[Violation] = []
+
+    @property
+    def nodes(self) -> int:
+        return len(self.visited)
+
+    def assumptions(self) -> list[z3.BoolRef]:
+        """No open node has an in-edge beyond those encoded so far."""
+        return [z3.Not(m) for m in self.more.values()]
+
+    def redirect(self, ee: EdgeEnc, dst: Hashable) -> None:
+        """An edge that ended in a sink now leads to `dst` (encoded by the next `grow`)."""
+        ee.dst = dst
+        self.dag.incoming.setdefault(dst, []).append(ee)
+        self._push(dst)
+
+    def _push(self, node: Hashable) -> None:
+        if node not in self._queued:
+            self._queued.add(node)
+            self._tie += 1
+            heapq.heappush(self._heap, (self.key(node), self._tie, node))
+
+    def grow(self) -> list[z3.BoolRef]:
+        """Encode every node reachable from the pending ones; the constraints not returned before.
+        `new_violations` and `sink_edges` are those of this step."""
+        enc, dag = self.enc, self.dag
+        nv = len(dag.violations)
+        self.sink_edges = []
+        count = 0
+        while self._heap:
+            count += 1
+            if count % 256 == 0:
+                check_deadline(enc.deadline)
+            _, _, node = heapq.heappop(self._heap)
+            if node in self.visited:
+                self._extend(node)
+                continue
+            if node != dag.spec.entry:
+                ins = [ee for ee in dag.incoming.get(node, ()) if not is_false(ee.taken)]
+                if not ins:
+                    continue
+            outs = self.successors(node)
+            if node != dag.spec.entry:
+                fixed = self.is_open(node)
+                if fixed is not None:
+                    self._open(node, ins, fixed)
+                else:
+                    _join(enc, dag, node, ins, bool(outs), False, self.name_guards)
+            self.visited.add(node)
+            dag.spec.order.append(node)
+            if outs:
+                dag.spec.succ[node] = outs
+            for ee in _outs(enc, dag, node, outs):
+                if is_false(ee.taken):
+                    continue
+                if ee.dst in self.sinks:
+                    self.sink_edges.append(ee)
+                else:
+                    self._push(ee.dst)
+        self._queued = set()
+        self.new_violations = dag.violations[nv:]
+        new = dag.side[self._side:]
+        self._side = len(dag.side)
+        return new
+
+    def _open(self, node: Hashable, ins: list[EdgeEnc], fixed: Mapping[str, object]) -> None:
+        enc, dag = self.enc, self.dag
+        self.opened.add(node)
+        kept = {}
+        for name, t0 in ins[0].env.items():
+            if name in self.stable or (name in fixed and same_value(fixed[name], t0)
+                                       and all(same_value(ee.env[name], t0) for ee in ins[1:])):
+                kept[name] = t0
+        self.kept[node] = kept
+        g, env = self._chain(node, ins, [n for n in ins[0].env if n not in kept], True)
+        dag.envs[node] = {**env, **kept}
+        gc = z3.Bool(enc.fresh_name("g"))
+        dag.aux.append(gc)
+        dag.side.append(gc == g)
+        dag.guards[node] = gc
+
+    def _chain(self, node: Hashable, ins: list[EdgeEnc], names: list[str], still_open: bool
+               ) -> tuple[z3.BoolRef, dict[str, z3.ExprRef]]:
+        """The guard and the values of `names` over `ins`: `Or(taken_1, ..., more)` and
+        `If(taken_1, v_1, ... If(taken_n, v_n, tail))` with a fresh `more` literal and `tail` constants when
+        `still_open`, which a later step defines; else `encode_dag`'s terms. (Measured, integer BMC of
+        /tmp/i14/twoloop_mod.c at bound 64: 0.3 s; with `If(more, tail, If(taken_1, v_1, ... v_n))`, which
+        keeps the last in-edge as the default, 35 s, though bit-vectors gained from it: 2.5 vs 4.6 s at 32.)"""
+        enc, dag = self.enc, self.dag
+        self.used_in[node] = len(dag.incoming.get(node, ()))
+        takens = [ee.taken for ee in ins]
+        more = None
+        if still_open:
+            more = z3.Bool(enc.fresh_name("more"))
+            dag.aux.append(more)
+            self.more[node] = more
+            self.tails[node] = {}
+            takens.append(more)
+        env: dict[str, z3.ExprRef] = {}
+        for name in names:
+            ty = enc.var_types[name]
+            if more is not None:
+                r = enc.const(enc.fresh_name(name, "t"), ty)
+                dag.aux.append(r)
+                self.tails[node][name] = r
+                rest = ins
+            else:
+                r, rest = enc.term(ins[-1].env[name], ty), ins[:-1]
+            for ee in reversed(rest):
+                r = mk_ite(ee.taken, enc.term(ee.env[name], ty), r)
+            env[name] = r
+        return mk_or(*takens), env
+
+    def _extend(self, node: Hashable) -> None:
+        """New in-edges of an encoded node: it must be open; define its `more` literal and tail constants."""
+        dag = self.dag
+        incoming = dag.incoming.get(node, ())
+        new = [ee for ee in incoming[self.used_in.get(node, len(incoming)):] if not is_false(ee.taken)]
+        if not new:
+            return
+        if node not in self.more:
+            raise AssertionError(f"unrolling node {node} gained an in-edge after it was encoded as complete")
+        for name, t in self.kept[node].items():
+            if not all(same_value(ee.env[name], t) for ee in new):
+                raise AssertionError(f"unrolling node {node}: a new in-edge changes {name}, taken for fixed")
+        more, tails = self.more.pop(node), self.tails.pop(node)
+        g, env = self._chain(node, new, list(tails), self.is_open(node) is not None)
+        dag.side.append(more == g)
+        dag.side.extend(t == env[n] for n, t in tails.items())
 
 
 def _visit(enc: Encoder, dag: DagEncoding, node: Hashable, outs: Sequence[tuple[Edge, Hashable]] | None,
@@ -179,15 +317,26 @@ def _visit(enc: Encoder, dag: DagEncoding, node: Hashable, outs: Sequence[tuple[
         ins = [ee for ee in dag.incoming.get(node, ()) if not is_false(ee.taken)]
         if not ins:
             return None
-        g = mk_or(*(ee.taken for ee in ins))
-        if name_guards and z3.Z3_get_app_num_args(g.ctx_ref(), g.ast) > 0:
-            gc = z3.Bool(enc.fresh_name("g"))
-            dag.aux.append(gc)
-            dag.side.append(gc == g)
-            g = gc
-        dag.guards[node] = g
-        if outs or want_env:
-            dag.envs[node] = _merge(enc, dag, ins, join_consts)
+        _join(enc, dag, node, ins, bool(outs) or want_env, join_consts, name_guards)
+    return _outs(enc, dag, node, outs) if outs else []
+
+
+def _join(enc: Encoder, dag: DagEncoding, node: Hashable, ins: list[EdgeEnc], want_env: bool,
+          join_consts: bool, name_guards: bool) -> None:
+    """A node's guard (the disjunction of its non-false in-edges) and, if wanted, its merged values."""
+    g = mk_or(*(ee.taken for ee in ins))
+    if name_guards and z3.Z3_get_app_num_args(g.ctx_ref(), g.ast) > 0:
+        gc = z3.Bool(enc.fresh_name("g"))
+        dag.aux.append(gc)
+        dag.side.append(gc == g)
+        g = gc
+    dag.guards[node] = g
+    if want_env:
+        dag.envs[node] = _merge(enc, dag, ins, join_consts)
+
+
+def _outs(enc: Encoder, dag: DagEncoding, node: Hashable, outs: Sequence[tuple[Edge, Hashable]] | None
+          ) -> list[EdgeEnc]:
     if not outs:
         return []
     g = dag.guards[node]
@@ -297,7 +446,7 @@ def _merge(enc: Encoder, dag: DagEncoding, ins: list[EdgeEnc], join_consts: bool
         for ee in ins[1:]:
             t = ee.env[name]
             terms.append(t)
-            if same and not _same_value(t, t0):
+            if same and not same_value(t, t0):
                 same = False
         if same:
             merged[name] = t0
@@ -324,7 +473,7 @@ def _complementary(c: Expr, d: Expr) -> bool:
     return False
 
 
-def _same_value(a, b) -> bool:
+def same_value(a, b) -> bool:
     if a is b:
         return True
     za, zb = isinstance(a, z3.ExprRef), isinstance(b, z3.ExprRef)
