@@ -223,13 +223,6 @@ def _nnf(f: z3.BoolRef) -> z3.BoolRef:
     return g if len(g.sexpr()) <= 2 * len(f.sexpr()) + 64 else f
 
 
-def _candidates_only(proof: Any) -> bool:
-    """Whether the proof's invariants are candidates that the writer must check (`validate.inductive_subset`)."""
-    from looprover.tpa.proof import NetworkProof
-    from looprover.witness.hints import LoopInvariantHints
-    return isinstance(proof, (LoopInvariantHints, NetworkProof))
-
-
 def _implied_by_types(f: z3.ExprRef, ir_name: dict[str, str], program: Program, s: z3.Solver) -> bool:
     """Whether `f` holds for all values of its variables' C types (a range fact, which says nothing); `s` is an
     empty solver to use."""
@@ -293,11 +286,14 @@ def correctness_witness(proof: Any, program: Program, src: CSource, input_name: 
     if not loops:
         return Witness(None, None, "no correctness witness: no invariant expressible in C at a loop" + extra)
     meta = metadata(src, input_name, prop, data_model)
-    if _candidates_only(proof):
-        checked = _checked(loops, program, src, input_name, meta, deadline)
-        if isinstance(checked, str):
-            return Witness(None, None, f"no correctness witness: {checked}" + extra)
-        loops, extra = checked, extra + f"; candidates ({proof.kind}) checked: the validator confirms them"
+    # every engine's invariants are checked as the validator would before they are written: k-induction's are
+    # k-inductive (not 1-inductive for k > 1), and the summarize/multiloop ones are candidates; a witness that
+    # `validate` cannot confirm is worse than none
+    checked = _checked(loops, program, src, input_name, meta, deadline)
+    if isinstance(checked, str):
+        return Witness(None, None, f"no correctness witness: {checked}" + extra)
+    loops = checked
+    extra += f"; {getattr(proof, 'kind', 'invariants')} checked: the validator confirms them"
     entry = {"entry_type": "invariant_set", "metadata": meta, "content": _content(loops, input_name)}
     return Witness(dump([entry]), "correctness", f"correctness witness: {len(loops)} loop invariant(s)" + extra)
 
