@@ -161,6 +161,17 @@ def test_a_run_that_hangs_is_killed_and_counted_unknown(tmp_path):
     assert not _alive(gpid), "the whole process group must be killed"
 
 
+def test_a_runs_peak_memory_is_recorded(tmp_path):
+    """Without runexec the peak is the largest process's (wait4's ru_maxrss): a run that holds 200 MB shows it,
+    and the CSV has it."""
+    code = ("import json; b = bytearray(200 * 2**20); b[::4096] = b'x' * len(b[::4096]); "
+            "print(json.dumps({'status': 'TRUE', 'engine': 'fake', 'reason': 'done'}))")
+    r = run_one(_task(True), _py(code), timeout=30)
+    assert r.status == "TRUE" and 200 <= r.memory_mb < 400, r.memory_mb
+    write_csv([r], tmp_path / "r.csv")
+    assert 200 <= float(next(csv.DictReader((tmp_path / "r.csv").open()))["memory_mb"]) < 400
+
+
 def _alive(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]

@@ -52,6 +52,7 @@ def test_a_run_is_measured_by_its_cgroup(cgroups, one_task, tmp_path):
     r, = run_tasks(collect_tasks(one_task), timeout=60, command=lambda t: cmd, runexec=True)
     assert (r.status, r.engine, r.reason, r.category) == ("TRUE", "fake", "done", "correct-true")
     assert r.cpu_time >= 0.3
+    assert r.memory_mb is not None and r.memory_mb > 1       # the cgroup's peak
 
 
 def test_a_run_is_killed_at_its_wall_time(cgroups, one_task):

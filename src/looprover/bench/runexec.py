@@ -79,10 +79,14 @@ def run_measured(task: BenchTask, cmd: Sequence[str], timeout: float, grace: flo
     wall, cpu = float(res.get("walltime", 0.0)), float(res.get("cputime", 0.0))
     reason = res.get("terminationreason")
     if stop is not None and stop.is_set():
-        return RunResult(task, "UNKNOWN", "-", "interrupted", wall, cpu)
-    if reason == "walltime":
-        return RunResult(task, "UNKNOWN", "-", f"timeout (killed after {wall:.1f} s)", wall, cpu)
-    if reason == "memory":
-        return RunResult(task, "UNKNOWN", "-", f"memout (the run's processes reached {memory} MB)", wall, cpu)
-    code = res["exitcode"]
-    return interpret(task, -code.signal if code.signal else code.value, stdout, stderr, wall, cpu)
+        r = RunResult(task, "UNKNOWN", "-", "interrupted", wall, cpu)
+    elif reason == "walltime":
+        r = RunResult(task, "UNKNOWN", "-", f"timeout (killed after {wall:.1f} s)", wall, cpu)
+    elif reason == "memory":
+        r = RunResult(task, "UNKNOWN", "-", f"memout (the run's processes reached {memory} MB)", wall, cpu)
+    else:
+        code = res["exitcode"]
+        r = interpret(task, -code.signal if code.signal else code.value, stdout, stderr, wall, cpu)
+    if res.get("memory") is not None:
+        r.memory_mb = float(res["memory"]) / 2**20        # the cgroup's peak, all processes of the run
+    return r

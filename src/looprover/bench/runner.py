@@ -39,7 +39,7 @@ POLL = 0.05
 SCORE = {"correct-true": 2, "correct-false": 1, "wrong-true": -32, "wrong-false": -16}
 
 CSV_FIELDS = ["task", "property", "expected", "status", "result", "score", "engine", "reason",
-              "cpu_time", "wall_time", "input", "solver", "depth", "harness", "witness", "witness_check"]
+              "cpu_time", "wall_time", "input", "solver", "depth", "harness", "witness", "witness_check", "memory_mb"]
 
 
 @dataclass
@@ -56,6 +56,8 @@ class RunResult:
     harness: str = ""      # reached | not reached | not run: why -- the compiled harness of a FALSE
     witness: str = ""      # violation | correctness: the SV-COMP witness the run wrote (bench --witnesses)
     witness_check: str = ""    # confirmed | rejected: why | unknown: why (looprover validate on it)
+    memory_mb: float | None = None  # peak memory: of all the run's processes (runexec's cgroup), else of the
+                                    # largest one (wait4's ru_maxrss)
 
     @property
     def category(self) -> str:
@@ -155,9 +157,10 @@ def run_one(task: BenchTask, cmd: Sequence[str], timeout: float, grace: float = 
         stdout = out.read().decode(errors="replace")
         stderr = err.read().decode(errors="replace")
     cpu = usage.ru_utime + usage.ru_stime
-    if killed:
-        return RunResult(task, "UNKNOWN", "-", killed, wall, cpu)
-    return interpret(task, proc.returncode, stdout, stderr, wall, cpu)
+    r = RunResult(task, "UNKNOWN", "-", killed, wall, cpu) if killed else \
+        interpret(task, proc.returncode, stdout, stderr, wall, cpu)
+    r.memory_mb = usage.ru_maxrss / 1024          # Linux reports kilobytes
+    return r
 
 
 def interpret(task: BenchTask, code: int, stdout: str, stderr: str, wall: float, cpu: float) -> RunResult:
@@ -308,7 +311,7 @@ def _csv_row(r: RunResult) -> dict:
         "reason": r.reason, "cpu_time": f"{r.cpu_time:.2f}", "wall_time": f"{r.wall_time:.2f}",
         "input": str(r.task.input_file), "solver": r.solver,
         "depth": "" if r.depth is None else r.depth, "harness": r.harness, "witness": r.witness,
-        "witness_check": r.witness_check,
+        "witness_check": r.witness_check, "memory_mb": "" if r.memory_mb is None else f"{r.memory_mb:.0f}",
     }
 
 
