@@ -228,11 +228,14 @@ def test_violation_witness_with_inputs_in_branches_and_functions(tmp_path):
 
 
 # ----------------------------------------------------------------- candidate invariants (summarize, multiloop)
-RELATED = """extern int __VERIFIER_nondet_int(void);
+# the declarations of the C programs below
+ASSERT_HEADER = """extern int __VERIFIER_nondet_int(void);
 extern void abort(void);
 void reach_error(void) { abort(); }
 void __VERIFIER_assert(int cond) { if (!cond) { reach_error(); abort(); } }
-int main(void) {
+"""
+
+RELATED = ASSERT_HEADER + """int main(void) {
   int n = __VERIFIER_nondet_int();
   if (n < 0 || n > 1000) return 0;
   int i = 0, j = 0;
@@ -242,11 +245,7 @@ int main(void) {
 }
 """
 
-TWO_LOOPS = """extern int __VERIFIER_nondet_int(void);
-extern void abort(void);
-void reach_error(void) { abort(); }
-void __VERIFIER_assert(int cond) { if (!cond) { reach_error(); abort(); } }
-int main(void) {
+TWO_LOOPS = ASSERT_HEADER + """int main(void) {
   int n = __VERIFIER_nondet_int();
   if (n < 0 || n > 1000) return 0;
   int i = 0;
@@ -284,11 +283,7 @@ def test_summarize_relates_the_loop_to_its_entry_constants(tmp_path):
     assert "2LL * (long long)i" in value          # j == 2*i: j - j0 == 2*(i - i0) with i0 = j0 = 0
 
 
-SEQUENCE = """extern int __VERIFIER_nondet_int(void);
-extern void abort(void);
-void reach_error(void) { abort(); }
-void __VERIFIER_assert(int cond) { if (!cond) { reach_error(); abort(); } }
-int main(void) {
+SEQUENCE = ASSERT_HEADER + """int main(void) {
   int a = __VERIFIER_nondet_int(), b = __VERIFIER_nondet_int();
   if (a < 0 || a > 100 || b < 0 || b > 100) return 0;
   int i = 0, k = 0;
@@ -372,9 +367,7 @@ def test_a_true_without_invariants_gets_the_domains_candidates_the_validator_con
     """labmc's and bmc's TRUEs carry no invariants: the writer falls back to the abstract domains' candidates
     and writes them only once the validator's checks confirm them, saying where they came from."""
     path = tmp_path / "bounded.c"
-    path.write_text("extern void abort(void);\nvoid reach_error(void) {}\n"
-                    "void __VERIFIER_assert(int c) { if (!c) { reach_error(); abort(); } }\n"
-                    "int main(void) {\n  int i = 0, s = 0;\n  while (i < 20) { i++; s += 2; }\n"
+    path.write_text(ASSERT_HEADER + "int main(void) {\n  int i = 0, s = 0;\n  while (i < 20) { i++; s += 2; }\n"
                     "  __VERIFIER_assert(s == 40);\n  return 0;\n}\n")
     verdict, program = _verify(path, engine)
     assert verdict.status == Status.TRUE, verdict.reason

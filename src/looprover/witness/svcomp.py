@@ -7,11 +7,12 @@ statement where the property fails. A TRUE gets a correctness witness, one `inva
 `loop_invariant` per C loop (at its keyword), when the engine's proof holds state invariants at loop heads
 (k-induction's invariants, Spacer's cutpoint invariants, TPA's state invariant when it derived one). The invariants are printed in the C subset of
 `cexpr.py`, over the C variables declared at the loop (`csource.py`); a conjunct that cannot be printed there is
-left out and counted in the note. Summarize's summary conjuncts (`witness/hints.py`) and the multi-loop engine's
-safe sets are only candidates at the loop heads: the printed conjuncts go through the validator's own checks
-(`validate.inductive_subset`), and the witness is written only when `validate` confirms what is left. Engines whose
-TRUE has no state invariants (bmc, labmc, TPA without a state invariant), termination proofs (format 2.0 has no
-entry for them) and Horn-clause input get no witness, and the note says why. The format's rules were taken from its public documentation (sosy-lab sv-witnesses, format 2.0);
+left out and counted in the note. Every engine's printed conjuncts (summarize's summary conjuncts,
+`witness/hints.py`, and the multi-loop engine's safe sets are only candidates; k-induction's are k-inductive)
+go through the validator's own checks (`validate.inductive_subset`), and the witness is written only when
+`validate` confirms what is left. A TRUE without such invariants (bmc, labmc, execute, TPA without a state
+invariant) falls back to the abstract domains' candidates (`domain_hints`), checked the same way. Termination
+proofs (format 2.0 has no entry for them) and Horn-clause input get no witness, and the note says why. The format's rules were taken from its public documentation (sosy-lab sv-witnesses, format 2.0);
 `tests/witness/witness-2.0.schema.json` is our schema of it.
 """
 from __future__ import annotations
@@ -138,8 +139,8 @@ def violation_witness(cex: Counterexample, program: Program, src: CSource, input
 def proof_invariants(proof: Any, program: Program, deadline: Deadline | None = None
                      ) -> tuple[dict[int | None, list[z3.BoolRef]], dict[str, str]] | str:
     """The proof's state invariants as z3 formulas per CFA location (None: every location) and the map from
-    the z3 constants' names to IR variable names; or why the proof has none. For the `CANDIDATES` kinds they are
-    candidates only."""
+    the z3 constants' names to IR variable names; or why the proof has none. The writer checks them before
+    printing (`_checked`)."""
     from looprover.smt.encode import Encoder
     from looprover.witness.proofs import CutpointInvariantProof, KInductiveProof
     consts = {name: (z3.Bool(name) if isinstance(info.var.type, BoolType) else z3.Int(name))
