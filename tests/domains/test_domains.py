@@ -75,6 +75,17 @@ def test_congruence(loop):
     assert Congruence().var_atoms(lp.site, lp.var("x")) == []
 
 
+def test_congruence_moduli_from_the_samples_and_the_constants(loop):
+    """A counter stepping by 10 from 7 has residue 7 mod 10 (the gcd of the sampled spread, no `10` needed in
+    a modulus position); a `% 6` in the code offers modulus 6; a counter stepping by 1 gets neither."""
+    lp = loop("int x = 7; while (x < 500) x += 10;")
+    assert "((x % 10) == 7)" in strs(Congruence().var_atoms(lp.site, lp.var("x")))
+    lp = loop("int x = 0; int y = 0; while (x < 500) { x += 6; y = x % 6; }")
+    assert "((x % 6) == 0)" in strs(Congruence().var_atoms(lp.site, lp.var("x")))
+    lp = loop("int x = 0; while (x < 500) x++;")
+    assert Congruence().var_atoms(lp.site, lp.var("x")) == []
+
+
 def test_congruence_between_counters(loop):
     lp = loop("int i = 0, j = 0; while (i < 10) { i += 2; j += 4; }")
     assert strs(Congruence().pair_atoms(lp.site, lp.var("i"), lp.var("j"))) == ["(((i - j) % 2) == 0)"]

@@ -1,5 +1,7 @@
 """Congruences: residues `v % m = r` and `x - y ≡ r (mod m)` that every sampled state shares; for a loop body,
-`x' ≡ x (mod g)` with g the gcd of the sampled steps of x.
+`x' ≡ x (mod g)` with g the gcd of the sampled steps of x. The moduli of `v % m`: 2, 3, 4, 8, the program's
+own constants up to `MAX_MODULUS` (a `% 10` in the code is a hint) and the gcd of the sampled values' spread
+(values 10, 30, 70 share residue 0 mod 10 whatever the code says).
 
 Why: parity facts (a counter stepping by 2, inner and outer counters that move together) are invisible to
 bounds and differences but decide many loop properties (`x % 2 == 0` at exit). The relational form is
@@ -16,6 +18,24 @@ from looprover.domains.base import Domain, Site, StepSite
 from looprover.program.expr import Expr, IntType, Var, binary, cmp, const
 
 
+MAX_MODULUS = 1000
+SMALL_MODULI = (2, 3, 4, 8)
+
+
+def moduli(site: Site, xs: list[int]) -> list[int]:
+    """The moduli worth a residue atom over the values `xs`: the small ones, the program's constants, and the
+    gcd of the values' differences when at least three distinct values share it."""
+    ms = list(SMALL_MODULI) + [c for c in site.consts if 2 <= c <= MAX_MODULUS and c not in SMALL_MODULI]
+    distinct = sorted(set(xs))
+    if len(distinct) >= 3:
+        g = 0
+        for x in distinct[1:]:
+            g = math.gcd(g, x - distinct[0])
+        if 2 <= g <= MAX_MODULUS and g not in ms:
+            ms.append(g)
+    return ms
+
+
 class Congruence(Domain):
     name = "congruence"
     relational = True
@@ -26,7 +46,7 @@ class Congruence(Domain):
             return []
         xs = [s[v.name] for s in site.samples]
         out = []
-        for m in (2, 3, 4, 8):
+        for m in moduli(site, xs):
             rs = {x % m if x >= 0 else -((-x) % m) for x in xs}
             if len(rs) == 1:
                 out.append(cmp("==", binary("%", v, const(m, t)), const(rs.pop(), t)))

@@ -2,17 +2,25 @@
 
 Why here: the domains read their bounds, offsets, residues and lines off these states, and the state driver
 drops every atom some sampled (hence reachable) state falsifies, before Houdini sees it. Inputs are small
-numbers mostly, with a few type extremes, so wrap-around paths get sampled too.
+numbers mostly, with a few type extremes, so wrap-around paths get sampled too. Where no edge can run on
+random values (a Horn clause or an `assume` that havocs a variable and then pins it down, `x' = x + y'`), z3
+picks the havoc values for the edge from the concrete state (`_EdgeSolver`); the interpreter still runs the
+edge, so every sample is a state of a real run.
 """
 from __future__ import annotations
 
 import random
 from typing import Any
 
+import z3
+
 from looprover.deadline import Deadline
-from looprover.program.cfa import Program
-from looprover.program.expr import BoolType, IntType, Var
+from looprover.program.cfa import Assign, Assume, Edge, Havoc, Program
+from looprover.program.expr import ArrayType, BoolType, IntType, Var
 from looprover.program.interp import ArrayValue, Evaluator, Oracle, UndefinedBehavior, commit, try_edge
+from looprover.smt.encode import Encoder
+
+SOLVE_MS = 50      # z3's time per solved step: a sample is a hint, not worth more
 
 
 class _RandomOracle(Oracle):
@@ -21,6 +29,67 @@ class _RandomOracle(Oracle):
 
     def __call__(self, v: Var):
         return _random_value(self.rng, v.type)
+
+
+class _ListOracle(Oracle):
+    def __init__(self, values: list[Any]):
+        self.values = list(values)
+
+    def __call__(self, v: Var):
+        return self.values.pop(0)
+
+
+class _EdgeSolver:
+    """Havoc values with which one edge runs from a concrete state, found by z3: the edge is encoded once over
+    symbolic pre-state constants (integer or bit-vector semantics, as sampled); each query binds them to the
+    state and nudges every havoc above or below a random value, so repeated runs spread out."""
+
+    def __init__(self, program: Program, edge: Edge, bitvector: bool):
+        self.ok = not any(isinstance(v.type, ArrayType) for v in edge.reads() | edge.writes())
+        if not self.ok:
+            return
+        enc = self.enc = Encoder(program, bitvector, prefix="smp.")
+        self.pre = {v.name: (enc.const(f"smp.{v.name}", v.type), v.type) for v in edge.reads()}
+        env: dict[str, Any] = {n: c for n, (c, _) in self.pre.items()}
+        self.havocs: list[tuple[Var, z3.ExprRef]] = []
+        conds: list[z3.BoolRef] = []
+        for st in edge.stmts:
+            if isinstance(st, Assign):
+                env[st.lhs.name] = enc.expr(st.rhs, env)
+            elif isinstance(st, Havoc):
+                for v in st.vars:
+                    c = enc.fresh(v.name, v.type)
+                    self.havocs.append((v, c))
+                    conds += enc.in_range(c, v.type)
+                    env[v.name] = c
+            elif isinstance(st, Assume):
+                conds.append(enc.expr(st.cond, env))
+            else:               # an assertion: the states before it are what is sampled
+                break
+        self.ok = bool(self.havocs)
+        self.solver = z3.Solver()
+        self.solver.set("timeout", SOLVE_MS)
+        self.solver.add(*conds)
+
+    def values(self, state: dict, rng: random.Random) -> list[Any] | None:
+        s = self.solver
+        s.push()
+        try:
+            for n, (c, t) in self.pre.items():
+                s.add(c == self.enc.value(state[n], t))
+            nudge = []
+            for v, c in self.havocs:
+                if isinstance(v.type, IntType):
+                    r = self.enc.value(_random_value(rng, v.type), v.type)
+                    nudge.append(c >= r if rng.random() < 0.5 else c <= r)
+            if s.check(*nudge) != z3.sat and (not nudge or s.check() != z3.sat):
+                return None
+            m = s.model()
+            return [self.enc.to_python(m.eval(c, model_completion=True), v.type) for v, c in self.havocs]
+        except (z3.Z3Exception, KeyError, TypeError, ValueError):
+            return None
+        finally:
+            s.pop()
 
 
 def _random_value(rng: random.Random, t) -> Any:
@@ -45,6 +114,7 @@ def sample_states(program: Program, points: set[int], seed: int = 0, runs: int =
     out: dict[int, list[dict]] = {p: [] for p in points}
     scalars = [(n, i.var.type) for n, i in program.variables.items() if not hasattr(i.var.type, "elem")]
     arrs = [n for n, i in program.variables.items() if arrays and hasattr(i.var.type, "elem")]
+    solvers: dict[int, _EdgeSolver] = {}
     for _ in range(runs):
         if deadline is not None and deadline.expired():
             break
@@ -70,8 +140,30 @@ def sample_states(program: Program, points: set[int], seed: int = 0, runs: int =
                     state = commit(r)
                     loc, moved = e.dst, True
                     break
+                else:
+                    moved = _solved_step(program, edges, state, ev, rng, solvers, bitvector)
+                    if moved:
+                        loc, state = moved
                 if not moved:
                     break
         except (UndefinedBehavior, KeyError, TypeError):
             continue
     return out
+
+
+def _solved_step(program: Program, edges: list[Edge], state: dict, ev: Evaluator, rng: random.Random,
+                 solvers: dict[int, _EdgeSolver], bitvector: bool) -> tuple[int, dict] | None:
+    """(the next location, the next state) of an edge that z3's havoc values let run, if one does."""
+    for e in edges:
+        es = solvers.get(id(e))
+        if es is None:
+            es = solvers[id(e)] = _EdgeSolver(program, e, bitvector)
+        if not es.ok:
+            continue
+        vals = es.values(state, rng)
+        if vals is None:
+            continue
+        r = try_edge(ev, e, state, _ListOracle(vals))
+        if r.blocked is None and r.violated is None:
+            return e.dst, commit(r)
+    return None

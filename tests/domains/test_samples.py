@@ -1,0 +1,35 @@
+"""The state sampler: random runs of the interpreter, with z3 choosing havoc values where random ones block."""
+from __future__ import annotations
+
+from helpers.progdsl import Prog, add, c, eq, ge, lt, mul
+from looprover.domains import sample_states
+from looprover.program.cpg import build_cpg
+from looprover.program.expr import I32
+
+
+def _pinned():
+    """x starts at 10·k for a nondet k in 1..9, and each round y is havocked and then pinned to x + 3: random
+    values of k, x and y (small numbers) almost never pass these assumptions."""
+    p = Prog("pinned")
+    k, x, y, i = (p.var(n, I32) for n in ("k", "x", "y", "i"))
+    p.havoc(k, x)
+    p.assume(ge(k, c(1)))
+    p.assume(lt(k, c(10)))
+    p.assume(eq(x, mul(c(10), k)))
+    p.assign(i, c(0))
+    with p.while_(lt(i, c(20))):
+        p.havoc(y)
+        p.assume(eq(y, add(x, c(3))))
+        p.assign(i, add(i, c(1)))
+    return p.build()
+
+
+def test_samples_pass_assumptions_that_pin_havocked_values():
+    prog = _pinned()
+    head = next(iter(build_cpg(prog).loops.loops))
+    samples = sample_states(prog, {head})[head]
+    assert len(samples) >= 20
+    for s in samples:   # every sample is a reachable state: x = 10·k, 1 <= k <= 9, and y = x + 3 after a round
+        assert s["x"] == 10 * s["k"] and 1 <= s["k"] <= 9
+        assert s["i"] == 0 or s["y"] == s["x"] + 3
+    assert len({s["k"] for s in samples}) >= 2        # the runs spread out
