@@ -76,3 +76,14 @@ def bv_counter(N: int, bad_value: int, width: int = 32) -> TransitionSystem:
     """x = 0 (bv); while (x <u N) x++; Bad = x == bad_value."""
     x, x1 = z3.BitVec("x", width), z3.BitVec("x'", width)
     return TransitionSystem([x], [x1], x == 0, z3.And(z3.ULT(x, N), x1 == x + 1), x == bad_value)
+
+
+def phase_split() -> TransitionSystem:
+    """a > b at the start; each step a += 1, b += 2; d counts the steps while b <= a, c those after (CHC-COMP's
+    aeval multi-phase s_split_17). Bad = d <= 0 ∧ c > 1000: safe, since the first step already counts in d.
+    TPA's levels close only with facts that land on a higher level than the one that closes."""
+    (a, b, c, d), (a1, b1, c1, d1) = ints("a", "b", "c", "d")
+    return TransitionSystem([a, b, c, d], [a1, b1, c1, d1], z3.And(d == 0, c == 0, a > b),
+                            z3.And(a1 == a + 1, b1 == b + 2, c1 == z3.If(b <= a, c, c + 1),
+                                   d1 == z3.If(b <= a, d + 1, d)),
+                            z3.And(d <= 0, c > 1000))

@@ -21,7 +21,7 @@ from looprover.tpa.result import Vocabulary
 from looprover.tpa.seeds import transitive_seeds
 from helpers.wrap_chain import M, wrapped_adds
 from helpers.tpa_systems import (
-    bv_counter, counter, down_up, flag_counter, ints, nondet_step, token_ring, triangular, two_speeds,
+    bv_counter, counter, down_up, flag_counter, ints, nondet_step, phase_split, token_ring, triangular, two_speeds,
 )
 
 TIMEOUT = 60.0
@@ -142,6 +142,23 @@ def test_relational_sum():
 def test_relational_two_speeds():
     ts = two_speeds()
     assert_safe(ts, solve_tpa(ts, timeout=TIMEOUT))
+
+
+def test_phase_split_safe():
+    ts = phase_split()
+    assert_safe(ts, solve_tpa(ts, timeout=TIMEOUT))
+
+
+@pytest.mark.slow
+def test_level_closing_during_a_deeper_query_ends_the_run(monkeypatch):
+    """With the closure checks between top-level queries switched off, the only way to SAFE is a level that
+    closes while a deeper query is still running (`TPA._reach`): the run ends there, with a checked
+    certificate of that lower level (phase_split closed only after the deadline before this check existed)."""
+    monkeypatch.setattr(TPA, "_fixed_point", lambda self, upto: None)
+    ts = phase_split()
+    r = solve_tpa(ts, timeout=TIMEOUT)
+    cert = assert_safe(ts, r)
+    assert cert.level < r.stats["level"]
 
 
 # ------------------------------------------------------------------------------------------ plain TPA

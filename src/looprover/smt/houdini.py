@@ -12,10 +12,14 @@ falsified while all of that subset is alive, so the loop ends at the greatest fi
 only in what `pre`, `post`, `background` and `init` are (see `engines/kinduction.py`, `tpa/core.py`,
 `tpa/seeds.py`).
 
-Solver use (measured for k-induction, see its docstring): one solver for the initiation pass and one
-incremental solver for consecution; each candidate's `pre` is guarded by an assumption literal, and the
-round's query `⋁ ¬post_i` by a fresh literal, so only valid constraints are ever added and no push/pop is
-needed.
+Solver use: one solver for the initiation pass, and for consecution a fresh solver per round, each
+candidate's `pre` guarded by an assumption literal (with assumptions z3 uses its incremental core; the same
+rounds asserted without assumptions went through z3's preprocessing tactics and took 3.0-11.6 s here). Why not one incremental solver across
+the rounds (as before issue 14): its learned state made the rounds' times depend on the run's history. Measured
+on loopv2 (113 candidates, 60 inductive, `%`-heavy consecution): one incremental solver took 1.5, 1.8 and 8.9 s
+for the same Houdini run repeated in one process (the last round alone 0.3 s or 4.8 s; that round's query in a
+fresh solver: 0.2-0.7 s under six random seeds), so k-induction's Houdini share of a 10 s run (1/3) ran out
+in the CLI; a fresh solver per round: 0.8-1.3 s over eight repetitions.
 
 A round whose model falsifies no alive candidate (an incomplete model) raises GiveUp instead of looping;
 `unknown` raises OutOfTime or GiveUp (`smt.solver.check`). Callers that can do without the invariants catch
@@ -66,15 +70,13 @@ def houdini(background: Sequence[z3.BoolRef], pre: Sequence[z3.BoolRef], post: S
             alive = _survivors(s0.model(), alive, first)
     if not alive:
         return []
-    s = make()
-    s.add(*background)
     lits = [z3.Bool(f"!h{i}", ctx) for i in range(len(pre))]
-    for i in alive:
-        s.add(z3.Implies(lits[i], pre[i]))
-    rnd = 0
+    q = z3.Bool("!hq", ctx)
     while alive:
-        rnd += 1
-        q = z3.Bool(f"!hq{rnd}", ctx)
+        s = make()          # fresh per round: see the module docstring
+        s.add(*background)
+        for i in alive:
+            s.add(z3.Implies(lits[i], pre[i]))
         s.add(z3.Implies(q, z3.Or([z3.Not(post[i]) for i in alive])))
         if check(s, deadline, q, *(lits[i] for i in alive)) == z3.unsat:
             break
