@@ -11,6 +11,11 @@ from __future__ import annotations
 import math
 import time
 
+# Seconds past its deadline before a verify job's process is killed (`jobs.run_job_limited`). Everything the job
+# still does after the deadline (the portfolio cutting its stragglers, writing a witness) must fit well inside it,
+# or the job is killed first and its answer's reasons are lost.
+KILL_GRACE = 1.0
+
 
 class OutOfTime(Exception):
     """The deadline passed: the run ends with UNKNOWN."""

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from looprover.deadline import Deadline
+from looprover.deadline import KILL_GRACE, Deadline
 from looprover.engines import get_engine
 from looprover.engines.base import Run, Task, run_engine
 from looprover.errors import InputError, LooproverError, UnsupportedError
@@ -34,7 +34,6 @@ from looprover.report import split_tracebacks, verdict_json, verdict_text
 from looprover.smt.encode import bitvector_reason
 from looprover.verdict import Counterexample, Status, Verdict
 
-KILL_GRACE = 1.0          # seconds past the deadline before the job's process is killed
 # address space a run needs beyond what is loaded before it starts: z3 starts a thread (8 MB of stack) per
 # solver timeout in each engine process; a trivial task ran with 10 MB, crashed with 5 (measured)
 MIN_HEADROOM_MB = 16

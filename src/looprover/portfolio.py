@@ -31,7 +31,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
-from looprover.deadline import Deadline
+from looprover.deadline import KILL_GRACE as JOB_KILL_GRACE, Deadline
 from looprover.engines import ENGINES, get_engine
 from looprover.engines.base import Engine, Run, Task, run_engine, vet
 from looprover.processes import Child, forking, out_of_memory_reason
@@ -41,7 +41,10 @@ from looprover.verdict import Status, Verdict
 from looprover.witness.proofs import Proof
 from looprover.witness.recheck import recheck_counterexample, recheck_proof
 
-KILL_GRACE = 1.0     # seconds past the deadline before a straggler is killed
+# Seconds past the deadline before a straggling engine is killed: half the job's own grace, so the portfolio
+# answers with every engine's reason before its job is killed (with equal graces the two kills raced: a 60 s CHC
+# run lost to the job's kill at 61.5 s reported only 'timeout while running the engine').
+KILL_GRACE = JOB_KILL_GRACE / 2
 
 
 @dataclass(frozen=True)

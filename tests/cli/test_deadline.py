@@ -28,6 +28,17 @@ def test_an_engine_that_ignores_its_deadline_is_stopped(capsys, fake_engines, ch
     assert data["encoding"] is None                 # not known: the child never reported one
 
 
+def test_a_portfolio_cuts_its_stuck_engines_before_the_job_is_killed(capsys, fake_engines, chc_file):
+    """The portfolio kills an engine that ignores the deadline half a grace before the job's own kill, so its
+    answer still names each engine and why (with equal graces the job's kill won the race and the reasons
+    were lost)."""
+    code = cli.main(["verify", str(chc_file), "--engine", "portfolio", "--option", "portfolio.engines=fake_hang",
+                     "--timeout", "1.5", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0 and data["status"] == "UNKNOWN" and data["engine"] == "portfolio", data
+    assert "fake_hang: timeout (killed at the deadline)" in data["reason"], data["reason"]
+
+
 def test_a_stopped_run_still_reports_the_encoding_the_user_forced(capsys, fake_engines, chc_file):
     for flag, encoding in (("--bitvector", "bit-vector"), ("--integer", "integer")):
         cli.main(["verify", str(chc_file), "--engine", "fake_hang", "--timeout", "0.5", flag, "--json"])
