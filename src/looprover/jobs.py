@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from looprover.deadline import KILL_GRACE, Deadline
+from looprover.deadline import KILL_GRACE, PAST_DEADLINE, Deadline
 from looprover.engines import get_engine
 from looprover.engines.base import Run, Task, run_engine
 from looprover.errors import InputError, LooproverError, UnsupportedError
@@ -259,9 +259,9 @@ def _witness(verdict: Verdict, program: Program | None, job: Job, deadline: Dead
     if deadline.left() < -0.3 and verdict.status != Status.UNKNOWN:
         return Witness(None, None, "no witness: no time left")
     # candidate invariants are checked before they are written: within the run's time, and past it only by
-    # half the kill grace
+    # PAST_DEADLINE
     return witness_for(verdict, program, job.input, job.property.name, job.data_model,
-                       Deadline(deadline.at + KILL_GRACE / 2))
+                       Deadline(deadline.at + PAST_DEADLINE))
 
 
 def render(verdict: Verdict, program: Program | None, job: Job, start: float) -> Outcome:

@@ -22,7 +22,7 @@ UNKNOWN. Decision rule (never guess):
     proof passes; a failed one is UNKNOWN and a bug report like a rejected counterexample;
   * the first definitive answer wins and the other engines are killed; if a TRUE and a FALSE are both on
     the table, the answer is UNKNOWN("engines disagree ..."), reported as a bug with both answers;
-  * at the deadline (plus a short grace) every engine still running is killed.
+  * at the deadline (plus `deadline.PAST_DEADLINE`) every engine still running is killed.
 """
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
-from looprover.deadline import KILL_GRACE as JOB_KILL_GRACE, Deadline
+from looprover.deadline import PAST_DEADLINE, Deadline
 from looprover.engines import ENGINES, get_engine
 from looprover.engines.base import Engine, Run, Task, run_engine, vet
 from looprover.processes import Child, forking, out_of_memory_reason
@@ -40,11 +40,6 @@ from looprover.timeshare import TimeShare, usable_cores
 from looprover.verdict import Status, Verdict
 from looprover.witness.proofs import Proof
 from looprover.witness.recheck import recheck_counterexample, recheck_proof
-
-# Seconds past the deadline before a straggling engine is killed: half the job's own grace, so the portfolio
-# answers with every engine's reason before its job is killed (with equal graces the two kills raced: a 60 s CHC
-# run lost to the job's kill at 61.5 s reported only 'timeout while running the engine').
-KILL_GRACE = JOB_KILL_GRACE / 2
 
 
 @dataclass(frozen=True)
@@ -117,7 +112,7 @@ def run_portfolio(program: Program, task: Task, run: Run, names: tuple[str, ...]
     bugs: list[dict] = []           # evidence that failed the portfolio's check, engines that disagree
     try:
         while not share.finished() and decided is None:
-            wait_for = run.deadline.left() + KILL_GRACE
+            wait_for = run.deadline.left() + PAST_DEADLINE   # then stragglers are killed
             if wait_for <= 0:
                 break
             for i, child in share.poll(wait_for):

@@ -7,6 +7,7 @@ import time
 
 
 from looprover import portfolio
+from looprover.deadline import PAST_DEADLINE
 from looprover.engines import verify
 from looprover.engines.base import vet
 from looprover.program.cfa import SrcLoc
@@ -119,7 +120,7 @@ def test_unvalidated_false_is_not_an_answer(monkeypatch, fake_engines, chc_progr
 def test_deadline_kills_engines_that_ignore_it(monkeypatch, fake_engines, chc_program):
     v, elapsed = run(monkeypatch, chc_program, "fake_hang", "fake_hang", timeout=1.0)
     assert v.status == Status.UNKNOWN and "timeout" in v.reason
-    assert elapsed < 1.0 + portfolio.KILL_GRACE + 3
+    assert elapsed < 1.0 + PAST_DEADLINE + 3
     assert not mp.active_children()
 
 
