@@ -374,7 +374,9 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--compare", nargs=2, metavar=("A.csv", "B.csv"),
                    help="compare two earlier runs' result CSVs per engine instead of running (with --timeout S, "
                         "tasks solved within 10%% of S are marked near the limit)")
-    b.add_argument("--jobs", type=positive_int, default=2, metavar="N", help="parallel runs (default 2)")
+    b.add_argument("--jobs", type=positive_int, default=2, metavar="N",
+                   help="cores for the runs (default 2): a run takes as many as its engine keeps busy, a "
+                        "portfolio run all of its cores, any other engine one")
     b.add_argument("--timeout", type=positive_float, default=None, metavar="S",
                    help=f"seconds per task (default {DEFAULT_TIMEOUT:g})")
     b.add_argument("--memory", type=positive_int, default=4096, metavar="MB",

@@ -67,6 +67,9 @@ class Portfolio(Engine):
         return (f"unsupported property: no engine accepts {task.language.upper()} input with property "
                 f"{task.property.name}" + (" in bit-vector mode" if run.bitvector else ""))
 
+    def processes(self, settings: PortfolioSettings) -> int:
+        return settings.cores or usable_cores()
+
     def solve(self, program: Program, task: Task, run: Run) -> Verdict:
         opts: PortfolioSettings = self.settings(run)
         names = opts.engines or choose_engines(task, run)

@@ -6,6 +6,7 @@ import json
 import re
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from looprover.bench import runner
 from looprover.bench.runner import RunResult, run_one, run_tasks, summarize, write_csv
 from looprover.bench.tasks import BenchTask, collect_tasks, read_task_definition
 from looprover.errors import InputError
+from looprover.timeshare import usable_cores
 
 REPO = Path(__file__).resolve().parents[2]
 UNREACH = "CHECK( init(main()), LTL(G ! call(reach_error())) )\n"
@@ -198,14 +200,66 @@ def test_outcomes_of_a_run(code, status, reason):
 
 def test_tasks_run_in_parallel_and_keep_their_order(tmp_path):
     tasks = [_task(True, f"t{i}") for i in range(4)]
-    cmd = _py('import json, time; time.sleep(0.6); print(json.dumps({"status": "TRUE", "engine": "e", '
-              '"reason": ""}))')
+    cmd = _py('import json, time; a = time.time(); time.sleep(0.6); print(json.dumps({"status": "TRUE", '
+              '"engine": "e", "reason": f"{a} {time.time()}"}))')
     seen = []
-    t0 = time.monotonic()
-    results = run_tasks(tasks, timeout=30, jobs=4, command=lambda t: cmd, on_result=seen.append)
-    assert time.monotonic() - t0 < 0.6 * 4
+    results = run_tasks(tasks, timeout=30, jobs=4, command=lambda t: cmd, on_result=seen.append, engine="bmc")
+    spans = [tuple(map(float, r.reason.split())) for r in results]
+    assert any(a < d and c < b for i, (a, b) in enumerate(spans) for c, d in spans[i + 1:])   # some overlap
     assert [r.task.id for r in results] == ["t0", "t1", "t2", "t3"] and len(seen) == 4
     assert all(r.category == "correct-true" for r in results)
+
+
+def test_a_portfolio_run_takes_all_its_cores_and_other_engines_one():
+    assert runner.run_cores("portfolio") == usable_cores()
+    assert runner.run_cores("portfolio:cores=3") == 3
+    assert runner.run_cores("portfolio", ["portfolio.cores=1", "bmc.max_bound=4"]) == 1
+    assert runner.run_cores("bmc") == runner.run_cores("tpa:seeds=off") == runner.run_cores("z3-spacer") == 1
+
+
+def test_the_core_budget_is_never_exceeded_and_runs_start_in_order():
+    budget = runner.CoreBudget(2)
+    asks = [2, 1, 1, 2, 1, 1, 2]
+    lock = threading.Lock()
+    busy, peak, started = [0], [0], []
+
+    def run(i: int, n: int) -> None:
+        with budget.hold(n):
+            with lock:
+                busy[0] += n
+                peak[0] = max(peak[0], busy[0])
+                started.append(i)
+            time.sleep(0.02)
+            with lock:
+                busy[0] -= n
+
+    threads = []
+    for i, n in enumerate(asks):     # each asks only once the one before holds its ticket: a known order
+        threads.append(threading.Thread(target=run, args=(i, n)))
+        threads[-1].start()
+        while budget.tickets <= i:
+            time.sleep(0.001)
+    for t in threads:
+        t.join()
+    assert peak[0] == 2 and started == list(range(len(asks)))
+    assert runner.CoreBudget(1).cores == 1       # a wide run on a narrow budget takes all there is
+    with runner.CoreBudget(1).hold(4):
+        pass
+
+
+def test_bench_runs_hold_the_cores_of_their_engine(monkeypatch):
+    held = []
+
+    class Recording(runner.CoreBudget):
+        def hold(self, n):
+            held.append(n)
+            return super().hold(n)
+
+    monkeypatch.setattr(runner, "CoreBudget", Recording)
+    cmd = _py('import json; print(json.dumps({"status": "TRUE", "engine": "e", "reason": ""}))')
+    results = run_tasks([_task(True, "t0"), _task(True, "t1")], timeout=30, jobs=2, command=lambda t: cmd,
+                        engine=["portfolio:cores=2", "bmc"])
+    assert sorted(held) == [1, 1, 2, 2] and len(results) == 4
 
 
 def test_unsupported_and_invalid_tasks_are_not_run(taskdir):

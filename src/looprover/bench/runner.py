@@ -22,10 +22,11 @@ import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 from looprover.bench.evidence import print_evidence, read_evidence, summarize_evidence, validate_witness, witness_path
 from looprover.bench.reference import REFERENCE_SOLVERS
@@ -87,6 +88,47 @@ def split_variant(spec: str) -> tuple[str, list[str]]:
     bench run can compare configurations side by side (e.g. `portfolio:engines=bmc+kinduction+labmc`)."""
     engine, *settings = spec.split(":")
     return engine, [f"{engine}.{s}" for s in settings if s]
+
+
+def run_cores(spec: str, options: Sequence[str] = ()) -> int:
+    """How many cores one run of the engine `spec` (a name or variant) keeps busy: the engine processes it runs
+    at once -- a portfolio run all of its cores, any other engine or reference solver one."""
+    name, variant = split_variant(spec)
+    if name in REFERENCE_SOLVERS:
+        return 1
+    from looprover.argtypes import engine_option
+    from looprover.engines import get_engine
+    from looprover.engines.base import make_settings
+    engine = get_engine(name)
+    values = {key: value for e, key, value in map(engine_option, [*options, *variant]) if e == name}
+    return max(1, engine.processes(make_settings(engine, values)))
+
+
+class CoreBudget:
+    """`cores` cores shared by runs that take one or several each. Runs start in the order they ask, so a run
+    that needs every core is not passed over forever by one-core runs; a run never takes more than `cores`."""
+
+    def __init__(self, cores: int):
+        self.cores = self.free = max(1, cores)
+        self.lock = threading.Condition()
+        self.tickets = 0          # the next ticket to hand out
+        self.turn = 0             # the ticket whose turn it is to take cores
+
+    @contextmanager
+    def hold(self, n: int) -> Iterator[None]:
+        n = min(n, self.cores)
+        with self.lock:
+            ticket, self.tickets = self.tickets, self.tickets + 1
+            self.lock.wait_for(lambda: self.turn == ticket and self.free >= n)
+            self.turn += 1
+            self.free -= n
+            self.lock.notify_all()
+        try:
+            yield
+        finally:
+            with self.lock:
+                self.free += n
+                self.lock.notify_all()
 
 
 def verify_command(task: BenchTask, timeout: float, engine: str, memory: int | None,
@@ -196,8 +238,10 @@ def run_tasks(tasks: Sequence[BenchTask], timeout: float, jobs: int = 2, *,
               memory: int | None = None, bitvector: bool = False, options: Sequence[str] = (),
               cluster: str | None = None, runexec: bool = False,
               witness_dir: Path | None = None) -> list[RunResult]:
-    """Every task once per engine (`engine`: a name or a list of names), `jobs` runs at a time; results in
-    the order of `tasks`, the engines of one task in the order given. `command` (for tests) replaces the
+    """Every task once per engine (`engine`: a name or a list of names) on `jobs` cores, a run taking as
+    many as its engine keeps busy (`run_cores`: a portfolio run all of them, so portfolio runs do not share
+    cores with other runs and their times stay comparable); results in the order of `tasks`, the engines of
+    one task in the order given. `command` (for tests) replaces the
     command line of every run. With `cluster` (a Dask scheduler's address) the runs go to its workers
     (`bench/cluster.py`) instead of this machine's processes; with `runexec` each local run is measured and
     limited by BenchExec's RunExecutor (`bench/runexec.py`). With `witness_dir`, every C run of our engines
@@ -226,9 +270,19 @@ def run_tasks(tasks: Sequence[BenchTask], timeout: float, jobs: int = 2, *,
         return done
     stop = threading.Event()
     results: dict[int, RunResult] = {}
+    budget = CoreBudget(jobs)
+    cores = {e: run_cores(e, options) for e in engines}
 
     def one(t: BenchTask, e: str) -> RunResult:
-        if runexec and t.runnable:
+        if not t.runnable:
+            return measured(t, e)
+        with budget.hold(cores[e]):
+            return measured(t, e)
+
+    def measured(t: BenchTask, e: str) -> RunResult:
+        if stop.is_set():
+            r = RunResult(t, "UNKNOWN", "-", "bench interrupted", ran=False)
+        elif runexec and t.runnable:
             from looprover.bench.runexec import run_measured
             r = run_measured(t, cmd_of(t, e), timeout, grace, memory, stop)
         else:

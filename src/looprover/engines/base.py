@@ -116,6 +116,11 @@ class Engine:
     def solve(self, program: Program, task: Task, run: Run) -> Verdict:
         raise NotImplementedError
 
+    def processes(self, settings: Any) -> int:
+        """How many processes a run of this engine with `settings` keeps busy at once (the bench gives it that
+        many of its cores)."""
+        return 1
+
     def settings(self, run: Run) -> Any:
         """This engine's settings for the run (the defaults unless the run carries others)."""
         own = run.settings.get(self.name)
