@@ -3,6 +3,7 @@
 
     python scripts/verisec.py VERISEC_DIR [--size 2 --size 10] [--timeout 10] [--limit 30] [--filter SUBSTR]
                               [--engine portfolio] [--csv OUT.csv]
+    python scripts/verisec.py --tables RUN1.csv RUN2.csv ...      (the tables of earlier runs together)
 
 Verisec has no `.yml` tasks: `expected.csv` lists `file,expected` (`false` for `_bad`, `true` for `_ok`), and
 `lib/stubs.c` (library stubs) is linked with every test case. Each run is
@@ -23,6 +24,7 @@ import csv
 import json
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -82,33 +84,20 @@ def outcome(expected: bool, status: str) -> str:
     return "WRONG"
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("dir", type=Path, help="the Verisec directory (with expected.csv and lib/)")
-    ap.add_argument("--size", type=int, action="append", help="BASE_SZ (repeatable; default 2)")
-    ap.add_argument("--timeout", type=float, default=10.0)
-    ap.add_argument("--limit", type=int, default=30, help="at most this many files, spread over the suite")
-    ap.add_argument("--filter", help="only files whose path contains this")
-    ap.add_argument("--engine", default="portfolio")
-    ap.add_argument("--csv", type=Path, help="also write one row per run here")
-    args = ap.parse_args(argv)
-    sizes = args.size or [2]
-    with open(args.dir / "expected.csv", newline="") as fh:
-        rows = select(list(csv.DictReader(fh)), args.limit, args.filter)
-    results = []
-    with tempfile.TemporaryDirectory(prefix="verisec-") as tmp:
-        stubs = stubs_copy(args.dir / "lib", Path(tmp))
-        for size in sizes:
-            print(f"== BASE_SZ={size}: {len(rows)} files, --timeout {args.timeout:g}, --engine {args.engine}")
-            for row in rows:
-                expected = row["expected"].strip().lower() == "true"
-                data = run_one(args.dir / row["file"], stubs, size, args.timeout, args.engine)
-                res = {"file": row["file"], "size": size, "expected": expected, "status": data["status"],
-                       "outcome": outcome(expected, data["status"]), "time": float(data.get("time") or 0.0),
-                       "engine": data.get("engine") or "", "reason": data.get("reason") or ""}
-                results.append(res)
-                print(f"  {res['outcome']:<8} {res['status']:<8} {res['time']:7.2f}s  {row['file']}"
-                      + (f"   [{category(res['reason'])}]" if res["status"] == "UNKNOWN" else ""), flush=True)
+def read_results(paths: list[Path]) -> list[dict]:
+    """The rows of earlier runs' --csv files, with their numbers and Booleans read back."""
+    rows = []
+    for path in paths:
+        with open(path, newline="") as fh:
+            for r in csv.DictReader(fh):
+                rows.append({**r, "size": int(r["size"]), "expected": r["expected"] == "True",
+                             "time": float(r["time"])})
+    return rows
+
+
+def print_tables(results: list[dict], sizes: list[int]) -> list[dict]:
+    """Per size the counts, the causes of UNKNOWN, the time to find each overflow by size, and the wrong
+    answers (returned)."""
     print()
     print(f"{'BASE_SZ':>8} {'bad':>5} {'found':>6} {'ok':>5} {'proved':>7} {'WRONG':>6} {'unknown':>8}")
     for size in sizes:
@@ -126,12 +115,53 @@ def main(argv: list[str] | None = None) -> int:
         print("  " + "".join(f"{s:>9}" for s in sizes) + "  file")
         by = {(r["file"], r["size"]): r for r in results}
         for f in found:
-            cells = [by[f, s] for s in sizes]
-            print("  " + "".join(f"{c['time']:9.2f}" if c["outcome"] == "found" else f"{'-':>9}" for c in cells)
-                  + f"  {f}")
+            cells = [by.get((f, s)) for s in sizes]
+            print("  " + "".join(f"{c['time']:9.2f}" if c and c["outcome"] == "found" else f"{'-':>9}"
+                                 for c in cells) + f"  {f}")
+        times = [sorted(r["time"] for r in results if r["size"] == s and r["outcome"] == "found") for s in sizes]
+        print("  " + "".join(f"{statistics.median(t):9.2f}" if t else f"{'-':>9}" for t in times) + "  median")
+        print("  " + "".join(f"{t[-1]:9.2f}" if t else f"{'-':>9}" for t in times) + "  max")
     wrong = [r for r in results if r["outcome"] == "WRONG"]
     for r in wrong:
         print(f"WRONG: {r['file']} at BASE_SZ={r['size']}: {r['status']} ({r['engine']}: {r['reason']})")
+    return wrong
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("dir", type=Path, nargs="?", help="the Verisec directory (with expected.csv and lib/)")
+    ap.add_argument("--tables", type=Path, nargs="+", metavar="CSV",
+                    help="run nothing: print the tables of earlier runs' --csv files together (e.g. one per size)")
+    ap.add_argument("--size", type=int, action="append", help="BASE_SZ (repeatable; default 2)")
+    ap.add_argument("--timeout", type=float, default=10.0)
+    ap.add_argument("--limit", type=int, default=30, help="at most this many files, spread over the suite")
+    ap.add_argument("--filter", help="only files whose path contains this")
+    ap.add_argument("--engine", default="portfolio")
+    ap.add_argument("--csv", type=Path, help="also write one row per run here")
+    args = ap.parse_args(argv)
+    if args.tables:
+        results = read_results(args.tables)
+        return 1 if print_tables(results, sorted({r["size"] for r in results})) else 0
+    if args.dir is None:
+        ap.error("the Verisec directory is needed (or --tables)")
+    sizes = args.size or [2]
+    with open(args.dir / "expected.csv", newline="") as fh:
+        rows = select(list(csv.DictReader(fh)), args.limit, args.filter)
+    results = []
+    with tempfile.TemporaryDirectory(prefix="verisec-") as tmp:
+        stubs = stubs_copy(args.dir / "lib", Path(tmp))
+        for size in sizes:
+            print(f"== BASE_SZ={size}: {len(rows)} files, --timeout {args.timeout:g}, --engine {args.engine}")
+            for row in rows:
+                expected = row["expected"].strip().lower() == "true"
+                data = run_one(args.dir / row["file"], stubs, size, args.timeout, args.engine)
+                res = {"file": row["file"], "size": size, "expected": expected, "status": data["status"],
+                       "outcome": outcome(expected, data["status"]), "time": float(data.get("time") or 0.0),
+                       "engine": data.get("engine") or "", "reason": data.get("reason") or ""}
+                results.append(res)
+                print(f"  {res['outcome']:<8} {res['status']:<8} {res['time']:7.2f}s  {row['file']}"
+                      + (f"   [{category(res['reason'])}]" if res["status"] == "UNKNOWN" else ""), flush=True)
+    wrong = print_tables(results, sizes)
     if args.csv:
         with open(args.csv, "w", newline="") as fh:
             w = csv.DictWriter(fh, fieldnames=list(results[0]) if results else ["file"])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -118,3 +119,24 @@ def test_verisec_cases_with_their_stubs(shared_dir, tmp_path, capsys):
     ok = apps / "sendmail" / "CVE-2003-0161" / "prescan" / "prescan_arr_min_test_ok.c"
     code, data = _verify(capsys, ok, stubs, "-DBASE_SZ=2", "--property", "valid-memsafety")
     assert code == 0 and data["status"] == "TRUE", data
+
+
+def test_verisec_tables_of_runs_at_several_sizes(tmp_path, capsys):
+    """`scripts/verisec.py --tables` joins the CSVs of runs made one size at a time: counts per size, the time
+    to find each overflow by size (with its median), and a wrong answer makes it exit 1."""
+    spec = importlib.util.spec_from_file_location("verisec", Path(__file__).parents[2] / "scripts" / "verisec.py")
+    verisec = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(verisec)
+    head = "file,size,expected,status,outcome,time,engine,reason\n"
+    (tmp_path / "s2.csv").write_text(head + "a_bad.c,2,False,FALSE,found,1.5,bmc,\n"
+                                     "a_ok.c,2,True,TRUE,proved,0.5,kinduction,\n")
+    (tmp_path / "s1000.csv").write_text(head + "a_bad.c,1000,False,FALSE,found,2.5,accel,\n"
+                                        "a_ok.c,1000,True,UNKNOWN,unknown,60,,timeout\n")
+    assert verisec.main(["--tables", str(tmp_path / "s2.csv"), str(tmp_path / "s1000.csv")]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^\s+2\s+1\s+1\s+1\s+1\s+0\s+0$", out, re.M)
+    assert re.search(r"^\s+1000\s+1\s+1\s+1\s+0\s+0\s+1$", out, re.M)
+    assert re.search(r"^\s+1\.50\s+2\.50\s+a_bad\.c$", out, re.M) and "undecided in time" in out
+    (tmp_path / "w.csv").write_text(head + "b_ok.c,10,True,FALSE,WRONG,3.0,bmc,\n")
+    assert verisec.main(["--tables", str(tmp_path / "w.csv")]) == 1
+    assert "WRONG: b_ok.c at BASE_SZ=10" in capsys.readouterr().out
