@@ -598,10 +598,14 @@ class TPA:
         about Init-sources, so E = Init there, and also when interpolation fails."""
         if cert.kind == "right" and cert.restricted:
             return self.init
-        voc = self.voc
-        A = z3.And(cert.ti, voc.cur_to(self.bad, voc.x1))
+        return self._explanation_from(z3.And(cert.ti, self.voc.cur_to(self.bad, self.voc.x1)))
+
+    def _explanation_from(self, towards_bad: z3.BoolRef) -> z3.BoolRef:
+        """¬I for an interpolant I of (`towards_bad`, Init): the states of x that cannot reach Bad; Init itself
+        when interpolation fails."""
         try:
-            r = compute_interpolant(A, self.init, voc.x, min(self.opt.itp_timeout, max(self.deadline.left(), 0.1)),
+            r = compute_interpolant(towards_bad, self.init, self.voc.x,
+                                    min(self.opt.itp_timeout, max(self.deadline.left(), 0.1)),
                                     check_unsat=True, stats=self.itp_stats)
         except (SatisfiableError, z3.Z3Exception):
             return self.init

@@ -38,7 +38,6 @@ from looprover.smt.houdini import houdini
 from looprover.smt.solver import check
 from looprover.smt.terms import all_of, conjuncts
 from looprover.smt.ts import TransitionSystem
-from looprover.smt.interpolate import SatisfiableError, compute_interpolant
 from looprover.tpa.core import TPA, _Reach
 from looprover.tpa.levels import LevelSolver
 from looprover.tpa.options import TPAOptions
@@ -345,16 +344,9 @@ class SplitTPA(TPA):
             return self.init
         voc = self.voc
         e, lt = cert.chain[-1]
-        A = z3.Or(z3.And(voc.rel_to(lt, voc.x, voc.x2), voc.cur_to(self.bad, voc.x2)),
-                  z3.And(voc.rel_to(e, voc.x, voc.x1), voc.rel_to(lt, voc.x1, voc.x2), voc.cur_to(self.bad, voc.x2)))
-        try:
-            r = compute_interpolant(A, self.init, voc.x, min(self.opt.itp_timeout, max(self.deadline.left(), 0.1)),
-                                    check_unsat=True, stats=self.itp_stats)
-        except (SatisfiableError, z3.Z3Exception):
-            return self.init
-        if r is None:
-            return self.init
-        return z3.simplify(z3.Not(r.formula))
+        return self._explanation_from(z3.Or(
+            z3.And(voc.rel_to(lt, voc.x, voc.x2), voc.cur_to(self.bad, voc.x2)),
+            z3.And(voc.rel_to(e, voc.x, voc.x1), voc.rel_to(lt, voc.x1, voc.x2), voc.cur_to(self.bad, voc.x2))))
 
 
 def make_tpa(ts: TransitionSystem, options: TPAOptions | None = None) -> TPA:
