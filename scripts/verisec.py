@@ -2,7 +2,7 @@
 """Run looprover on the Verisec buffer-overflow suite (valid-memsafety) at one or more buffer sizes.
 
     python scripts/verisec.py VERISEC_DIR [--size 2 --size 10] [--timeout 10] [--limit 30] [--filter SUBSTR]
-                              [--engine portfolio] [--csv OUT.csv]
+                              [--engine portfolio] [--csv OUT.csv [--resume]]
     python scripts/verisec.py --tables RUN1.csv RUN2.csv ...      (the tables of earlier runs together)
 
 Verisec has no `.yml` tasks: `expected.csv` lists `file,expected` (`false` for `_bad`, `true` for `_ok`), and
@@ -137,7 +137,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--limit", type=int, default=30, help="at most this many files, spread over the suite")
     ap.add_argument("--filter", help="only files whose path contains this")
     ap.add_argument("--engine", default="portfolio")
-    ap.add_argument("--csv", type=Path, help="also write one row per run here")
+    ap.add_argument("--csv", type=Path, help="also write one row per run here, as each run ends")
+    ap.add_argument("--resume", action="store_true",
+                    help="keep the rows already in --csv and run only the (file, size) pairs it lacks (a run of "
+                         "the whole suite at 60 s takes over an hour per size)")
     args = ap.parse_args(argv)
     if args.tables:
         results = read_results(args.tables)
@@ -147,26 +150,35 @@ def main(argv: list[str] | None = None) -> int:
     sizes = args.size or [2]
     with open(args.dir / "expected.csv", newline="") as fh:
         rows = select(list(csv.DictReader(fh)), args.limit, args.filter)
-    results = []
+    fields = ["file", "size", "expected", "status", "outcome", "time", "engine", "reason"]
+    results = read_results([args.csv]) if args.resume and args.csv and args.csv.exists() else []
+    done = {(r["file"], r["size"]) for r in results}
+    out = open(args.csv, "a" if results else "w", newline="") if args.csv else None
+    writer = csv.DictWriter(out, fieldnames=fields) if out else None
+    if writer and not results:
+        writer.writeheader()
     with tempfile.TemporaryDirectory(prefix="verisec-") as tmp:
         stubs = stubs_copy(args.dir / "lib", Path(tmp))
         for size in sizes:
-            print(f"== BASE_SZ={size}: {len(rows)} files, --timeout {args.timeout:g}, --engine {args.engine}")
-            for row in rows:
+            todo = [row for row in rows if (row["file"], size) not in done]
+            print(f"== BASE_SZ={size}: {len(todo)} files" + (f" ({len(rows) - len(todo)} done earlier)"
+                                                           if len(todo) < len(rows) else "")
+                  + f", --timeout {args.timeout:g}, --engine {args.engine}")
+            for row in todo:
                 expected = row["expected"].strip().lower() == "true"
                 data = run_one(args.dir / row["file"], stubs, size, args.timeout, args.engine)
                 res = {"file": row["file"], "size": size, "expected": expected, "status": data["status"],
                        "outcome": outcome(expected, data["status"]), "time": float(data.get("time") or 0.0),
                        "engine": data.get("engine") or "", "reason": data.get("reason") or ""}
                 results.append(res)
+                if writer:
+                    writer.writerow(res)
+                    out.flush()
                 print(f"  {res['outcome']:<8} {res['status']:<8} {res['time']:7.2f}s  {row['file']}"
                       + (f"   [{category(res['reason'])}]" if res["status"] == "UNKNOWN" else ""), flush=True)
-    wrong = print_tables(results, sizes)
-    if args.csv:
-        with open(args.csv, "w", newline="") as fh:
-            w = csv.DictWriter(fh, fieldnames=list(results[0]) if results else ["file"])
-            w.writeheader()
-            w.writerows(results)
+    if out:
+        out.close()
+    wrong = print_tables([r for r in results if r["size"] in sizes], sizes)
     return 1 if wrong else 0
 
 

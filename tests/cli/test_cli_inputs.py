@@ -140,3 +140,31 @@ def test_verisec_tables_of_runs_at_several_sizes(tmp_path, capsys):
     (tmp_path / "w.csv").write_text(head + "b_ok.c,10,True,FALSE,WRONG,3.0,bmc,\n")
     assert verisec.main(["--tables", str(tmp_path / "w.csv")]) == 1
     assert "WRONG: b_ok.c at BASE_SZ=10" in capsys.readouterr().out
+
+
+def test_verisec_rows_are_written_as_runs_end_and_a_resumed_run_skips_them(tmp_path, monkeypatch, capsys):
+    spec = importlib.util.spec_from_file_location("verisec", Path(__file__).parents[2] / "scripts" / "verisec.py")
+    verisec = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(verisec)
+    suite = tmp_path / "suite"
+    (suite / "lib").mkdir(parents=True)
+    (suite / "lib" / "stubs.h").write_text("#define TYPECAST_MEMCPY 0\n")
+    (suite / "expected.csv").write_text("file,expected\na_bad.c,false\nb_ok.c,true\n")
+    ran = []
+
+    def fake_run(file, stubs, size, timeout, engine):
+        ran.append((file.name, size))
+        if file.name == "b_ok.c" and size == 10 and len(ran) == 2:
+            raise KeyboardInterrupt                     # the first run is cut off here
+        return {"status": "FALSE" if "bad" in file.name else "TRUE", "time": 1.0, "engine": "bmc"}
+
+    monkeypatch.setattr(verisec, "run_one", fake_run)
+    out = tmp_path / "runs.csv"
+    args = [str(suite), "--size", "10", "--size", "100", "--csv", str(out)]
+    with pytest.raises(KeyboardInterrupt):
+        verisec.main(args)
+    assert [r["file"] for r in verisec.read_results([out])] == ["a_bad.c"]      # kept though the run died
+    ran.clear()
+    assert verisec.main(args + ["--resume"]) == 0
+    assert ran == [("b_ok.c", 10), ("a_bad.c", 100), ("b_ok.c", 100)]
+    assert len(verisec.read_results([out])) == 4 and "(1 done earlier)" in capsys.readouterr().out
