@@ -424,6 +424,12 @@ def _on_sigterm(signum, frame) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # z3 answers a SIGINT that arrives during one of its calls by cancelling the call ("interrupted from
+    # keyboard", an `unknown`) and Python never sees it: a Ctrl-C while the command loaded its input was
+    # swallowed and the run went on to its time limit. Without z3's handler the interrupt is raised in Python
+    # once the call returns (the engines' children ignore SIGINT anyway; the command kills them).
+    import z3
+    z3.set_param("ctrl_c", False)
     try:
         previous = signal.signal(signal.SIGTERM, _on_sigterm)
     except ValueError:          # not the main thread (an embedding program): SIGTERM keeps its meaning there

@@ -86,6 +86,15 @@ sys.exit(cli.main(["verify", sys.argv[1], "--engine", sys.argv[2], "--timeout", 
 """
 
 
+def _start(script, *args) -> subprocess.Popen:
+    """The command in a session of its own, with SIGINT's default action even when the tests themselves run
+    with SIGINT ignored (a background job of a non-interactive shell, `nohup`), which a child inherits and
+    Python then keeps: such a command rightly ignores Ctrl-C."""
+    return subprocess.Popen([sys.executable, str(script), *map(str, args)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("sig, code, message", [(signal.SIGINT, cli.EXIT_INTERRUPTED, "error: interrupted"),
                                                 (signal.SIGTERM, cli.EXIT_TERMINATED, "error: terminated")])
@@ -95,8 +104,7 @@ def test_ctrl_c_and_sigterm_leave_no_process_behind(tmp_path, chc_file, sig, cod
     script = tmp_path / "hang.py"
     script.write_text(textwrap.dedent(HANG))
     for engine in ("hang", "portfolio"):        # the portfolio's engines are grandchildren of the command
-        proc = subprocess.Popen([sys.executable, str(script), str(chc_file), engine], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, start_new_session=True)
+        proc = _start(script, chc_file, engine)
         assert proc.stdout.readline().strip() == "started"
         time.sleep(1.5)                     # the job and its engines are running now
         if sig == signal.SIGINT:
@@ -114,6 +122,44 @@ def test_ctrl_c_and_sigterm_leave_no_process_behind(tmp_path, chc_file, sig, cod
             time.sleep(0.1)
         else:
             raise AssertionError(f"processes of {engine} survived {sig.name}")
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_z3_work_of_the_command_is_not_swallowed(tmp_path, chc_file):
+    """A Ctrl-C that lands while the command itself is inside a z3 call (here: before the job starts) still
+    ends the command with 130 once the call returns; z3's own SIGINT handler used to cancel the call and
+    drop the interrupt, and the run went on to its time limit."""
+    script = tmp_path / "hang.py"
+    script.write_text(textwrap.dedent(HANG).replace('print("started", flush=True)', textwrap.dedent("""
+        import z3
+        resolve = cli.resolve_job
+        def slow_resolve(*args):
+            print("started", flush=True)
+            a, b, c = z3.Ints("a b c")
+            s = z3.Solver()
+            s.set(timeout=4000)
+            s.add(a > 1, b > 1, c > 1, a * a * a + b * b * b == c * c * c)
+            s.check()                       # hard: runs to its 4 s timeout
+            return resolve(*args)
+        cli.resolve_job = slow_resolve
+        """)))
+    proc = _start(script, chc_file, "hang")
+    assert proc.stdout.readline().strip() == "started"
+    time.sleep(1.0)
+    os.killpg(proc.pid, signal.SIGINT)
+    try:
+        out, err = proc.communicate(timeout=30)
+    finally:
+        _kill_group(proc.pid)
+    assert proc.returncode == cli.EXIT_INTERRUPTED, err
+    assert err.strip().splitlines()[-1] == "error: interrupted"
+
+
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
 
 
 def test_a_memory_limit_too_small_to_load_is_out_of_memory(tmp_path):
