@@ -103,13 +103,19 @@ def test_bench_passes_every_input_file_of_a_task(tmp_path):
     assert cmd[at + 1:at + 3] == [str(tmp_path / "main.c"), str(tmp_path / "lib.c")]
 
 
+def _verisec_script():
+    """`scripts/verisec.py` as a module (scripts are not a package)."""
+    spec = importlib.util.spec_from_file_location("verisec", Path(__file__).parents[2] / "scripts" / "verisec.py")
+    verisec = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(verisec)
+    return verisec
+
+
 @pytest.mark.slow
 def test_verisec_cases_with_their_stubs(shared_dir, tmp_path, capsys):
     """Verisec test cases linked with the suite's stubs (prepared as scripts/verisec.py does): an overflow found
     with its access, and a fixed variant proved."""
-    spec = importlib.util.spec_from_file_location("verisec", Path(__file__).parents[2] / "scripts" / "verisec.py")
-    verisec = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(verisec)
+    verisec = _verisec_script()
     suite = shared_dir / "benchmarks" / "verisec"
     stubs = verisec.stubs_copy(suite / "lib", tmp_path)
     apps = suite / "programs" / "apps"
@@ -124,9 +130,7 @@ def test_verisec_cases_with_their_stubs(shared_dir, tmp_path, capsys):
 def test_verisec_tables_of_runs_at_several_sizes(tmp_path, capsys):
     """`scripts/verisec.py --tables` joins the CSVs of runs made one size at a time: counts per size, the time
     to find each overflow by size (with its median), and a wrong answer makes it exit 1."""
-    spec = importlib.util.spec_from_file_location("verisec", Path(__file__).parents[2] / "scripts" / "verisec.py")
-    verisec = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(verisec)
+    verisec = _verisec_script()
     head = "file,size,expected,status,outcome,time,engine,reason\n"
     (tmp_path / "s2.csv").write_text(head + "a_bad.c,2,False,FALSE,found,1.5,bmc,\n"
                                      "a_ok.c,2,True,TRUE,proved,0.5,kinduction,\n")
@@ -143,9 +147,7 @@ def test_verisec_tables_of_runs_at_several_sizes(tmp_path, capsys):
 
 
 def test_verisec_rows_are_written_as_runs_end_and_a_resumed_run_skips_them(tmp_path, monkeypatch, capsys):
-    spec = importlib.util.spec_from_file_location("verisec", Path(__file__).parents[2] / "scripts" / "verisec.py")
-    verisec = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(verisec)
+    verisec = _verisec_script()
     suite = tmp_path / "suite"
     (suite / "lib").mkdir(parents=True)
     (suite / "lib" / "stubs.h").write_text("#define TYPECAST_MEMCPY 0\n")

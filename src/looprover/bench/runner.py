@@ -22,7 +22,7 @@ import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -274,21 +274,16 @@ def run_tasks(tasks: Sequence[BenchTask], timeout: float, jobs: int = 2, *,
     cores = {e: run_cores(e, options) for e in engines}
 
     def one(t: BenchTask, e: str) -> RunResult:
-        if not t.runnable:
-            return measured(t, e)
-        with budget.hold(cores[e]):
-            return measured(t, e)
-
-    def measured(t: BenchTask, e: str) -> RunResult:
-        if stop.is_set():
-            r = RunResult(t, "UNKNOWN", "-", "bench interrupted", ran=False)
-        elif runexec and t.runnable:
-            from looprover.bench.runexec import run_measured
-            r = run_measured(t, cmd_of(t, e), timeout, grace, memory, stop)
-        else:
-            r = run_one(t, cmd_of(t, e), timeout, grace, stop)
-        r.solver = e
-        check_witness(r)
+        with budget.hold(cores[e]) if t.runnable else nullcontext():    # a task not run needs no core
+            if stop.is_set():
+                r = RunResult(t, "UNKNOWN", "-", "bench interrupted", ran=False)
+            elif runexec and t.runnable:
+                from looprover.bench.runexec import run_measured
+                r = run_measured(t, cmd_of(t, e), timeout, grace, memory, stop)
+            else:
+                r = run_one(t, cmd_of(t, e), timeout, grace, stop)
+            r.solver = e
+            check_witness(r)      # `looprover validate` runs on the same cores
         return r
 
     with ThreadPoolExecutor(max_workers=jobs) as pool:
