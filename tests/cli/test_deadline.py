@@ -13,6 +13,7 @@ import time
 import pytest
 
 from looprover import cli
+from looprover.bench.runner import kill_group
 
 SLACK = 3.0     # the limit is T + 2 s; a loaded CI machine gets a little more before the test calls it a failure
 
@@ -150,16 +151,9 @@ def test_ctrl_c_during_z3_work_of_the_command_is_not_swallowed(tmp_path, chc_fil
     try:
         out, err = proc.communicate(timeout=30)
     finally:
-        _kill_group(proc.pid)
+        kill_group(proc.pid)
     assert proc.returncode == cli.EXIT_INTERRUPTED, err
     assert err.strip().splitlines()[-1] == "error: interrupted"
-
-
-def _kill_group(pgid: int) -> None:
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
 
 
 def test_a_memory_limit_too_small_to_load_is_out_of_memory(tmp_path):

@@ -33,7 +33,7 @@ from looprover.bench.reference import REFERENCE_SOLVERS
 from looprover.bench.tasks import BenchTask, collect_tasks
 from looprover.errors import InputError
 
-KILL_GRACE = 5.0          # seconds past the task timeout before its process group is killed
+RUN_KILL_GRACE = 5.0          # seconds past the task timeout before its process group is killed
 POLL = 0.05
 
 # SV-COMP scoring (https://sv-comp.sosy-lab.org/rules.php)
@@ -159,14 +159,15 @@ def run_command(task: BenchTask, timeout: float, engine: str, memory: int | None
     return cmd + (["--memory", str(memory)] if memory else [])
 
 
-def _kill_group(pgid: int) -> None:
+def kill_group(pgid: int) -> None:
+    """SIGKILL a process group that may already be gone (a verifier and the engine processes it started)."""
     try:
         os.killpg(pgid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
 
 
-def run_one(task: BenchTask, cmd: Sequence[str], timeout: float, grace: float = KILL_GRACE,
+def run_one(task: BenchTask, cmd: Sequence[str], timeout: float, grace: float = RUN_KILL_GRACE,
             stop: threading.Event | None = None) -> RunResult:
     """Run one verifier process; kill its process group at timeout + grace (or when `stop` is set)."""
     if task.error is not None:
@@ -187,13 +188,13 @@ def run_one(task: BenchTask, cmd: Sequence[str], timeout: float, grace: float = 
             elif time.monotonic() - start > timeout + grace:
                 killed = f"timeout (killed after {time.monotonic() - start:.1f} s)"
             if killed:
-                _kill_group(proc.pid)
+                kill_group(proc.pid)
                 pid, status, usage = os.wait4(proc.pid, 0)
                 break
             time.sleep(POLL)
         wall = time.monotonic() - start
         proc.returncode = os.waitstatus_to_exitcode(status)
-        _kill_group(proc.pid)          # stragglers of a crashed verifier (its portfolio children)
+        kill_group(proc.pid)          # stragglers of a crashed verifier (its portfolio children)
         out.seek(0)
         err.seek(0)
         stdout = out.read().decode(errors="replace")
@@ -233,7 +234,7 @@ def interpret(task: BenchTask, code: int, stdout: str, stderr: str, wall: float,
 
 
 def run_tasks(tasks: Sequence[BenchTask], timeout: float, jobs: int = 2, *,
-              command: Callable[[BenchTask], list[str]] | None = None, grace: float = KILL_GRACE,
+              command: Callable[[BenchTask], list[str]] | None = None, grace: float = RUN_KILL_GRACE,
               on_result: Callable[[RunResult], None] | None = None, engine: str | Sequence[str] = "portfolio",
               memory: int | None = None, bitvector: bool = False, options: Sequence[str] = (),
               cluster: str | None = None, runexec: bool = False,
