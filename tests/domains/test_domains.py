@@ -141,6 +141,7 @@ def test_strings(loop):
     lp = loop("char a[8]; int n = 5, p = 0; a[n] = 0; while (a[p] != 0) p++;")
     got = strs(Strings().array_atoms(lp.site, lp.var("a"), [lp.var("n"), lp.var("p")]))
     assert "(a[n] == 0)" in got and "(p < 8)" in got
+    assert "(a[7] == 0)" in got and "(p < 7)" in got                    # a terminator in the last cell
     lp = loop("int b[8]; int p = 0; while (p < 8) { b[p] = 1; p++; }")    # not a char buffer
     assert Strings().array_atoms(lp.site, lp.var("b"), [lp.var("p")]) == []
 

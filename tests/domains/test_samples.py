@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from helpers.progdsl import Prog, add, c, eq, ge, lt, mul
 from looprover.domains import sample_states
+from looprover.domains import samples as samples_module
 from looprover.program.cpg import build_cpg
 from looprover.program.expr import I32
 
@@ -33,3 +34,28 @@ def test_samples_pass_assumptions_that_pin_havocked_values():
         assert s["x"] == 10 * s["k"] and 1 <= s["k"] <= 9
         assert s["i"] == 0 or s["y"] == s["x"] + 3
     assert len({s["k"] for s in samples}) >= 2        # the runs spread out
+
+
+def _behind_a_long_loop():
+    """i counts to 2000 (about 4000 interpreter steps, beyond a short run), then j counts down from i."""
+    p = Prog("behind")
+    i, j = p.var("i", I32), p.var("j", I32)
+    p.assign(i, c(0))
+    with p.while_(lt(i, c(2000))):
+        p.assign(i, add(i, c(1)))
+    p.assign(j, i)
+    with p.while_(lt(c(0), j)):
+        p.assign(j, add(j, c(-1)))
+    return p.build()
+
+
+def test_a_loop_behind_a_long_loop_gets_samples_from_long_runs(monkeypatch):
+    """Without samples there, contradictory candidates reach Houdini and make every set vacuously inductive."""
+    prog = _behind_a_long_loop()
+    heads = set(build_cpg(prog).loops.loops)
+    samples = sample_states(prog, heads)
+    assert all(samples[h] for h in heads)
+    second = next(h for h in heads if all(s["i"] == 2000 for s in samples[h]))
+    assert all(0 <= s["j"] <= 2000 for s in samples[second])       # reachable states only
+    monkeypatch.setattr(samples_module, "LONG_RUNS", 0)
+    assert not sample_states(prog, heads)[second]                   # the short runs alone never get there

@@ -146,6 +146,31 @@ def test_each_summary_domain_on_a_loop(tmp_path, domain, wrong):
         assert v.status == Status.TRUE, v.reason
 
 
+SCAN = HEAD + """int main(void) {
+  char a[1001];
+  for (int k = 0; k < 1000; k++) a[k] = __VERIFIER_nondet_char();
+  %s
+  int i = -1;
+  do { i++; } while (a[i] != 0);
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("terminated", [True, False], ids=["safe", "unsafe"])
+def test_scan_to_a_terminator_in_the_last_cell_stays_in_bounds(tmp_path, terminated):
+    """valid-memsafety: `a[1000] == 0` and `i < 1000` at the loop head (the strings domain's last-cell pair)
+    prove the scan never reads past the buffer without unwinding it; without the terminator it may."""
+    from looprover.frontend.c import load_c_program
+    f = tmp_path / "scan.c"
+    f.write_text(SCAN % ("a[1000] = 0;" if terminated else ""))
+    v = verify("summarize", load_c_program(f, "ILP32", memsafety=True), timeout=30)
+    if terminated:
+        assert v.status == Status.TRUE, v.reason
+    else:
+        assert v.status != Status.TRUE, v.reason
+
+
 @pytest.mark.parametrize("p", [ec.nonneg_counter(), ec.uchar_overflow_bug(), ec.doubling_wrap_bug(), ec.even_counter(8)],
                          ids=lambda p: p.name)
 def test_bitvector_wraparound_bugs_are_never_true(p):

@@ -105,27 +105,51 @@ def _random_value(rng: random.Random, t) -> Any:
     return ArrayValue(_random_value(rng, t.elem))
 
 
+LONG_RUNS = 2              # runs for the points no short run reached ...
+LONG_STEPS = 25            # ... each this many times the short runs' steps
+
+
 def sample_states(program: Program, points: set[int], seed: int = 0, runs: int = 32, max_steps: int = 600,
                   per_point: int = 200, bitvector: bool = False, deadline: Deadline | None = None,
                   arrays: bool = False) -> dict[int, list[dict]]:
     """States (scalar variables, and copies of the arrays with `arrays`) seen at `points` in random runs of the
-    concrete interpreter."""
+    concrete interpreter. A point that no short run reaches (one behind a loop of a thousand iterations) gets
+    a few long runs: without samples, every candidate there reaches Houdini, and contradictory ones (`k ≥ 0`
+    and `k ≤ -1`) make any set of candidates vacuously inductive."""
     rng = random.Random(seed)
     out: dict[int, list[dict]] = {p: [] for p in points}
-    scalars = [(n, i.var.type) for n, i in program.variables.items() if not hasattr(i.var.type, "elem")]
-    arrs = [n for n, i in program.variables.items() if arrays and hasattr(i.var.type, "elem")]
-    solvers: dict[int, _EdgeSolver] = {}
+    sampler = _Sampler(program, bitvector, arrays, rng)
     for _ in range(runs):
         if deadline is not None and deadline.expired():
             break
-        ev = Evaluator("wrap" if bitvector else "math")
+        sampler.run(out, max_steps, per_point)
+    missing = {p: [] for p in points if not out[p]}
+    for _ in range(LONG_RUNS if missing else 0):
+        if deadline is not None and deadline.expired():
+            break
+        sampler.run(missing, max_steps * LONG_STEPS, per_point)
+    return {**out, **missing}
+
+
+class _Sampler:
+    """One random run of the concrete interpreter from a random state, recording the states at given points."""
+
+    def __init__(self, program: Program, bitvector: bool, arrays: bool, rng: random.Random):
+        self.program, self.bitvector, self.rng = program, bitvector, rng
+        self.scalars = [n for n, i in program.variables.items() if not hasattr(i.var.type, "elem")]
+        self.arrs = [n for n, i in program.variables.items() if arrays and hasattr(i.var.type, "elem")]
+        self.solvers: dict[int, _EdgeSolver] = {}
+
+    def run(self, out: dict[int, list[dict]], max_steps: int, per_point: int) -> None:
+        program, rng = self.program, self.rng
+        ev = Evaluator("wrap" if self.bitvector else "math")
         oracle = _RandomOracle(rng)
         state = {n: _random_value(rng, i.var.type) for n, i in program.variables.items()}
         loc = program.init
         try:
             for _ in range(max_steps):
                 if loc in out and len(out[loc]) < per_point:
-                    out[loc].append({**{n: state[n] for n, _ in scalars}, **{n: state[n].copy() for n in arrs}})
+                    out[loc].append({**{n: state[n] for n in self.scalars}, **{n: state[n].copy() for n in self.arrs}})
                 if loc == program.exit:
                     break
                 edges = list(program.out_edges(loc))
@@ -141,14 +165,13 @@ def sample_states(program: Program, points: set[int], seed: int = 0, runs: int =
                     loc, moved = e.dst, True
                     break
                 else:
-                    moved = _solved_step(program, edges, state, ev, rng, solvers, bitvector)
+                    moved = _solved_step(program, edges, state, ev, rng, self.solvers, self.bitvector)
                     if moved:
                         loc, state = moved
                 if not moved:
                     break
         except (UndefinedBehavior, KeyError, TypeError):
-            continue
-    return out
+            pass
 
 
 def _solved_step(program: Program, edges: list[Edge], state: dict, ev: Evaluator, rng: random.Random,
