@@ -22,7 +22,7 @@ from looprover.argtypes import engine_option, positive_float, positive_int
 from looprover.deadline import Deadline
 from looprover.engines import engine_names, get_engine, settings_map
 from looprover.errors import InputError, UnsupportedError
-from looprover.jobs import JobOptions, load_program, resolve_job, run_job_limited
+from looprover.jobs import JobOptions, load_job_program, resolve_job, run_job_limited
 from looprover.report import print_error
 
 EXIT_VERDICT = 0      # a verdict was printed (TRUE, FALSE(p), UNKNOWN; sat, unsat, unknown)
@@ -177,12 +177,8 @@ def cmd_transform(args: argparse.Namespace) -> int:
               f"(known: {', '.join(sorted(TRANSFORMS))})", file=sys.stderr)
         return EXIT_USAGE
     try:
-        path, data_model, more = Path(args.file), args.data_model, ()
-        if path.suffix in (".yml", ".yaml"):      # only the input files and data model matter here
-            from looprover.bench.tasks import read_task_definition
-            task = read_task_definition(path)
-            path, more, data_model = task.input_files[0], tuple(task.input_files[1:]), data_model or task.data_model
-        result = get_transform(args.technique).apply(load_program(path, data_model or "ILP32", more))
+        job = resolve_job(args.file, args.property, args.data_model, tuple(args.defines))
+        result = get_transform(args.technique).apply(load_job_program(job))
         code = emit_c(result.program)
     except (InputError, UnsupportedError) as exc:
         return _error(str(exc), False)
@@ -285,6 +281,16 @@ class _Version(argparse.Action):
         parser.exit()
 
 
+def _input_args(p: argparse.ArgumentParser, property_help: str) -> None:
+    """FILE..., -D and --property: what `verify` and `transform` build the program from."""
+    p.add_argument("file", metavar="FILE", nargs="+",
+                   help="a .c/.i program (several C files are linked into one program), a .smt2 Horn-clause "
+                        "file or a .yml task")
+    p.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]",
+                   help="a preprocessor definition for C input files (repeatable)")
+    p.add_argument("--property", metavar="PRP", help=property_help)
+
+
 def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--debug", action="store_true", help="show Python tracebacks of internal errors")
@@ -304,14 +310,8 @@ def build_parser() -> argparse.ArgumentParser:
                                    "and the time. For a .smt2 Horn-clause file the first line is CHC-COMP's answer "
                                    "instead: sat, unsat or unknown.",
                        epilog=EXIT_CODES_HELP)
-    v.add_argument("file", metavar="FILE", nargs="+",
-                   help="a .c/.i program (several C files are linked into one program), a .smt2 Horn-clause "
-                        "file or a .yml task")
-    v.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]",
-                   help="a preprocessor definition for C input files (repeatable)")
-    v.add_argument("--property", metavar="PRP",
-                   help="an SV-COMP .prp file or a property name (default: unreach-call; for .yml tasks the "
-                        "task's property; for .smt2 check-sat)")
+    _input_args(v, "an SV-COMP .prp file or a property name (default: unreach-call; for .yml tasks the task's "
+                   "property; for .smt2 check-sat)")
     v.add_argument("--engine", default="portfolio", choices=engine_names(),
                    help="default: portfolio (`looprover engines` lists them)")
     v.add_argument("--option", action="append", type=engine_option, default=[], metavar="ENGINE.OPTION=VALUE",
@@ -340,7 +340,8 @@ def build_parser() -> argparse.ArgumentParser:
                        formatter_class=_TransformHelp, epilog=_TECHNIQUES,
                        description="Prints the program as C (SV-COMP conventions), as the front-end built it or "
                                    "after a transformation.")
-    t.add_argument("file", metavar="FILE", help="a .c/.i program, a .smt2 Horn-clause file or a .yml task")
+    _input_args(t, "an SV-COMP .prp file or a property name whose checks the program gets, as verify checks it "
+                   "(default: as for verify)")
     t.add_argument("--technique", default="none", metavar="NAME",
                    help="the transformation to apply: " + ", ".join(_techniques()) +
                         " (default: none = the IR as the front-end built it)")

@@ -162,9 +162,7 @@ def verify_job(job: Job, options: JobOptions, deadline: Deadline, phase: Callabl
     report(f"loading {job.input} ({job.data_model})")
     phase(1)
     try:
-        program = load_program(job.input, job.data_model, job.more_inputs,
-                               memsafety=job.property.name == VALID_MEMSAFETY, defines=job.defines,
-                               keep_values=job.property.name == NO_OVERFLOW)
+        program = _load(job)
     except UnsupportedError as exc:
         return Verdict.unknown("frontend", str(exc)), None
     report(f"program {program.name}: {program.num_locs} locations, {len(program.edges)} edges, "
@@ -172,11 +170,11 @@ def verify_job(job: Job, options: JobOptions, deadline: Deadline, phase: Callabl
     why = _unsupported_reason(job)
     if why is not None:
         return Verdict.unknown("none", why), program
+    try:
+        program = instrument_for(job, program)
+    except UnsupportedError as exc:
+        return Verdict.unknown("frontend", str(exc)), program
     if job.property.name == NO_OVERFLOW:
-        try:
-            program = instrument_no_overflow(program)
-        except UnsupportedError as exc:
-            return Verdict.unknown("frontend", str(exc)), program
         report(f"no-overflow: {sum(1 for _, a in program.assertions() if a.prop == NO_OVERFLOW)} overflow "
                f"checks added")
     engine = get_engine(options.engine)
@@ -192,6 +190,24 @@ def verify_job(job: Job, options: JobOptions, deadline: Deadline, phase: Callabl
         verdict = undecided_overflow(verdict)
     verdict.stats["encoding"] = encoding
     return verdict, program
+
+
+def load_job_program(job: Job) -> Program:
+    """The program a job checks, with its property's checks in it (what `verify` runs the engine on and
+    `transform` prints). Raises InputError and UnsupportedError."""
+    return instrument_for(job, _load(job))
+
+
+def _load(job: Job) -> Program:
+    """The front-end's program for the job's files, built for its property (memory accesses instrumented for
+    valid-memsafety, unused values kept for no-overflow)."""
+    return load_program(job.input, job.data_model, job.more_inputs, memsafety=job.property.name == VALID_MEMSAFETY,
+                        defines=job.defines, keep_values=job.property.name == NO_OVERFLOW)
+
+
+def instrument_for(job: Job, program: Program) -> Program:
+    """The checks a property adds after the front-end (memory-safety checks are the front-end's own)."""
+    return instrument_no_overflow(program) if job.property.name == NO_OVERFLOW else program
 
 
 def undecided_overflow(verdict: Verdict) -> Verdict:

@@ -242,6 +242,19 @@ def test_transform_missing_file_is_an_input_error(capsys, tmp_path):
     assert code == cli.EXIT_INPUT_ERROR and err.startswith("error: ") and "no such file" in err
 
 
+def test_transform_builds_the_program_as_verify_does(capsys, tmp_path):
+    """Several files linked, `-D` and the property's checks: a Verisec file with its stubs prints as verified."""
+    main = tmp_path / "main.c"
+    main.write_text("void fill(char *b, int n);\nint main(void) { char buf[N]; fill(buf, N + 1); return 0; }\n")
+    lib = tmp_path / "lib.c"
+    lib.write_text("void fill(char *b, int n) { for (int i = 0; i < n; i++) b[i] = 1; }\n")
+    code, out, err = run_cli(capsys, "transform", main, lib, "-DN=5", "--property", "valid-memsafety")
+    assert code == 0, err
+    assert "buf[5]" in out and "property valid-deref" in out
+    code, out, _ = run_cli(capsys, "transform", main, lib, "-DN=5")           # unreach-call: no bounds checks
+    assert code == 0 and "property valid-deref" not in out
+
+
 # ------------------------------------------------------------------------ end-to-end (real pipeline)
 EXPECTED = {"count_safe.c": "TRUE", "count_unsafe.c": "FALSE", "max_safe.c": "TRUE", "branch_unsafe.c": "FALSE"}
 
