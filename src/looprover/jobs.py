@@ -58,7 +58,7 @@ def load_program(path: Path, data_model: str = "ILP32", more: tuple[Path, ...] =
             raise InputError(f"{f}: empty file")
     if path.suffix == ".smt2":
         if more:
-            raise InputError(f"{path}: a Horn-clause file is verified on its own, not with other input files")
+            raise InputError(f"{path}: a Horn-clause file is read on its own, not with other input files")
         from looprover.frontend.chc import load_chc_program
         return load_chc_program(path)
     from looprover.frontend.c import load_c_program
@@ -194,7 +194,10 @@ def verify_job(job: Job, options: JobOptions, deadline: Deadline, phase: Callabl
 
 def load_job_program(job: Job) -> Program:
     """The program a job checks, with its property's checks in it (what `verify` runs the engine on and
-    `transform` prints). Raises InputError and UnsupportedError."""
+    `transform` prints). Raises InputError, and UnsupportedError also for a property the input cannot have."""
+    why = _unsupported_reason(job)
+    if why is not None:
+        raise UnsupportedError(why)
     return instrument_for(job, _load(job))
 
 

@@ -253,6 +253,8 @@ def test_transform_builds_the_program_as_verify_does(capsys, tmp_path):
     assert "buf[5]" in out and "property valid-deref" in out
     code, out, _ = run_cli(capsys, "transform", main, lib, "-DN=5")           # unreach-call: no bounds checks
     assert code == 0 and "property valid-deref" not in out
+    code, out, err = run_cli(capsys, "transform", main, "--property", "check-sat")   # not a C property
+    assert code == cli.EXIT_INPUT_ERROR and out == "" and "unsupported property: check-sat" in err
 
 
 # ------------------------------------------------------------------------ end-to-end (real pipeline)

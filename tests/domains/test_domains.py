@@ -142,6 +142,8 @@ def test_strings(loop):
     got = strs(Strings().array_atoms(lp.site, lp.var("a"), [lp.var("n"), lp.var("p")]))
     assert "(a[n] == 0)" in got and "(p < 8)" in got
     assert "(a[7] == 0)" in got and "(p < 7)" in got                    # a terminator in the last cell
+    lp = loop("char c[1]; int p = 0; c[0] = 0; while (c[p] != 0) p++;")     # no last cell besides the first
+    assert "(p < 0)" not in strs(Strings().array_atoms(lp.site, lp.var("c"), [lp.var("p")]))
     lp = loop("int b[8]; int p = 0; while (p < 8) { b[p] = 1; p++; }")    # not a char buffer
     assert Strings().array_atoms(lp.site, lp.var("b"), [lp.var("p")]) == []
 

@@ -107,6 +107,7 @@ def _random_value(rng: random.Random, t) -> Any:
 
 LONG_RUNS = 2              # runs for the points no short run reached ...
 LONG_STEPS = 25            # ... each this many times the short runs' steps
+_CHECK_EVERY = 64          # steps between two looks at the deadline and the samples' count
 
 
 def sample_states(program: Program, points: set[int], seed: int = 0, runs: int = 32, max_steps: int = 600,
@@ -115,7 +116,9 @@ def sample_states(program: Program, points: set[int], seed: int = 0, runs: int =
     """States (scalar variables, and copies of the arrays with `arrays`) seen at `points` in random runs of the
     concrete interpreter. A point that no short run reaches (one behind a loop of a thousand iterations) gets
     a few long runs: without samples, every candidate there reaches Houdini, and contradictory ones (`k ≥ 0`
-    and `k ≤ -1`) make any set of candidates vacuously inductive."""
+    and `k ≤ -1`) make any set of candidates vacuously inductive. The long runs take random steps only (a
+    step z3 must find values for costs about a millisecond, too much for thousands of them) and stop at the
+    deadline."""
     rng = random.Random(seed)
     out: dict[int, list[dict]] = {p: [] for p in points}
     sampler = _Sampler(program, bitvector, arrays, rng)
@@ -127,7 +130,7 @@ def sample_states(program: Program, points: set[int], seed: int = 0, runs: int =
     for _ in range(LONG_RUNS if missing else 0):
         if deadline is not None and deadline.expired():
             break
-        sampler.run(missing, max_steps * LONG_STEPS, per_point)
+        sampler.run(missing, max_steps * LONG_STEPS, per_point, solve=False, deadline=deadline)
     return {**out, **missing}
 
 
@@ -140,17 +143,23 @@ class _Sampler:
         self.arrs = [n for n, i in program.variables.items() if arrays and hasattr(i.var.type, "elem")]
         self.solvers: dict[int, _EdgeSolver] = {}
 
-    def run(self, out: dict[int, list[dict]], max_steps: int, per_point: int) -> None:
+    def run(self, out: dict[int, list[dict]], max_steps: int, per_point: int, solve: bool = True,
+            deadline: Deadline | None = None) -> None:
+        """`solve`: where no edge runs on random values, let z3 choose them (`_solved_step`). Every
+        `_CHECK_EVERY` steps the run looks at the deadline and ends once every point has its samples."""
         program, rng = self.program, self.rng
         ev = Evaluator("wrap" if self.bitvector else "math")
         oracle = _RandomOracle(rng)
         state = {n: _random_value(rng, i.var.type) for n, i in program.variables.items()}
         loc = program.init
         try:
-            for _ in range(max_steps):
+            for step in range(max_steps):
                 if loc in out and len(out[loc]) < per_point:
                     out[loc].append({**{n: state[n] for n in self.scalars}, **{n: state[n].copy() for n in self.arrs}})
                 if loc == program.exit:
+                    break
+                if step % _CHECK_EVERY == 0 and ((deadline is not None and deadline.expired())
+                                                 or all(len(v) >= per_point for v in out.values())):
                     break
                 edges = list(program.out_edges(loc))
                 rng.shuffle(edges)
@@ -165,7 +174,7 @@ class _Sampler:
                     loc, moved = e.dst, True
                     break
                 else:
-                    moved = _solved_step(program, edges, state, ev, rng, self.solvers, self.bitvector)
+                    moved = solve and _solved_step(program, edges, state, ev, rng, self.solvers, self.bitvector)
                     if moved:
                         loc, state = moved
                 if not moved:

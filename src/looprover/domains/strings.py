@@ -23,7 +23,8 @@ class Strings(Domain):
         if not isinstance(t, ArrayType) or not isinstance(t.elem, IntType) or t.elem.bits != 8:
             return []
         out: list[Expr] = []
-        if t.size is not None and t.size > 1:
+        last = t.size is not None and t.size > 1          # an array with a last cell besides the first
+        if last:
             out.append(cmp("==", Select(a, const(t.size - 1, t.index), t.elem), const(0, t.elem)))
         for v in indices:
             if not isinstance(v.type, IntType):
@@ -31,5 +32,7 @@ class Strings(Domain):
             out.append(cmp("==", Select(a, cast(t.index, v), t.elem), const(0, t.elem)))
             if t.size is not None and v.type.contains(t.size):
                 out += [cmp(">=", v, const(0, v.type)), cmp("<", v, const(t.size, v.type)),
-                        cmp("<=", v, const(t.size, v.type)), cmp("<", v, const(t.size - 1, v.type))]
+                        cmp("<=", v, const(t.size, v.type))]
+                if last:
+                    out.append(cmp("<", v, const(t.size - 1, v.type)))
         return out
