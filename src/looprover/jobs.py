@@ -194,10 +194,11 @@ def verify_job(job: Job, options: JobOptions, deadline: Deadline, phase: Callabl
 
 def load_job_program(job: Job) -> Program:
     """The program a job checks, with its property's checks in it (what `verify` runs the engine on and
-    `transform` prints). Raises InputError, and UnsupportedError also for a property the input cannot have."""
+    `transform` prints). Raises UnsupportedError, and InputError also for a property the input cannot have
+    (`verify` answers UNKNOWN for that instead, as SV-COMP expects)."""
     why = _unsupported_reason(job)
     if why is not None:
-        raise UnsupportedError(why)
+        raise InputError(why)
     return instrument_for(job, _load(job))
 
 
