@@ -171,7 +171,7 @@ def verify_job(job: Job, options: JobOptions, deadline: Deadline, phase: Callabl
     if why is not None:
         return Verdict.unknown("none", why), program
     try:
-        program = instrument_for(job, program)
+        program = _instrument_for(job, program)
     except UnsupportedError as exc:
         return Verdict.unknown("frontend", str(exc)), program
     if job.property.name == NO_OVERFLOW:
@@ -199,7 +199,7 @@ def load_job_program(job: Job) -> Program:
     why = _unsupported_reason(job)
     if why is not None:
         raise InputError(why)
-    return instrument_for(job, _load(job))
+    return _instrument_for(job, _load(job))
 
 
 def _load(job: Job) -> Program:
@@ -209,7 +209,7 @@ def _load(job: Job) -> Program:
                         defines=job.defines, keep_values=job.property.name == NO_OVERFLOW)
 
 
-def instrument_for(job: Job, program: Program) -> Program:
+def _instrument_for(job: Job, program: Program) -> Program:
     """The checks a property adds after the front-end (memory-safety checks are the front-end's own)."""
     return instrument_no_overflow(program) if job.property.name == NO_OVERFLOW else program
 
