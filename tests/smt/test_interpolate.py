@@ -10,7 +10,7 @@ import random
 import pytest
 import z3
 
-from looprover.smt.interpolate import (METHODS, SPACER_FIRST, Interpolant, ItpStats, SatisfiableError,
+from looprover.smt.interpolate import (METHODS, SPACER_FIRST, VARIANTS, Interpolant, ItpStats, SatisfiableError,
                                        check_interpolant, compute_interpolant, interpolate, sequence_interpolate)
 from looprover.smt.mbp import free_constants
 
@@ -65,7 +65,7 @@ SIMPLE = [
 ]
 
 
-@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("method", METHODS + VARIANTS)
 @pytest.mark.parametrize("A,B", SIMPLE)
 def test_each_method_known_answers(method, A, B):
     _run(A, B, method)
@@ -127,6 +127,21 @@ def test_farkas_tpa_query_gives_a_relation_independent_of_b():
     assert _valid(z3.Implies(z3.And(xc >= xa, xc <= xa + 2), I))
     S = _run(A, B, "spacer", [xa, xc]).formula
     _assert_itp(A, B, S, [xa, xc])
+
+
+def test_farkas_decomposes_independent_facts():
+    """Two counters stepped together, B a bound on their sum: the plain Farkas sum is `x'' + y'' - x - y ≤ 4`;
+    the decomposed interpolant also states each counter's own distance (`x'' - x ≤ 2`, `y'' - y ≤ 2`), the
+    lemmas a transition abstraction can keep one by one. Without decomposition neither is implied."""
+    xa, ya, xb, yb, xc, yc = z3.Ints("xa ya xb yb xc yc")
+    A = z3.And(xb == xa + 1, yb == ya + 1, xc == xb + 1, yc == yb + 1)
+    B = z3.And(xa == 0, ya == 0, xc + yc > 4)
+    I = _run(A, B, "farkas-dec", [xa, ya, xc, yc]).formula
+    assert _valid(z3.Implies(I, xc - xa <= 2)), I
+    assert _valid(z3.Implies(I, yc - ya <= 2)), I
+    assert _valid(z3.Implies(I, xc + yc - xa - ya <= 4)), I
+    plain = _run(A, B, "farkas", [xa, ya, xc, yc]).formula
+    assert not _valid(z3.Implies(plain, xc - xa <= 2)), plain
 
 
 def test_spacer_uses_only_shared_symbols_with_extra_allowed_vocabulary():
@@ -298,7 +313,7 @@ def _random_pairs(n, seed):
     return out
 
 
-@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("method", METHODS + VARIANTS)
 def test_random_problems(method):
     for A, B in _random_pairs(12, seed=2024):
         res = compute_interpolant(A, B, timeout=10, methods=[method])

@@ -173,6 +173,21 @@ def test_plain_tpa_without_seeds(make):
     assert r.stats["seeds"] == 0
 
 
+PLAIN_VARIANTS = [dict(lemma_clauses=16), dict(itp_methods=("farkas-dec", "spacer", "mbp", "qe")),
+                  dict(variant="split", lemma_clauses=16)]
+
+
+@pytest.mark.parametrize("settings", PLAIN_VARIANTS, ids=["clauses", "farkas-dec", "split-clauses"])
+def test_plain_tpa_variants_safe_and_unsafe(settings):
+    """Lemmas split into clauses and decomposed Farkas interpolants keep TPA sound both ways: the safe
+    counter gets a checked fixed point, the unsafe one its counterexample of exact depth."""
+    options = TPAOptions(seeds=False, **settings)
+    ts = counter(4)
+    assert_safe(ts, solve_tpa(ts, timeout=TIMEOUT, options=options))
+    ts = counter(12, unsafe=True)
+    assert_unsafe(ts, solve_tpa(ts, timeout=TIMEOUT, options=options), depth=12)
+
+
 # ------------------------------------------------------------------------------------------ Bool / bit-vectors
 def test_bool_token_ring():
     ts = token_ring()

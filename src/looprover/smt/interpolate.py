@@ -11,6 +11,9 @@ enumerate states. Methods, tried in this order by `compute_interpolant` (each re
   constraints tightened (gcd, rounding). A conflict with no rational certificate (parity) gets the exact
   projection of the A-cube onto the shared symbols, weakened by an unsat core against B. Subsumed disjuncts are
   dropped as the enumeration goes.
+  ``farkas-dec`` (a variant outside the default order, for `tpa.itp_methods`) splits each certificate's A-sum by
+  the A-local symbols its constraints share and keeps the parts with the sum (decomposed Farkas interpolants,
+  OpenSMT's choice for Golem's TPA): more, smaller conjuncts, each a candidate lemma on its own.
 - ``spacer``: the two Horn clauses `A → Itp(shared)` and `Itp(shared) ∧ B → false`, solved by z3's Spacer; the
   solved `Itp` is the interpolant (xform inlining/slicing off, or Itp would be eliminated).
 - ``mbp``: the disjunction of model-based projections of A onto the shared symbols, each weakened by an unsat
@@ -52,7 +55,7 @@ from looprover.smt.mbp import QEError, eliminate_quantifiers, free_constants, pr
 from looprover.smt.tactics import apply as tactics_apply
 
 __all__ = [
-    "METHODS", "SPACER_FIRST", "Attempt", "Interpolant", "ItpStats", "SatisfiableError", "check_interpolant",
+    "METHODS", "SPACER_FIRST", "VARIANTS", "Attempt", "Interpolant", "ItpStats", "SatisfiableError", "check_interpolant",
     "compute_interpolant", "interpolate", "sequence_interpolate", "term_size",
 ]
 
@@ -61,6 +64,8 @@ __all__ = [
 # midpoint query, while Spacer's are guarded by the particular B (`x ≤ 0 → x'' < 100`); see the module docstring.
 METHODS: tuple[str, ...] = ("farkas", "spacer", "mbp", "qe")
 SPACER_FIRST: tuple[str, ...] = ("spacer", "farkas", "mbp", "qe")
+# also accepted: Farkas with decomposed certificates (itp_farkas.Farkas, `decompose`), not in the default order
+VARIANTS: tuple[str, ...] = ("farkas-dec",)
 _MIN_CHECK_SECONDS = 1.0      # a candidate found just before the deadline still gets this long to be checked
 _SIMPLIFY_SECONDS = 0.2       # cap for ctx-solver-simplify (measured ~16 ms per TPA interpolant on small problems)
 
@@ -282,9 +287,9 @@ def compute_interpolant(A: z3.BoolRef | Sequence[z3.BoolRef], B: z3.BoolRef | Se
     p = Problem(A_f.translate(work), B_f.translate(work),
                 None if shared is None else [v.translate(work) for v in shared], Deadline(start + timeout))
     methods = list(methods)
-    unknown = [m for m in methods if m not in METHODS]
+    unknown = [m for m in methods if m not in METHODS + VARIANTS]
     if unknown:
-        raise ValueError(f"unknown interpolation methods {unknown}; choose from {METHODS}")
+        raise ValueError(f"unknown interpolation methods {unknown}; choose from {METHODS + VARIANTS}")
     attempts: list[Attempt] = []
 
     def finish(result: Interpolant | None) -> Interpolant | None:
@@ -300,7 +305,7 @@ def compute_interpolant(A: z3.BoolRef | Sequence[z3.BoolRef], B: z3.BoolRef | Se
         s.set("timeout", max(1, int(max(p.total_left(), _MIN_CHECK_SECONDS) * 1000)))
         if s.check() == z3.sat:
             raise SatisfiableError(s.model().translate(home))
-    caps = {"spacer": 0.6 * timeout, "farkas": 0.6 * timeout}
+    caps = {"spacer": 0.6 * timeout, "farkas": 0.6 * timeout, "farkas-dec": 0.6 * timeout}
     if spacer_timeout is not None:
         caps["spacer"] = spacer_timeout
     caps.update(method_timeouts or {})
@@ -313,8 +318,8 @@ def compute_interpolant(A: z3.BoolRef | Sequence[z3.BoolRef], B: z3.BoolRef | Se
         try:
             if name == "spacer":
                 raw = _spacer(p, spacer_global)
-            elif name == "farkas":
-                raw = Farkas(p).run()
+            elif name in ("farkas", "farkas-dec"):
+                raw = Farkas(p, decompose=name == "farkas-dec").run()
             elif name == "mbp":
                 raw = _mbp(p)
             else:

@@ -236,8 +236,12 @@ def _lin_expr(coeffs: dict[int, Fraction], rel: str, const: Fraction, syms: dict
 # method 2: Farkas
 
 class Farkas:
-    def __init__(self, p: Problem):
+    """`decompose`: each certificate gives its A-sum split by A-local symbols plus the whole sum (`_components`),
+    a stronger interpolant with more, smaller conjuncts; otherwise the whole sum alone."""
+
+    def __init__(self, p: Problem, decompose: bool = False):
         self.p = p
+        self.decompose = decompose
         self.syms: dict[int, z3.ExprRef] = {}
         self.memo: dict = {}
         self.relax: dict[int, z3.ArithRef] = {}
@@ -343,7 +347,7 @@ class Farkas:
         return [tagged[j] for j in core]
 
     def _certificate(self, core: list[tuple[int, _Lin]]) -> z3.BoolRef:
-        """Solve for Farkas multipliers λ of the core and return the A-side weighted sum."""
+        """Solve for Farkas multipliers λ of the core and return the A-side weighted sum (decomposed, if asked)."""
         p, ctx = self.p, self.p.ctx
         lam = [z3.Real(f"farkas!l{i}", ctx) for i in range(len(core))]
         s = p.solver()
@@ -360,15 +364,51 @@ class Farkas:
         if p.check(s) != z3.sat:
             raise MethodFailed("farkas: no certificate for an LRA-unsat core")
         m = s.model()
+        parts = [(m.eval(l, model_completion=True).as_fraction(), c) for l, (side, c) in zip(lam, core) if side == 0]
+        parts = [(w, c) for w, c in parts if w != 0]
+        groups = self._components(parts) if self.decompose else [parts]
+        pieces = [self._weighted_sum(group) for group in groups]
+        if len(pieces) > 1:
+            pieces.append(self._weighted_sum(parts))
+        return all_of(pieces, ctx)
+
+    def _components(self, parts: list[tuple[Fraction, _Lin]]) -> list[list[tuple[Fraction, _Lin]]]:
+        """The weighted A-constraints grouped by the A-local symbols they share (union-find).
+
+        Why (decomposed Farkas interpolants, as OpenSMT's and so Golem's TPA use them): every A-local symbol occurs
+        in one group only, and the whole A-sum cancels it, so each group's sum is over shared symbols alone and
+        implied by the A-cube; together they imply the whole sum, which B refutes. Where the plain sum mixes
+        independent facts (`x'' - x + y'' - y ≤ 4`), the groups state them one by one (`x'' - x ≤ 2`,
+        `y'' - y ≤ 2`), each a lemma TPA can keep when the other does not generalise. The groups are stronger
+        than the sum (a sum of two chains can be a relation like `y'' - y = 2(x'' - x)` that neither chain
+        states), so the caller keeps the sum as well."""
+        shared = self.p.shared_ids
+        parent = list(range(len(parts)))
+
+        def find(i: int) -> int:
+            while parent[i] != i:
+                parent[i] = parent[parent[i]]
+                i = parent[i]
+            return i
+
+        owner: dict[int, int] = {}
+        for i, (_, c) in enumerate(parts):
+            for v in c.coeffs:
+                if v in shared:
+                    continue
+                j = owner.setdefault(v, i)
+                parent[find(i)] = find(j)
+        groups: dict[int, list[tuple[Fraction, _Lin]]] = {}
+        for i, part in enumerate(parts):
+            groups.setdefault(find(i), []).append(part)
+        return list(groups.values())
+
+    def _weighted_sum(self, parts: list[tuple[Fraction, _Lin]]) -> z3.BoolRef:
+        """Σ w·c over the weighted A-constraints, as a constraint over their (shared) symbols."""
         co: dict[int, Fraction] = {}
         const = Fraction(0)
         rels = set()
-        for l, (side, c) in zip(lam, core):
-            if side != 0:
-                continue
-            w = m.eval(l, model_completion=True).as_fraction()
-            if w == 0:
-                continue
+        for w, c in parts:
             for v, a in c.coeffs.items():
                 co[v] = co.get(v, Fraction(0)) + w * a
             const += w * c.const
@@ -382,7 +422,7 @@ class Farkas:
             co, rel, const = _tighten(co, rel, const)
         elif co:
             co, const = _scale(co, const)
-        return _lin_expr(co, rel, const, self.syms, ctx)
+        return _lin_expr(co, rel, const, self.syms, self.p.ctx)
 
     def _project_weaken(self, cA: _Cube) -> z3.BoolRef:
         p = self.p

@@ -98,3 +98,27 @@ def conjuncts(f: z3.BoolRef) -> list[z3.BoolRef]:
         elif not z3.is_true(g):
             out.append(g)
     return out
+
+
+def clauses(f: z3.BoolRef, limit: int) -> list[z3.BoolRef]:
+    """`f`'s conjuncts, each disjunction of conjunctions distributed into clauses (`a ∨ (b ∧ c)` becomes
+    `a ∨ b`, `a ∨ c`) when that makes at most `limit` clauses of it; otherwise the conjunct as it is. An
+    equivalent set of facts, but finer: a subset of clauses can hold (be transitive, be needed in a core) where
+    the whole disjunction does not."""
+    out: list[z3.BoolRef] = []
+    for c in conjuncts(f):
+        if not z3.is_or(c):
+            out.append(c)
+            continue
+        options = [conjuncts(d) or [d] for d in c.children()]
+        count = 1
+        for o in options:
+            count *= len(o)
+        if count > limit:
+            out.append(c)
+            continue
+        rows: list[list[z3.BoolRef]] = [[]]
+        for o in options:
+            rows = [r + [d] for r in rows for d in o]
+        out.extend(any_of(r, c.ctx) for r in rows)
+    return out

@@ -47,7 +47,7 @@ import z3
 
 from looprover.smt.houdini import houdini
 from looprover.smt.interpolate import ItpStats, SatisfiableError, compute_interpolant
-from looprover.smt.terms import all_of, conjuncts
+from looprover.smt.terms import all_of, clauses, conjuncts
 from looprover.smt.mbp import free_constants, ite_depth, project
 from looprover.smt.ts import TransitionSystem
 from looprover.tpa.certify import check_safe_certificate, replay_counterexample, state_invariant
@@ -261,7 +261,13 @@ class TPA:
 
     def _learn(self, n: int, lemma: z3.BoolRef) -> None:
         """Add the conjuncts of `lemma` (over x, x') to level n and to its solver."""
-        self.stats["lemmas"] += self._add_to_level(n, conjuncts(z3.simplify(lemma)))
+        self.stats["lemmas"] += self._add_to_level(n, self._lemma_parts(lemma))
+
+    def _lemma_parts(self, lemma: z3.BoolRef) -> list[z3.BoolRef]:
+        """The facts a learned lemma adds to a level: its conjuncts, or with `lemma_clauses` its clauses (the
+        closure checks and the interpolation cores pick level facts one by one)."""
+        f = z3.simplify(lemma)
+        return clauses(f, self.opt.lemma_clauses) if self.opt.lemma_clauses > 1 else conjuncts(f)
 
     def _add_to_level(self, n: int, cs: list[z3.BoolRef]) -> int:
         """Add the facts `cs` not yet in level n to it and to its solver; how many were new."""

@@ -37,6 +37,8 @@ class TPAOptions:
         "help": "interpolate against the unsat core of the level's conjuncts only"})
     seeds: bool = field(default=True, metadata={
         "help": "conjoin checked reflexive-transitive template facts to every level (seeds.py)"})
+    lemma_clauses: int = field(default=0, metadata={
+        "help": "split a learned disjunctive lemma into at most this many clauses (0: keep it whole)"})
     qe_timeout: float = 2.0
 
     def __post_init__(self) -> None:

@@ -179,7 +179,7 @@ class SplitTPA(TPA):
         A, B = self._reduced_problem(self._own(n, parts), parts, S, T2)
         I = self._interpolate(A, B, voc.x + voc.x2)
         lemma = z3.substitute(I, *zip(voc.x2, voc.x1)) if voc.x else I
-        cs = conjuncts(z3.simplify(lemma))
+        cs = self._lemma_parts(lemma)
         self.stats["lemmas"] += self._add_to_level(n + 1, cs) if kind == "lt" else self._add_exact(n + 1, cs)
 
     # ------------------------------------------------------------------------------------------ Reach
