@@ -45,12 +45,12 @@ class CallMixin(LoweringState):
             if fdef is not None:
                 return self._inline(c, fdef, args, want)
             for a in args:
-                self.rv(a, want=False)
+                self.discard(a)
             return Val(rt, {})
         suffix = nondet_suffix(name, ref.get_definition() is not None)
         if suffix is not None:
             for a in args:
-                self.rv(a, want=False)
+                self.discard(a)
             if not isinstance(rt, (CInt, CBool)):
                 raise self.unsupported(f"{name} returning {rt}", c)
             nt = rt
@@ -76,14 +76,13 @@ class CallMixin(LoweringState):
             return Val(rt, {})
         if name in TERMINATING_FUNCTIONS:
             for a in args:
-                if self.effectful(a):
-                    self.rv(a, want=False)
+                self.discard(a)
             self.jump(self.exit)
             return Val(rt, {}) if isinstance(rt, CVoid) else self.zero(rt)
         if name == "__builtin_expect":
             v = self.protect(self.rv(args[0]), args[1:])
             for a in args[1:]:
-                self.rv(a, want=False)
+                self.discard(a)
             return self.convert(v, rt, c)
         if name == "__builtin_unreachable":
             self.emit(Assume(FALSE, self.loc))
@@ -130,7 +129,8 @@ class CallMixin(LoweringState):
             raise self.unsupported(f"call of '{name}' with {len(args)} arguments for {len(params)} parameters", c)
         vals = []
         for i, a in enumerate(args):
-            v = self.rv(a)
+            # evaluated here, before the call, whether or not the body reads the parameter
+            v = self.keep_operations(self.rv(a))
             vals.append(self.protect(v, args[i + 1:]))
         rt = self.type_of(fdef.result_type, fdef)
         call_loc = self.loc

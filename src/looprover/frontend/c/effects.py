@@ -20,6 +20,7 @@ from looprover.frontend.c.state import LoweringState
 from looprover.program.cfa import Assign
 from looprover.program.expr import BoolConst, Expr, IntConst, free_vars
 
+_ARITH = frozenset({"+", "-", "*", "/", "%", "<<", ">>"})   # the binary operators that may overflow or be undefined
 _ALL = object()  # may_write: "any global, static or address-taken variable"
 
 
@@ -55,6 +56,21 @@ class SideEffectMixin(LoweringState):
             r = any(self.effectful(ch) for ch in children(c))
         self.effectful_memo[key] = r
         return r
+
+    @staticmethod
+    def operates(c: ci.Cursor) -> bool:
+        """Does evaluating c compute an arithmetic operation (one that may overflow or be undefined: binary
+        arithmetic, unary minus)? Operands of `sizeof` are not evaluated."""
+        stack = [c]
+        while stack:
+            c = stack.pop()
+            k = c.kind
+            if k == K.COMPOUND_ASSIGNMENT_OPERATOR or (k == K.BINARY_OPERATOR and capi.binary_op(c) in _ARITH) or (
+                    k == K.UNARY_OPERATOR and capi.unary_op(c) in (capi.UO_MINUS, *INCDEC_OPS)):
+                return True
+            if k != K.CXX_UNARY_EXPR:
+                stack.extend(children(c))
+        return False
 
     def may_write(self, cs) -> set | object:
         """IR variables that evaluating the expressions cs may write (`_ALL`: any global, static or

@@ -33,21 +33,35 @@ class ExpressionMixin(LoweringState):
 
     def discard(self, c: ci.Cursor) -> None:
         """Evaluate c for its side effects, its value unused (`x + 1;`, `(void)e`, `return e` in main, the left
-        operand of `,`, a `for` increment). With
-        `keep_values` (the no-overflow property, for which evaluating an operation is what counts) a value
-        computed by integer operations is kept in a temporary, so that its operations stay in the program. Only
-        a pure expression needs it: the operations of one with side effects are in the assignments it makes
-        (and asking it for its value would copy it, `i++` in every `for` loop)."""
-        if not self.keep_values or self.effectful(c):
-            self.rv(c, want=False)
-            return
-        v = self.rv(c)
-        if isinstance(v.ctype, CInt) and () in v.leaves and any(isinstance(n, (Binary, Unary))
-                                                                for n in walk(v.e)):
-            self.emit(Assign(self.temp(self.types.ir_scalar(v.ctype)), v.e, self.loc))
+        operand of `,`, a `for` increment, an argument of `exit`)."""
+        self.rv(c, want=False)
 
     def rv(self, c: ci.Cursor, want: bool = True) -> Val:
-        """Evaluate expression c (emitting its side effects); `want=False` when the value is discarded."""
+        """Evaluate expression c (emitting its side effects); `want=False` when the value is discarded.
+
+        A discarded value is still evaluated: with `keep_values` (the no-overflow property, for which
+        evaluating an operation is what counts) its operations stay in the program (`keep_operations`), whatever
+        the expression (`x + 1;`, `f() + (x + 1);`), so no overflow check can vanish with an unused value.
+        What is discarded at every level comes back empty, so an enclosing discard keeps nothing twice; an
+        expression with nothing to evaluate (no side effect, no check, no kept operation) is not looked at."""
+        if not want and not self.effectful(c) and not (self.keep_values and self.operates(c)):
+            return Val(CVoid(), {})
+        v = self._value(c, want)
+        if want:
+            return v
+        if self.keep_values:
+            self.keep_operations(v)
+        return Val(v.ctype, {})
+
+    def keep_operations(self, v: Val) -> Val:
+        """`v` with every leaf that computes an operation (no-overflow: `keep_values`) evaluated here, into a
+        temporary, so its checks are made at this point of the program; other leaves as they are."""
+        if not self.keep_values:
+            return v
+        return Val(v.ctype, {p: (self.snap(e) if any(isinstance(n, (Binary, Unary)) for n in walk(e)) else e)
+                             for p, e in v.leaves.items()})
+
+    def _value(self, c: ci.Cursor, want: bool) -> Val:
         k = c.kind
         if k == K.INTEGER_LITERAL or k == K.CHARACTER_LITERAL:
             t = self.ctype(c)

@@ -62,10 +62,11 @@ class Lowerer(StatementMixin, ExpressionMixin, CallMixin, LValueMixin, SideEffec
     def run(self) -> Program:
         main = self._find_main()
         self.collect_globals()
+        self.main_top_decls = self.top_decls(self.function_body(main))
         self.scan_address_taken(main)
         entry = self.bld.new_loc()
         self.cur = entry
-        fr = Frame("main", "", None, self.exit, top_decls=self.top_decls(self.function_body(main)))
+        fr = Frame("main", "", None, self.exit, top_decls=self.main_top_decls)
         self.frames.append(fr)
         self.call_stack.append(main.canonical)
         self._main_params(main, fr)

@@ -191,12 +191,12 @@ class LValueMixin(LoweringState):
         cands = [o for o in self.objects if any(compatible(x, pt) for x in strip_array(o.ctype))
                  or (self.memsafety and is_char(pt) and is_char(list(strip_array(o.ctype))[-1]))]
         if isinstance(obj, IntConst):
-            cands = [o for o in cands if o.id == obj.value]
+            cands = [o for o in cands if o.id_var is None and o.id == obj.value]
         alts = []
         valids = []
         for o in cands:
             # selecting the object needs only its id; validity (checked once, below) also needs the offset
-            g = Compare("==", obj, IntConst(o.id, self.OBJ)) if not isinstance(obj, IntConst) else TRUE
+            g = Compare("==", obj, self.obj_id(o)) if not isinstance(obj, IntConst) else TRUE
             cells = {}
             if o.is_array:
                 valids.append(g if not self.memsafety else and_(g, self._in_object(o, pt, off, c)))

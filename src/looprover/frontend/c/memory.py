@@ -11,8 +11,12 @@ Memory model (why it is sound for the programs we accept):
     contain a `T`; the invalid case (NULL, dangling, wrong object) is undefined behaviour and is blocked with an
     `Assume` (the unreach-call property presupposes UB-free executions).
   * Locals of inlined functions get fresh variables per call site, except address-taken ones, which get one
-    storage per declaration: without recursion at most one activation of a function is live, and pointers into
-    dead activations are dangling (UB) anyway.
+    storage per declaration: without recursion at most one activation of a function (one execution of a
+    block) is live at a time. Under valid-memsafety each activation is still a new object (C11 6.2.4): an
+    address-taken local whose declaration may run more than once (any but a top-level local of `main`) has
+    a variable id, set to a fresh negative value each time its declaration runs, distinct from every other
+    such object's current id and from its own previous one; a pointer kept from an earlier activation then
+    names no live object, and dereferencing it is a violation.
   * Under `valid-memsafety` (`LoweringState.memsafety`) the invalid cases are what is checked: every access
     through an array index or a pointer asserts (property `valid-deref`) that the pointer names a live object
     and that the offset lies inside it: `0 <= index < length` of the array indexed, and for a pointer
@@ -38,6 +42,7 @@ class Obj:
     kind: str
     id: int | None = None
     is_array: bool = False  # leaves stored in IR arrays at the top level (the object is a C array)
+    id_var: Var | None = None   # memsafety, a local whose declaration may run again: its current id (`born`)
 
 
 @dataclass(frozen=True)

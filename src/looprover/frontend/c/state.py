@@ -73,6 +73,9 @@ class LoweringState:
         self.shared: dict = {}           # canonical decl -> Obj for address-taken locals/params
         self.addr_taken: dict = {}       # canonical decl cursors (ordered: object ids are deterministic)
         self.objects: list[Obj] = []     # address-taken objects, id = index + 1
+        self.main_top_decls: frozenset = frozenset()  # top-level locals of main: their declarations run once
+        self.has_goto = False            # memsafety: code reachable from main has a goto (so loops without `for`)
+        self.once_ids = 0                # memsafety: activations given a constant id so far (`_new_instance`)
         self.poisoned: dict = {}         # canonical decl -> why it cannot be used (main's argv)
         self.case_locs: dict = {}        # case/default statement cursor -> its location (set by the switch)
         self._counters: dict[str, int] = {}  # fresh: the last #k suffix used per base name

@@ -136,9 +136,8 @@ class StatementMixin(LoweringState):
             if lv_t.kind == TK.CONSTANTARRAY:
                 dims.append(lv_t.get_array_size())
                 continue
-            if depth == 0:  # the outermost length is never a stride: evaluate it only for its effects
-                if self.effectful(sz):
-                    self.rv(sz, want=False)
+            if depth == 0:  # the outermost length is never a stride: evaluated for its effects and checks
+                self.discard(sz)
                 dims.append(None)
                 continue
             v = self.rv(sz)

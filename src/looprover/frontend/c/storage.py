@@ -17,8 +17,11 @@ from looprover.frontend.c.cursors import (
 )
 from looprover.frontend.c.memory import LV, Cell, Obj, idx_const, single
 from looprover.frontend.c.state import Frame, LoweringState
-from looprover.program.cfa import Assign
-from looprover.program.expr import BOOL, FALSE, TRUE, IntConst
+from looprover.program.cfa import Assign, Assume, Havoc
+from looprover.program.expr import BOOL, FALSE, TRUE, Compare, Expr, IntConst, and_, not_
+
+
+ONCE_IDS = 1 << 20     # ids of activations that happen at most once: -1 .. -ONCE_IDS (`_new_instance`)
 
 
 class StorageMixin(LoweringState):
@@ -66,6 +69,8 @@ class StorageMixin(LoweringState):
                         if d is not None and d.canonical not in seen_funcs:
                             seen_funcs.add(d.canonical)
                             todo.append(d)
+                elif k in (K.GOTO_STMT, K.INDIRECT_GOTO_STMT):
+                    self.has_goto = True
                 elif k == K.UNARY_OPERATOR and capi.unary_op(c) == capi.UO_ADDR_OF:
                     self._mark_address_taken(children(c)[0])
                 elif k == K.UNEXPOSED_EXPR and is_array_decay(c):  # (decays are UNEXPOSED_EXPRs)
@@ -184,6 +189,8 @@ class StorageMixin(LoweringState):
             ctype = self.decl_ctype(decl)
             fn = decl.semantic_parent.spelling if decl.semantic_parent is not None else ""
             obj = self.make_obj(decl.spelling, ctype, "local", "" if fn in ("main", "") else f"{fn}::")
+            if self.memsafety and can not in self.main_top_decls:   # a declaration that may run again
+                obj.id_var = self.new_var(f"{obj.name}@id", self.OBJ, "local", f"{obj.name}@id")
             self.shared[can] = obj
             self.loc = saved
         return obj
@@ -211,10 +218,34 @@ class StorageMixin(LoweringState):
         flag = self.alive.get(obj.id)
         if flag is None:
             flag = self.alive[obj.id] = self.new_var(f"{obj.name}@alive", BOOL, "local", f"{obj.name}@alive")
+        if obj.id_var is not None:
+            self._new_instance(obj)
         self.emit(Assign(flag, TRUE, self.loc))
         fr.born.append(flag)
         if nested:
             fr.scopes[-1][1].append(flag)
+
+    def _new_instance(self, obj: Obj) -> None:
+        """A fresh id for this activation of `obj` (see `memory.py`), negative (static ids are positive, NULL is
+        0), so that exactly one object answers to a pointer of a live object and none to a pointer of a dead
+        activation. A declaration lowered outside every loop (and in a program without goto) runs at most
+        once: it gets its own constant, in [-ONCE_IDS, -1]. One that may run again gets a value below that,
+        chosen anew each time, different from its previous id and from the current id of every other object
+        whose id is chosen so."""
+        if not self.has_goto and not any(fr.conts for fr in self.frames):
+            self.once_ids += 1
+            if self.once_ids > ONCE_IDS:
+                raise self.unsupported(f"more than {ONCE_IDS} address-taken local activations (valid-memsafety)")
+            self.emit(Assign(obj.id_var, IntConst(-self.once_ids, self.OBJ), self.loc))
+            return
+        t = self.temp(self.OBJ)
+        others = [o.id_var for o in self.objects if o.id_var is not None]
+        fresh = and_(Compare("<", t, IntConst(-ONCE_IDS, self.OBJ)), *(not_(Compare("==", t, v)) for v in others))
+        self.emit(Havoc((t,), self.loc), Assume(fresh, self.loc), Assign(obj.id_var, t, self.loc))
+
+    def obj_id(self, obj: Obj) -> Expr:
+        """The id a pointer to `obj` carries (its current one for an object with a variable id)."""
+        return obj.id_var if obj.id_var is not None else IntConst(obj.id, self.OBJ)
 
     def die(self, flags: list) -> None:
         """The end of the lifetime of the locals with these liveness flags (if the code here is reachable)."""
@@ -241,7 +272,7 @@ class StorageMixin(LoweringState):
         lengths) is replaced by the declared one, keeping the id (one live instance at a time)."""
         old = self.shared.get(can)
         if old is not None and old.id is not None:
-            obj.id = old.id
+            obj.id, obj.id_var = old.id, old.id_var
             self.objects[old.id - 1] = obj
         self.shared[can] = obj
 
@@ -271,5 +302,5 @@ class StorageMixin(LoweringState):
         for lf in self.types.leaves(obj.ctype):
             v = obj.vars[lf.path]
             cells[lf.path] = Cell(v, idx_const(0, self.IDX) if lf.in_array else None)
-        addr = (IntConst(obj.id, self.OBJ), idx_const(0, self.IDX)) if obj.id is not None else None
+        addr = (self.obj_id(obj), idx_const(0, self.IDX)) if obj.id is not None else None
         return single(obj.ctype, cells, addr)

@@ -1,0 +1,205 @@
+"""Programs written to trip a verifier on what C evaluates and how long its objects live, each with a safe twin,
+under every engine that accepts the property:
+
+  * no-overflow: an overflowing argument of a call whose callee never reads the parameter (unused, second of
+    two, read only in dead code, an empty `void` callee, inside a loop), of `exit`, and an overflow in a
+    discarded expression that also has a side effect. C evaluates every argument before the call (C11
+    6.5.2.2p4) and every full expression, used or not;
+  * valid-memsafety: a pointer to a local kept past the end of the local's lifetime and used in a later
+    activation of the same function, or a later iteration of the loop whose body declares it (C11 6.2.4p2:
+    each activation, each execution of the block, is a new object).
+
+An unsafe program is never TRUE under any engine, and FALSE under the default portfolio, with a counterexample
+replayed on the program that ends at the violated check; a safe twin is never FALSE. And against gcc's
+-fsanitize=signed-integer-overflow: random programs whose helper functions ignore some of their parameters.
+"""
+from __future__ import annotations
+
+import random
+import subprocess
+
+import pytest
+
+from helpers.c_harness import PRELUDE, _printer
+from looprover.deadline import Deadline
+from looprover.engines import engine_names, get_engine
+from looprover.frontend.c import load_c_program
+from looprover.jobs import Job, JobOptions, verify_job
+from looprover.program.instrument import instrument_no_overflow
+from looprover.program.interp import InputOracle, run
+from looprover.properties import NO_OVERFLOW, VALID_MEMSAFETY, Property
+from looprover.verdict import Status
+
+HEADER = """extern int __VERIFIER_nondet_int(void); extern void __VERIFIER_assume(int); extern void exit(int);
+"""
+
+# name -> (property, unsafe program, safe twin); the twins differ only where the unsafe one goes wrong
+CASES = {
+    "unused_parameter": (NO_OVERFLOW, """int g(int unused) { return 0; }
+int main(void) { int x = __VERIFIER_nondet_int(); @SAFE@ int r = g(x + 1); return r; }
+""", "__VERIFIER_assume(x < 100);"),
+    "second_parameter_unused": (NO_OVERFLOW, """int g(int a, int b) { return a; }
+int main(void) { int x = __VERIFIER_nondet_int(); @SAFE@ int r = g(x, x + 1); return r; }
+""", "__VERIFIER_assume(x < 100);"),
+    "parameter_read_in_dead_code": (NO_OVERFLOW, """int g(int a) { if (0) return a; return 0; }
+int main(void) { int x = __VERIFIER_nondet_int(); @SAFE@ return g(x - 1); }
+""", "__VERIFIER_assume(x > 0);"),
+    "empty_void_callee": (NO_OVERFLOW, """void h(int a) { }
+int main(void) { int x = __VERIFIER_nondet_int(); @SAFE@ h(x * 2); return 0; }
+""", "__VERIFIER_assume(x < 1000 && x > -1000);"),
+    "unused_parameter_in_a_loop": (NO_OVERFLOW, """int g(int u) { return 1; }
+int main(void) { int s = __VERIFIER_nondet_int(); int c = 0; @SAFE@
+  for (int k = 0; k < 3; k++) c = c + g(s + 200000000);
+  return c; }
+""", "__VERIFIER_assume(s < 100);"),
+    "exit_argument": (NO_OVERFLOW, """int main(void) { int x = __VERIFIER_nondet_int(); @SAFE@ exit(x + 1); }
+""", "__VERIFIER_assume(x < 100);"),
+    "discarded_with_a_side_effect": (NO_OVERFLOW, """int n;
+int f(void) { n++; return 1; }
+int main(void) { int x = __VERIFIER_nondet_int(); @SAFE@ f() + (x + 1); return n; }
+""", "__VERIFIER_assume(x < 100);"),
+    "dead_activation": (VALID_MEMSAFETY, """int *gp;
+void f(int first) { int x = 0; if (first) gp = &x; else *gp = 1; }
+int main(void) { f(1); f(@SAFE@); return 0; }
+""", "1"),
+    "dead_activation_read": (VALID_MEMSAFETY, """int *gp;
+int f(int first) { int x = 7; if (first) { gp = &x; return 0; } return *gp; }
+int main(void) { f(1); return f(@SAFE@); }
+""", "1"),
+    "earlier_for_iteration": (VALID_MEMSAFETY, """int main(void) { int *p = 0;
+  for (int i = 0; i < 2; i++) { int x = 5; if (@SAFE@) p = &x; else *p = 1; }
+  return 0; }
+""", "1"),
+    "earlier_while_iteration": (VALID_MEMSAFETY, """int main(void) { int *p = 0; int i = 0; int s = 0;
+  while (i < 3) { int x = i; if (@SAFE@) p = &x; s += *p; i++; }
+  return s; }
+""", "1"),
+    "function_called_in_a_loop": (VALID_MEMSAFETY, """int *gp;
+void f(int i) { int x = i; if (@SAFE@) gp = &x; *gp = 2; }
+int main(void) { for (int i = 0; i < 3; i++) f(i); return 0; }
+""", "1"),
+}
+# each safe twin's replacement of @SAFE@; the unsafe program has its own (nothing, or the condition that
+# keeps a pointer only in the first activation)
+UNSAFE_FILL = {"dead_activation": "0", "dead_activation_read": "0", "earlier_for_iteration": "i == 0",
+               "earlier_while_iteration": "i == 0", "function_called_in_a_loop": "i == 0"}
+
+
+def _source(name: str, safe: bool) -> str:
+    _, text, fill = CASES[name]
+    return HEADER + text.replace("@SAFE@", fill if safe else UNSAFE_FILL.get(name, ""))
+
+
+def _verify(tmp_path, name: str, safe: bool, engine: str, timeout: float = 10.0):
+    prop = CASES[name][0]
+    f = tmp_path / f"{name}_{'safe' if safe else 'unsafe'}.c"
+    f.write_text(_source(name, safe))
+    job = Job(f, Property(prop), "ILP32")
+    verdict, _ = verify_job(job, JobOptions(engine=engine), Deadline.after(timeout))
+    return verdict
+
+
+def _safety_engines(prop: str) -> list[str]:
+    return [n for n in engine_names() if n != "portfolio" and prop in get_engine(n).properties]
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_portfolio_finds_each_violation_and_proves_no_twin_wrong(tmp_path, name):
+    prop = CASES[name][0]
+    v = _verify(tmp_path, name, False, "portfolio", timeout=30)
+    assert v.status == Status.FALSE, (name, v.reason)
+    cex = v.evidence
+    assert cex.validated, (name, v.reason)
+    assert cex.violated.prop == ("valid-deref" if prop == VALID_MEMSAFETY else NO_OVERFLOW), cex.violated
+    v = _verify(tmp_path, name, True, "portfolio", timeout=30)
+    assert v.status != Status.FALSE, (name, v.reason)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("prop", [NO_OVERFLOW, VALID_MEMSAFETY])
+def test_no_engine_says_true_on_a_violation_or_false_on_a_twin(tmp_path, prop):
+    names = [n for n in sorted(CASES) if CASES[n][0] == prop]
+    engines = _safety_engines(prop)
+    assert {"bmc", "kinduction", "summarize", "labmc", "spacer", "tpa", "multiloop"} <= set(engines), engines
+    found = 0
+    for engine in engines:
+        for name in names:
+            v = _verify(tmp_path, name, False, engine, timeout=5)
+            assert v.status != Status.TRUE, (engine, name, v.reason)
+            if v.status == Status.FALSE:
+                assert v.evidence.validated, (engine, name)
+                found += 1
+            v = _verify(tmp_path, name, True, engine, timeout=5)
+            assert v.status != Status.FALSE, (engine, name, v.reason)
+    assert found >= len(names), found      # bmc alone finds every one
+
+
+def test_the_argument_is_checked_at_the_call(tmp_path):
+    """The counterexample of an unused overflowing argument ends at the call, on the argument's operation."""
+    v = _verify(tmp_path, "unused_parameter", False, "bmc")
+    assert v.status == Status.FALSE
+    assert v.evidence.violated.src.line == 3 and "2147483646" in str(v.evidence.violated.cond)
+
+
+# ------------------------------------------------------------------------------- differential against gcc
+_CALLEES = """int take_first(int p, int q) { return p; }
+int take_none(int p) { return 7; }
+int dead_read(int p) { if (0) return p; return 1; }
+void ignore(int p) { }
+"""
+
+
+def _random_program(rng: random.Random) -> str:
+    """Straight-line int code over three inputs whose operations are mostly arguments of calls that ignore
+    them (or one of them)."""
+    vals = ["a", "b", "c"]
+    lines = []
+    for k in range(rng.randint(2, 5)):
+        def operation():
+            return f"{rng.choice(vals)} {rng.choice(['+', '-', '*'])} " \
+                   f"{rng.choice(vals + [str(rng.choice([1, 3, 1000, 65536, 2147483647]))])}"
+        kind = rng.random()
+        if kind < 0.3:
+            e = f"take_first({rng.choice(vals)}, {operation()})"
+        elif kind < 0.55:
+            e = f"take_none({operation()})"
+        elif kind < 0.75:
+            e = f"dead_read({operation()})"
+        elif kind < 0.9:
+            lines.append(f"  ignore({operation()});")
+            e = rng.choice(vals)
+        else:
+            e = operation()
+        lines.append(f"  int t{k} = {e};")
+        vals.append(f"t{k}")
+    return (_CALLEES + "int main(void) {\n  int a = __VERIFIER_nondet_int(); int b = __VERIFIER_nondet_int();\n"
+            "  int c = __VERIFIER_nondet_int();\n" + "\n".join(lines) + "\n  return 0;\n}\n")
+
+
+def test_differential_against_gcc_sanitizer_with_ignored_arguments(tmp_path, gcc):
+    """On random programs and inputs, the instrumented program fails a check iff gcc's
+    -fsanitize=signed-integer-overflow reports an overflow in the compiled program."""
+    rng = random.Random(31)
+    pool = [0, 1, -1, 2, 3, 2147483647, -2147483648, 65536, 46341, -46341, 1000]
+    agree = {True: 0, False: 0}
+    for n in range(12):
+        src = _random_program(rng)
+        f = tmp_path / f"r{n}.c"
+        f.write_text(src)
+        program = instrument_no_overflow(load_c_program(f, "LP64", keep_values=True))
+        harness = tmp_path / f"r{n}_h.c"
+        harness.write_text(PRELUDE + src + "\n" + _printer(program, []))
+        exe = tmp_path / f"r{n}.exe"
+        r = subprocess.run([gcc, "-O0", "-w", "-fsanitize=signed-integer-overflow", "-fno-sanitize-recover=all",
+                            "-o", str(exe), str(harness)], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr[:400]
+        for _ in range(8):
+            inputs = [rng.choice(pool + [rng.randint(-2**31, 2**31 - 1)]) for _ in range(3)]
+            got = subprocess.run([str(exe), *map(str, inputs)], capture_output=True, text=True, timeout=20)
+            gcc_overflow = "runtime error" in got.stderr
+            res = run(program, InputOracle(program, inputs), signed_overflow="wrap")
+            assert res.outcome in ("exit", "violation"), (src, inputs, res.outcome)
+            ours = res.outcome == "violation" and res.violated.prop == NO_OVERFLOW
+            assert ours == gcc_overflow and not res.overflowed, (src, inputs, got.stderr)
+            agree[gcc_overflow] += 1
+    assert agree[True] > 5 and agree[False] > 5, agree
