@@ -78,11 +78,20 @@ int main(void) { f(1); return f(@SAFE@); }
 void f(int i) { int x = i; if (@SAFE@) gp = &x; *gp = 2; }
 int main(void) { for (int i = 0; i < 3; i++) f(i); return 0; }
 """, "1"),
+    "function_in_a_loop_condition": (VALID_MEMSAFETY, """int *gp;
+int f(int i) { int x = i; if (@SAFE@) gp = &x; return *gp < 2; }
+int main(void) { int i = 0; while (f(i)) i++; return 0; }
+""", "1"),
+    "function_in_a_for_increment": (VALID_MEMSAFETY, """int *gp;
+void g(int i) { int x = i; if (@SAFE@) gp = &x; *gp = 2; }
+int main(void) { for (int i = 0; i < 3; g(i++)) ; return 0; }
+""", "1"),
 }
 # each safe twin's replacement of @SAFE@; the unsafe program has its own (nothing, or the condition that
 # keeps a pointer only in the first activation)
 UNSAFE_FILL = {"dead_activation": "0", "dead_activation_read": "0", "earlier_for_iteration": "i == 0",
-               "earlier_while_iteration": "i == 0", "function_called_in_a_loop": "i == 0"}
+               "earlier_while_iteration": "i == 0", "function_called_in_a_loop": "i == 0",
+               "function_in_a_loop_condition": "i == 0", "function_in_a_for_increment": "i == 0"}
 
 
 def _source(name: str, safe: bool) -> str:

@@ -232,7 +232,7 @@ class StorageMixin(LoweringState):
         once: it gets its own constant, in [-ONCE_IDS, -1]. One that may run again gets a value below that,
         chosen anew each time, different from its previous id and from the current id of every other object
         whose id is chosen so."""
-        if not self.has_goto and not any(fr.conts for fr in self.frames):
+        if not self.has_goto and not self.loop_depth:
             self.once_ids += 1
             if self.once_ids > ONCE_IDS:
                 raise self.unsupported(f"more than {ONCE_IDS} address-taken local activations (valid-memsafety)")
