@@ -7,16 +7,14 @@ compiled program overflows; the 11 dev tasks with a no-overflow verdict are neve
 from __future__ import annotations
 
 import random
-import subprocess
 
 import pytest
 
-from helpers.c_harness import PRELUDE, _printer
+from helpers.c_harness import overflow_agreement
 from looprover.deadline import Deadline
 from looprover.frontend.c import load_c_program
 from looprover.jobs import Job, JobOptions, render, verify_job
-from looprover.program.instrument import UNDECIDED, instrument_no_overflow
-from looprover.program.interp import InputOracle, run
+from looprover.program.instrument import UNDECIDED
 from looprover.properties import NO_OVERFLOW, Property
 from looprover.verdict import Status
 
@@ -207,29 +205,7 @@ def test_differential_against_gcc_sanitizer(tmp_path, gcc):
     """On random programs and inputs, the instrumented program fails a check iff gcc's
     -fsanitize=signed-integer-overflow reports an overflow in the compiled program."""
     rng = random.Random(11)
-    pool = [0, 1, -1, 2, 3, 2147483647, -2147483648, 65536, 46341, -46341, 1000]
-    agree = {True: 0, False: 0}
-    for n in range(12):
-        src = _random_program(rng)
-        f = tmp_path / f"r{n}.c"
-        f.write_text(src)
-        program = instrument_no_overflow(load_c_program(f, "LP64"))
-        harness = tmp_path / f"r{n}_h.c"
-        harness.write_text(PRELUDE + src + "\n" + _printer(program, []))
-        exe = tmp_path / f"r{n}.exe"
-        r = subprocess.run([gcc, "-O0", "-w", "-fsanitize=signed-integer-overflow", "-fno-sanitize-recover=all",
-                            "-o", str(exe), str(harness)], capture_output=True, text=True)
-        if r.returncode != 0:
-            pytest.skip(f"gcc cannot build with the sanitizer: {r.stderr[:200]}")
-        for _ in range(8):
-            inputs = [rng.choice(pool + [rng.randint(-2**31, 2**31 - 1)]) for _ in range(3)]
-            got = subprocess.run([str(exe), *map(str, inputs)], capture_output=True, text=True, timeout=20)
-            gcc_overflow = "runtime error" in got.stderr
-            res = run(program, InputOracle(program, inputs), signed_overflow="wrap")
-            assert res.outcome in ("exit", "violation"), (src, inputs, res.outcome)
-            ours = res.outcome == "violation" and res.violated.prop == NO_OVERFLOW
-            assert ours == gcc_overflow and not res.overflowed, (src, inputs, got.stderr)
-            agree[gcc_overflow] += 1
+    agree = overflow_agreement(gcc, tmp_path, [_random_program(rng) for _ in range(12)], rng)
     assert agree[True] > 5 and agree[False] > 5, agree
 
 

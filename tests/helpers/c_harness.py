@@ -108,3 +108,35 @@ def crosscheck(gcc: str, tmp_path: Path, source: str, inputs: list[list[int]], o
             assert res.outcome in ("exit", "violation", "blocked"), (dm, inp, res.outcome, res.detail)
             mine = _ir_output(prog, res, outputs)
             assert mine == expected, f"{name} {dm} inputs={inp}\n gcc: {expected}\n IR:  {mine}"
+
+
+OVERFLOW_POOL = [0, 1, -1, 2, 3, 2147483647, -2147483648, 65536, 46341, -46341, 1000]
+
+
+def overflow_agreement(gcc: str, tmp_path: Path, sources: list[str], rng, runs: int = 8) -> dict[bool, int]:
+    """Each source with `runs` random inputs (three ints): the no-overflow instrumentation of the program the
+    job builds (`keep_values`) fails a check iff gcc's -fsanitize=signed-integer-overflow reports an overflow
+    in the compiled program. Returns how many runs agreed with and without an overflow."""
+    from looprover.program.instrument import instrument_no_overflow
+    from looprover.properties import NO_OVERFLOW
+    agree = {True: 0, False: 0}
+    for n, src in enumerate(sources):
+        f = tmp_path / f"r{n}.c"
+        f.write_text(src)
+        program = instrument_no_overflow(load_c_program(f, "LP64", keep_values=True))
+        harness = tmp_path / f"r{n}_h.c"
+        harness.write_text(PRELUDE + src + "\n" + _printer(program, []))
+        exe = tmp_path / f"r{n}.exe"
+        r = subprocess.run([gcc, "-O0", "-w", "-fsanitize=signed-integer-overflow", "-fno-sanitize-recover=all",
+                            "-o", str(exe), str(harness)], capture_output=True, text=True)
+        assert r.returncode == 0, f"gcc cannot build with the sanitizer: {r.stderr[:400]}"
+        for _ in range(runs):
+            inputs = [rng.choice(OVERFLOW_POOL + [rng.randint(-2**31, 2**31 - 1)]) for _ in range(3)]
+            got = subprocess.run([str(exe), *map(str, inputs)], capture_output=True, text=True, timeout=20)
+            gcc_overflow = "runtime error" in got.stderr
+            res = interp.run(program, interp.InputOracle(program, inputs), signed_overflow="wrap")
+            assert res.outcome in ("exit", "violation"), (src, inputs, res.outcome)
+            ours = res.outcome == "violation" and res.violated.prop == NO_OVERFLOW
+            assert ours == gcc_overflow and not res.overflowed, (src, inputs, got.stderr)
+            agree[gcc_overflow] += 1
+    return agree
