@@ -186,6 +186,14 @@ def verify_job(job: Job, options: JobOptions, deadline: Deadline, phase: Callabl
         report(f"{encoding}")
     run = Run(deadline, bitvector=bitvector, settings=options.settings, progress=options.progress)
     verdict = run_engine(engine, program, task, run)
+    if options.engine != "portfolio":   # the portfolio checks its engines' evidence itself
+        from looprover.witness.proofs import Proof
+        from looprover.witness.recheck import evidence_failure, rejected
+        why = evidence_failure(program, verdict, bitvector, Deadline(deadline.at + PAST_DEADLINE))
+        if why is not None:
+            verdict = rejected(verdict, why, "the job's check with fresh solvers")
+        elif verdict.status == Status.FALSE or isinstance(verdict.evidence, Proof):
+            verdict.stats["evidence_checked_by"] = "job"
     if job.property.name == NO_OVERFLOW:
         verdict = undecided_overflow(verdict)
     verdict.stats["encoding"] = encoding

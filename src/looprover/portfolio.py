@@ -39,7 +39,7 @@ from looprover.program.cfa import Program
 from looprover.timeshare import TimeShare, usable_cores
 from looprover.verdict import Status, Verdict
 from looprover.witness.proofs import Proof
-from looprover.witness.recheck import recheck_counterexample, recheck_proof
+from looprover.witness.recheck import evidence_failure, rejected
 
 
 @dataclass(frozen=True)
@@ -155,24 +155,17 @@ def _solve(engine: Engine, program: Program, task: Task, run: Run) -> Verdict:
 
 
 def _checked(program: Program, run: Run, v: Verdict, bugs: list[dict]) -> Verdict:
-    """The engine's verdict if the portfolio's own check of its evidence passes, else UNKNOWN (and a bug
-    report): a FALSE's counterexample is executed again on the program (`witness.recheck`); a TRUE that comes
-    with a proof (`witness.proofs`) has it checked with fresh solvers. A TRUE without one (BMC's complete
-    unwinding, engines that do not hand their proofs over yet) is taken as the engine's guarded run gave it."""
-    if v.status == Status.FALSE:
-        why = recheck_counterexample(program, v.evidence, run.bitvector, run.deadline)
-        what = "its counterexample did not replay in the portfolio"
-    elif v.status == Status.TRUE and isinstance(v.evidence, Proof):
-        why = recheck_proof(program, v.evidence, run.bitvector, run.deadline)
-        what = "its proof failed the portfolio's check"
-    else:
-        return v
+    """The engine's verdict if the portfolio's own check of its evidence passes (`witness.recheck`), else
+    UNKNOWN (and a bug report). A TRUE without a proof (engines that do not hand one over yet) is taken as the
+    engine's guarded run gave it."""
+    why = evidence_failure(program, v, run.bitvector, run.deadline)
     if why is None:
-        v.stats["evidence_checked_by"] = "portfolio"
+        if v.status == Status.FALSE or isinstance(v.evidence, Proof):
+            v.stats["evidence_checked_by"] = "portfolio"
         return v
     bugs.append({"kind": "evidence rejected", "engine": v.engine, "answer": v.status.value,
                  "reason": v.reason, "rejected_because": why})
-    return replace(v, status=Status.UNKNOWN, evidence=None, reason=f"{what}: {why} ({v.reason})")
+    return rejected(v, why, "the portfolio")
 
 
 def _decide(results: dict[str, Verdict], bugs: list[dict] | None = None) -> Verdict | None:

@@ -47,10 +47,22 @@ CASES = [
 @MODES
 @pytest.mark.parametrize("name,make,expected", CASES, ids=[c[0] for c in CASES])
 def test_verdicts(name, make, expected, bitvector):
-    v = run(make(), bitvector, max_bound=64)
+    prog = make()
+    v = run(prog, bitvector, max_bound=64)
     assert v.status == expected, v.reason
     if expected == Status.FALSE:
         assert v.evidence.validated and v.evidence.steps
+    else:
+        assert _proof_failure(prog, v, bitvector) is None
+
+
+def _proof_failure(prog, v, bitvector):
+    """Why the proof of BMC's TRUE `v` does not pass the check with fresh solvers (None when it does)."""
+    from looprover.deadline import Deadline
+    from looprover.witness.proofs import Proof
+    from looprover.witness.recheck import recheck_proof
+    assert isinstance(v.evidence, Proof), v.evidence
+    return recheck_proof(prog, v.evidence, bitvector, Deadline.after(60))
 
 
 @MODES
@@ -250,6 +262,8 @@ def test_random_programs_agree_with_explicit_search(bitvector, seeds, depth):
         assert v.status != Status.UNKNOWN, (seed, v.reason)
         if (v.status == Status.FALSE) != truth or _incremental_finds_violation(p, bitvector) != truth:
             wrong.append(seed)
+        elif v.status == Status.TRUE and _proof_failure(p, v, bitvector) is not None:
+            wrong.append(seed)      # the depth handed over does not bound the executions
         decided[truth] += 1
     assert not wrong, f"verdicts differ from the explicit search on seeds {wrong}"
     assert decided[True] >= 5 and decided[False] >= 5

@@ -5,9 +5,12 @@ under every engine that accepts the property:
     two, read only in dead code, an empty `void` callee, inside a loop), of `exit`, and an overflow in a
     discarded expression that also has a side effect. C evaluates every argument before the call (C11
     6.5.2.2p4) and every full expression, used or not;
+  * no-overflow: an operation in an operand that a simplification would drop (`(x + 1) && 0`, `e || 1`,
+    `c ? 0 : 0`, a pointer's offset in a truth test): C evaluates it all the same;
   * valid-memsafety: a pointer to a local kept past the end of the local's lifetime and used in a later
     activation of the same function, or a later iteration of the loop whose body declares it (C11 6.2.4p2:
-    each activation, each execution of the block, is a new object).
+    each activation, each execution of the block, is a new object); and a local whose declaration a `switch`
+    jumps over, live from the entry into its block (6.2.4p6) -- its safe twin must not be FALSE.
 
 An unsafe program is never TRUE under any engine, and FALSE under the default portfolio, with a counterexample
 replayed on the program that ends at the violated check; a safe twin is never FALSE. And against gcc's
@@ -54,6 +57,22 @@ int main(void) { int s = __VERIFIER_nondet_int(); int c = 0; @SAFE@
 int f(void) { n++; return 1; }
 int main(void) { int x = __VERIFIER_nondet_int(); @SAFE@ f() + (x + 1); return n; }
 """, "__VERIFIER_assume(x < 100);"),
+    "and_with_false": (NO_OVERFLOW, """int main(void) { int x = __VERIFIER_nondet_int(); @SAFE@ int y = (x + 1) && 0; return y; }
+""", "__VERIFIER_assume(x < 100);"),
+    "or_with_true_in_a_loop": (NO_OVERFLOW, """int main(void) { int x = __VERIFIER_nondet_int(); @SAFE@
+  for (int i = 0; i < 10; i++) { if (x * 2 > 0 || 1) x = x + 0; }
+  return 0; }
+""", "__VERIFIER_assume(x < 100 && x > -100);"),
+    "conditional_with_equal_arms": (NO_OVERFLOW, """int main(void) { int x = __VERIFIER_nondet_int(); @SAFE@
+  int y = (x + 1) ? 0 : 0; return y; }
+""", "__VERIFIER_assume(x < 100);"),
+    "pointer_truth_test": (NO_OVERFLOW, """int main(void) { int a[4]; int x = __VERIFIER_nondet_int(); @SAFE@
+  if (a + ((x + 1) & 1)) return 1;
+  return 0; }
+""", "__VERIFIER_assume(x < 100);"),
+    "operand_not_evaluated": (NO_OVERFLOW, """int main(void) { int x = __VERIFIER_nondet_int(); int c = __VERIFIER_nondet_int();
+  int y = (@SAFE@) || ((x + 1) && 0); return y; }
+""", "1"),
     "dead_activation": (VALID_MEMSAFETY, """int *gp;
 void f(int first) { int x = 0; if (first) gp = &x; else *gp = 1; }
 int main(void) { f(1); f(@SAFE@); return 0; }
@@ -82,12 +101,18 @@ int main(void) { int i = 0; while (f(i)) i++; return 0; }
 void g(int i) { int x = i; if (@SAFE@) gp = &x; *gp = 2; }
 int main(void) { for (int i = 0; i < 3; g(i++)) ; return 0; }
 """, "1"),
+    "switch_over_a_declaration": (VALID_MEMSAFETY, """int a[2];
+int main(void) { int *p = 0; int c = __VERIFIER_nondet_int();
+  switch (c) { int x; case 1: p = &x; *p = 1; if (p == 0) a[5] = 0; break; default: break; }
+  @SAFE@ return 0; }
+""", ""),
 }
 # each safe twin's replacement of @SAFE@; the unsafe program has its own (nothing, or the condition that
 # keeps a pointer only in the first activation)
 UNSAFE_FILL = {"dead_activation": "0", "dead_activation_read": "0", "earlier_for_iteration": "i == 0",
                "earlier_while_iteration": "i == 0", "function_called_in_a_loop": "i == 0",
-               "function_in_a_loop_condition": "i == 0", "function_in_a_for_increment": "i == 0"}
+               "function_in_a_loop_condition": "i == 0", "function_in_a_for_increment": "i == 0",
+               "operand_not_evaluated": "c", "switch_over_a_declaration": "if (p) *p = 2;"}
 
 
 def _source(name: str, safe: bool) -> str:

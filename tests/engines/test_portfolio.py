@@ -79,10 +79,34 @@ def test_a_lying_false_is_unknown_and_reported(monkeypatch, fake_engines, chc_pr
 def test_a_true_whose_proof_fails_the_check_is_unknown_and_reported(monkeypatch, fake_engines, chc_program):
     v, _ = run(monkeypatch, chc_program, "fake_unknown", "fake_true_bad_proof")
     assert v.status == Status.UNKNOWN
-    assert "proof failed the portfolio's check: the 1-induction step fails" in \
+    assert "proof failed the check in the portfolio: the 1-induction step fails" in \
         v.stats["portfolio"]["fake_true_bad_proof"]["reason"]
     (bug,) = v.stats["bugs"]
     assert bug["engine"] == "fake_true_bad_proof" and bug["answer"] == "TRUE"
+
+
+def test_a_lying_complete_unwinding_is_unknown(monkeypatch, fake_engines, chc_program):
+    v, _ = run(monkeypatch, chc_program, "fake_unknown", "fake_true_short_unwinding")
+    assert v.status == Status.UNKNOWN
+    assert "proof failed the check in the portfolio: an execution runs 3 steps fails" in \
+        v.stats["portfolio"]["fake_true_short_unwinding"]["reason"]
+
+
+def test_a_single_engine_true_is_checked_in_the_job(fake_engines, chc_file):
+    """Without the portfolio the job checks the proof: a lying one is UNKNOWN, bmc's complete unwinding and
+    k-induction's invariants pass."""
+    from looprover.deadline import Deadline
+    from looprover.jobs import JobOptions, resolve_job, verify_job
+    job = resolve_job(str(chc_file), None, None)
+    for liar, why in (("fake_true_bad_proof", "the 1-induction step fails"),
+                      ("fake_true_short_unwinding", "an execution runs 3 steps fails")):
+        v, _ = verify_job(job, JobOptions(engine=liar), Deadline.after(20))
+        assert v.status == Status.UNKNOWN and f"in the job's check with fresh solvers: {why}" in v.reason, v.reason
+    for engine in ("bmc", "kinduction"):
+        v, _ = verify_job(job, JobOptions(engine=engine), Deadline.after(20))
+        assert v.status == Status.TRUE and v.stats["evidence_checked_by"] == "job", (engine, v.reason)
+    v, _ = verify_job(job, JobOptions(engine="fake_true"), Deadline.after(20))
+    assert v.status == Status.TRUE and "evidence_checked_by" not in v.stats   # no proof: nothing was checked
 
 
 def test_a_true_whose_proof_passes_is_accepted(monkeypatch, chc_program):

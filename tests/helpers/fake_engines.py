@@ -46,6 +46,15 @@ FAKES = {
                 # plain 1-induction, no invariants: does not prove the counter (x=9, y=17 steps into Bad)
                 return Verdict(Status.TRUE, "fake_true_bad_proof", "1-inductive", evidence=KInductiveProof(1))
     """,
+    "fake_true_short_unwinding": """
+        class Fake(Engine):
+            name = "fake_true_short_unwinding"
+
+            def solve(self, program, task, options):
+                from looprover.witness.proofs import ExhaustiveProof
+                # the counter runs 11 cutpoint steps: "no execution runs 3" is a lie
+                return Verdict(Status.TRUE, "fake_true_short_unwinding", "unwound", evidence=ExhaustiveProof(3))
+    """,
     "fake_false_deep_lie": """
         class Fake(Engine):
             name = "fake_false_deep_lie"

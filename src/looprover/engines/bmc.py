@@ -59,6 +59,7 @@ from looprover.smt.solver import Solver
 from looprover.smt.terms import mk_or
 from looprover.verdict import Verdict
 from looprover.witness.confirm import confirm_trace
+from looprover.witness.proofs import ExhaustiveProof, KInductiveProof
 from looprover.witness.replay import TraceBuilder
 
 LIMIT = ("limit",)
@@ -387,6 +388,12 @@ class Unrolling:
             return BoundResult("limit", nodes)
         return BoundResult("unknown", nodes, why=s.why_unknown())
 
+    def cutpoint_visits(self) -> int:
+        """The most cutpoint-graph nodes an execution inside the unrolling can visit (init and loop heads): each
+        is a node of the unrolling, and a path through the DAG meets a node once."""
+        heads = {self.program.init} | set(self.unw.forest.cutpoints)
+        return sum(1 for node in self.lazy.visited if node != LIMIT and node[0] in heads)
+
     def counterexample(self, model: z3.ModelRef):
         ev = lambda t: model.eval(t, model_completion=True)  # noqa: E731
         path, viol, _ = self.dag.path(ev)
@@ -410,7 +417,7 @@ class BMC(Engine):
         reachable_asserts = [s for l in forest.reachable if l != program.exit
                              for e in program.out_edges(l) for s in e.stmts if isinstance(s, Assert)]
         if not reachable_asserts:
-            return self.true("no reachable assertion")
+            return self.true("no reachable assertion", KInductiveProof(0))
         k = 0
         incremental = not run.bitvector
         unrolling = None
@@ -428,7 +435,7 @@ class BMC(Engine):
                     return self.unknown(c.why, c.candidate)
                 return self.false(f"assertion violated (bound {k}, {len(c.cex.steps)} steps)", c.cex)
             if res.status == "safe":
-                return self.true(f"all loops fully unwound at bound {k}")
+                return self.true(f"all loops fully unwound at bound {k}", ExhaustiveProof(unrolling.cutpoint_visits() + 1))
             if res.status == "unknown":
                 return self.unknown(f"{res.why} at bound {k}")
         return self.unknown(f"no violation up to bound {k} (max bound); loops not exhausted")

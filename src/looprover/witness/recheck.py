@@ -13,13 +13,15 @@ solver).
 """
 from __future__ import annotations
 
+import dataclasses
+
 import z3
 
 from looprover.deadline import Deadline, OutOfTime
 from looprover.errors import GiveUp
 from looprover.program.cfa import Program
 from looprover.program.interp import InputOracle, run
-from looprover.verdict import Counterexample, NonTermination
+from looprover.verdict import Counterexample, NonTermination, Status, Verdict
 from looprover.witness.deep import PlanSeq, RunCounterexample
 from looprover.witness.proofs import Proof
 from looprover.witness.nontermination import check_nontermination
@@ -60,3 +62,20 @@ def recheck_proof(program: Program, proof: Proof, bitvector: bool, deadline: Dea
         return "the deadline passed while checking the proof"
     except (GiveUp, z3.Z3Exception) as exc:
         return f"the proof could not be checked: {exc}"
+
+
+def evidence_failure(program: Program, v: Verdict, bitvector: bool, deadline: Deadline) -> str | None:
+    """Why a verdict's evidence does not hold, or None when it passed or there is nothing to check (UNKNOWN;
+    a TRUE without a proof, which the caller decides about): a FALSE's counterexample is executed again on the
+    program, a TRUE's proof decided again with fresh solvers."""
+    if v.status == Status.FALSE:
+        return recheck_counterexample(program, v.evidence, bitvector, deadline)
+    if v.status == Status.TRUE and isinstance(v.evidence, Proof):
+        return recheck_proof(program, v.evidence, bitvector, deadline)
+    return None
+
+
+def rejected(v: Verdict, why: str, by: str) -> Verdict:
+    """`v` as UNKNOWN because its evidence failed the check `by` made."""
+    what = "its counterexample did not replay" if v.status == Status.FALSE else "its proof failed the check"
+    return dataclasses.replace(v, status=Status.UNKNOWN, evidence=None, reason=f"{what} in {by}: {why} ({v.reason})")

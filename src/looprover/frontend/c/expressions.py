@@ -18,8 +18,8 @@ from looprover.frontend.c.memory import Val, idx_const, pointer, scalar
 from looprover.frontend.c.state import LoweringState
 from looprover.program.cfa import Assign
 from looprover.program.expr import (
-    BOOL, FALSE, TRUE, Binary, BoolConst, Cast, Compare, Expr, IntConst, IntType, Unary, and_, cast, ite, not_,
-    or_, walk,
+    BOOL, FALSE, TRUE, And, Binary, BoolConst, Cast, Compare, Expr, Ite, IntConst, IntType, Or, Unary, and_, cast,
+    ite, not_, or_, walk,
 )
 
 _ARITH = {"+", "-", "*", "/", "%", "&", "|", "^"}
@@ -60,6 +60,18 @@ class ExpressionMixin(LoweringState):
             return v
         return Val(v.ctype, {p: (self.snap(e) if any(isinstance(n, (Binary, Unary)) for n in walk(e)) else e)
                              for p, e in v.leaves.items()})
+
+    def unfolded(self, folded: Expr, operands, build) -> Expr:
+        """`folded`, the simplified form of an expression over `operands` (`and_(x, FALSE)` is FALSE,
+        `ite(c, t, t)` is t), unless `keep_values` is on and it dropped an operation of an operand that C
+        evaluates: then `build()`, the expression without that simplification, whose operations the
+        no-overflow checks see under the conditions that lead to them (`program/instrument.py`)."""
+        if not self.keep_values:
+            return folded
+        kept = {n for n in walk(folded) if isinstance(n, (Binary, Unary))}
+        if all(n in kept for e in operands for n in walk(e) if isinstance(n, (Binary, Unary))):
+            return folded
+        return build()
 
     def _value(self, c: ci.Cursor, want: bool) -> Val:
         k = c.kind
@@ -271,7 +283,8 @@ class ExpressionMixin(LoweringState):
         if not self.effectful(b):
             x = self.to_bool(self.rv(a))
             y = self.to_bool(self.rv(b))
-            return self._bool_result(c, and_(x, y) if op == "&&" else or_(x, y))
+            r = and_(x, y) if op == "&&" else or_(x, y)
+            return self._bool_result(c, self.unfolded(r, (x, y), lambda: (And if op == "&&" else Or)((x, y))))
         t = self.ctype(c)
         if not want:
             join = self.new_loc()
@@ -297,7 +310,9 @@ class ExpressionMixin(LoweringState):
             g = self.to_bool(self.rv(cond))
             tv = self.convert(self.rv(then), t, then)
             ev = self.convert(self.rv(els), t, els)
-            return Val(t, {p: ite(g, tv.leaves[p], ev.leaves[p]) for p in tv.leaves})
+            return Val(t, {p: self.unfolded(ite(g, tv.leaves[p], ev.leaves[p]), (g, tv.leaves[p], ev.leaves[p]),
+                                            lambda p=p: Ite(g, tv.leaves[p], ev.leaves[p], tv.leaves[p].type))
+                           for p in tv.leaves})
         tl, fl, join = self.new_loc(), self.new_loc(), self.new_loc()
         res = None
         if want and not isinstance(t, CVoid):
@@ -444,7 +459,7 @@ class ExpressionMixin(LoweringState):
             return Compare("!=", e, IntConst(0, e.type))
         if isinstance(t, CPtr):
             o = v.obj
-            if isinstance(o, IntConst):
-                return BoolConst(o.value != 0)
-            return Compare("!=", o, IntConst(0, self.OBJ))
+            b = BoolConst(o.value != 0) if isinstance(o, IntConst) else Compare("!=", o, IntConst(0, self.OBJ))
+            # the offset was computed too: `off == off` keeps its operations where they are evaluated
+            return self.unfolded(b, (v.off,), lambda: And((Compare("==", v.off, v.off), b)))
         raise self.unsupported(f"condition of type {t}")

@@ -23,12 +23,10 @@ class StatementMixin(LoweringState):
         k = c.kind
         self.loc = self.where(c)
         if k == K.COMPOUND_STMT:
-            fr = self.frames[-1]
-            fr.scopes.append((self.top_decls(c), []))
+            self.open_block(c)
             for ch in children(c):
                 self.stmt(ch)
-            _, flags = fr.scopes.pop()
-            self.die(flags)
+            self.close_block()
         elif k == K.DECL_STMT:
             for ch in children(c):
                 if ch.kind == K.VAR_DECL:
@@ -54,6 +52,8 @@ class StatementMixin(LoweringState):
             loc = self.case_locs.get(c)
             if loc is None:
                 raise self.unsupported("case label outside a switch", c)
+            if any(flags for _, flags in self.frames[-1].scopes[self.switch_scopes[-1]:]):
+                raise self.unsupported("case label inside a block with an address-taken local (valid-memsafety)", c)
             self.start(loc)
             self.stmt(children(c)[-1])
         elif k == K.BREAK_STMT:
@@ -69,6 +69,9 @@ class StatementMixin(LoweringState):
             self.die_to(fr, fr.conts[-1])
             self.jump(fr.conts[-1])
         elif k == K.LABEL_STMT:
+            if any(flags for _, flags in self.frames[-1].scopes[1:]):
+                # a goto to it could enter the block without passing its start, where its locals' lives begin
+                raise self.unsupported("label inside a block with an address-taken local (valid-memsafety)", c)
             loc = self._label(c.spelling)
             self.start(loc)
             ks = children(c)
@@ -92,6 +95,29 @@ class StatementMixin(LoweringState):
         else:
             raise self.unsupported(f"statement {k.name}", c)
 
+    def open_block(self, c: ci.Cursor) -> None:
+        """Enter block c: under valid-memsafety its address-taken locals start their lives here, at the entry
+        into the block, not at their declarations (C11 6.2.4p6: a `goto` or a `switch` may jump over a
+        declaration); a variable-length array's starts at its declaration (6.2.4p7)."""
+        fr = self.frames[-1]
+        fr.scopes.append((self.top_decls(c), []))
+        if not self.memsafety:
+            return
+        for d in children(c):
+            for vd in children(d) if d.kind == K.DECL_STMT else ():
+                if vd.kind == K.VAR_DECL and self._born_at_block_entry(vd):
+                    self.loc = self.where(vd)
+                    self.born(self.local_obj(vd, fr, "local"), vd, fr)
+        self.loc = self.where(c)
+
+    def close_block(self) -> None:
+        _, flags = self.frames[-1].scopes.pop()
+        self.die(flags)
+
+    def _born_at_block_entry(self, vd: ci.Cursor) -> bool:
+        return (vd.canonical in self.addr_taken and vd.type.get_canonical().kind != TK.VARIABLEARRAY
+                and vd.storage_class not in (ci.StorageClass.EXTERN, ci.StorageClass.STATIC))
+
     def _label(self, name: str) -> int:
         fr = self.frames[-1]
         loc = fr.labels.get(name)
@@ -113,7 +139,8 @@ class StatementMixin(LoweringState):
         if vd.type.get_canonical().kind == TK.VARIABLEARRAY:
             vla = self._vla_type(vd, init)
         obj = self.local_obj(vd, fr, "local", vla)
-        self.born(obj, vd, fr)
+        if not (self.memsafety and fr.scopes and vd.canonical in fr.scopes[-1][0] and self._born_at_block_entry(vd)):
+            self.born(obj, vd, fr)      # not born with its block (a VLA; a `for` declaration is refused)
         if init is None:
             self.emit(Havoc(tuple(obj.vars.values()), self.loc))
         else:
@@ -307,6 +334,11 @@ class StatementMixin(LoweringState):
                 self.case_locs[n] = default
             stack.extend(reversed(children(n)))
         end = self.new_loc()
+        block = body.kind == K.COMPOUND_STMT
+        if block:       # entered before the dispatch jumps into it
+            self.open_block(body)
+        fr = self.frames[-1]
+        self.switch_scopes.append(len(fr.scopes))
         # dispatch as a chain of two-way tests (complementary guards: the encoders' easy case)
         for lo, hi, loc, is_range in cases:
             if is_range:
@@ -317,11 +349,16 @@ class StatementMixin(LoweringState):
             self.branch(g, loc, nxt)
             self.start(nxt)
         self.jump(default if default is not None else end)
-        fr = self.frames[-1]
         fr.breaks.append(end)
-        fr.depth_of[end] = len(fr.scopes)
-        self.stmt(body)
+        fr.depth_of[end] = len(fr.scopes) - block     # a break leaves the body's block too
+        if block:
+            for ch in children(body):
+                self.stmt(ch)
+            self.close_block()
+        else:
+            self.stmt(body)
         fr.breaks.pop()
+        self.switch_scopes.pop()
         self.start(end)
 
     def _return(self, c):
