@@ -131,6 +131,17 @@ def test_correctness_witness_with_a_non_inductive_invariant_is_not_confirmed(tmp
     assert res.status == "unknown" and "not confirmed" in res.reason
 
 
+def test_integer_truth_values_are_conditions(tmp_path):
+    """C's `1` and `0` as invariants: true (inductive, too weak: not confirmed) and false (rejected), never an
+    internal error."""
+    out, path = _tampered(tmp_path, "1")
+    res = validate(out, path, None, Deadline(time.monotonic() + 60))
+    assert res.status == "unknown" and "not confirmed" in res.reason, res.reason
+    out, path = _tampered(tmp_path, "0")
+    res = validate(out, path, None, Deadline(time.monotonic() + 60))
+    assert res.status == "rejected", res.reason
+
+
 def test_invariant_outside_the_exact_c_subset_is_not_read(tmp_path):
     out, path = _tampered(tmp_path, "x + 1 >= 1")    # unsigned arithmetic wraps in C: not the integer meaning
     res = validate(out, path, None, Deadline(time.monotonic() + 60))

@@ -327,18 +327,19 @@ def to_z3(n: Node, env: Mapping[str, z3.ExprRef]) -> z3.ExprRef:
     if n.op == "neg":
         return -args[0]
     if n.op == "not":
-        return z3.Not(_as_bool(args[0]))
+        return z3.Not(as_condition(args[0]))
     if n.op == "and":
-        return z3.And([_as_bool(a) for a in args])
+        return z3.And([as_condition(a) for a in args])
     if n.op == "or":
-        return z3.Or([_as_bool(a) for a in args])
+        return z3.Or([as_condition(a) for a in args])
     a, b = args
     return {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "%": lambda: a % b, "==": lambda: a == b,
             "!=": lambda: a != b, "<": lambda: a < b, "<=": lambda: a <= b, ">": lambda: a > b,
             ">=": lambda: a >= b}[n.op]()
 
 
-def _as_bool(t: z3.ExprRef) -> z3.BoolRef:
+def as_condition(t: z3.ExprRef) -> z3.BoolRef:
+    """C's truth value of `t`: a condition as it is, an integer (the constants 0 and 1) as `t != 0`."""
     if z3.is_bool(t):
         return t
-    return t != 0           # the constants 0 and 1 as conditions
+    return t != 0

@@ -27,7 +27,7 @@ import z3
 from looprover.deadline import Deadline
 from looprover.errors import InputError
 from looprover.program.cfa import Program
-from looprover.witness.cexpr import NotC, check, parse, to_z3
+from looprover.witness.cexpr import NotC, as_condition, check, parse, to_z3
 from looprover.witness.csource import CSource
 
 BOUNDED_STEPS = 3          # cutpoint steps from the start in which a failing invariant rejects the witness
@@ -216,7 +216,7 @@ def _loop_invariants(entries, program: Program, src: CSource, sys) -> list[tuple
                 return Validation("unknown", f"invariant {text!r} at line {line} is outside the C subset "
                                              f"looprover reads exactly ({exc})", "correctness")
             env = {c: sys.cur[ir] for c, ir in c_to_ir.items()}
-            out.append((h, f"{text!r} at line {line}", to_z3(node, env)))
+            out.append((h, f"{text!r} at line {line}", as_condition(to_z3(node, env))))
     return out
 
 
