@@ -79,7 +79,21 @@ def test_true_text_output(capsys, fake_engines, chc_file):
     assert "property: check-sat" in out
 
 
-def test_json_output_shape(capsys, fake_engines, chc_file):
+@pytest.fixture
+def unchecked(monkeypatch):
+    """The job's check of evidence off: `fake_false`'s counterexample is a made-up trace (the program is safe),
+    and these tests are about how a FALSE is rendered. `test_a_made_up_false_is_unknown` is the check's own."""
+    from looprover.witness import recheck
+    monkeypatch.setattr(recheck, "evidence_failure", lambda *a: None)
+
+
+def test_a_made_up_false_is_unknown(capsys, fake_engines, chc_file):
+    code, out, _ = run_cli(capsys, "verify", chc_file, "--engine", "fake_false")
+    assert code == 0 and out.startswith("unknown\n")
+    assert "its counterexample did not replay in the job's check with fresh solvers" in out
+
+
+def test_json_output_shape(capsys, fake_engines, chc_file, unchecked):
     code, out, _ = run_cli(capsys, "verify", chc_file, "--engine", "fake_false", "--json")
     assert code == 0
     data = json.loads(out)
@@ -95,7 +109,7 @@ def test_json_output_shape(capsys, fake_engines, chc_file):
     assert step["values"] == {"x": 0, "y": 0} and step["statements"][0].startswith("(forall ((x Int) (y Int))")
 
 
-def test_result_lines_follow_svcomp_and_chc_comp(capsys, fake_engines, chc_file):
+def test_result_lines_follow_svcomp_and_chc_comp(capsys, fake_engines, chc_file, unchecked):
     """The first line is what each competition's scripts read: SV-COMP's `FALSE(unreach-call)` for C, CHC-COMP's
     sat/unsat/unknown for Horn clauses, which `--chc-comp` prints alone; `--json` keeps `status` and adds both."""
     code, out, _ = run_cli(capsys, "verify", EXAMPLES / "count_unsafe.c", "--engine", "bmc")
@@ -117,7 +131,7 @@ def test_chc_comp_output_needs_a_horn_clause_file(capsys):
     assert code == cli.EXIT_USAGE and out == "" and "--chc-comp needs a Horn-clause (.smt2) input" in err
 
 
-def test_false_prints_a_readable_trace(capsys, fake_engines, chc_file):
+def test_false_prints_a_readable_trace(capsys, fake_engines, chc_file, unchecked):
     code, out, _ = run_cli(capsys, "verify", chc_file, "--engine", "fake_false")
     assert code == 0 and out.startswith("unsat\n")
     assert "counterexample (validated by replay)" in out
@@ -126,7 +140,7 @@ def test_false_prints_a_readable_trace(capsys, fake_engines, chc_file):
     assert "clause 2 (line 4)  inv(?, ?)" in out
 
 
-def test_c_trace_names_inputs_and_the_violated_call(capsys, fake_engines):
+def test_c_trace_names_inputs_and_the_violated_call(capsys, fake_engines, unchecked):
     code, out, _ = run_cli(capsys, "verify", EXAMPLES / "count_unsafe.c", "--engine", "fake_false")
     assert code == 0 and out.startswith("FALSE(unreach-call)\n")
     assert "counterexample (validated by replay): reach_error() is reached at prog.c:9" in out

@@ -57,7 +57,8 @@ int main(void) { int s = __VERIFIER_nondet_int(); int c = 0; @SAFE@
 int f(void) { n++; return 1; }
 int main(void) { int x = __VERIFIER_nondet_int(); @SAFE@ f() + (x + 1); return n; }
 """, "__VERIFIER_assume(x < 100);"),
-    "and_with_false": (NO_OVERFLOW, """int main(void) { int x = __VERIFIER_nondet_int(); @SAFE@ int y = (x + 1) && 0; return y; }
+    "and_with_false": (NO_OVERFLOW, """int main(void) { int x = __VERIFIER_nondet_int(); @SAFE@
+  int y = (x + 1) && 0; return y; }
 """, "__VERIFIER_assume(x < 100);"),
     "or_with_true_in_a_loop": (NO_OVERFLOW, """int main(void) { int x = __VERIFIER_nondet_int(); @SAFE@
   for (int i = 0; i < 10; i++) { if (x * 2 > 0 || 1) x = x + 0; }
@@ -70,8 +71,8 @@ int main(void) { int x = __VERIFIER_nondet_int(); @SAFE@ f() + (x + 1); return n
   if (a + ((x + 1) & 1)) return 1;
   return 0; }
 """, "__VERIFIER_assume(x < 100);"),
-    "operand_not_evaluated": (NO_OVERFLOW, """int main(void) { int x = __VERIFIER_nondet_int(); int c = __VERIFIER_nondet_int();
-  int y = (@SAFE@) || ((x + 1) && 0); return y; }
+    "operand_not_evaluated": (NO_OVERFLOW, """int main(void) { int x = __VERIFIER_nondet_int();
+  int c = __VERIFIER_nondet_int(); int y = (@SAFE@) || ((x + 1) && 0); return y; }
 """, "1"),
     "dead_activation": (VALID_MEMSAFETY, """int *gp;
 void f(int first) { int x = 0; if (first) gp = &x; else *gp = 1; }
@@ -212,3 +213,31 @@ def test_differential_against_gcc_sanitizer_with_ignored_arguments(tmp_path, gcc
     rng = random.Random(31)
     agree = overflow_agreement(gcc, tmp_path, [_random_program(rng) for _ in range(12)], rng)
     assert agree[True] > 5 and agree[False] > 5, agree
+
+
+def test_an_object_never_born_shares_no_id_with_a_live_one(tmp_path):
+    """`y` is never born (its function is not called), so its id is 0, not an arbitrary value that could equal
+    `x`'s constant and make `*p` read `y` (which comes first among the candidates): no violation."""
+    f = tmp_path / "never_born.c"
+    f.write_text(HEADER + """int *gp;
+void g(void) { int y = 5; gp = &y; }
+void f(void) { int x = 1; int *p = &x; if (*p != 1) { int a[1]; a[0] = 0; int *q = a; q[3] = 0; } }
+int main(void) { if (__VERIFIER_nondet_int() == 7 && 0) g(); f(); return 0; }
+""")
+    for engine in ("bmc", "kinduction"):
+        v, _ = verify_job(Job(f, Property(VALID_MEMSAFETY), "ILP32"), JobOptions(engine=engine), Deadline.after(10))
+        assert v.status == Status.TRUE, (engine, v.reason)
+
+
+def test_operands_of_sizeof_are_not_evaluated(tmp_path):
+    """`sizeof` and `_Alignof` do not evaluate their operand (C11 6.5.3.4p2): no overflow, no access."""
+    f = tmp_path / "sizeof.c"
+    f.write_text(HEADER + """int a[2];
+int main(void) { int x = __VERIFIER_nondet_int(); int *p = 0;
+  int r = sizeof(x + 1) + sizeof(x * x) + _Alignof(int) + sizeof(a[x + 5]) + sizeof(*p);
+  (void)sizeof(x - 1);
+  return r; }
+""")
+    for prop in (NO_OVERFLOW, VALID_MEMSAFETY):
+        v, _ = verify_job(Job(f, Property(prop), "ILP32"), JobOptions(engine="bmc"), Deadline.after(10))
+        assert v.status == Status.TRUE, (prop, v.reason)

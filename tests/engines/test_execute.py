@@ -7,7 +7,7 @@ import shutil
 import pytest
 
 from looprover.engines import verify
-from looprover.engines.execute import why_open
+from looprover.witness.native import why_open
 from looprover.program.cfa import Assign, Havoc, Program
 from looprover.program.expr import BoolType, const
 from looprover.program.interp import Oracle, run
@@ -116,3 +116,21 @@ def test_random_closed_programs_agree_with_the_interpreter():
             assert v.status == Status.TRUE, (seed, v.reason)
             answered += 1
     assert answered >= 5
+
+
+def test_the_true_hands_over_a_run_that_is_checked_again(tmp_path):
+    """execute's TRUE carries a `ClosedRunProof`; the check runs the program again (interpreted when short,
+    compiled when long) and fails, short or long, on a closed program that reaches reach_error."""
+    from looprover.deadline import Deadline
+    from looprover.witness.proofs import ClosedRunProof
+    safe = _c(tmp_path, "int main(void) { int x = 0; while (x < 10) x++; __VERIFIER_assert(x == 10); return 0; }")
+    v = verify("execute", safe, timeout=30)
+    assert v.status == Status.TRUE and isinstance(v.evidence, ClosedRunProof)
+    assert v.evidence.check(safe, False, Deadline.after(30)) is None
+    for n in (10, 1000000):     # interpreted, then compiled (beyond INTERPRETED_STEPS)
+        unsafe = _c(tmp_path, f"int main(void) {{ int x = 0; while (x < {n}) x++; __VERIFIER_assert(x != {n});"
+                              " return 0; }")
+        why = ClosedRunProof().check(unsafe, False, Deadline.after(30))
+        assert why is not None and ("violation" in why or "reach_error" in why), (n, why)
+    opened = _c(tmp_path, "int main(void) { int x = __VERIFIER_nondet_int(); return x; }")
+    assert "not closed" in ClosedRunProof().check(opened, False, Deadline.after(30))

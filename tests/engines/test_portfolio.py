@@ -85,22 +85,29 @@ def test_a_true_whose_proof_fails_the_check_is_unknown_and_reported(monkeypatch,
     assert bug["engine"] == "fake_true_bad_proof" and bug["answer"] == "TRUE"
 
 
-def test_a_lying_complete_unwinding_is_unknown(monkeypatch, fake_engines, chc_program):
-    v, _ = run(monkeypatch, chc_program, "fake_unknown", "fake_true_short_unwinding")
-    assert v.status == Status.UNKNOWN
-    assert "proof failed the check in the portfolio: an execution runs 3 steps fails" in \
-        v.stats["portfolio"]["fake_true_short_unwinding"]["reason"]
+def test_a_lying_complete_unwinding_or_closed_run_is_unknown(monkeypatch, fake_engines, chc_program,
+                                                            unsafe_chc_program):
+    ran = "the interpreted run ended with 'violation'"
+    for liar, program, why in (("fake_true_short_unwinding", chc_program, "an execution runs 3 steps fails"),
+                               ("fake_true_closed_run_lie", unsafe_chc_program, ran)):
+        v, _ = run(monkeypatch, program, "fake_unknown", liar)
+        assert v.status == Status.UNKNOWN
+        assert f"proof failed the check in the portfolio: {why}" in v.stats["portfolio"][liar]["reason"]
 
 
 def test_a_single_engine_true_is_checked_in_the_job(fake_engines, chc_file):
     """Without the portfolio the job checks the proof: a lying one is UNKNOWN, bmc's complete unwinding and
     k-induction's invariants pass."""
+    from helpers.fake_engines import COUNTER_SMT2
     from looprover.deadline import Deadline
     from looprover.jobs import JobOptions, resolve_job, verify_job
     job = resolve_job(str(chc_file), None, None)
-    for liar, why in (("fake_true_bad_proof", "the 1-induction step fails"),
-                      ("fake_true_short_unwinding", "an execution runs 3 steps fails")):
-        v, _ = verify_job(job, JobOptions(engine=liar), Deadline.after(20))
+    unsafe = chc_file.with_name("unsafe.smt2")
+    unsafe.write_text(COUNTER_SMT2.replace("(not (= y 20))", "(= y 20)"))
+    for liar, file, why in (("fake_true_bad_proof", chc_file, "the 1-induction step fails"),
+                            ("fake_true_short_unwinding", chc_file, "an execution runs 3 steps fails"),
+                            ("fake_true_closed_run_lie", unsafe, "the interpreted run ended with 'violation'")):
+        v, _ = verify_job(resolve_job(str(file), None, None), JobOptions(engine=liar), Deadline.after(20))
         assert v.status == Status.UNKNOWN and f"in the job's check with fresh solvers: {why}" in v.reason, v.reason
     for engine in ("bmc", "kinduction"):
         v, _ = verify_job(job, JobOptions(engine=engine), Deadline.after(20))

@@ -55,6 +55,15 @@ FAKES = {
                 # the counter runs 11 cutpoint steps: "no execution runs 3" is a lie
                 return Verdict(Status.TRUE, "fake_true_short_unwinding", "unwound", evidence=ExhaustiveProof(3))
     """,
+    "fake_true_closed_run_lie": """
+        class Fake(Engine):
+            name = "fake_true_closed_run_lie"
+
+            def solve(self, program, task, options):
+                from looprover.witness.proofs import ClosedRunProof
+                # a lie on the unsafe counter: its only run reaches the violation
+                return Verdict(Status.TRUE, "fake_true_closed_run_lie", "ran it", evidence=ClosedRunProof())
+    """,
     "fake_false_deep_lie": """
         class Fake(Engine):
             name = "fake_false_deep_lie"

@@ -417,7 +417,7 @@ class BMC(Engine):
         reachable_asserts = [s for l in forest.reachable if l != program.exit
                              for e in program.out_edges(l) for s in e.stmts if isinstance(s, Assert)]
         if not reachable_asserts:
-            return self.true("no reachable assertion", KInductiveProof(0))
+            return self.true("no reachable assertion", KInductiveProof(1))   # no step reaches the error
         k = 0
         incremental = not run.bitvector
         unrolling = None
@@ -435,7 +435,8 @@ class BMC(Engine):
                     return self.unknown(c.why, c.candidate)
                 return self.false(f"assertion violated (bound {k}, {len(c.cex.steps)} steps)", c.cex)
             if res.status == "safe":
-                return self.true(f"all loops fully unwound at bound {k}", ExhaustiveProof(unrolling.cutpoint_visits() + 1))
+                proof = ExhaustiveProof(unrolling.cutpoint_visits() + 1)
+                return self.true(f"all loops fully unwound at bound {k}", proof)
             if res.status == "unknown":
                 return self.unknown(f"{res.why} at bound {k}")
         return self.unknown(f"no violation up to bound {k} (max bound); loops not exhausted")

@@ -11,7 +11,8 @@ When it answers (TRUE only):
   * the program is closed: no havoc on any edge (no `__VERIFIER_nondet_*`, no undefined function's result)
     and no variable read before it is written (`emit_c.initial_havocs` is empty), so its execution is unique;
   * the compiled run ends by returning from `main` (exit code 0) or is blocked by an assumption, without
-    calling `reach_error` -- so no execution violates an assertion: TRUE.
+    calling `reach_error` -- so no execution violates an assertion: TRUE, with a `ClosedRunProof` that the
+    portfolio (or the job) checks by running the program again, on the interpreter where the run is short.
 A run that reaches `reach_error` is left to the engines that build counterexamples (bmc, accel: a violation
 of a closed program is found there with a trace the portfolio replays), so this engine says UNKNOWN with that
 fact; so does a run that traps (undefined behaviour), does not end in time, or a program that cannot be
@@ -20,36 +21,10 @@ compiled (`native.why_not`).
 from __future__ import annotations
 
 from looprover.engines.base import Engine, Run, Task
-from looprover.program.cfa import Havoc, Program
-from looprover.program.emit_c import initial_havocs
+from looprover.program.cfa import Program
 from looprover.verdict import Status, Verdict
 from looprover.witness import native
-
-
-def why_open(program: Program) -> str | None:
-    """Why `program` may have more than one execution (None if it is closed)."""
-    for e in program.edges:
-        for s in e.stmts:
-            if isinstance(s, Havoc):
-                where = f" at {e.src_loc}" if e.src_loc else ""
-                return f"the program reads input ({', '.join(v.name for v in s.vars)}{where})"
-    uninit = initial_havocs(program)
-    if uninit:
-        return f"variables read before written: {', '.join(v.name for v in uninit[:5])}"
-    return None
-
-
-def run_closed(program: Program, budget: float) -> tuple[bool | None, str]:
-    """Compile and run the closed `program` (no plan: it reads no input): (False, why) if it reached
-    `reach_error`, (True, how it ended) if it ended without a violation, (None, why) if that is not known."""
-    why = native.run(program, {}, [], budget)
-    if why is None:
-        return False, "the only execution reaches reach_error"
-    if why == native.BLOCKED_WITHOUT_VIOLATION:
-        return True, "the only execution is blocked by an assumption before any violation"
-    if why == native.ENDED_WITHOUT_VIOLATION.format(code=0):
-        return True, "the only execution returns from main without a violation"
-    return None, why
+from looprover.witness.proofs import ClosedRunProof
 
 
 class Execute(Engine):
@@ -60,14 +35,14 @@ class Execute(Engine):
     cost = 0
 
     def solve(self, program: Program, task: Task, run: Run) -> Verdict:
-        why = why_open(program) or native.why_not(program)
+        why = native.why_open(program) or native.why_not(program)
         if why is not None:
             return self.unknown(f"not a closed program that can be run: {why}")
         run.stage = "compiled run"
         run.report("execute: compiling and running the program's only execution")
-        ok, how = run_closed(program, run.deadline.left() - 0.2)
+        ok, how = native.run_closed(program, run.deadline.left() - 0.2)
         if ok:
-            return self.true(how)
+            return self.true(how, ClosedRunProof())
         if ok is False:
             return self.unknown(f"{how} (a counterexample is left to bmc or accel, which replay one)")
         return self.unknown(how)

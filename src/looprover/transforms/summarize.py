@@ -88,15 +88,18 @@ class LoopSummary:
     frame: tuple[Expr, ...] = ()          # sampled atoms over the variables the loop leaves alone (witness only)
 
     def witness_candidates(self) -> list[Expr]:
-        """The kept conjuncts as state atoms at the head over the program's variables (entry copies replaced by
-        `entry_terms`, conjuncts over other copies left out), and the `frame` atoms, which carry facts from before
+        """The kept conjuncts (and the premises of the jointly inductive groups) as state atoms at the head over
+        the program's variables (entry copies replaced by `entry_terms`, conjuncts over other copies left out), and
+        the `frame` atoms, which carry facts from before
         the loop through it (the summarized program keeps them in its own state; a loop invariant must state them):
         candidates, not facts -- a conjunct whose premise failed at entry, or a wrong guess, is caught by the
         witness writer's check."""
         terms = {Var(n, c.type): e for n, e in self.entry_terms for c in self.entry.values() if c.name == n}
         copies = {c.name for c in self.entry.values()}
         out = []
-        for c in (*self.loopfrog, *(x for _, joint in self.houdini for x in joint), *self.synthesized,
+        # a group's premises hold at entry; over what the loop leaves alone they hold throughout (`s[n] == 0`
+        # for a scan that stops there), and Houdini or the witness writer drops the others
+        for c in (*self.loopfrog, *(x for pre, joint in self.houdini for x in (*pre, *joint)), *self.synthesized,
                   *self.synthesized_abs, *self.frame):
             c = substitute(c, terms)
             if not any(v.name in copies for v in free_vars(c)):

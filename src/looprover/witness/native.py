@@ -293,3 +293,31 @@ def confirm(program: Program, initial: dict[str, Any], plan: list, head: list[Ed
                              length=length, omitted=length - len(shown), omitted_at=len(head), plan=list(plan),
                              native=True)
 
+
+
+def why_open(program: Program) -> str | None:
+    """Why `program` may have more than one execution (None if it is closed: no havoc on any edge, no variable
+    read before it is written)."""
+    from looprover.program.emit_c import initial_havocs
+    for e in program.edges:
+        for s in e.stmts:
+            if isinstance(s, Havoc):
+                where = f" at {e.src_loc}" if e.src_loc else ""
+                return f"the program reads input ({', '.join(v.name for v in s.vars)}{where})"
+    uninit = initial_havocs(program)
+    if uninit:
+        return f"variables read before written: {', '.join(v.name for v in uninit[:5])}"
+    return None
+
+
+def run_closed(program: Program, budget: float) -> tuple[bool | None, str]:
+    """Compile and run the closed `program` (no plan: it reads no input): (False, why) if it reached
+    `reach_error`, (True, how it ended) if it ended without a violation, (None, why) if that is not known."""
+    why = run(program, {}, [], budget)
+    if why is None:
+        return False, "the only execution reaches reach_error"
+    if why == BLOCKED_WITHOUT_VIOLATION:
+        return True, "the only execution is blocked by an assumption before any violation"
+    if why == ENDED_WITHOUT_VIOLATION.format(code=0):
+        return True, "the only execution returns from main without a violation"
+    return None, why

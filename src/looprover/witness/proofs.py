@@ -9,8 +9,9 @@ is reported as a bug.
 Proof kinds:
 - `KInductiveProof` (k-induction): invariants at cutpoints that are inductive as a set, and a bound k with no
   violation within k-1 steps and no k-step path that ends in one with the invariants holding throughout
-  (k = 0 and no invariants: no state is a violation, BMC's "no reachable assertion").
+  (k = 1 and no invariants: no step reaches a violation, BMC's "no reachable assertion").
 - `ExhaustiveProof` (bmc): no execution runs `depth` cutpoint-graph steps, and none reaches a violation.
+- `ClosedRunProof` (execute): the program's only execution ends without a violation (run again to check).
 - `CutpointInvariantProof` (spacer): an invariant per cutpoint-graph node over its live variables that satisfies
   every clause of the cutpoint graph as Horn clauses (`smt.systems.cpg_horn`): the initial states imply init's,
   each edge preserves them, no edge into the error is enabled.
@@ -145,6 +146,38 @@ class ExhaustiveProof(Proof):
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "depth": self.depth}
+
+
+INTERPRETED_STEPS = 100_000     # about a second of the interpreter (`witness/native.py`)
+
+
+@dataclass(frozen=True)
+class ClosedRunProof(Proof):
+    """The program reads no input, so it has one execution, and that execution ends (returns or is blocked)
+    without a violation: what `execute`'s compiled run showed. Checked by running it again: on the interpreter,
+    which shares nothing with the compiled run but the IR, when it ends within `INTERPRETED_STEPS` edges; a
+    longer run is compiled and run once more (the interpreter would need minutes for it)."""
+    kind: ClassVar[str] = "closed-run"
+
+    def check(self, program: Program, bitvector: bool, deadline: Deadline) -> str | None:
+        from looprover.program.interp import InputOracle, run
+        from looprover.witness import native
+        why = native.why_open(program)
+        if why is not None:
+            return f"the program is not closed: {why}"
+        res = run(program, InputOracle(program, strict=True), max_steps=INTERPRETED_STEPS,
+                  signed_overflow="wrap" if bitvector else "math", stop=deadline.expired)
+        if res.outcome in ("exit", "blocked"):
+            return "the run depends on signed overflow (undefined behaviour)" if res.overflowed else None
+        if res.outcome == "stopped":
+            return "the deadline passed while running the program"
+        if res.outcome != "steps-exhausted":
+            return f"the interpreted run ended with '{res.outcome}' after {res.steps} edges {res.detail}".strip()
+        ok, how = native.run_closed(program, deadline.left())
+        return None if ok else how
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind}
 
 
 @dataclass(frozen=True)

@@ -47,7 +47,7 @@ from looprover.frontend.c.state import Frame
 from looprover.frontend.c.statements import StatementMixin
 from looprover.frontend.c.storage import StorageMixin
 from looprover.program.cfa import Assign, Havoc, Program
-from looprover.program.expr import FALSE
+from looprover.program.expr import FALSE, IntConst
 
 __all__ = ["lower"]
 
@@ -84,8 +84,11 @@ class Lowerer(StatementMixin, ExpressionMixin, CallMixin, LValueMixin, SideEffec
             self.loc = where
             self.init_static(obj, init)
         self.static_init = False
-        for flag in self.alive.values():   # no local object is live before its declaration runs
+        for flag in self.alive.values():   # no local object is live before its block is entered
             self.emit(Assign(flag, FALSE, None))
+        for obj in self.objects:           # nor has an id (`StorageMixin._new_instance`)
+            if obj.id_var is not None:
+                self.emit(Assign(obj.id_var, IntConst(0, self.OBJ), None))
         self.jump(entry)
         edges, init, exit_, n, srcs, names = simplify(self.bld.edges, self.bld.init, self.exit, self.bld.num_locs,
                                                       dict(self.bld.loc_src), dict(self.bld.loc_names))

@@ -13,10 +13,10 @@ Memory model (why it is sound for the programs we accept):
   * Locals of inlined functions get fresh variables per call site, except address-taken ones, which get one
     storage per declaration: without recursion at most one activation of a function (one execution of a
     block) is live at a time. Under valid-memsafety each activation is still a new object (C11 6.2.4): an
-    address-taken local whose declaration may run more than once (any but a top-level local of `main`) has
-    a variable id, set to a fresh negative value each time its declaration runs, distinct from every other
-    such object's current id and from its own previous one; a pointer kept from an earlier activation then
-    names no live object, and dereferencing it is a violation.
+    address-taken local whose block may be entered more than once (any but `main`'s top-level locals and
+    parameters) has a variable id, set to a fresh negative value at each entry into its block (or call),
+    distinct from the current id of every other object and from its own previous one (`storage.born`); a
+    pointer kept from an earlier activation then names no live object, and dereferencing it is a violation.
   * Under `valid-memsafety` (`LoweringState.memsafety`) the invalid cases are what is checked: every access
     through an array index or a pointer asserts (property `valid-deref`) that the pointer names a live object
     and that the offset lies inside it: `0 <= index < length` of the array indexed, and for a pointer

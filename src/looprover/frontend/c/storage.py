@@ -189,7 +189,8 @@ class StorageMixin(LoweringState):
             ctype = self.decl_ctype(decl)
             fn = decl.semantic_parent.spelling if decl.semantic_parent is not None else ""
             obj = self.make_obj(decl.spelling, ctype, "local", "" if fn in ("main", "") else f"{fn}::")
-            if self.memsafety and can not in self.main_top_decls:   # a declaration that may run again
+            if self.memsafety and not (fn == "main" and (decl.kind == K.PARM_DECL or can in self.main_top_decls)):
+                # a local whose block may be entered again (main's own and its parameters live once)
                 obj.id_var = self.new_var(f"{obj.name}@id", self.OBJ, "local", f"{obj.name}@id")
             self.shared[can] = obj
             self.loc = saved
@@ -207,9 +208,10 @@ class StorageMixin(LoweringState):
         return obj
 
     def born(self, obj: Obj, decl: ci.Cursor, fr: Frame) -> None:
-        """valid-memsafety: an address-taken local's declaration makes it live until its block ends (`die`
-        when the block is left normally, by break or continue) or its function returns (`Frame.born`, reset
-        by the caller). A declaration that is not directly in a block (a `for` initialiser) is refused."""
+        """valid-memsafety: an address-taken local is live from the entry into its block (its declaration, for a
+        variable-length array; its call, for a parameter) until its block ends (`die` when the block is left
+        normally, by break or continue) or its function returns (`Frame.born`, reset by the caller). A
+        declaration that is not directly in a block (a `for` initialiser) is refused."""
         if not self.memsafety or obj.id is None:
             return
         nested = decl.kind != K.PARM_DECL and decl.canonical not in fr.top_decls
@@ -228,10 +230,10 @@ class StorageMixin(LoweringState):
     def _new_instance(self, obj: Obj) -> None:
         """A fresh id for this activation of `obj` (see `memory.py`), negative (static ids are positive, NULL is
         0), so that exactly one object answers to a pointer of a live object and none to a pointer of a dead
-        activation. A declaration lowered outside every loop (and in a program without goto) runs at most
-        once: it gets its own constant, in [-ONCE_IDS, -1]. One that may run again gets a value below that,
-        chosen anew each time, different from its previous id and from the current id of every other object
-        whose id is chosen so."""
+        activation. A birth lowered outside every loop (in a program without goto) happens at most once: it
+        gets its own constant, in [-ONCE_IDS, -1]. One that may happen again gets a value below that, chosen
+        anew each time, different from its previous id and from the current id of every other object with a
+        variable id (0 until its first birth: `lower.run`)."""
         if not self.has_goto and not self.loop_depth:
             self.once_ids += 1
             if self.once_ids > ONCE_IDS:
