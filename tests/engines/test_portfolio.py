@@ -88,7 +88,7 @@ def test_a_true_whose_proof_fails_the_check_is_unknown_and_reported(monkeypatch,
 def test_a_lying_complete_unwinding_or_closed_run_is_unknown(monkeypatch, fake_engines, chc_program,
                                                             unsafe_chc_program):
     ran = "the interpreted run ended with 'violation'"
-    for liar, program, why in (("fake_true_short_unwinding", chc_program, "an execution runs 3 steps fails"),
+    for liar, program, why in (("fake_true_short_unwinding", chc_program, "the loops are not exhausted at bound 2"),
                                ("fake_true_closed_run_lie", unsafe_chc_program, ran)):
         v, _ = run(monkeypatch, program, "fake_unknown", liar)
         assert v.status == Status.UNKNOWN
@@ -105,7 +105,7 @@ def test_a_single_engine_true_is_checked_in_the_job(fake_engines, chc_file):
     unsafe = chc_file.with_name("unsafe.smt2")
     unsafe.write_text(COUNTER_SMT2.replace("(not (= y 20))", "(= y 20)"))
     for liar, file, why in (("fake_true_bad_proof", chc_file, "the 1-induction step fails"),
-                            ("fake_true_short_unwinding", chc_file, "an execution runs 3 steps fails"),
+                            ("fake_true_short_unwinding", chc_file, "the loops are not exhausted at bound 2"),
                             ("fake_true_closed_run_lie", unsafe, "the interpreted run ended with 'violation'")):
         v, _ = verify_job(resolve_job(str(file), None, None), JobOptions(engine=liar), Deadline.after(20))
         assert v.status == Status.UNKNOWN and f"in the job's check with fresh solvers: {why}" in v.reason, v.reason

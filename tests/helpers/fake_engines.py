@@ -51,9 +51,9 @@ FAKES = {
             name = "fake_true_short_unwinding"
 
             def solve(self, program, task, options):
-                from looprover.witness.proofs import ExhaustiveProof
-                # the counter runs 11 cutpoint steps: "no execution runs 3" is a lie
-                return Verdict(Status.TRUE, "fake_true_short_unwinding", "unwound", evidence=ExhaustiveProof(3))
+                from looprover.engines.bmc import UnwindingProof
+                # the counter's loop runs 10 times: "exhausted at bound 2" is a lie
+                return Verdict(Status.TRUE, "fake_true_short_unwinding", "unwound", evidence=UnwindingProof(2))
     """,
     "fake_true_closed_run_lie": """
         class Fake(Engine):

@@ -10,7 +10,7 @@ Proof kinds:
 - `KInductiveProof` (k-induction): invariants at cutpoints that are inductive as a set, and a bound k with no
   violation within k-1 steps and no k-step path that ends in one with the invariants holding throughout
   (k = 1 and no invariants: no step reaches a violation, BMC's "no reachable assertion").
-- `ExhaustiveProof` (bmc): no execution runs `depth` cutpoint-graph steps, and none reaches a violation.
+- `engines.bmc.UnwindingProof` (bmc): at its bound the unrolling exhausts every loop and reaches no violation.
 - `ClosedRunProof` (execute): the program's only execution ends without a violation (run again to check).
 - `CutpointInvariantProof` (spacer): an invariant per cutpoint-graph node over its live variables that satisfies
   every clause of the cutpoint graph as Horn clauses (`smt.systems.cpg_horn`): the initial states imply init's,
@@ -111,41 +111,21 @@ class KInductiveProof(Proof):
 
 
 
-def _base_case(sys: CPGSystem, k: int, deadline: Deadline, exhausted: bool = False) -> str | None:
-    """Why some execution reaches a violation within `k` - 1 cutpoint-graph steps (or, `exhausted`, runs `k`
-    steps at all), None when none does; one incremental solver, a depth per query."""
+def _base_case(sys: CPGSystem, k: int, deadline: Deadline) -> str | None:
+    """Why some execution reaches a violation within `k` - 1 cutpoint-graph steps, None when none does; one
+    incremental solver, a depth per query."""
     ts = sys.ts
     base = sys.enc.solver(deadline)
     base.add(ts.at(ts.init, 0))
-    for j in range(k + exhausted):
+    for j in range(k):
         if j > 0:
             base.add(ts.trans_at(j - 1))
-        if j == k:
-            r = base.check()
-            what = f"an execution runs {k} steps"
-        else:
-            lit = z3.Bool(f"!proofbad{j}")
-            base.add(z3.Implies(lit, ts.at(ts.bad, j)))
-            r = base.check(lit)
-            what = f"base case at depth {j}"
+        lit = z3.Bool(f"!proofbad{j}")
+        base.add(z3.Implies(lit, ts.at(ts.bad, j)))
+        r = base.check(lit)
         if r != z3.unsat:
-            return what + (" fails" if r == z3.sat else f" undecided ({base.why_unknown()})")
+            return f"base case at depth {j} " + ("fails" if r == z3.sat else f"undecided ({base.why_unknown()})")
     return None
-
-
-@dataclass(frozen=True)
-class ExhaustiveProof(Proof):
-    """Every execution ends within `depth` - 1 cutpoint-graph steps (exit and the error have no successor, so
-    no `depth`-step path starts in the initial states), and none of them reaches a violation: what BMC's
-    complete unwinding showed, decided again on the pc-encoded system instead of BMC's own unrolling."""
-    depth: int
-    kind: ClassVar[str] = "exhaustive"
-
-    def check(self, program: Program, bitvector: bool, deadline: Deadline) -> str | None:
-        return _base_case(CPGSystem(build_cpg(program), bitvector, deadline), self.depth, deadline, exhausted=True)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "depth": self.depth}
 
 
 INTERPRETED_STEPS = 100_000     # about a second of the interpreter (`witness/native.py`)
