@@ -86,9 +86,9 @@ class Lowerer(StatementMixin, ExpressionMixin, CallMixin, LValueMixin, SideEffec
         self.static_init = False
         for flag in self.alive.values():   # no local object is live before its block is entered
             self.emit(Assign(flag, FALSE, None))
-        for obj in self.objects:           # nor has an id (`StorageMixin._new_instance`)
+        for obj in self.objects:           # the id before the first birth (`StorageMixin._new_instance`)
             if obj.id_var is not None:
-                self.emit(Assign(obj.id_var, IntConst(0, self.OBJ), None))
+                self.emit(Assign(obj.id_var, IntConst(-obj.id, self.OBJ), None))
         self.jump(entry)
         edges, init, exit_, n, srcs, names = simplify(self.bld.edges, self.bld.init, self.exit, self.bld.num_locs,
                                                       dict(self.bld.loc_src), dict(self.bld.loc_names))

@@ -14,9 +14,9 @@ Memory model (why it is sound for the programs we accept):
     storage per declaration: without recursion at most one activation of a function (one execution of a
     block) is live at a time. Under valid-memsafety each activation is still a new object (C11 6.2.4): an
     address-taken local whose block may be entered more than once (any but `main`'s top-level locals and
-    parameters) has a variable id, set to a fresh negative value at each entry into its block (or call),
-    distinct from the current id of every other object and from its own previous one (`storage.born`); a
-    pointer kept from an earlier activation then names no live object, and dereferencing it is a violation.
+    parameters) has a variable id, the next of its own sequence of negative values at each entry into its
+    block (or call), so no two activations share one (`storage.born`); a pointer kept from an earlier
+    activation then names no live object, and dereferencing it is a violation.
   * Under `valid-memsafety` (`LoweringState.memsafety`) the invalid cases are what is checked: every access
     through an array index or a pointer asserts (property `valid-deref`) that the pointer names a live object
     and that the offset lies inside it: `0 <= index < length` of the array indexed, and for a pointer

@@ -74,10 +74,7 @@ class LoweringState:
         self.addr_taken: dict = {}       # canonical decl cursors (ordered: object ids are deterministic)
         self.objects: list[Obj] = []     # address-taken objects, id = index + 1
         self.main_top_decls: frozenset = frozenset()  # top-level locals of main: their declarations run once
-        self.has_goto = False            # code reachable from main has a goto (cycles without a loop statement)
         self.switch_scopes: list[int] = [0]  # per switch being lowered: open blocks of its frame after its body's
-        self.loop_depth = 0              # loops being lowered (condition, body and increment), over all frames
-        self.once_ids = 0                # memsafety: activations given a constant id so far (`_new_instance`)
         self.poisoned: dict = {}         # canonical decl -> why it cannot be used (main's argv)
         self.case_locs: dict = {}        # case/default statement cursor -> its location (set by the switch)
         self._counters: dict[str, int] = {}  # fresh: the last #k suffix used per base name

@@ -198,7 +198,6 @@ class StatementMixin(LoweringState):
         return f"{kind}@{self.loc.line}" if self.loc is not None else kind
 
     def _while(self, c):
-        self.loop_depth += 1
         cond, body = children(c)[0], children(c)[-1]
         head = self.new_loc(self._loop_name(c, "while"))
         bl, end = self.new_loc(), self.new_loc()
@@ -215,10 +214,8 @@ class StatementMixin(LoweringState):
         fr.breaks.pop()
         fr.conts.pop()
         self.start(end)
-        self.loop_depth -= 1
 
     def _do(self, c):
-        self.loop_depth += 1
         body, cond = children(c)[0], children(c)[-1]
         head = self.new_loc(self._loop_name(c, "do"))
         cont, end = self.new_loc(), self.new_loc()
@@ -235,7 +232,6 @@ class StatementMixin(LoweringState):
         self.loc = self.where(cond)
         self.branch_on(cond, head, end)
         self.start(end)
-        self.loop_depth -= 1
 
     def _for_parts(self, c):
         """libclang omits absent parts of `for (init; cond; inc)`; classify children by the header's
@@ -275,7 +271,6 @@ class StatementMixin(LoweringState):
         init, cond, inc, body = self._for_parts(c)
         if init is not None:
             self.stmt(init)
-        self.loop_depth += 1
         head = self.new_loc(self._loop_name(c, "for"))
         bl, cont, end = self.new_loc(), self.new_loc(), self.new_loc()
         self.start(head)
@@ -299,7 +294,6 @@ class StatementMixin(LoweringState):
             self.discard(inc)
         self.jump(head)
         self.start(end)
-        self.loop_depth -= 1
 
     def _switch(self, c):
         ks = children(c)
