@@ -22,12 +22,12 @@ from looprover.engines.transformed import TransformThenEngine
 from looprover.errors import GiveUp
 from looprover.program.cfa import Program
 from looprover.program.cpg import build_cpg
+from looprover.program.expr import BINDERS, walk
 from looprover.smt.cpg_system import CPGSystem
 from looprover.transforms.base import Transformed
 from looprover.transforms.summarize import SummarizeOptions, SummarizeTransform
 from looprover.verdict import Counterexample, LeapingCounterexample, Status, Verdict
 from looprover.witness.hints import LoopInvariantHints
-from looprover.program.expr import BINDERS, walk
 from looprover.witness.proofs import KInductiveProof, invariants_failure
 
 TRANSFORM_SHARE = 0.5     # of the run's time, at most, for sampling and the inductiveness checks
@@ -66,7 +66,8 @@ class Summarize(TransformThenEngine):
         return dataclasses.replace(verdict, reason=f"leaping counterexample: {verdict.reason}", evidence=leap)
 
 
-def certify(program: Program, hints: Any, bitvector: bool, deadline: Deadline) -> tuple[KInductiveProof | None, str]:
+def certify(program: Program, hints: Any, bitvector: bool, deadline: Deadline
+            ) -> tuple[KInductiveProof | None, str]:
     """A checked proof from the summaries' conjuncts at the loop heads (`LoopInvariantHints`): their largest
     inductive subset (Houdini on the program's cutpoint graph; quantified ones checked apart), which must exclude
     every violation 1-inductively, as the checks of the portfolio decide again. (None, why) when they do not."""

@@ -20,7 +20,7 @@ from looprover.frontend.c.state import LoweringState
 from looprover.program.cfa import Assign
 from looprover.program.expr import BoolConst, Expr, IntConst, free_vars
 
-_ARITH = frozenset({"+", "-", "*", "/", "%", "<<", ">>"})   # the binary operators that may overflow or be undefined
+_MAY_OVERFLOW = frozenset({"+", "-", "*", "/", "%", "<<", ">>"})   # binary operators that may overflow or be undefined
 _ALL = object()  # may_write: "any global, static or address-taken variable"
 
 
@@ -65,8 +65,9 @@ class SideEffectMixin(LoweringState):
         while stack:
             c = stack.pop()
             k = c.kind
-            if k == K.COMPOUND_ASSIGNMENT_OPERATOR or (k == K.BINARY_OPERATOR and capi.binary_op(c) in _ARITH) or (
-                    k == K.UNARY_OPERATOR and capi.unary_op(c) in (capi.UO_MINUS, *INCDEC_OPS)):
+            if (k == K.COMPOUND_ASSIGNMENT_OPERATOR
+                    or (k == K.BINARY_OPERATOR and capi.binary_op(c) in _MAY_OVERFLOW)
+                    or (k == K.UNARY_OPERATOR and capi.unary_op(c) in (capi.UO_MINUS, *INCDEC_OPS))):
                 return True
             if k != K.CXX_UNARY_EXPR:
                 stack.extend(children(c))

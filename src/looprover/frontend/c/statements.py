@@ -139,7 +139,8 @@ class StatementMixin(LoweringState):
         if vd.type.get_canonical().kind == TK.VARIABLEARRAY:
             vla = self._vla_type(vd, init)
         obj = self.local_obj(vd, fr, "local", vla)
-        if not (self.memsafety and fr.scopes and vd.canonical in fr.scopes[-1][0] and self._born_at_block_entry(vd)):
+        born_with_block = fr.scopes and vd.canonical in fr.scopes[-1][0] and self._born_at_block_entry(vd)
+        if not (self.memsafety and born_with_block):
             self.born(obj, vd, fr)      # not born with its block (a VLA; a `for` declaration is refused)
         if init is None:
             self.emit(Havoc(tuple(obj.vars.values()), self.loc))
