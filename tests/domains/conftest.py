@@ -7,7 +7,8 @@ from looprover.domains import Site, program_constants, sample_states
 from looprover.frontend.c import load_c_program
 from looprover.program.cpg import build_cpg
 
-HEADER = "extern void reach_error(void);\nvoid __VERIFIER_assert(int c) { if (!c) reach_error(); }\n"
+HEADER = ("extern void reach_error(void);\nvoid __VERIFIER_assert(int c) { if (!c) reach_error(); }\n"
+          "extern unsigned int __VERIFIER_nondet_uint(void);\nextern int __VERIFIER_nondet_int(void);\n")
 
 
 class Loop:

@@ -188,3 +188,28 @@ def test_contents_of_a_counter_sampled_far_from_its_entry_value():
     far = [{"a": ArrayValue(0, {}), "i": 10 ** 12, "i0": 0}]
     got = strs(Contents().array_atoms(Site(1, [], far, entry={"i": i0}), a, [i]))
     assert any("== 0" in g for g in got)                                   # ∀ k ∈ [i0, i): a[k] == 0
+
+
+def test_affine_hull(loop):
+    """x + y == n over three variables (what `y == n` after the loop needs), computed in long long over 32-bit
+    variables; none over two variables (the pair domains' job) or when the samples span every direction."""
+    from looprover.domains.affine import AffineHull
+    lp = loop("unsigned n = __VERIFIER_nondet_uint(); unsigned x = n, y = 0; while (x > 0) { x--; y++; }")
+    ints = [lp.var(v) for v in ("n", "x", "y")]
+    atoms = strs(AffineHull().site_atoms(lp.site, ints))
+    # exact, and modulo 2^32 as C's unsigned arithmetic computes it (what stays inductive where a sum wraps)
+    assert atoms == ["(((((long long)x) + ((long long)y)) - ((long long)n)) == 0ll)", "((x + y) == n)"], atoms
+    assert AffineHull().site_atoms(lp.site, ints[1:]) == []
+    lp = loop("int a = __VERIFIER_nondet_int(), b = __VERIFIER_nondet_int(), c = __VERIFIER_nondet_int();"
+              " while (a < 3) a++;")
+    assert AffineHull().site_atoms(lp.site, [lp.var(v) for v in "abc"]) == []
+
+
+def test_nullspace_is_exact():
+    from fractions import Fraction
+    from looprover.linalg import nullspace
+    # points on x + 2y - 3z = 1, as rows [x, y, z, 1]
+    pts = [(1, 0, 0), (0, 2, 1), (4, 0, 1), (2, 1, 1)]
+    (vec,) = nullspace([[Fraction(v) for v in p] + [Fraction(1)] for p in pts], 4)
+    scale = vec[0]
+    assert [v / scale for v in vec] == [1, 2, -3, -1]

@@ -14,13 +14,14 @@ from fractions import Fraction
 
 import pytest
 
+from looprover.linalg import solve_exact
 from looprover.program import interp
 from looprover.program.cfa import Assume, Program
 from looprover.program.expr import I32, U8, U32, ArrayType, BoolType, Var, binary, cast, cmp, const
 from looprover.program.interp import ArrayValue, Evaluator, Oracle, UndefinedBehavior, commit, try_edge
 from looprover.transforms.accelerate import AccelOptions, AccelerateTransform, accelerate, wide_type
 from looprover.transforms.closed_forms import (
-    MathForm, check_inductive, fit, solve_exact, syntactic_form, template,
+    MathForm, check_inductive, fit, syntactic_form, template,
 )
 from looprover.transforms.expand import ExpandAccelerated
 from looprover.verdict import TraceStep

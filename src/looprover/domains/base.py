@@ -58,6 +58,10 @@ class Domain:
     def array_atoms(self, site: Site, a: Var, indices: list[Var]) -> list[Expr]:
         return []
 
+    def site_atoms(self, site: Site, ints: list[Var]) -> list[Expr]:
+        """Atoms over any number of the integer variables `ints`, asked once per site."""
+        return []
+
     def var_relations(self, v: z3.ExprRef, w: z3.ExprRef) -> list[z3.BoolRef]:
         return []
 

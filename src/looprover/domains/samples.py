@@ -108,6 +108,8 @@ def _random_value(rng: random.Random, t) -> Any:
 LONG_RUNS = 2              # runs for the points no short run reached ...
 LONG_STEPS = 25            # ... each this many times the short runs' steps
 _CHECK_EVERY = 64          # steps between two looks at the deadline and the samples' count
+RUNS_PER_POINT = 4         # the short runs share a point's samples: no run records more than 1/4 of them, so
+                           # one long loop does not fill them all with the same inputs
 
 
 def sample_states(program: Program, points: set[int], seed: int = 0, runs: int = 32, max_steps: int = 600,
@@ -125,12 +127,12 @@ def sample_states(program: Program, points: set[int], seed: int = 0, runs: int =
     for _ in range(runs):
         if deadline is not None and deadline.expired():
             break
-        sampler.run(out, max_steps, per_point)
+        sampler.run(out, max_steps, per_point, max(per_point // RUNS_PER_POINT, 1))
     missing = {p: [] for p in points if not out[p]}
     for _ in range(LONG_RUNS if missing else 0):
         if deadline is not None and deadline.expired():
             break
-        sampler.run(missing, max_steps * LONG_STEPS, per_point, solve=False, deadline=deadline)
+        sampler.run(missing, max_steps * LONG_STEPS, per_point, per_point, solve=False, deadline=deadline)
     return {**out, **missing}
 
 
@@ -143,18 +145,21 @@ class _Sampler:
         self.arrs = [n for n, i in program.variables.items() if arrays and hasattr(i.var.type, "elem")]
         self.solvers: dict[int, _EdgeSolver] = {}
 
-    def run(self, out: dict[int, list[dict]], max_steps: int, per_point: int, solve: bool = True,
+    def run(self, out: dict[int, list[dict]], max_steps: int, per_point: int, per_run: int, solve: bool = True,
             deadline: Deadline | None = None) -> None:
-        """`solve`: where no edge runs on random values, let z3 choose them (`_solved_step`). Every
+        """Record up to `per_run` states of this run at each point, up to `per_point` in all. `solve`: where no
+        edge runs on random values, let z3 choose them (`_solved_step`). Every
         `_CHECK_EVERY` steps the run looks at the deadline and ends once every point has its samples."""
         program, rng = self.program, self.rng
         ev = Evaluator("wrap" if self.bitvector else "math")
         oracle = _RandomOracle(rng)
         state = {n: _random_value(rng, i.var.type) for n, i in program.variables.items()}
         loc = program.init
+        mine: dict[int, int] = {}
         try:
             for step in range(max_steps):
-                if loc in out and len(out[loc]) < per_point:
+                if loc in out and len(out[loc]) < per_point and mine.get(loc, 0) < per_run:
+                    mine[loc] = mine.get(loc, 0) + 1
                     out[loc].append({**{n: state[n] for n in self.scalars}, **{n: state[n].copy() for n in self.arrs}})
                 if loc == program.exit:
                     break

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from looprover.domains.affine import AffineHull
 from looprover.domains.base import Domain, Site, program_constants
 from looprover.domains.booleans import Booleans
 from looprover.domains.congruence import Congruence
@@ -26,10 +27,10 @@ from looprover.program.expr import ArrayType, BoolType, Expr, IntType
 from looprover.program.interp import Evaluator, UndefinedBehavior
 
 STATE_DOMAINS: tuple[Domain, ...] = (TypeRanges(), Intervals(), Zones(), Equalities(), Congruence(), Linear(),
-                                     Booleans())
+                                     Booleans(), AffineHull())
 # loop summaries (`transforms/summarize.py`): the state domains at one loop head, plus the buffer facts
 SUMMARY_DOMAINS: tuple[Domain, ...] = (Intervals(), Zones(), Equalities(), Congruence(), Linear(), Booleans(),
-                                       Strings(), Octagon(), Deltas(), Contents())
+                                       Strings(), Octagon(), Deltas(), Contents(), AffineHull())
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,8 @@ def atoms_at(program: Program, node: int, samples: list[dict], bitvector: bool,
                 continue
             for d in local:
                 add(d.pair_atoms(site, x, y))
+    for d in local:
+        add(d.site_atoms(site, ints))
     for a in arrays:
         for d in local:
             add(d.array_atoms(site, a, ints))

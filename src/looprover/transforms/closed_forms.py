@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from math import gcd
 
+from looprover.linalg import solve_exact
 from looprover.program.cfa import Assign, Edge, Havoc
 from looprover.program.expr import (
     BOOL, Binary, BoolType, Cast, Compare, Expr, IntConst, IntType, Unary, Var, cast, const, free_vars, ite,
@@ -418,33 +419,6 @@ def template(vs: list[Var], degree: int = 2) -> list[Monomial]:
         out += [(v, 0), (v, 1)]
     out += [(None, p) for p in range(degree + 1)]
     return out
-
-
-def solve_exact(rows: list[list[Fraction]], rhs: list[Fraction]) -> list[Fraction] | None:
-    """A solution of rows * c = rhs in exact rational arithmetic (free unknowns 0), or None if there is none."""
-    m = len(rows[0]) if rows else 0
-    a = [list(r) + [b] for r, b in zip(rows, rhs)]
-    pivots: list[int] = []
-    r = 0
-    for col in range(m):
-        p = next((i for i in range(r, len(a)) if a[i][col] != 0), None)
-        if p is None:
-            continue
-        a[r], a[p] = a[p], a[r]
-        piv = a[r][col]
-        a[r] = [v / piv for v in a[r]]
-        for i in range(len(a)):
-            if i != r and a[i][col] != 0:
-                f = a[i][col]
-                a[i] = [vi - f * vr for vi, vr in zip(a[i], a[r])]
-        pivots.append(col)
-        r += 1
-    if any(all(v == 0 for v in row[:m]) and row[m] != 0 for row in a[r:]):
-        return None
-    sol = [Fraction(0)] * m
-    for i, col in enumerate(pivots):
-        sol[col] = a[i][m]
-    return sol
 
 
 def fit(x: Var, monomials: list[Monomial], samples: list[tuple[dict[Var, int], int, int]], count: Var,
