@@ -38,7 +38,6 @@ from looprover.processes import Child, forking, out_of_memory_reason
 from looprover.program.cfa import Program
 from looprover.timeshare import TimeShare, usable_cores
 from looprover.verdict import Status, Verdict
-from looprover.witness.proofs import Proof
 from looprover.witness.recheck import evidence_failure, rejected
 
 
@@ -156,11 +155,11 @@ def _solve(engine: Engine, program: Program, task: Task, run: Run) -> Verdict:
 
 def _checked(program: Program, run: Run, v: Verdict, bugs: list[dict]) -> Verdict:
     """The engine's verdict if the portfolio's own check of its evidence passes (`witness.recheck`), else
-    UNKNOWN (and a bug report). A TRUE without a proof (engines that do not hand one over yet) is taken as the
-    engine's guarded run gave it."""
+    UNKNOWN (and a bug report): a FALSE's counterexample runs again, a TRUE's proof is decided again, and a
+    TRUE without a proof does not count."""
     why = evidence_failure(program, v, run.bitvector, run.deadline)
     if why is None:
-        if v.status == Status.FALSE or isinstance(v.evidence, Proof):
+        if v.status in (Status.FALSE, Status.TRUE):
             v.stats["evidence_checked_by"] = "portfolio"
         return v
     bugs.append({"kind": "evidence rejected", "engine": v.engine, "answer": v.status.value,

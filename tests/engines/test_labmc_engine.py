@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from looprover.deadline import Deadline
 from looprover.engines import get_engine, verify
 from looprover.engines import labmc
 from looprover.frontend.c import load_c_program
@@ -44,12 +45,22 @@ def _slow(name):
     return [pytest.mark.slow] if name in SLOW else []
 
 
+# Proved by the abstraction, but the domains' candidates do not certify them (`witness/certify.py`): u == 250 + i
+# modulo 256 is no candidate; in bit-vectors, fragtest's i + j == n is not inductive without n's upper bound.
+UNCERTIFIED = {("wrap_uchar_safe.c", False), ("wrap_uchar_safe.c", True), ("labmc_fragtest_safe.c", True)}
+
+
 @MODES
 @pytest.mark.parametrize("name", [pytest.param(n, marks=_slow(n)) for n in SAFE])
 def test_safe_programs_are_proved(name, bitvector):
     v = run(name, bitvector)
+    if (name, bitvector) in UNCERTIFIED:
+        assert v.status == Status.UNKNOWN and v.reason.startswith(labmc.PROVED), v.reason
+        assert "no certificate from the domains' invariants" in v.reason
+        return
     assert v.status == Status.TRUE, v.reason
     assert v.reason.startswith(labmc.PROVED)
+    assert v.evidence.kind == "k-induction" and v.evidence.check(load(name), bitvector, Deadline.never()) is None
 
 
 @MODES
@@ -74,7 +85,8 @@ def test_counter_needs_no_acceleration_and_accel_needs_acceleration():
 def test_wrong_classification_would_give_a_wrong_true(monkeypatch):
     """io_unsafe.c is FALSE (s == 6 when n == 3). Treating the IO variable s as a pure output (not havocked,
     not accelerated) makes the abstraction "prove" it: the test demonstrates that the classification is what
-    stands between us and a wrong TRUE, and that the real one does not give it."""
+    stands between us and a wrong TRUE, that the real one does not give it, and that the certificate a TRUE
+    needs stops the wrong one (UNKNOWN)."""
     import dataclasses
     import looprover.transforms.labmc as tl
 
@@ -87,24 +99,31 @@ def test_wrong_classification_would_give_a_wrong_true(monkeypatch):
         return dataclasses.replace(cls, io=cls.io - {s}, po=cls.po | {s})
 
     monkeypatch.setattr(tl, "classify", wrong)
-    assert run("io_unsafe.c").status == Status.TRUE
+    _uncertified(run("io_unsafe.c"))
+
+
+def _uncertified(v):
+    """The unsound abstraction's TRUE, stopped by the certificate check."""
+    assert v.status == Status.UNKNOWN and v.reason.startswith(labmc.PROVED), v.reason
+    assert "no certificate" in v.reason
 
 
 def test_bound_needs_the_final_iteration():
     """lastwriter_unsafe.c needs M = min(|PO|, #edges) + 1 = 2: the last writer of p and the final
-    iteration. Capping M at 1 (the `max_bound` testing knob) gives a wrong TRUE; the real bound does not."""
+    iteration. Capping M at 1 (the `max_bound` testing knob) would give a wrong TRUE (the certificate stops it);
+    the real bound does not."""
     rep = abstract(load("lastwriter_unsafe.c")).loops[0]
     assert rep.bound == 2
-    assert run("lastwriter_unsafe.c", max_bound=1).status == Status.TRUE      # unsound on purpose
+    _uncertified(run("lastwriter_unsafe.c", max_bound=1))      # unsound on purpose
     assert run("lastwriter_unsafe.c").status == Status.FALSE
 
 
 def test_bound_needs_the_last_complete_iteration_before_a_break():
     """partial_final_unsafe.c: p is written by every complete iteration but the final iteration breaks
-    before writing it; M = 0 + 1 + 1. With M capped at 1 the abstraction "proves" it."""
+    before writing it; M = 0 + 1 + 1. With M capped at 1 the abstraction "proves" it (the certificate stops it)."""
     rep = abstract(load("partial_final_unsafe.c")).loops[0]
     assert rep.classification.partial_exit and rep.bound == 2
-    assert run("partial_final_unsafe.c", max_bound=1).status == Status.TRUE      # unsound on purpose
+    _uncertified(run("partial_final_unsafe.c", max_bound=1))      # unsound on purpose
     assert run("partial_final_unsafe.c").status == Status.FALSE
 
 

@@ -112,8 +112,16 @@ def test_a_single_engine_true_is_checked_in_the_job(fake_engines, chc_file):
     for engine in ("bmc", "kinduction"):
         v, _ = verify_job(job, JobOptions(engine=engine), Deadline.after(20))
         assert v.status == Status.TRUE and v.stats["evidence_checked_by"] == "job", (engine, v.reason)
-    v, _ = verify_job(job, JobOptions(engine="fake_true"), Deadline.after(20))
-    assert v.status == Status.TRUE and "evidence_checked_by" not in v.stats   # no proof: nothing was checked
+    v, _ = verify_job(job, JobOptions(engine="fake_true_no_proof"), Deadline.after(20))
+    assert v.status == Status.UNKNOWN and "comes without a certificate" in v.reason, v.reason
+
+
+def test_a_true_without_a_certificate_is_unknown_and_reported(monkeypatch, fake_engines, chc_program):
+    v, _ = run(monkeypatch, chc_program, "fake_unknown", "fake_true_no_proof")
+    assert v.status == Status.UNKNOWN
+    assert "comes without a certificate" in v.stats["portfolio"]["fake_true_no_proof"]["reason"]
+    (bug,) = v.stats["bugs"]
+    assert bug["engine"] == "fake_true_no_proof" and bug["answer"] == "TRUE"
 
 
 def test_a_true_whose_proof_passes_is_accepted(monkeypatch, chc_program):
@@ -168,7 +176,10 @@ def test_unsupported_constructs_and_unpicklable_evidence(monkeypatch, fake_engin
     v, _ = run(monkeypatch, chc_program, "fake_unsupported", "fake_unknown")
     assert "unsupported: floating point at prog.c:3" in v.reason
     v, _ = run(monkeypatch, chc_program, "fake_z3_evidence", "fake_hang")
-    assert v.status == Status.TRUE and v.evidence == "x >= 0" and v.stats["k"] == 3
+    # the z3 evidence crossed the process boundary as text (the answer arrived); being no proof, it certifies
+    # nothing
+    reason = v.stats["portfolio"]["fake_z3_evidence"]["reason"]
+    assert v.status == Status.UNKNOWN and "comes without a certificate" in reason and "(invariant)" in reason
 
 
 def test_progress_lines_are_prefixed_with_the_engine(monkeypatch, fake_engines, chc_program):

@@ -19,7 +19,14 @@ FAKES = {
             name = "fake_true"
 
             def solve(self, program, task, options):
-                return Verdict(Status.TRUE, "fake_true", "proved by fiat")
+                return Verdict(Status.TRUE, "fake_true", "proved by fiat", evidence=AcceptedProof())
+    """,
+    "fake_true_no_proof": """
+        class Fake(Engine):
+            name = "fake_true_no_proof"
+
+            def solve(self, program, task, options):
+                return Verdict(Status.TRUE, "fake_true_no_proof", "proved, but nothing to show for it")
     """,
     "fake_unknown": """
         class Fake(Engine):
@@ -89,7 +96,7 @@ FAKES = {
 
             def solve(self, program, task, options):
                 time.sleep(1.0)
-                return Verdict(Status.TRUE, "fake_slow_true", "proved slowly")
+                return Verdict(Status.TRUE, "fake_slow_true", "proved slowly", evidence=AcceptedProof())
     """,
     "fake_hang": """
         class Fake(Engine):
@@ -157,6 +164,17 @@ from looprover.engines.base import Engine
 from looprover.errors import UnsupportedError
 from looprover.program.cfa import SrcLoc
 from looprover.verdict import Counterexample, Status, TraceStep, Verdict
+from looprover.witness.proofs import Proof
+
+
+class AcceptedProof(Proof):
+    kind = "fake"        # a certificate every check accepts: for tests of how a TRUE is rendered and scheduled
+
+    def check(self, program, bitvector, deadline):
+        return None
+
+    def to_json(self):
+        return {"kind": self.kind}
 """
 
 

@@ -65,12 +65,14 @@ def recheck_proof(program: Program, proof: Proof, bitvector: bool, deadline: Dea
 
 
 def evidence_failure(program: Program, v: Verdict, bitvector: bool, deadline: Deadline) -> str | None:
-    """Why a verdict's evidence does not hold, or None when it passed or there is nothing to check (UNKNOWN;
-    a TRUE without a proof, which the caller decides about): a FALSE's counterexample is executed again on the
-    program, a TRUE's proof decided again with fresh solvers."""
+    """Why a verdict's evidence does not hold, or None when it passed or there is nothing to check (UNKNOWN):
+    a FALSE's counterexample is executed again on the program, a TRUE's proof decided again with fresh solvers,
+    and a TRUE without a proof has no certificate, so it does not count."""
     if v.status == Status.FALSE:
         return recheck_counterexample(program, v.evidence, bitvector, deadline)
-    if v.status == Status.TRUE and isinstance(v.evidence, Proof):
+    if v.status == Status.TRUE:
+        if not isinstance(v.evidence, Proof):
+            return "the TRUE comes without a certificate (no proof object that a check could decide)"
         return recheck_proof(program, v.evidence, bitvector, deadline)
     return None
 

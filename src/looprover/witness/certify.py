@@ -1,0 +1,81 @@
+"""A certificate for a TRUE whose engine holds no invariants of the program it was given: the largest inductive
+subset of candidate invariants, which must exclude every violation k-inductively (`KInductiveProof`), k small.
+
+Why: `summarize` and `labmc` prove a transformed program (summarized loops, abstract loops) by BMC, so their TRUE
+rests on the transformation's soundness argument and on BMC. The certificate restates the TRUE as invariants of
+the program itself, which the portfolio and the job decide again with fresh solvers (`witness.recheck`) and the
+witness writer prints. Candidates come from the engine (`summarize`'s kept summary conjuncts) and from the
+abstract domains filtered by sampled states (`domain_candidates`, the ones k-induction starts from). A TRUE they
+cannot certify is UNKNOWN with the reason: it needs relations the domains do not offer.
+"""
+from __future__ import annotations
+
+from looprover.deadline import Deadline, OutOfTime
+from looprover.domains import Candidate
+from looprover.errors import GiveUp
+from looprover.program.cfa import Program
+from looprover.program.cpg import build_cpg
+from looprover.program.expr import BINDERS, walk
+from looprover.smt.cpg_system import CPGSystem
+from looprover.witness.proofs import KInductiveProof, invariants_failure
+
+MAX_K = 4      # the invariants may need a few steps of k-induction to exclude the violation
+
+
+def domain_candidates(program: Program, bitvector: bool, deadline: Deadline | None) -> list[Candidate]:
+    """The abstract domains' candidate invariants at the program's cutpoints (`domains.candidates`), less those
+    a state of a random run falsifies."""
+    from looprover.domains import candidates, sample_states
+    cpg = build_cpg(program)
+    samples = sample_states(program, set(cpg.cutpoints), bitvector=bitvector, deadline=deadline)
+    return list(candidates(program, cpg, samples, bitvector))
+
+
+def certify(program: Program, atoms: list[Candidate], bitvector: bool, deadline: Deadline
+            ) -> tuple[KInductiveProof | None, str]:
+    """A checked proof from `atoms`: their largest inductive subset (Houdini on the program's cutpoint graph;
+    quantified ones checked apart), which must exclude every violation k-inductively for some k ≤ `MAX_K`, as
+    the checks of the portfolio decide again. (None, why) when they do not."""
+    from looprover.engines.kinduction import houdini
+    try:
+        sys = CPGSystem(build_cpg(program), bitvector, deadline)
+        quantified = [c for c in atoms if any(isinstance(n, BINDERS) for n in walk(c.atom))]
+        kept = houdini(sys, [c for c in atoms if c not in quantified], deadline)
+        if kept is None:
+            return None, "Houdini did not finish in time"
+        kept += _inductive_with(sys, kept, quantified, deadline)
+        for k in range(1, MAX_K + 1):
+            proof = KInductiveProof(k, tuple(kept))
+            why = proof.check(program, bitvector, deadline)
+            if why is None:
+                return proof, ""
+            if not why.startswith(f"the {k}-induction step fails"):
+                break
+    except (OutOfTime, GiveUp) as exc:
+        return None, f"the check did not finish ({exc or 'deadline'})"
+    return None, why
+
+
+def certify_with_domains(program: Program, atoms: list[Candidate], bitvector: bool, deadline: Deadline
+                         ) -> tuple[KInductiveProof | None, str]:
+    """`certify` on the engine's `atoms`, then, when they do not certify the TRUE, on their union with the
+    domains' candidates (Houdini over every source of candidates)."""
+    why = "no candidate invariants"
+    if atoms:
+        proof, why = certify(program, atoms, bitvector, deadline)
+        if proof is not None or deadline.expired():
+            return proof, why
+    try:
+        more = domain_candidates(program, bitvector, deadline)
+    except (OutOfTime, GiveUp):
+        return None, why
+    return certify(program, atoms + [c for c in more if c not in atoms], bitvector, deadline)
+
+
+def _inductive_with(sys: CPGSystem, kept: list, quantified: list, deadline: Deadline) -> list:
+    """The quantified atoms (array contents over a range) that are inductive together with `kept`: all of them
+    if they are jointly, else each one that is. They are kept out of Houdini, whose rounds read z3's models: a
+    model may not decide a quantifier, and Houdini would drop one that holds or give up."""
+    if not quantified or invariants_failure(sys, kept + quantified, deadline) is None:
+        return quantified
+    return [c for c in quantified if invariants_failure(sys, kept + [c], deadline) is None]
