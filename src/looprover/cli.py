@@ -132,11 +132,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
         job = resolve_job(args.file, args.property, args.data_model)
         if job.is_chc:
             result = Validation("unknown", "SV-COMP witnesses are for C programs, not Horn clauses")
-        elif job.property.name != "unreach-call":
-            result = Validation("unknown", f"witnesses of property {job.property.name} are not validated")
         else:
-            result = validate(Path(args.witness), job.input, args.data_model or (job.data_model if job.task else None),
-                              deadline)
+            result = validate(Path(args.witness), job, args.data_model or (job.data_model if job.task else None),
+                              deadline, property_given=args.property is not None)
     except InputError as exc:
         return _error(str(exc), args.json, file=args.file)
     except UnsupportedError as exc:

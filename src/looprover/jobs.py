@@ -187,12 +187,11 @@ def verify_job(job: Job, options: JobOptions, deadline: Deadline, phase: Callabl
     run = Run(deadline, bitvector=bitvector, settings=options.settings, progress=options.progress)
     verdict = run_engine(engine, program, task, run)
     if options.engine != "portfolio":   # the portfolio checks its engines' evidence itself
-        from looprover.witness.proofs import Proof
         from looprover.witness.recheck import evidence_failure, rejected
         why = evidence_failure(program, verdict, bitvector, Deadline(deadline.at + PAST_DEADLINE))
         if why is not None:
             verdict = rejected(verdict, why, "the job's check with fresh solvers")
-        elif verdict.status == Status.FALSE or isinstance(verdict.evidence, Proof):
+        elif verdict.status in (Status.FALSE, Status.TRUE):
             verdict.stats["evidence_checked_by"] = "job"
     if job.property.name == NO_OVERFLOW:
         verdict = undecided_overflow(verdict)
@@ -283,13 +282,36 @@ def _compiled_harness(verdict: Verdict, job: Job, deadline: Deadline) -> None:
 
 
 def _witness(verdict: Verdict, program: Program | None, job: Job, deadline: Deadline):
+    """The verdict's witness, written in a child process of its own that is stopped by the deadline: whatever
+    the writer does (Spacer, Houdini, the validator's checks), the verdict is never lost to it."""
     from looprover.witness.svcomp import Witness, witness_for
-    if deadline.left() < -0.3 and verdict.status != Status.UNKNOWN:
+    if verdict.status == Status.UNKNOWN or program is None:
+        return witness_for(verdict, program, job.input, job.property.name, job.data_model)
+    if deadline.left() < -0.3:
         return Witness(None, None, "no witness: no time left")
     # candidate invariants are checked before they are written: within the run's time, and past it only by
-    # PAST_DEADLINE
-    return witness_for(verdict, program, job.input, job.property.name, job.data_model,
-                       Deadline(deadline.at + PAST_DEADLINE))
+    # PAST_DEADLINE (the job itself is stopped KILL_GRACE after the deadline)
+    until = Deadline(deadline.at + PAST_DEADLINE)
+    child = Child("looprover-witness", _quiet_witness, verdict, program, job.input, job.property.name,
+                  job.data_model, until, daemon=False)
+    try:
+        if Child.wait([child], max(until.left(), 0.0)):
+            ok, value = child.result()
+            return value if ok else Witness(None, None, f"no witness: its writer crashed ({value})")
+    finally:
+        child.kill()
+    return Witness(None, None, "no witness: writing it did not finish by the deadline")
+
+
+def _quiet_witness(*args: Any):
+    """`witness_for` with this process's stdout and stderr closed to the user: z3 prints its internal failures
+    (an ASSERTION VIOLATION in Spacer) there, which must not end up in the verdict's output."""
+    import os
+    from looprover.witness.svcomp import witness_for
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.dup2(devnull, 2)
+    return witness_for(*args)
 
 
 def render(verdict: Verdict, program: Program | None, job: Job, start: float) -> Outcome:

@@ -39,6 +39,10 @@ def _random_formula(rng: random.Random) -> z3.BoolRef:
             return Z3["f"]
         if rng.random() < 0.15:     # a remainder of a non-negative value (k-induction's congruences)
             return Z3["u"] % rng.randint(1, 7) + term(1) == rng.randint(0, 3)
+        if rng.random() < 0.1:      # divisibility of a signed term, C's truncating remainder as `smt.encode` has it
+            x, c = term(1), rng.randint(1, 7)
+            rem = z3.If(x >= 0, x % c, -((-x) % c))
+            return rem == 0 if rng.random() < 0.5 else rem != 0
         x, y = term(2), term(2)
         return rng.choice([x <= y, x < y, x == y, x != y, x >= y])
     parts = [atom() for _ in range(rng.randint(1, 3))]

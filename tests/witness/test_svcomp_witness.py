@@ -43,8 +43,13 @@ def _witness(path: Path, engine: str, expected: Status, tmp_path: Path) -> tuple
     return out, data
 
 
+def _validate(witness: Path, program: Path, prop=None):
+    job = Job(program, prop or default_property(), "ILP32")
+    return validate(witness, job, None, Deadline(time.monotonic() + 60), property_given=prop is not None)
+
+
 def _check(witness: Path, program: Path) -> str:
-    return validate(witness, program, None, Deadline(time.monotonic() + 60)).status
+    return _validate(witness, program).status
 
 
 def test_schema_is_a_valid_2020_12_schema():
@@ -120,14 +125,14 @@ def _tampered(tmp_path, value: str) -> tuple[Path, Path]:
 
 def test_correctness_witness_with_a_false_invariant_is_rejected(tmp_path):
     out, path = _tampered(tmp_path, "x == 0")       # true on entry, false after one iteration
-    res = validate(out, path, None, Deadline(time.monotonic() + 60))
+    res = _validate(out, path)
     assert res.status == "rejected", res.reason
 
 
 def test_correctness_witness_with_a_non_inductive_invariant_is_not_confirmed(tmp_path):
     # true (x <= n always holds) but too weak alone to exclude the error: not confirmed, not rejected
     out, path = _tampered(tmp_path, "(long long)x <= (long long)n + 1")
-    res = validate(out, path, None, Deadline(time.monotonic() + 60))
+    res = _validate(out, path)
     assert res.status == "unknown" and "not confirmed" in res.reason
 
 
@@ -135,17 +140,32 @@ def test_integer_truth_values_are_conditions(tmp_path):
     """C's `1` and `0` as invariants: true (inductive, too weak: not confirmed) and false (rejected), never an
     internal error."""
     out, path = _tampered(tmp_path, "1")
-    res = validate(out, path, None, Deadline(time.monotonic() + 60))
+    res = _validate(out, path)
     assert res.status == "unknown" and "not confirmed" in res.reason, res.reason
     out, path = _tampered(tmp_path, "0")
-    res = validate(out, path, None, Deadline(time.monotonic() + 60))
+    res = _validate(out, path)
     assert res.status == "rejected", res.reason
 
 
 def test_invariant_outside_the_exact_c_subset_is_not_read(tmp_path):
     out, path = _tampered(tmp_path, "x + 1 >= 1")    # unsigned arithmetic wraps in C: not the integer meaning
-    res = validate(out, path, None, Deadline(time.monotonic() + 60))
+    res = _validate(out, path)
     assert res.status == "unknown" and "C subset" in res.reason
+
+
+@pytest.mark.parametrize("value", ["x > 0 ? 1 : 0", "(unsigned int)x <= n", "x <= 10u", "a[0] == x",
+                                   "x >> 1 <= n", "sizeof(int) == 4"])
+def test_c_outside_the_subset_is_unknown_never_an_error(tmp_path, value):
+    out, path = _tampered(tmp_path, value)
+    res = _validate(out, path)
+    assert res.status == "unknown" and "C subset" in res.reason, res.reason
+
+
+@pytest.mark.parametrize("value", ["x <=", "x <= n)", "x =< n", "@x", "x ? n", "x.", "true or false"])
+def test_a_value_that_is_no_c_expression_is_rejected(tmp_path, value):
+    out, path = _tampered(tmp_path, value)
+    res = _validate(out, path)
+    assert res.status == "rejected" and "not a C expression" in res.reason, res.reason
 
 
 def test_engines_without_invariants_write_no_witness_and_say_why():
@@ -375,8 +395,9 @@ def test_candidates_that_do_not_exclude_the_error_are_not_written(tmp_path):
 
 @pytest.mark.parametrize("engine", ["labmc", "bmc"])
 def test_a_true_without_invariants_gets_the_domains_candidates_the_validator_confirms(engine, tmp_path):
-    """labmc's and bmc's TRUEs carry no invariants: the writer falls back to the abstract domains' candidates
-    and writes them only once the validator's checks confirm them, saying where they came from."""
+    """bmc's TRUE carries no invariants: the writer falls back to the abstract domains' candidates and writes them
+    only once the validator's checks confirm them, saying where they came from. labmc's carries its certificate,
+    the candidates the domains offer that prove it (`witness/certify.py`), which the writer prints."""
     path = tmp_path / "bounded.c"
     path.write_text(ASSERT_HEADER + "int main(void) {\n  int i = 0, s = 0;\n  while (i < 20) { i++; s += 2; }\n"
                     "  __VERIFIER_assert(s == 40);\n  return 0;\n}\n")
@@ -384,8 +405,154 @@ def test_a_true_without_invariants_gets_the_domains_candidates_the_validator_con
     assert verdict.status == Status.TRUE, verdict.reason
     w = witness_for(verdict, program, path, "unreach-call", "ILP32", Deadline(time.monotonic() + 60))
     assert w.text is not None, w.note
-    assert "candidates" in w.note and engine in w.note
+    assert ("candidates" in w.note and engine in w.note) if engine == "bmc" else "k-induction checked" in w.note
     out = tmp_path / "w.yml"
     out.write_text(w.text)
     assert not [e.message for e in VALIDATOR.iter_errors(yaml.safe_load(w.text))]
     assert _check(out, path) == "confirmed"
+
+
+def test_a_true_the_domains_cannot_explain_gets_spacers_invariants(tmp_path):
+    """x == 0 after the loop needs a disjunction (x is 1 only before the first iteration): no domain offers it,
+    so the writer asks Spacer for invariants of the program and writes them once the validator confirms them."""
+    path = tmp_path / "const.c"
+    path.write_text(ASSERT_HEADER + "int main(void) {\n  unsigned int x = 1, y = 0;\n  while (y < 1024) {\n"
+                    "    x = 0;\n    y++;\n  }\n  __VERIFIER_assert(x == 0);\n  return 0;\n}\n")
+    verdict, program = _verify(path, "bmc")
+    assert verdict.status == Status.TRUE, verdict.reason
+    w = witness_for(verdict, program, path, "unreach-call", "ILP32", Deadline(time.monotonic() + 60))
+    assert w.text is not None and "cutpoint-invariants checked" in w.note, w.note
+    out = tmp_path / "w.yml"
+    out.write_text(w.text)
+    assert _check(out, path) == "confirmed"
+
+
+def test_a_proof_that_needs_no_invariant_gets_the_invariant_1(tmp_path):
+    """The loop's exit condition alone gives the assertion (and the unsigned range): `1` at the loop."""
+    path = tmp_path / "exit.c"
+    path.write_text(ASSERT_HEADER + "extern unsigned int __VERIFIER_nondet_uint(void);\nint main(void) {\n"
+                    "  unsigned int x = __VERIFIER_nondet_uint();\n  while (x < 100) {\n    x++;\n  }\n"
+                    "  __VERIFIER_assert(x >= 100);\n  return 0;\n}\n")
+    verdict, program = _verify(path, "kinduction")
+    assert verdict.status == Status.TRUE, verdict.reason
+    w = witness_for(verdict, program, path, "unreach-call", "ILP32", Deadline(time.monotonic() + 60))
+    assert w.text is not None, w.note
+    (item,) = yaml.safe_load(w.text)[0]["content"]
+    assert item["invariant"]["value"] == "1"
+    out = tmp_path / "w.yml"
+    out.write_text(w.text)
+    assert _check(out, path) == "confirmed"
+
+
+# ------------------------------------------------------------------------------------- no-overflow witnesses
+OVERFLOW_SAFE = """extern int __VERIFIER_nondet_int(void);
+int main(void) {
+  int n = __VERIFIER_nondet_int();
+  if (n < 0 || n > 1000) return 0;
+  int i = 0, s = 0;
+  while (i < n) { i++; s += 2; }
+  return s;
+}
+"""
+
+OVERFLOW_UNSAFE = """extern int __VERIFIER_nondet_int(void);
+int main(void) {
+  int x = __VERIFIER_nondet_int();
+  int y = 0;
+  if (x > 100) y = x * 1000;
+  return y;
+}
+"""
+
+
+def _no_overflow():
+    from looprover.properties import NO_OVERFLOW, Property
+    return Property(NO_OVERFLOW)
+
+
+def _overflow_witness(text: str, engine: str, expected: Status, tmp_path: Path) -> tuple[Path, Path, list]:
+    path = tmp_path / "p.c"
+    path.write_text(text)
+    verdict, program = verify_job(Job(path, _no_overflow(), "ILP32"), JobOptions(engine),
+                                  Deadline(time.monotonic() + 60))
+    assert verdict.status == expected, verdict.reason
+    w = witness_for(verdict, program, path, "no-overflow", "ILP32", Deadline(time.monotonic() + 30))
+    assert w.text is not None, w.note
+    data = yaml.safe_load(w.text)
+    assert not [e.message for e in VALIDATOR.iter_errors(data)]
+    assert data[0]["metadata"]["task"]["specification"] == "G ! overflow"
+    out = tmp_path / "w.yml"
+    out.write_text(w.text)
+    return out, path, data
+
+
+@pytest.mark.parametrize("engine", ["kinduction", "spacer"])
+def test_no_overflow_correctness_witness_is_confirmed(engine, tmp_path):
+    out, path, data = _overflow_witness(OVERFLOW_SAFE, engine, Status.TRUE, tmp_path)
+    assert _validate(out, path, _no_overflow()).status == "confirmed"
+    # read for the witness's own property even when none is given
+    assert _validate(out, path).status == "confirmed"
+
+
+def test_no_overflow_invariant_too_weak_for_the_checks_is_not_confirmed(tmp_path):
+    # 0 <= i is inductive but says nothing about s: s += 2 may overflow as far as it goes
+    out, path, data = _overflow_witness(OVERFLOW_SAFE, "spacer", Status.TRUE, tmp_path)
+    data[0]["content"][0]["invariant"]["value"] = "0 <= i"
+    out.write_text(yaml.safe_dump(data))
+    res = _validate(out, path, _no_overflow())
+    assert res.status == "unknown" and "not confirmed" in res.reason, res.reason
+
+
+def test_no_overflow_violation_witness_is_confirmed_and_checked(tmp_path):
+    out, path, data = _overflow_witness(OVERFLOW_UNSAFE, "bmc", Status.FALSE, tmp_path)
+    assert _validate(out, path, _no_overflow()).status == "confirmed"
+    ret = data[0]["content"][0]["segment"][0]["waypoint"]
+    ret["constraint"]["value"] = "\\result == 101"        # 101 * 1000 fits: no overflow on this run
+    out.write_text(yaml.safe_dump(data))
+    assert _validate(out, path, _no_overflow()).status == "rejected"
+
+
+def test_a_witness_for_another_property_is_not_checked_against_it(tmp_path):
+    out, path, _ = _overflow_witness(OVERFLOW_UNSAFE, "bmc", Status.FALSE, tmp_path)
+    res = _validate(out, path, default_property())
+    assert res.status == "unknown" and "is for no-overflow" in res.reason
+
+
+# ------------------------------------------------------------------------------------- deep counterexamples
+DEEP = """extern unsigned int __VERIFIER_nondet_uint(void);
+extern void abort(void);
+void reach_error(void) { abort(); }
+int main(void) {
+  unsigned int n = __VERIFIER_nondet_uint();
+  if (n != 7) return 0;
+  unsigned int x = 0;
+  while (x < 100000000) { x += 2; }
+  if (x + n == 100000007) reach_error();
+  return 0;
+}
+"""
+
+
+def test_deep_violation_witness_is_confirmed_by_a_compiled_run(tmp_path, gcc):
+    """accel's counterexample of 5·10^7 iterations: its one input is read before the loop, so the witness
+    lists it; `validate` interprets the first 10^6 edges, has used every value by then, and compiles the rest
+    (LP64 here, so that no 32-bit C library is needed)."""
+    path = tmp_path / "deep.c"
+    path.write_text(DEEP)
+    job = Job(path, default_property(), "LP64")
+    verdict, program = verify_job(job, JobOptions("accel"), Deadline(time.monotonic() + 60))
+    assert verdict.status == Status.FALSE, verdict.reason
+    assert verdict.evidence.length > 10**7 and verdict.evidence.omitted
+    w = witness_for(verdict, program, path, "unreach-call", "LP64", Deadline(time.monotonic() + 60))
+    assert w.text is not None, w.note
+    data = yaml.safe_load(w.text)
+    assert not [e.message for e in VALIDATOR.iter_errors(data)]
+    (ret, target) = [s["segment"][0]["waypoint"] for s in data[0]["content"]]
+    assert ret["constraint"]["value"] == "\\result == 7"
+    out = tmp_path / "w.yml"
+    out.write_text(w.text)
+    res = validate(out, job, None, Deadline(time.monotonic() + 60))
+    assert res.status == "confirmed" and "compiled" in res.reason, res.reason
+    ret["constraint"]["value"] = "\\result == 8"        # returns at once: a fully pinned run without the error
+    out.write_text(yaml.safe_dump(data))
+    assert validate(out, job, None, Deadline(time.monotonic() + 60)).status == "rejected"

@@ -57,7 +57,8 @@ def validate_witness(task: BenchTask, witness: Path, timeout: float, grace: floa
 
 
 def read_evidence(data: dict) -> dict:
-    """The evidence fields of one `verify --json` answer: counterexample depth, harness outcome, witness kind."""
+    """The evidence fields of one `verify --json` answer: counterexample depth, harness outcome, witness kind
+    (and, where no witness was written, why not)."""
     cex = data.get("counterexample") or {}
     harness = data.get("harness") or {}
     witness = data.get("witness") or {}
@@ -66,6 +67,9 @@ def read_evidence(data: dict) -> dict:
         "harness": "" if not harness else {True: "reached", False: "not reached"}.get(
             harness.get("reached_error"), f"not run: {harness.get('detail', '')}"[:80]),
         "witness": (witness.get("kind") or "") if isinstance(witness, dict) else "",
+        # why no witness was written (the writer's note), for the runs that wrote none
+        "witness_check": f"not written: {witness.get('note', '')}"[:200]
+        if isinstance(witness, dict) and witness and not witness.get("file") else "",
     }
 
 
@@ -79,7 +83,7 @@ def summarize_evidence(results: Iterable) -> dict:
         e = out.setdefault(r.solver, {"violation_witnesses": 0, "violation_confirmed": 0,
                                       "correctness_witnesses": 0, "correctness_confirmed": 0,
                                       "false_answers": 0, "harness_run": 0, "harness_reached": 0,
-                                      "not_confirmed": []})
+                                      "not_confirmed": [], "not_written": []})
         if r.status == "FALSE":
             e["false_answers"] += 1
             if r.harness in ("reached", "not reached"):
@@ -91,7 +95,46 @@ def summarize_evidence(results: Iterable) -> dict:
                 e[f"{r.witness}_confirmed"] += 1
             elif r.witness_check:
                 e["not_confirmed"].append(f"{r.task.id}: {r.witness_check}")
+        elif r.witness_check.startswith("not written: "):
+            e["not_written"].append(f"{r.task.id}: {r.witness_check.removeprefix('not written: ')}")
     return out
+
+
+# SV-COMP (2027): a correct answer scores only with a witness a validator confirms; memory safety's TRUE needs none
+NEEDS_WITNESS = {"unreach-call": ("TRUE", "FALSE"), "no-overflow": ("TRUE", "FALSE"),
+                 "termination": ("TRUE", "FALSE"), "valid-memsafety": ("FALSE",)}
+
+
+def confirmed_scores(results: Iterable) -> dict:
+    """Per engine and property: correct TRUE/FALSE answers, how many of them have a confirmed witness, and the
+    score as it stands next to the score that counts a correct answer only with its confirmed witness (a wrong
+    answer costs the same either way)."""
+    out: dict[str, dict[str, dict]] = {}
+    for r in results:
+        if not r.ran:
+            continue
+        e = out.setdefault(r.solver, {}).setdefault(r.task.property, {
+            "correct_true": 0, "true_confirmed": 0, "correct_false": 0, "false_confirmed": 0,
+            "score": 0, "score_confirmed": 0})
+        e["score"] += r.score
+        if not r.category.startswith("correct"):
+            e["score_confirmed"] += r.score
+            continue
+        kind = r.status.lower()
+        e[f"correct_{kind}"] += 1
+        ok = r.witness_check == "confirmed"
+        e[f"{kind}_confirmed"] += ok
+        if ok or r.status not in NEEDS_WITNESS.get(r.task.property, ("TRUE", "FALSE")):
+            e["score_confirmed"] += r.score
+    return out
+
+
+def print_confirmed_scores(scores: dict) -> None:
+    for engine, props in scores.items():
+        for prop, e in props.items():
+            print(f"witnesses {engine} {prop}: {e['true_confirmed']} of {e['correct_true']} correct TRUE and "
+                  f"{e['false_confirmed']} of {e['correct_false']} correct FALSE confirmed; score "
+                  f"{e['score_confirmed']} counting only confirmed answers, {e['score']} plain")
 
 
 def print_evidence(evidence: dict) -> None:
@@ -102,3 +145,5 @@ def print_evidence(evidence: dict) -> None:
               f"{e['harness_run']} FALSE runs it was run on ({e['false_answers']} FALSE)")
         for line in e["not_confirmed"]:
             print(f"  not confirmed: {line}")
+        for line in e["not_written"]:
+            print(f"  not written: {line}")

@@ -28,7 +28,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Sequence
 
-from looprover.bench.evidence import print_evidence, read_evidence, summarize_evidence, validate_witness, witness_path
+from looprover.bench.evidence import (
+    confirmed_scores, print_confirmed_scores, print_evidence, read_evidence, summarize_evidence, validate_witness,
+    witness_path,
+)
 from looprover.bench.reference import REFERENCE_SOLVERS
 from looprover.bench.tasks import BenchTask, collect_tasks
 from looprover.errors import InputError
@@ -56,7 +59,7 @@ class RunResult:
     depth: int | None = None   # steps of a FALSE's validated counterexample
     harness: str = ""      # reached | not reached | not run: why -- the compiled harness of a FALSE
     witness: str = ""      # violation | correctness: the SV-COMP witness the run wrote (bench --witnesses)
-    witness_check: str = ""    # confirmed | rejected: why | unknown: why (looprover validate on it)
+    witness_check: str = ""    # confirmed | rejected: why | unknown: why (looprover validate on it) | not written: why
     memory_mb: float | None = None  # peak memory: of all the run's processes (runexec's cgroup), else of the
                                     # largest one (wait4's ru_maxrss)
 
@@ -490,6 +493,8 @@ def run_bench_command(args) -> int:
     partial.finish()
     summary["csv"] = str(out_path)
     summary["evidence"] = summarize_evidence(results)
+    if args.witnesses:
+        summary["witness_scores"] = confirmed_scores(results)
     if not args.no_plots:
         from looprover.bench.plots import bench_plots
         summary["plots"] = [str(p) for p in bench_plots(out_path, Path(args.plots) if args.plots else
@@ -499,6 +504,8 @@ def run_bench_command(args) -> int:
     else:
         (print_engines_summary if multi else print_summary)(summary, Console())
         print_evidence(summary["evidence"])
+        if args.witnesses:
+            print_confirmed_scores(summary["witness_scores"])
         print(f"results: {out_path}")
         if summary.get("plots"):
             print(f"plots: {', '.join(summary['plots'])}")

@@ -348,11 +348,13 @@ class RunResult:
 
 def run(program: Program, oracle: Oracle, initial: Mapping[str, Value] | None = None,
         choose: Callable[[list[Edge]], Edge] | None = None, max_steps: int = 10_000_000,
-        signed_overflow: str = "math", stop: Callable[[], bool] | None = None) -> RunResult:
+        signed_overflow: str = "math", stop: Callable[[], bool] | None = None,
+        until: Callable[[int, dict], bool] | None = None) -> RunResult:
     """Execute from `init` until exit, a violated assertion, a block, or `max_steps` edges.
 
     When several out-edges are enabled, `choose` picks one; without it the run stops as `nondeterministic`.
-    `stop` is polled every 1024 steps (a deadline); when it says so the run ends as `stopped`.
+    `stop` is polled every 1024 steps (a deadline); when it says so the run ends as `stopped`. `until(loc,
+    state)` is asked at every location reached; when it says so the run ends there as `reached`.
     """
     ev = Evaluator(signed_overflow)
     state = initial_state(program, initial)
@@ -366,6 +368,8 @@ def run(program: Program, oracle: Oracle, initial: Mapping[str, Value] | None = 
         while steps < max_steps:
             if loc == program.exit:
                 return result("exit")
+            if until is not None and until(loc, state):
+                return result("reached")
             if stop is not None and steps % 1024 == 1023 and stop():
                 return result("stopped")
             outs = program.out_edges(loc)

@@ -35,6 +35,7 @@ from looprover.errors import GiveUp
 from looprover.program.cfa import Assume
 from looprover.program.expr import Binary, Cast, Compare, Expr, IntConst, IntType, Not, Unary, Var
 from looprover.smt.solver import check
+from looprover.smt.terms import mk_and
 from looprover.termination.relation import LoopRelation, State
 
 NONE = "at most one iteration"
@@ -262,11 +263,16 @@ class ArgumentSearch:
     """Finds an argument for one loop (the kinds in order, see the module docstring)."""
 
     def __init__(self, rel: LoopRelation, summary: Sequence[tuple[int, Expr]], deadline: Deadline,
-                 max_lex: int = 3, where: str = ""):
+                 max_lex: int = 3, where: str = "", every_iteration: bool = False):
+        """`every_iteration`: rank every iteration between reachable states, the last one included, instead of
+        those followed by another one (T2): what a transition invariant over all pairs of visits needs (the
+        2.1 witness, `witness/termination_witness.py`); a disjunctive argument is not searched then."""
         self.rel, self.summary, self.deadline = rel, tuple(summary), deadline
-        self.max_lex, self.where = max_lex, where
+        self.max_lex, self.where, self.every_iteration = max_lex, where, every_iteration
         self.x, self.x1, x2 = rel.state("sx"), rel.state("sx1"), rel.state("sx2")
-        self.t2 = rel.two_steps(self.summary, self.x, self.x1, x2, "srch")
+        self.t2 = mk_and(rel.inv(rel.head, self.x), rel.relation(self.summary, self.x, self.x1, "srch"),
+                         rel.inv(rel.head, self.x1)) if every_iteration else \
+            rel.two_steps(self.summary, self.x, self.x1, x2, "srch")
         self.s = rel.sys.enc.solver(deadline).z3
         self.s.add(self.t2)
         self.vars = rel.rank_vars()
@@ -296,7 +302,7 @@ class ArgumentSearch:
             terms = self._cegis(k, bound)
             if terms is not None:
                 return self.arg(RANKING if k == 1 else LEX, terms)
-        if len(cands) > 1:
+        if len(cands) > 1 and not self.every_iteration:
             self.stats.tried.append("disjunctive")
             a = self.arg(DISJUNCTIVE, cands)
             if check_argument(self.rel, a, self.deadline) is None:

@@ -60,9 +60,12 @@ def entry_var(v: Var) -> Var:
 class LoopRelation:
     """The pieces of one loop's iteration relation over a `CPGSystem` (see the module docstring)."""
 
-    def __init__(self, sys: CPGSystem, loop: Loop, invariants: Sequence[Candidate] = ()):
+    def __init__(self, sys: CPGSystem, loop: Loop, invariants: Sequence[Candidate] = (),
+                 state_invariant: z3.BoolRef | None = None):
+        """`invariants` at cutpoints, or as a `state_invariant` over sys.cur and sys.pc (a witness's, read from C)."""
         self.sys, self.loop, self.head = sys, loop, loop.header
         self.invariants = tuple(invariants)
+        self.state_invariant = state_invariant
         cpg = sys.cpg
         self.nodes = [c for c in cpg.cutpoints if c in loop.body]
         self.inner = [c for c in self.nodes if c != self.head]
@@ -94,7 +97,9 @@ class LoopRelation:
     def inv(self, node: int | z3.ExprRef, env: State) -> z3.BoolRef:
         """The program invariants at cutpoint `node` (or at a symbolic pc), with unsigned values in range."""
         pc = z3.IntVal(self.sys.pc_id[node]) if isinstance(node, int) else node
-        return mk_and(invariant_formula(self.sys, self.invariants, env, pc), *self.ranges(env))
+        extra = [] if self.state_invariant is None else [z3.substitute(
+            self.state_invariant, (self.sys.pc, pc), *[(self.sys.cur[n], env[n]) for n in self.sys.cur])]
+        return mk_and(invariant_formula(self.sys, self.invariants, env, pc), *extra, *self.ranges(env))
 
     def ranges(self, env: State) -> list[z3.BoolRef]:
         """Type ranges of the unsigned variables (always true: their arithmetic wraps; signed ones are not

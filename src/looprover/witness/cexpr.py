@@ -10,6 +10,8 @@ arithmetic term is computed in `long long` if any operand is (a cast or an `LL` 
 Then the C value is the mathematical value, and the formula means what the C expression means. The printer emits
 exactly this subset (casting all variables to `long long` unless every one is a plain `int` and the terms fit), and
 an invariant it cannot print within it (division, bit-vectors, arrays, too-wide terms) is left out, never weakened.
+Format 2.1's transition invariants also name a variable's value at an earlier visit, `\at(x, AnyPrev)`: a variable
+of x's type to both directions (`at_any_prev`); the other `\at` labels are not read.
 """
 from __future__ import annotations
 
@@ -67,7 +69,7 @@ def _bool(n: Node, types: Mapping[str, Type]) -> None:
     elif n.op == "not":
         _bool(n.args[0], types)
     elif n.op in CMP:
-        if _exact_compare(n.args[0], n.args[1], types):
+        if _exact_compare(n.args[0], n.args[1], types) or _divisibility(n, types):
             return
         _arith(n.args[0], types)
         _arith(n.args[1], types)
@@ -89,6 +91,19 @@ def _exact_compare(a: Node, b: Node, types: Mapping[str, Type]) -> bool:
     def small_const(x: Node) -> bool:
         return x.op == "const" and not x.ll and 0 <= x.value <= INT[1]
     return (unsigned(a) and (unsigned(b) or small_const(b))) or (unsigned(b) and small_const(a))
+
+
+def _divisibility(n: Node, types: Mapping[str, Type]) -> bool:
+    """`e % c == 0` or `e % c != 0` for a constant c > 0 and an exact term e: C's remainder (truncating) and the
+    mathematical one (Euclidean) are zero for the same e, whatever its sign."""
+    if n.op not in ("==", "!="):
+        return False
+    for rem, zero in ((n.args[0], n.args[1]), (n.args[1], n.args[0])):
+        if rem.op == "%" and zero.op == "const" and zero.value == 0 and rem.args[1].op == "const" and \
+                rem.args[1].value > 0:
+            _arith(rem.args[0], types)          # raises NotC unless the dividend is exact
+            return True
+    return False
 
 
 def _arith(n: Node, types: Mapping[str, Type]) -> tuple[tuple[int, int], bool]:
@@ -196,6 +211,15 @@ def _node(t: z3.ExprRef, names, cast: bool) -> Node:
     if not z3.is_app(t):
         raise NotC(f"unsupported term {t}")
     k = t.decl().kind()
+    if k in (z3.Z3_OP_EQ, z3.Z3_OP_DISTINCT) and len(t.children()) == 2:
+        # C's truncating remainder (`smt.encode`: If(a >= 0, a % c, -((-a) % c))) compared with 0 is the
+        # Euclidean one compared with 0: both are zero for the same a
+        for rem, zero in ((t.arg(0), t.arg(1)), (t.arg(1), t.arg(0))):
+            got = _truncated_remainder(rem)
+            if got is not None and z3.is_int_value(zero) and zero.as_long() == 0:
+                a, c = got
+                node = Node("%", (_node(a, names, cast), Node("const", value=c, ll=cast)))
+                return Node("==" if k == z3.Z3_OP_EQ else "!=", (node, Node("const", value=0, ll=cast)))
     args = [_node(c, names, cast) for c in t.children()]
     if k == z3.Z3_OP_AND:
         return Node("and", tuple(args))
@@ -231,8 +255,30 @@ def _node(t: z3.ExprRef, names, cast: bool) -> Node:
     raise NotC(f"operator {t.decl().name()} has no C counterpart here")
 
 
+def _truncated_remainder(t: z3.ExprRef) -> tuple[z3.ExprRef, int] | None:
+    """(a, c) when `t` is If(a >= 0, a % c, -((-a) % c)) for a constant c > 0, else None."""
+    if not z3.is_app_of(t, z3.Z3_OP_ITE):
+        return None
+    cond, pos, neg = t.children()
+    if not (z3.is_app_of(cond, z3.Z3_OP_GE) and z3.is_int_value(cond.arg(1)) and cond.arg(1).as_long() == 0
+            and z3.is_app_of(pos, z3.Z3_OP_MOD) and z3.is_int_value(pos.arg(1)) and pos.arg(1).as_long() > 0):
+        return None
+    a, c = cond.arg(0), pos.arg(1)
+    if not z3.eq(pos.arg(0), a) or not z3.eq(z3.simplify(neg), z3.simplify(-((-a) % c))):
+        return None
+    return a, c.as_long()
+
+
 # -------------------------------------------------------------------------------------------- parsing
-_TOKEN = re.compile(r"\s*(?:(\d+)([uUlL]*)|([A-Za-z_]\w*)|(\|\||&&|==|!=|<=|>=|[-+*%()<>!]))")
+_TOKEN = re.compile(r"\s*(?:(\d+)([uUlL]*)|([A-Za-z_]\w*)|(\|\||&&|==|!=|<=|>=|[-+*%()<>!])"
+                    r"|\\at\s*\(\s*([A-Za-z_]\w*)\s*,\s*([A-Za-z_]\w*)\s*\))")
+ANY_PREV = "AnyPrev"
+
+
+def at_any_prev(name: str) -> str:
+    """How the format 2.1 names variable `name`'s value at any earlier visit of the same location in the same
+    execution of its loop (`ext_c_expression`): the name the parser gives it, and the printer prints."""
+    return f"\\at({name}, {ANY_PREV})"
 
 
 def parse(text: str) -> Node:
@@ -252,6 +298,10 @@ def parse(text: str) -> Node:
             toks.append(("num", (int(m.group(1)), suffix == "ll")))
         elif m.group(3) is not None:
             toks.append(("id", m.group(3)))
+        elif m.group(5) is not None:
+            if m.group(6) != ANY_PREV:
+                raise NotC(f"\\at(..., {m.group(6)}) is not supported (only {ANY_PREV})")
+            toks.append(("id", at_any_prev(m.group(5))))
         else:
             toks.append(("op", m.group(4)))
     p = _Parser(toks)
@@ -343,3 +393,97 @@ def as_condition(t: z3.ExprRef) -> z3.BoolRef:
     if z3.is_bool(t):
         return t
     return t != 0
+
+
+# ------------------------------------------------------------------------------ C expression syntax (any C)
+_C_TOKEN = re.compile(r"""\s*(?:
+    (?P<num>(?:0[xX][0-9a-fA-F]+|\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)[uUlLfF]*)
+  | (?P<chr>'(?:[^'\\]|\\.)+')
+  | (?P<str>"(?:[^"\\]|\\.)*")
+  | (?P<id>[A-Za-z_]\w*)
+  | (?P<op>->|\+\+|--|<<=|>>=|<<|>>|<=|>=|==|!=|&&|\|\||[-+*/%&|^~!<>?:,.()\[\]=]|[-+*/%&|^]=)
+)""", re.X)
+_TYPE_WORDS = {"unsigned", "signed", "long", "short", "int", "char", "_Bool", "float", "double", "const",
+               "volatile", "struct", "union", "enum"}
+_BINARY = {"||", "&&", "|", "^", "&", "==", "!=", "<", "<=", ">", ">=", "<<", ">>", "+", "-", "*", "/", "%", ",",
+           "=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="}
+
+
+def c_syntax_error(text: str) -> str | None:
+    """Why `text` is not a C expression (its syntax only: names need no declaration, `(name)` may be a cast to a
+    typedef), or None when it is one. A witness's value that `parse` does not read is outside our subset when it
+    is C, and no invariant at all when it is not."""
+    toks: list[str] = []
+    pos, text = 0, text.strip()
+    while pos < len(text):
+        m = _C_TOKEN.match(text, pos)
+        if m is None or m.end() == pos:
+            return f"no C token at {text[pos:pos + 20]!r}"
+        pos = m.end()
+        toks.append("x" if m.group("num") or m.group("chr") or m.group("str") else
+                    (m.group("id") if m.group("id") else m.group("op")))
+    if not toks:
+        return "empty"
+    i = 0
+
+    def peek() -> str:
+        return toks[i] if i < len(toks) else ""
+
+    def expr() -> None:          # binary and ternary operators: precedence does not matter for syntax
+        nonlocal i
+        unary()
+        while True:
+            if peek() in _BINARY:
+                i += 1
+                unary()
+            elif peek() == "?":
+                i += 1
+                expr()
+                if peek() != ":":
+                    raise NotC("'?' without ':'")
+                i += 1
+                unary()
+            else:
+                return
+
+    def unary() -> None:
+        nonlocal i
+        if peek() in ("-", "+", "!", "~", "*", "&", "++", "--", "sizeof"):
+            i += 1
+            unary()
+            return
+        if peek() == "(":
+            i += 1
+            expr()
+            if peek() != ")":
+                raise NotC("missing ')'")
+            i += 1
+            if peek() and (peek()[0].isalnum() or peek() in ("(", "-", "+", "!", "~", "*", "&")) and \
+                    peek() not in _BINARY:
+                unary()               # a cast: `(type) operand`
+                return
+        elif peek() and (peek()[0].isalpha() or peek()[0] == "_"):
+            i += 1
+            while toks[i - 1] in _TYPE_WORDS and peek() and (peek()[0].isalpha() or peek()[0] == "_"):
+                i += 1                # a type name of several words: `unsigned int`, `struct s`
+        else:
+            raise NotC(f"unexpected {peek()!r}" if peek() else "unexpected end")
+        while peek() in ("[", "(", ".", "->", "++", "--"):        # postfix
+            op = peek()
+            i += 1
+            if op in ("[", "("):
+                close = "]" if op == "[" else ")"
+                if peek() != close:
+                    expr()
+                if peek() != close:
+                    raise NotC(f"missing {close!r}")
+                i += 1
+            elif op in (".", "->"):
+                if not peek() or not (peek()[0].isalpha() or peek()[0] == "_"):
+                    raise NotC(f"a member name must follow {op!r}")
+                i += 1
+    try:
+        expr()
+    except NotC as exc:
+        return str(exc)
+    return None if i == len(toks) else f"unexpected {toks[i]!r}"

@@ -74,8 +74,10 @@ def _m32_links() -> bool:
             return False
 
 
-def run_harness(source: Path, inputs: list[int], data_model: str, budget: float) -> HarnessResult:
-    """Compile `source` with a harness feeding `inputs` and run it for at most `budget` seconds."""
+def run_harness(source: Path, inputs: list[int], data_model: str, budget: float, exact_model: bool = False
+                ) -> HarnessResult:
+    """Compile `source` with a harness feeding `inputs` and run it for at most `budget` seconds. With
+    `exact_model`, an ILP32 program is not run where it cannot be compiled for ILP32 (the validator's use)."""
     if shutil.which("gcc") is None:
         return HarnessResult(None, "gcc is not installed")
     try:
@@ -87,6 +89,9 @@ def run_harness(source: Path, inputs: list[int], data_model: str, budget: float)
     if data_model == "ILP32":
         if _m32_links():
             model = ["-m32"]
+        elif exact_model:
+            return HarnessResult(None, "not run: no 32-bit C library on this host to compile the ILP32 program "
+                                       "for its data model (Debian: gcc-multilib)")
         else:
             note = ", compiled LP64: no 32-bit C library on this host"
     lang = "cpp-output" if source.suffix == ".i" else "c"

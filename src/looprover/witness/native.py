@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from looprover.program.cfa import Assert, Edge, Havoc, Program, SrcLoc
+from looprover.program.cfa import Edge, Havoc, Program, SrcLoc
 from looprover.program.expr import ArrayType, IntType
 from looprover.program.interp import ArrayValue
 from looprover.verdict import TraceStep

@@ -31,13 +31,13 @@ from looprover.deadline import Deadline
 from looprover.program.cfa import Assert, Havoc, Program, SrcLoc
 from looprover.program.expr import BoolType
 from looprover.smt.terms import conjuncts
-from looprover.properties import UNREACH_CALL
+from looprover.properties import NO_OVERFLOW, TERMINATION, UNREACH_CALL
 from looprover.verdict import Counterexample, Status, Verdict
 from looprover.witness.cexpr import NotC, from_z3
 from looprover.witness.csource import CSource
 
 FORMAT_VERSION = "2.0"
-SPECIFICATIONS = {UNREACH_CALL: "G ! call(reach_error())"}
+SPECIFICATIONS = {UNREACH_CALL: "G ! call(reach_error())", NO_OVERFLOW: "G ! overflow", TERMINATION: "F end"}
 
 
 @dataclass
@@ -80,18 +80,33 @@ def dump(entries: list[dict[str, Any]]) -> str:
 
 
 # ------------------------------------------------------------------------------------------ violation
-def input_sites(cex: Counterexample, program: Program) -> list[SrcLoc | None] | None:
-    """The call site of each input of `cex`, in order (None where unknown), or None when the trace's nondet
-    havocs do not line up with its inputs."""
+def edge_input_sites(edges: list, count: int, program: Program) -> list[SrcLoc | None] | None:
+    """The call site of each nondet havoc on `edges` ((edge, its source location) pairs), or None unless there
+    are `count` of them."""
     sites: list[SrcLoc | None] = []
-    for step in cex.steps:
-        for s in step.edge.stmts:
+    for edge, where in edges:
+        for s in edge.stmts:
             if isinstance(s, Havoc):
                 for v in s.vars:
                     info = program.variables.get(v.name)
                     if info is not None and info.kind == "nondet":
-                        sites.append(s.src or step.src)
-    return sites if len(sites) == len(cex.inputs) else None
+                        sites.append(s.src or where)
+    return sites if len(sites) == count else None
+
+
+def input_segments(values: list, sites: list[SrcLoc | None], src: CSource, input_name: str
+                   ) -> list[dict[str, Any]] | str:
+    """One segment per input: a `function_return` waypoint with its value at the end of its call; or why not."""
+    segments = []
+    for value, site in zip(values, sites):
+        end = src.call_end(site) if site is not None else None
+        if end is None:
+            return f"no call found in the C text for input {value} (at {site})"
+        segments.append({"segment": [{"waypoint": {
+            "type": "function_return", "action": "follow",
+            "constraint": {"value": f"\\result == {int(value)}", "format": "acsl_expression"},
+            "location": _location(src, input_name, *end)}}]})
+    return segments
 
 
 def _target(cex: Counterexample) -> SrcLoc | None:
@@ -106,23 +121,19 @@ def _target(cex: Counterexample) -> SrcLoc | None:
 
 def violation_witness(cex: Counterexample, program: Program, src: CSource, input_name: str, prop: str,
                       data_model: str) -> Witness:
-    if getattr(cex, "omitted", 0):
-        return Witness(None, None, f"no violation witness: the run is too long to list its inputs "
-                                   f"({getattr(cex, 'length', 0)} edges)")
-    sites = input_sites(cex, program)
+    values = list(cex.inputs)
+    if getattr(cex, "omitted", 0) and not values and getattr(cex, "plan", None):
+        values = _kept_inputs(cex, program)
+        if values is None:
+            # a deep run keeps its first and last edges: its witness lists its inputs when they are all read there
+            return Witness(None, None, f"no violation witness: the run ({getattr(cex, 'length', 0)} edges) reads "
+                                       f"inputs in its omitted middle part or starts from uninitialised values")
+    sites = edge_input_sites([(step.edge, step.src) for step in cex.steps], len(values), program)
     if sites is None:
         return Witness(None, None, "no violation witness: the trace's input calls do not line up with its inputs")
-    segments = []
-    for value, site in zip(cex.inputs, sites):
-        end = src.call_end(site) if site is not None else None
-        if end is None:
-            return Witness(None, None, f"no violation witness: no call found in the C text for input {value} "
-                                       f"(at {site})")
-        v = int(value)
-        segments.append({"segment": [{"waypoint": {
-            "type": "function_return", "action": "follow",
-            "constraint": {"value": f"\\result == {v}", "format": "acsl_expression"},
-            "location": _location(src, input_name, *end)}}]})
+    segments = input_segments(values, sites, src, input_name)
+    if isinstance(segments, str):
+        return Witness(None, None, f"no violation witness: {segments}")
     target = _target(cex)
     if target is None or not src.same_file(target.file):
         return Witness(None, None, "no violation witness: the violation has no location in the C file")
@@ -132,7 +143,22 @@ def violation_witness(cex: Counterexample, program: Program, src: CSource, input
     entry = {"entry_type": "violation_sequence", "metadata": metadata(src, input_name, prop, data_model),
              "content": segments}
     return Witness(dump([entry]), "violation",
-                   f"violation witness: {len(cex.inputs)} input value(s), target at line {target.line}")
+                   f"violation witness: {len(values)} input value(s), target at line {target.line}")
+
+
+def _kept_inputs(cex: Any, program: Program) -> list | None:
+    """The nondet inputs of a deep run from its havoc plan, when every havoc of the run is on its kept first and
+    last edges and no variable starts uninitialised (the plan then is exactly those edges' havoc values)."""
+    from looprover.witness.deep import PlanSeq
+    from looprover.witness.native import initial_plan
+    if initial_plan(program, dict(cex.initial)):
+        return None
+    havocked = [v for step in cex.steps for st in step.edge.stmts if isinstance(st, Havoc) for v in st.vars]
+    plan = PlanSeq(cex.plan)
+    if len(plan) != len(havocked):
+        return None
+    return [plan[i] for i, v in enumerate(havocked)
+            if (info := program.variables.get(v.name)) is not None and info.kind == "nondet"]
 
 
 # ---------------------------------------------------------------------------------------- correctness
@@ -241,12 +267,11 @@ def _implied_by_types(f: z3.ExprRef, ir_name: dict[str, str], program: Program, 
         s.pop()
 
 
-def correctness_witness(proof: Any, program: Program, src: CSource, input_name: str, prop: str,
-                        data_model: str, deadline: Deadline | None = None) -> Witness:
-    got = proof_invariants(proof, program, deadline)
-    if isinstance(got, str):
-        return Witness(None, None, f"no correctness witness: {got}")
-    per_node, ir_name = got
+def printed_loop_invariants(per_node: dict[int | None, list[z3.BoolRef]], ir_name: dict[str, str],
+                            program: Program, src: CSource) -> tuple[list, int, list[str]]:
+    """The conjuncts of the invariants at each loop head (`proof_invariants`) printed in C, per C loop: (C loop,
+    texts) pairs, the number of conjuncts C cannot express, and the loop heads without a single C loop of their
+    own (a `do` loop, whose head is not where the format reads it; a loop of a function inlined twice)."""
     from looprover.program.cpg import build_cpg
     cutpoints = build_cpg(program).cutpoints
     loops, left_out, skipped = [], 0, []
@@ -257,11 +282,8 @@ def correctness_witness(proof: Any, program: Program, src: CSource, input_name: 
         formulas = per_node.get(head, []) + per_node.get(None, [])
         if not formulas:
             continue
-        if loop is None or loop.keyword == "do":
+        if not single_c_loop(program, src, head, cutpoints):
             skipped.append(program.loc_label(head))
-            continue
-        if sum(1 for h in cutpoints if src.loop_of_head(program, h) == loop) != 1:
-            skipped.append(program.loc_label(head))      # one C loop, several CFA heads (inlined twice)
             continue
         c_of_ir = {ir: c for c, ir in src.ir_variables_at(program, loop).items()}
         types = {c: program.variables[ir].var.type for ir, c in c_of_ir.items()}
@@ -282,8 +304,30 @@ def correctness_witness(proof: Any, program: Program, src: CSource, input_name: 
                     printed.append(text)
         if printed:
             loops.append((loop, printed))
+    return loops, left_out, skipped
+
+
+def single_c_loop(program: Program, src: CSource, head: int, cutpoints) -> bool:
+    """Whether the CFA loop head is the head of a C `for`/`while` loop that no other cutpoint maps to."""
+    loop = src.loop_of_head(program, head)
+    return loop is not None and loop.keyword != "do" and \
+        sum(1 for h in cutpoints if src.loop_of_head(program, h) == loop) == 1
+
+
+def correctness_witness(proof: Any, program: Program, src: CSource, input_name: str, prop: str,
+                        data_model: str, deadline: Deadline | None = None) -> Witness:
+    got = proof_invariants(proof, program, deadline)
+    if isinstance(got, str):
+        return Witness(None, None, f"no correctness witness: {got}")
+    loops, left_out, skipped = printed_loop_invariants(*got, program, src)
     extra = (f"; {left_out} conjunct(s) not expressible in C left out" if left_out else "") + \
         (f"; loops without a C counterpart skipped: {', '.join(skipped)}" if skipped else "")
+    if not loops:
+        # nothing to say at the loops (what the proof needs is in the C types or the loop's own condition):
+        # `1` at each loop, which the validator confirms when that is enough
+        from looprover.program.cpg import build_cpg
+        cutpoints = build_cpg(program).cutpoints
+        loops = [(src.loop_of_head(program, h), ["1"]) for h in cutpoints if single_c_loop(program, src, h, cutpoints)]
     if not loops:
         return Witness(None, None, "no correctness witness: no invariant expressible in C at a loop" + extra)
     meta = metadata(src, input_name, prop, data_model)
@@ -336,6 +380,33 @@ def _checked(loops: list, program: Program, src: CSource, input_name: str, meta:
     return kept
 
 
+SPACER_SECONDS = 30.0     # at most, for Spacer's invariants, when no other source gives a confirmed witness
+
+
+def _with_domain_candidates(proof: Any, program: Program, deadline: Deadline | None) -> Any:
+    """The domains' candidates with the proof's own invariants (when they are program atoms): Houdini over the
+    union of both sources."""
+    from looprover.witness.hints import LoopInvariantHints
+    from looprover.witness.proofs import KInductiveProof
+    own = tuple(proof.invariants) if isinstance(proof, KInductiveProof) else \
+        tuple(proof.atoms) if isinstance(proof, LoopInvariantHints) else ()
+    hints = domain_hints(program, deadline)
+    return LoopInvariantHints("the proof's invariants and the abstract domains' candidates" if own else hints.source,
+                              own + tuple(a for a in hints.atoms if a not in own))
+
+
+def _spacer_invariants(proof: Any, program: Program, deadline: Deadline | None) -> Any:
+    """Invariants per cutpoint from z3's Spacer on the program's cutpoint Horn clauses (the `spacer` engine, for
+    at most `SPACER_SECONDS`), when it proves the program in that time; disjunctive invariants, which the
+    domains do not offer, come from here. None otherwise."""
+    from looprover.engines import verify
+    budget = SPACER_SECONDS if deadline is None else min(SPACER_SECONDS, deadline.left() - 1.0)
+    if budget < 0.5 or getattr(proof, "kind", None) == "cutpoint-invariants":
+        return None
+    v = verify("spacer", program, timeout=budget)
+    return v.evidence if v.status == Status.TRUE else None
+
+
 def domain_hints(program: Program, deadline: Deadline | None) -> Any:
     """Candidate loop invariants of `program` from the abstract domains (`domains.candidates`, the ones
     k-induction starts from), filtered by states of random runs: for a TRUE whose engine gives no usable
@@ -348,6 +419,18 @@ def domain_hints(program: Program, deadline: Deadline | None) -> Any:
     return LoopInvariantHints("the abstract domains' candidates", tuple(candidates(program, cpg, samples, False)))
 
 
+def _confirmed(w: Witness, program: Program, src: CSource, prop: str, deadline: Deadline | None) -> Witness:
+    """`w` if `validate` confirms it (a violation witness is replayed, a deep one compiled and run), else none."""
+    if w.text is None:
+        return w
+    from looprover.witness.validate import validate_entries
+    res = validate_entries(yaml.safe_load(w.text), program, src,
+                           deadline if deadline is not None else Deadline.never(), prop)
+    if res.status != "confirmed":
+        return Witness(None, None, f"no {w.kind} witness: the validator does not confirm it ({res.reason})")
+    return Witness(w.text, w.kind, f"{w.note}; the validator confirms it")
+
+
 def witness_for(verdict: Verdict, program: Program | None, input_path: Path, prop: str, data_model: str,
                 deadline: Deadline | None = None) -> Witness:
     """The witness of a verdict, or why there is none; `deadline` bounds the check of candidate invariants."""
@@ -358,24 +441,34 @@ def witness_for(verdict: Verdict, program: Program | None, input_path: Path, pro
     if input_path.suffix == ".smt2" or program.clauses:
         return Witness(None, None, "no witness: SV-COMP witnesses are for C programs, not Horn clauses")
     if prop not in SPECIFICATIONS:
-        return Witness(None, None, f"no witness: format 2.0 witnesses for property {prop} are not written")
+        return Witness(None, None, f"no witness: witnesses for property {prop} are not written")
     src = CSource(input_path, data_model)
     name = str(input_path)
     try:
+        if prop == TERMINATION:
+            from looprover.witness.termination_witness import nontermination_witness, termination_witness
+            if verdict.status == Status.FALSE:
+                return nontermination_witness(verdict.evidence, program, src, name, data_model, deadline)
+            return termination_witness(verdict.evidence, program, src, name, data_model, deadline)
         if verdict.status == Status.FALSE:
             if not isinstance(verdict.evidence, Counterexample):
                 return Witness(None, None, "no violation witness: no counterexample")
-            return violation_witness(verdict.evidence, program, src, name, prop, data_model)
+            return _confirmed(violation_witness(verdict.evidence, program, src, name, prop, data_model),
+                              program, src, prop, deadline)
         w = correctness_witness(verdict.evidence, program, src, name, prop, data_model, deadline)
-        if w.text is None and (deadline is None or deadline.left() > 0.5):
-            # the engine has no invariants (bmc, labmc, execute) or they are not 1-inductive at the C loop
-            # heads (k-induction with k > 1): the domains' candidates, written only if the validator confirms them
-            d = correctness_witness(domain_hints(program, deadline), program, src, name, prop, data_model, deadline)
-            if d.text is not None:
+        if w.text is not None:
+            return w
+        # the engine has no invariants (bmc, execute) or they are not 1-inductive at the C loop heads
+        # (k-induction with k > 1): stronger candidates, each written only if the validator confirms them
+        for source in (_with_domain_candidates, _spacer_invariants):
+            if deadline is not None and deadline.left() <= 0.5:
+                break
+            hints = source(verdict.evidence, program, deadline)
+            d = correctness_witness(hints, program, src, name, prop, data_model, deadline) if hints else None
+            if d is not None and d.text is not None:
                 d.note += f" ({verdict.engine}: {w.note.removeprefix('no correctness witness: ')})"
                 return d
-        if w.text is None:
-            w.note += f" ({verdict.engine})"
+        w.note += f" ({verdict.engine})"
         return w
     except Exception as exc:  # noqa: BLE001 -- a witness problem never costs the verdict
         return Witness(None, None, f"no witness: {type(exc).__name__}: {exc}")

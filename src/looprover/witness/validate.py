@@ -1,12 +1,16 @@
-"""`looprover validate --witness W FILE`: check an SV-COMP 2.0 witness without the engine that wrote it.
+"""`looprover validate --witness W FILE`: check an SV-COMP witness (2.0; 2.1 for termination, in
+`validate_termination.py`) without the engine that wrote it.
 
 Why a separate check: a witness is only worth something if it can be checked by something other than its
-author. Here no engine runs:
+author. Here no engine runs. The property is the witness's `specification` (unreach-call, no-overflow: the program
+gets that property's checks, so an overflow is an assertion like any other; termination):
 - a violation witness is replayed on the concrete interpreter (`program.interp.run`): each `__VERIFIER_nondet_*`
   call whose closing parenthesis is the next `function_return` waypoint's location returns that waypoint's value
   (any other call returns 0, and the run is then no longer pinned by the witness); the witness is confirmed when
   the run fails an assertion on the target's line having used every waypoint, rejected when a fully pinned run
-  ends anywhere else, and unknown otherwise;
+  ends anywhere else, and unknown otherwise. A run longer than `MAX_RUN_STEPS` that has used every value is
+  finished by the original program compiled with gcc (`_compiled`);
+- a value that is no C expression at all rejects the witness; C outside the subset is unknown (`unread`);
 - a correctness witness's invariants are parsed back (`cexpr.parse`, only the C subset whose meaning is the
   mathematical one), tied to the CFA's loop heads by their C loop, and checked on the cutpoint graph's
   pc-encoded system with fresh solvers: an invariant that fails on a real execution within a few cutpoint
@@ -16,10 +20,11 @@ author. Here no engine runs:
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 import z3
@@ -27,11 +32,17 @@ import z3
 from looprover.deadline import Deadline
 from looprover.errors import InputError
 from looprover.program.cfa import Program
-from looprover.witness.cexpr import NotC, as_condition, check, parse, to_z3
+from looprover.program.expr import IntType
+from looprover.program.interp import InputOracle
+from looprover.properties import NO_OVERFLOW, TERMINATION, UNREACH_CALL, load_property
+from looprover.witness.cexpr import NotC, as_condition, at_any_prev, c_syntax_error, check, parse, to_z3
 from looprover.witness.csource import CSource
 
+if TYPE_CHECKING:
+    from looprover.jobs import Job
+
 BOUNDED_STEPS = 3          # cutpoint steps from the start in which a failing invariant rejects the witness
-MAX_RUN_STEPS = 5_000_000
+MAX_RUN_STEPS = 1_000_000   # interpreted edges of a violation witness's run; a longer one is compiled
 
 
 @dataclass
@@ -59,8 +70,21 @@ def read_witness(path: Path) -> list[dict[str, Any]]:
     return data
 
 
-def validate(witness: Path, file: Path, data_model: str | None, deadline: Deadline) -> Validation:
-    from looprover.jobs import load_program
+SPEC_PROPERTIES = ((re.compile(r"G\s*!\s*call\(\s*reach_error\(\)\s*\)"), UNREACH_CALL),
+                   (re.compile(r"G\s*!\s*overflow\b"), NO_OVERFLOW),
+                   (re.compile(r"\bF\s*end\b"), TERMINATION))
+
+
+def spec_property(spec: str) -> str | None:
+    """The property a witness's `specification` names (the LTL formula of SV-COMP's property file), or None."""
+    return next((name for pattern, name in SPEC_PROPERTIES if pattern.search(spec)), None)
+
+
+def validate(witness: Path, job: Job, data_model: str | None, deadline: Deadline,
+             property_given: bool = False) -> Validation:
+    """Check `witness` for the job's program. The property is the witness's own (its `specification`), the
+    program built with that property's checks; a property given on the command line must be the same one."""
+    from looprover.jobs import load_job_program
     entries = read_witness(witness)
     types = {e.get("entry_type") for e in entries}
     if types == {"violation_sequence"}:
@@ -70,21 +94,32 @@ def validate(witness: Path, file: Path, data_model: str | None, deadline: Deadli
     else:
         return Validation("unknown", f"unsupported entry types {sorted(map(str, types))}", None)
     task = (entries[0].get("metadata") or {}).get("task") or {}
-    src = CSource(file, data_model or task.get("data_model") or "ILP32")
+    src = CSource(job.input, data_model or task.get("data_model") or "ILP32")
     hashes = task.get("input_file_hashes") or {}
     if hashes and src.sha256 not in {str(h).lower() for h in hashes.values()}:
         return Validation("unknown", "the witness is for another file (its SHA-256 differs)", kind)
     spec = str(task.get("specification", ""))
-    if spec and not re.search(r"G\s*!\s*call\(\s*reach_error\(\)\s*\)", spec):
+    prop = spec_property(spec) if spec else job.property.name
+    if prop is None:
         return Validation("unknown", f"unsupported specification {spec!r}", kind)
-    program = load_program(file, src.data_model)
-    return validate_entries(entries, program, src, deadline)
+    if property_given and prop != job.property.name:
+        return Validation("unknown", f"the witness is for {prop}, not for {job.property.name}", kind)
+    if prop not in (UNREACH_CALL, NO_OVERFLOW, TERMINATION):
+        return Validation("unknown", f"{kind} witnesses of property {prop} are not validated", kind)
+    named = job.property if prop == job.property.name else load_property(prop)
+    program = load_job_program(dataclasses.replace(job, property=named, data_model=src.data_model))
+    if prop == TERMINATION:
+        from looprover.witness.validate_termination import validate_nontermination, validate_termination
+        check = validate_termination if kind == "correctness" else validate_nontermination
+        return check(entries, program, src, deadline)
+    return validate_entries(entries, program, src, deadline, prop)
 
 
-def validate_entries(entries, program: Program, src: CSource, deadline: Deadline) -> Validation:
+def validate_entries(entries, program: Program, src: CSource, deadline: Deadline, prop: str = UNREACH_CALL
+                     ) -> Validation:
     """`validate` on a witness already read (its entries) for `program`, the C file `src` was built from."""
     if {e.get("entry_type") for e in entries} == {"violation_sequence"}:
-        return _violation(entries, program, src)
+        return _violation(entries, program, src, deadline, prop)
     return _correctness(entries, program, src, deadline)
 
 
@@ -101,13 +136,10 @@ def _waypoints(entries) -> list[dict[str, Any]]:
 _RESULT = re.compile(r"^\s*\\result\s*==\s*(-?\d+)\s*$")
 
 
-def _violation(entries, program: Program, src: CSource) -> Validation:
-    from looprover.program.interp import InputOracle, run
-    wps = _waypoints(entries)
-    if not wps or wps[-1].get("type") != "target":
-        return Validation("unknown", "the witness does not end in a target waypoint", "violation")
+def _pinned_values(wps) -> list[tuple[tuple[int, int | None], int]] | Validation:
+    """The `function_return` waypoints' (line, column) and value, in order; or why they cannot be read."""
     pinned: list[tuple[tuple[int, int | None], int]] = []
-    for w in wps[:-1]:
+    for w in wps:
         if w.get("action", "follow") != "follow":
             return Validation("unknown", "avoid waypoints are not supported", "violation")
         if w.get("type") != "function_return":
@@ -118,38 +150,64 @@ def _violation(entries, program: Program, src: CSource) -> Validation:
             return Validation("unknown", "a function_return waypoint without `\\result == value` or a line",
                               "violation")
         pinned.append(((int(loc["line"]), loc.get("column")), int(m.group(1))))
+    return pinned
+
+
+class Pinned(InputOracle):
+    """The witness's values for the `__VERIFIER_nondet_*` calls whose closing parenthesis is the next pinned
+    location, in order; any other call returns 0 and counts as `free` (the run is then no longer pinned)."""
+
+    def __init__(self, program: Program, src: CSource, pinned: list[tuple[tuple[int, int | None], int]]):
+        super().__init__(program)
+        self.program, self.src, self.pinned = program, src, pinned
+        self.state = {"next": 0, "free": 0}
+        self.ends: dict[str, tuple[int, int] | None] = {}
+
+    @property
+    def used_all(self) -> bool:
+        return self.state["next"] == len(self.pinned)
+
+    def __call__(self, v):
+        info = self.program.variables.get(v.name)
+        nondet = info is not None and info.kind == "nondet"
+        if nondet and v.name not in self.ends:
+            self.ends[v.name] = self.src.call_end(info.src) if info.src is not None else None
+        end = self.ends.get(v.name)
+        if nondet and self.state["next"] < len(self.pinned):
+            (line, col), val = self.pinned[self.state["next"]]
+            if end is not None and end[0] == line and (col is None or end[1] == col):
+                self.state["next"] += 1
+                self.inputs = [val]
+                self.ipos = 0
+                return super().__call__(v)
+        if nondet:
+            self.state["free"] += 1
+        self.inputs, self.ipos = [], 0
+        return super().__call__(v)
+
+    def snapshot(self):         # the run tries several enabled edges from one snapshot
+        return super().snapshot(), dict(self.state)
+
+    def restore(self, snap) -> None:
+        super().restore(snap[0])
+        self.state.update(snap[1])
+
+
+def _violation(entries, program: Program, src: CSource, deadline: Deadline, prop: str) -> Validation:
+    from looprover.program.interp import run
+    wps = _waypoints(entries)
+    if not wps or wps[-1].get("type") != "target":
+        return Validation("unknown", "the witness does not end in a target waypoint", "violation")
+    pinned = _pinned_values(wps[:-1])
+    if isinstance(pinned, Validation):
+        return pinned
     target_line = int((wps[-1].get("location") or {}).get("line", 0))
-
-    state = {"next": 0, "free": 0}
-    ends: dict[str, tuple[int, int] | None] = {}
-
-    class Pinned(InputOracle):
-        def __call__(self, v):
-            info = program.variables.get(v.name)
-            if info is not None and info.kind == "nondet" and v.name not in ends:
-                ends[v.name] = src.call_end(info.src) if info.src is not None else None
-            end = ends.get(v.name)
-            if info is not None and info.kind == "nondet" and state["next"] < len(pinned):
-                (line, col), val = pinned[state["next"]]
-                if end is not None and end[0] == line and (col is None or end[1] == col):
-                    state["next"] += 1
-                    self.inputs = [val]
-                    self.ipos = 0
-                    return super().__call__(v)
-            if info is not None and info.kind == "nondet":
-                state["free"] += 1
-            self.inputs, self.ipos = [], 0
-            return super().__call__(v)
-
-        def snapshot(self):         # the run tries several enabled edges from one snapshot
-            return super().snapshot(), dict(state)
-
-        def restore(self, snap) -> None:
-            super().restore(snap[0])
-            state.update(snap[1])
-
-    res = run(program, Pinned(program), max_steps=MAX_RUN_STEPS)
-    used_all = state["next"] == len(pinned)
+    oracle = Pinned(program, src, pinned)
+    res = run(program, oracle, max_steps=MAX_RUN_STEPS, stop=deadline.expired)
+    used_all = oracle.used_all
+    state = oracle.state
+    if res.outcome == "steps-exhausted" and used_all and not res.overflowed and prop == UNREACH_CALL:
+        return _compiled(src, [v for _, v in pinned], deadline)
     exact = used_all and state["free"] == 0 and not res.overflowed
     if res.outcome == "violation" and used_all and res.violated is not None and res.violated.src is not None \
             and res.violated.src.line == target_line and not res.overflowed:
@@ -171,6 +229,24 @@ def _violation(entries, program: Program, src: CSource) -> Validation:
     return Validation("unknown", f"the run following the witness {what}; {why}", "violation")
 
 
+def _compiled(src: CSource, values: list[int], deadline: Deadline) -> Validation:
+    """The rest of a run too long for the interpreter, which has used every value of the witness at its call:
+    the original program compiled by gcc with the values in order (`harness.run_harness`; later calls return 0,
+    one of the values the witness leaves open), run until `reach_error` is entered or the deadline."""
+    from looprover.witness.harness import run_harness
+    budget = deadline.left() - 0.5
+    if budget < 1.0:
+        return Validation("unknown", f"the run following the witness is longer than {MAX_RUN_STEPS} edges and "
+                                     f"there is no time left to compile and run it", "violation")
+    res = run_harness(src.path, values, src.data_model, budget, exact_model=True)
+    if res.reached_error:
+        return Validation("confirmed", f"the run following the witness uses every value at its call within "
+                                       f"{MAX_RUN_STEPS} interpreted edges, and then reaches reach_error "
+                                       f"({res.detail})", "violation")
+    return Validation("unknown", f"the run following the witness is longer than {MAX_RUN_STEPS} edges; compiled: "
+                                 f"{res.detail}", "violation")
+
+
 # ---------------------------------------------------------------------------------------- correctness
 Invariants = dict[int, list[tuple[str, z3.BoolRef]]]      # loop head -> (how it reads, formula over sys.cur)
 
@@ -183,23 +259,31 @@ def _correctness(entries, program: Program, src: CSource, deadline: Deadline) ->
     if isinstance(items, Validation):
         return items
     invs: Invariants = {}
-    for h, what, f in items:
+    for h, what, f, _ in items:
         invs.setdefault(h, []).append((what, f))
     return _check_invariants(sys, invs, program, deadline)
 
 
-def _loop_invariants(entries, program: Program, src: CSource, sys) -> list[tuple[int, str, z3.BoolRef]] | Validation:
-    """Every `loop_invariant` of the witness, in order, as (loop head, how it reads, formula over sys.cur); or why
-    the witness cannot be read."""
+TRANSITION = "loop_transition_invariant"
+
+
+def _loop_invariants(entries, program: Program, src: CSource, sys, prev: dict[str, z3.ExprRef] | None = None
+                     ) -> list[tuple[int, str, z3.BoolRef, str]] | Validation:
+    """Every `loop_invariant` of the witness, in order, as (loop head, how it reads, formula over sys.cur, type);
+    or why the witness cannot be read. With `prev` (IR name -> constant for its value at an earlier visit), also
+    the `loop_transition_invariant`s (format 2.1), whose `\\at(x, AnyPrev)` is read as prev's constant."""
     heads = {h: src.loop_of_head(program, h) for h in sys.cpg.cutpoints}
-    out: list[tuple[int, str, z3.BoolRef]] = []
+    out: list[tuple[int, str, z3.BoolRef, str]] = []
+    kinds = ("loop_invariant",) + ((TRANSITION,) if prev is not None else ())
     for e in entries:
         for item in e.get("content") or []:
             inv = (item or {}).get("invariant") or {}
             loc = inv.get("location") or {}
-            if inv.get("type") != "loop_invariant":
-                return Validation("unknown", f"{inv.get('type')} entries are not supported", "correctness")
-            if inv.get("format", "c_expression") != "c_expression":
+            kind = inv.get("type")
+            if kind not in kinds:
+                return Validation("unknown", f"{kind} entries are not supported here", "correctness")
+            formats = ("c_expression", "ext_c_expression") if kind == TRANSITION else ("c_expression",)
+            if inv.get("format", "c_expression") not in formats:
                 return Validation("unknown", f"invariant format {inv.get('format')} is not supported", "correctness")
             line, col = loc.get("line"), loc.get("column")
             at = [h for h, lp in heads.items() if lp is not None and lp.line == line and (col is None or lp.col == col)]
@@ -208,16 +292,37 @@ def _loop_invariants(entries, program: Program, src: CSource, sys) -> list[tuple
             h = at[0]
             c_to_ir = src.ir_variables_at(program, heads[h])
             types = {c: program.variables[ir].var.type for c, ir in c_to_ir.items()}
+            env = {c: sys.cur[ir] for c, ir in c_to_ir.items()}
+            if kind == TRANSITION:
+                types.update({at_any_prev(c): t for c, t in types.items()})
+                env.update({at_any_prev(c): prev[ir] for c, ir in c_to_ir.items()})
             text = str(inv.get("value", ""))
             try:
                 node = parse(text)
                 check(node, types)
             except NotC as exc:
-                return Validation("unknown", f"invariant {text!r} at line {line} is outside the C subset "
-                                             f"looprover reads exactly ({exc})", "correctness")
-            env = {c: sys.cur[ir] for c, ir in c_to_ir.items()}
-            out.append((h, f"{text!r} at line {line}", as_condition(to_z3(node, env))))
+                return unread(text, f"invariant {text!r} at line {line}", exc, "correctness")
+            out.append((h, f"{text!r} at line {line}", as_condition(to_z3(node, env)), kind))
     return out
+
+
+def unread(text: str, what: str, exc: NotC, kind: str) -> Validation:
+    """A witness's expression `parse` does not read: rejected when it is no C expression at all (an `\\at(x,
+    AnyPrev)` read as a name), unknown when it is C outside the subset looprover reads exactly."""
+    why = c_syntax_error(_AT.sub("__lr_at", text))
+    if why is not None:
+        return Validation("rejected", f"{what} is not a C expression ({why})", kind)
+    return Validation("unknown", f"{what} is outside the C subset looprover reads exactly ({exc})", kind)
+
+
+_AT = re.compile(r"\\at\s*\([^()]*\)")
+
+
+def unsigned_ranges(sys) -> list[z3.BoolRef]:
+    """The type ranges of the unsigned variables in the current state: every C state has them (unsigned
+    arithmetic wraps), so the invariants need not say so -- and the writer leaves such facts out."""
+    return [c for v in sys.vars if isinstance(v.type, IntType) and v.type.bounded and not v.type.signed
+            for c in sys.enc.in_range(sys.cur[v.name], v.type)]
 
 
 def _fails_early(sys, invs: Invariants, deadline: Deadline) -> tuple[int, int, str] | None:
@@ -238,14 +343,18 @@ def _fails_early(sys, invs: Invariants, deadline: Deadline) -> tuple[int, int, s
     return None
 
 
-def _guarded(sys, invs: Invariants) -> z3.BoolRef:
-    """The invariants as one state formula of the pc-encoded system, "not at the error" included."""
+def _guarded(sys, invs: Invariants, exclude_error: bool = True) -> z3.BoolRef:
+    """The invariants as one state formula of the pc-encoded system, "not at the error" included unless
+    `exclude_error` is False (the state invariants of a termination witness)."""
     from looprover.program.cpg import ERROR
-    return z3.And([sys.valid_pc(), sys.pc != sys.pc_id[ERROR]] +
+    not_error = [sys.pc != sys.pc_id[ERROR]] if exclude_error and ERROR in sys.pc_id else []
+    return z3.And([sys.valid_pc(), *not_error] +
                   [z3.Implies(sys.pc == sys.pc_id[h], f) for h, fs in invs.items() for _, f in fs])
 
 
-def _check_invariants(sys, invs: Invariants, program: Program, deadline: Deadline) -> Validation:
+def _check_invariants(sys, invs: Invariants, program: Program, deadline: Deadline,
+                      exclude_error: bool = True) -> Validation:
+    """Confirmed when the invariants are inductive and (unless `exclude_error` is False) exclude the error."""
     from looprover.program.cpg import ERROR
     if not invs:
         return Validation("unknown", "the witness has no invariants", "correctness")
@@ -256,10 +365,10 @@ def _check_invariants(sys, invs: Invariants, program: Program, deadline: Deadlin
         h, i, j = early
         return Validation("rejected", f"invariant {invs[h][i][0]} fails on an execution that reaches the loop "
                                       f"({j} cutpoint step(s) from the start)", "correctness")
-    inv = _guarded(sys, invs)
+    inv = _guarded(sys, invs, exclude_error)
     nxt = z3.substitute(inv, *zip(ts.state, ts.next))
     s = sys.enc.solver(deadline)
-    s.add(inv, ts.trans, z3.Not(nxt))
+    s.add(inv, ts.trans, z3.Not(nxt), *unsigned_ranges(sys))
     r = s.check()
     if r == z3.unsat:
         return Validation("confirmed", f"{sum(map(len, invs.values()))} invariant(s) inductive on the cutpoint graph "
@@ -296,25 +405,25 @@ def inductive_subset(entries, program: Program, src: CSource, deadline: Deadline
         s = sys.enc.solver(deadline)
         s.add(ts.at(ts.init, 0), *[ts.trans_at(i) for i in range(j)])
         at_j = list(zip(ts.state, ts.step_vars(j)))
-        fails = [z3.substitute(z3.And(sys.pc == sys.pc_id[h], z3.Not(f)), *at_j) for h, _, f in items]
+        fails = [z3.substitute(z3.And(sys.pc == sys.pc_id[h], z3.Not(f)), *at_j) for h, _, f, _ in items]
         if not _drop_while_sat(s, fails, keep):
             return Validation("unknown", "the solver could not decide the bounded executions", "correctness")
     s = sys.enc.solver(deadline)
-    s.add(sys.valid_pc(), ts.trans)
+    s.add(sys.valid_pc(), ts.trans, *unsigned_ranges(sys))
     acts = [z3.Bool(f"!cand{k}") for k in range(len(items))]
-    for a, (h, _, f) in zip(acts, items):
+    for a, (h, _, f, _) in zip(acts, items):
         s.add(z3.Implies(a, z3.Implies(sys.pc == sys.pc_id[h], f)))
     from looprover.program.cpg import ERROR
     s.add(sys.pc != sys.pc_id[ERROR])
-    fails = [z3.And(sys.pc_next == sys.pc_id[h], z3.Not(z3.substitute(f, *nxt))) for h, _, f in items]
+    fails = [z3.And(sys.pc_next == sys.pc_id[h], z3.Not(z3.substitute(f, *nxt))) for h, _, f, _ in items]
     if not _drop_while_sat(s, fails, keep, acts):
         return Validation("unknown", "the solver could not decide consecution", "correctness")
     if deadline.expired():
         return Validation("unknown", "out of time while checking the invariants", "correctness")
     # then the ones the others at their loop imply: an equivalent set, so just as inductive, and shorter
     for k in reversed(range(len(items))):
-        h, _, f = items[k]
-        others = [g for i, (hh, _, g) in enumerate(items) if keep[i] and i != k and hh == h]
+        h, _, f, _ = items[k]
+        others = [g for i, (hh, _, g, _) in enumerate(items) if keep[i] and i != k and hh == h]
         if keep[k] and others:
             s = sys.enc.solver(deadline)
             s.add(*others, z3.Not(f))
