@@ -380,7 +380,7 @@ def _checked(loops: list, program: Program, src: CSource, input_name: str, meta:
     return kept
 
 
-SPACER_SECONDS = 30.0     # at most, for Spacer's invariants, when no other source gives a confirmed witness
+SPACER_SECONDS = 10.0     # at most, for Spacer's invariants, when no other source gives a confirmed witness
 
 
 def _with_domain_candidates(proof: Any, program: Program, deadline: Deadline | None) -> Any:
