@@ -18,7 +18,7 @@ import z3
 from looprover.deadline import Deadline
 from looprover.program.cfa import Edge
 from looprover.program.cpg import ERROR, CPGEdge, CutpointGraph
-from looprover.program.expr import Var
+from looprover.program.expr import IntType, Var
 from looprover.smt.dag import DagEncoding, DagSpec, EdgeEnc, Violation, encode_dag
 from looprover.smt.encode import Encoder
 from looprover.smt.systems import pc_system
@@ -121,6 +121,14 @@ class CPGSystem:
             if only is None or v in only:
                 out += self.enc.in_range(env[v.name], v.type)
         return out
+
+    def unsigned_ranges(self, env: Mapping[str, z3.ExprRef] | None = None) -> list[z3.BoolRef]:
+        """The value ranges of the unsigned variables at `env` (default: the current state): every C state has
+        them, since unsigned arithmetic wraps explicitly; signed values are mathematical in integer mode and get
+        no range. Empty in bit-vector mode."""
+        return self.range_constraints(self.cur if env is None else env,
+                                      [v for v in self.vars if isinstance(v.type, IntType) and v.type.bounded
+                                       and not v.type.signed])
 
     def valid_pc(self, pc: z3.ExprRef | None = None) -> z3.BoolRef:
         pc = self.pc if pc is None else pc

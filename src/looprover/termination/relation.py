@@ -104,8 +104,7 @@ class LoopRelation:
     def ranges(self, env: State) -> list[z3.BoolRef]:
         """Type ranges of the unsigned variables (always true: their arithmetic wraps; signed ones are not
         assumed, see the module docstring). Empty in bit-vector mode."""
-        return [c for v in self.sys.vars if isinstance(v.type, IntType) and v.type.bounded and not v.type.signed
-                for c in self.sys.enc.in_range(env[v.name], v.type)]
+        return self.sys.unsigned_ranges(env)
 
     def relation_term(self, rel: Expr, inner: State, entry: State) -> z3.BoolRef:
         env = dict(inner)

@@ -32,7 +32,6 @@ import z3
 from looprover.deadline import Deadline
 from looprover.errors import InputError
 from looprover.program.cfa import Program
-from looprover.program.expr import IntType
 from looprover.program.interp import InputOracle
 from looprover.properties import NO_OVERFLOW, TERMINATION, UNREACH_CALL, load_property
 from looprover.witness.cexpr import NotC, as_condition, at_any_prev, c_syntax_error, check, parse, to_z3
@@ -318,13 +317,6 @@ def unread(text: str, what: str, exc: NotC, kind: str) -> Validation:
 _AT = re.compile(r"\\at\s*\([^()]*\)")
 
 
-def unsigned_ranges(sys) -> list[z3.BoolRef]:
-    """The type ranges of the unsigned variables in the current state: every C state has them (unsigned
-    arithmetic wraps), so the invariants need not say so -- and the writer leaves such facts out."""
-    return [c for v in sys.vars if isinstance(v.type, IntType) and v.type.bounded and not v.type.signed
-            for c in sys.enc.in_range(sys.cur[v.name], v.type)]
-
-
 def _fails_early(sys, invs: Invariants, deadline: Deadline) -> tuple[int, int, str] | None:
     """(head, index, steps) of an invariant that fails on an execution within `BOUNDED_STEPS` cutpoint steps from
     the start, or None."""
@@ -368,7 +360,7 @@ def _check_invariants(sys, invs: Invariants, program: Program, deadline: Deadlin
     inv = _guarded(sys, invs, exclude_error)
     nxt = z3.substitute(inv, *zip(ts.state, ts.next))
     s = sys.enc.solver(deadline)
-    s.add(inv, ts.trans, z3.Not(nxt), *unsigned_ranges(sys))
+    s.add(inv, ts.trans, z3.Not(nxt), *sys.unsigned_ranges())    # the writer leaves these facts out
     r = s.check()
     if r == z3.unsat:
         return Validation("confirmed", f"{sum(map(len, invs.values()))} invariant(s) inductive on the cutpoint graph "
@@ -409,7 +401,7 @@ def inductive_subset(entries, program: Program, src: CSource, deadline: Deadline
         if not _drop_while_sat(s, fails, keep):
             return Validation("unknown", "the solver could not decide the bounded executions", "correctness")
     s = sys.enc.solver(deadline)
-    s.add(sys.valid_pc(), ts.trans, *unsigned_ranges(sys))
+    s.add(sys.valid_pc(), ts.trans, *sys.unsigned_ranges())
     acts = [z3.Bool(f"!cand{k}") for k in range(len(items))]
     for a, (h, _, f, _) in zip(acts, items):
         s.add(z3.Implies(a, z3.Implies(sys.pc == sys.pc_id[h], f)))

@@ -226,8 +226,7 @@ def validate_nontermination(entries, program: Program, src: CSource, deadline: D
     step = z3.Or([sys.edge_formula(e) for e in edges])
     known = {t.get_id() for t in list(sys.cur.values()) + list(sys.nxt.values())}
     aux = [c for c in free_constants(step) if c.get_id() not in known]
-    in_range = [c for n, info in program.variables.items() if n in sys.cur
-                for c in sys.enc.in_range(sys.cur[n], info.var.type)]
+    in_range = sys.range_constraints(sys.cur)
     got, stucks = z3.unknown, []
     for k in range(1, MAX_ITERATIONS + 1):
         stuck = _no_return(sys, r, step, aux, in_range, k)
