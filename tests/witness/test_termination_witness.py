@@ -116,6 +116,14 @@ def test_transition_invariant_without_its_bound_is_not_confirmed(tmp_path):
     assert res.status == "unknown" and "well-founded" in res.reason, res.reason
 
 
+def test_a_measure_that_reads_the_current_state_is_not_taken_as_well_founded(tmp_path):
+    # true between any two visits, but `n - \\at(i, AnyPrev)` mixes the two states: a bound that moves with the
+    # current n is no well-founded measure in general, so it is not confirmed
+    res = _tampered(tmp_path, COUNT_UP, "(long long)n - \\at(i, AnyPrev) > (long long)n - i && "
+                                        "(long long)n - \\at(i, AnyPrev) >= 0")
+    assert res.status == "unknown" and "well-founded" in res.reason, res.reason
+
+
 def test_witness_missing_a_loop_is_not_confirmed(tmp_path):
     out, path, data = _witness(tmp_path, NESTED)
     inner = _transitions(data)[-1]

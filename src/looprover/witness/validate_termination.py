@@ -150,7 +150,11 @@ def _disjuncts(r: z3.BoolRef) -> list[z3.BoolRef]:
 
 
 def _compared_terms(d: z3.BoolRef, cur_of) -> list[z3.ExprRef]:
-    """The terms e over the earlier state that `d` compares with the same term over the current state."""
+    """The terms e over the earlier state alone that `d` compares with the same term over the current state. A
+    term that also reads the current state is no measure of the earlier one: `\\at(x, AnyPrev) + y > x + y` with
+    `\\at(x, AnyPrev) + y >= 0` bounds x by a moving -y, which an infinite chain can follow."""
+    from looprover.smt.mbp import free_constants
+    current = {c.get_id() for _, c in cur_of}
     out = []
     todo = [d]
     while todo:
@@ -160,7 +164,8 @@ def _compared_terms(d: z3.BoolRef, cur_of) -> list[z3.ExprRef]:
             continue
         if z3.is_app(t) and t.num_args() == 2 and t.arg(0).sort() == z3.IntSort():
             for a, b in ((t.arg(0), t.arg(1)), (t.arg(1), t.arg(0))):
-                if z3.eq(z3.simplify(z3.substitute(a, *cur_of)), z3.simplify(b)) and not z3.eq(a, b):
+                if z3.eq(z3.simplify(z3.substitute(a, *cur_of)), z3.simplify(b)) and not z3.eq(a, b) and \
+                        not any(c.get_id() in current for c in free_constants(a)):
                     out.append(a)
     return out
 
