@@ -393,55 +393,49 @@ def test_candidates_that_do_not_exclude_the_error_are_not_written(tmp_path):
     assert w.text is None and "not confirmed" in w.note
 
 
+def _true_witness(tmp_path: Path, text: str, engine: str):
+    """The engine's TRUE on the program `text`, and the witness written for it: valid against the schema and
+    confirmed by `validate`."""
+    path = tmp_path / "p.c"
+    path.write_text(ASSERT_HEADER + text)
+    verdict, program = _verify(path, engine)
+    assert verdict.status == Status.TRUE, verdict.reason
+    w = witness_for(verdict, program, path, "unreach-call", "ILP32", Deadline(time.monotonic() + 60))
+    assert w.text is not None, w.note
+    data = yaml.safe_load(w.text)
+    assert not [e.message for e in VALIDATOR.iter_errors(data)]
+    out = tmp_path / "w.yml"
+    out.write_text(w.text)
+    assert _check(out, path) == "confirmed"
+    return w, data
+
+
 @pytest.mark.parametrize("engine", ["labmc", "bmc"])
 def test_a_true_without_invariants_gets_the_domains_candidates_the_validator_confirms(engine, tmp_path):
     """bmc's TRUE carries no invariants: the writer falls back to the abstract domains' candidates and writes them
     only once the validator's checks confirm them, saying where they came from. labmc's carries its certificate,
     the candidates the domains offer that prove it (`witness/certify.py`), which the writer prints."""
-    path = tmp_path / "bounded.c"
-    path.write_text(ASSERT_HEADER + "int main(void) {\n  int i = 0, s = 0;\n  while (i < 20) { i++; s += 2; }\n"
-                    "  __VERIFIER_assert(s == 40);\n  return 0;\n}\n")
-    verdict, program = _verify(path, engine)
-    assert verdict.status == Status.TRUE, verdict.reason
-    w = witness_for(verdict, program, path, "unreach-call", "ILP32", Deadline(time.monotonic() + 60))
-    assert w.text is not None, w.note
+    w, _ = _true_witness(tmp_path, "int main(void) {\n  int i = 0, s = 0;\n  while (i < 20) { i++; s += 2; }\n"
+                                   "  __VERIFIER_assert(s == 40);\n  return 0;\n}\n", engine)
     assert ("candidates" in w.note and engine in w.note) if engine == "bmc" else "k-induction checked" in w.note
-    out = tmp_path / "w.yml"
-    out.write_text(w.text)
-    assert not [e.message for e in VALIDATOR.iter_errors(yaml.safe_load(w.text))]
-    assert _check(out, path) == "confirmed"
 
 
 def test_a_true_the_domains_cannot_explain_gets_spacers_invariants(tmp_path):
     """x == 0 after the loop needs a disjunction (x is 1 only before the first iteration): no domain offers it,
     so the writer asks Spacer for invariants of the program and writes them once the validator confirms them."""
-    path = tmp_path / "const.c"
-    path.write_text(ASSERT_HEADER + "int main(void) {\n  unsigned int x = 1, y = 0;\n  while (y < 1024) {\n"
-                    "    x = 0;\n    y++;\n  }\n  __VERIFIER_assert(x == 0);\n  return 0;\n}\n")
-    verdict, program = _verify(path, "bmc")
-    assert verdict.status == Status.TRUE, verdict.reason
-    w = witness_for(verdict, program, path, "unreach-call", "ILP32", Deadline(time.monotonic() + 60))
-    assert w.text is not None and "cutpoint-invariants checked" in w.note, w.note
-    out = tmp_path / "w.yml"
-    out.write_text(w.text)
-    assert _check(out, path) == "confirmed"
+    w, _ = _true_witness(tmp_path, "int main(void) {\n  unsigned int x = 1, y = 0;\n  while (y < 1024) {\n"
+                                   "    x = 0;\n    y++;\n  }\n  __VERIFIER_assert(x == 0);\n  return 0;\n}\n", "bmc")
+    assert "cutpoint-invariants checked" in w.note, w.note
 
 
 def test_a_proof_that_needs_no_invariant_gets_the_invariant_1(tmp_path):
     """The loop's exit condition alone gives the assertion (and the unsigned range): `1` at the loop."""
-    path = tmp_path / "exit.c"
-    path.write_text(ASSERT_HEADER + "extern unsigned int __VERIFIER_nondet_uint(void);\nint main(void) {\n"
-                    "  unsigned int x = __VERIFIER_nondet_uint();\n  while (x < 100) {\n    x++;\n  }\n"
-                    "  __VERIFIER_assert(x >= 100);\n  return 0;\n}\n")
-    verdict, program = _verify(path, "kinduction")
-    assert verdict.status == Status.TRUE, verdict.reason
-    w = witness_for(verdict, program, path, "unreach-call", "ILP32", Deadline(time.monotonic() + 60))
-    assert w.text is not None, w.note
-    (item,) = yaml.safe_load(w.text)[0]["content"]
+    _, data = _true_witness(tmp_path, "extern unsigned int __VERIFIER_nondet_uint(void);\nint main(void) {\n"
+                                      "  unsigned int x = __VERIFIER_nondet_uint();\n  while (x < 100) {\n"
+                                      "    x++;\n  }\n  __VERIFIER_assert(x >= 100);\n  return 0;\n}\n",
+                            "kinduction")
+    (item,) = data[0]["content"]
     assert item["invariant"]["value"] == "1"
-    out = tmp_path / "w.yml"
-    out.write_text(w.text)
-    assert _check(out, path) == "confirmed"
 
 
 # ------------------------------------------------------------------------------------- no-overflow witnesses

@@ -76,7 +76,9 @@ def _wrapped(terms: list[tuple[int, Var]], d: int) -> Expr | None:
     neg = [(-c, v) for c, v in terms if c < 0]
     if not pos:
         return None
-    rhs = const(t.wrap(d), t) if not neg else binary("+", _sum(neg, t), const(t.wrap(d), t)) if d else _sum(neg, t)
+    rhs: Expr = const(t.wrap(d), t)
+    if neg:
+        rhs = binary("+", _sum(neg, t), rhs) if d else _sum(neg, t)
     return cmp("==", _sum(pos, t), rhs)
 
 
@@ -89,7 +91,7 @@ def _exact_type(vs: list[Var], bitvector: bool) -> IntType | None:
 
 def _sum(terms: list[tuple[int, Var]], t: IntType) -> Expr:
     """c1·v1 + c2·v2 - ... computed in `t`, positive terms first (`x + y - n`, not `-n + x + y`)."""
-    terms = sorted(terms, key=lambda t: t[0] < 0)
+    terms = sorted(terms, key=lambda ct: ct[0] < 0)
 
     def term(c: int, v: Var) -> Expr:
         x = cast(t, v)

@@ -22,6 +22,7 @@ from looprover.program.cfa import Program
 from looprover.transforms.labmc import LabmcOptions, LABMCTransform
 from looprover.verdict import Status, Verdict
 from looprover.witness.certify import certify_with_domains
+from looprover.witness.proofs import Proof
 
 
 class LABMC(TransformThenEngine):
@@ -34,12 +35,13 @@ class LABMC(TransformThenEngine):
 
     def solve(self, program: Program, task: Task, run: Run) -> Verdict:
         v = super().solve(program, task, run)
-        if v.status != Status.TRUE or not v.reason.startswith(self.proved):
+        if v.status != Status.TRUE or isinstance(v.evidence, Proof):
             return v          # a FALSE, or the confirming BMC's TRUE on the program, with its own certificate
         proof, why = certify_with_domains(program, [], run.bitvector, run.deadline)
         if proof is None:
             return self.unknown(f"{v.reason}, but no certificate from the domains' invariants: {why}")
-        run.stats["certificate"] = f"{len(proof.invariants)} of the domains' candidate invariants, 1-inductive"
+        run.stats["certificate"] = f"{len(proof.invariants)} of the domains' candidate invariants, " \
+                                   f"{proof.k}-inductive"
         return dataclasses.replace(v, evidence=proof)
 
 

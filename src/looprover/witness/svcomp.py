@@ -1,18 +1,20 @@
-"""SV-COMP verification witnesses, format 2.0 (YAML): what `verify --witness FILE` writes.
+"""SV-COMP verification witnesses (YAML): what `verify --witness FILE` writes, format 2.0 for unreach-call and
+no-overflow (termination's 2.1 witnesses: `termination_witness.py`).
 
 Why: other tools check a verifier's answers through witnesses. A FALSE gets a violation witness, one
 `violation_sequence` entry whose segments pin every nondet value (a `function_return` waypoint at the closing
 parenthesis of each `__VERIFIER_nondet_*` call, `\\result == v`) and end in a `target` waypoint at the C
 statement where the property fails. A TRUE gets a correctness witness, one `invariant_set` entry with a
 `loop_invariant` per C loop (at its keyword), when the engine's proof holds state invariants at loop heads
-(k-induction's invariants, Spacer's cutpoint invariants, TPA's state invariant when it derived one). The invariants are printed in the C subset of
-`cexpr.py`, over the C variables declared at the loop (`csource.py`); a conjunct that cannot be printed there is
-left out and counted in the note. Every engine's printed conjuncts (summarize's summary conjuncts,
-`witness/hints.py`, and the multi-loop engine's safe sets are only candidates; k-induction's are k-inductive)
-go through the validator's own checks (`validate.inductive_subset`), and the witness is written only when
-`validate` confirms what is left. A TRUE without such invariants (bmc, labmc, execute, TPA without a state
-invariant) falls back to the abstract domains' candidates (`domain_hints`), checked the same way. Termination
-proofs (format 2.0 has no entry for them) and Horn-clause input get no witness, and the note says why. The format's rules were taken from its public documentation (sosy-lab sv-witnesses, format 2.0);
+(k-induction's invariants and the certificates of labmc and summarize, Spacer's cutpoint invariants, TPA's
+state invariant when it derived one). The invariants are printed in the C subset of `cexpr.py`, over the C
+variables declared at the loop (`csource.py`); a conjunct that cannot be printed there is left out and counted
+in the note. Every engine's printed conjuncts go through the validator's own checks (`validate.inductive_subset`),
+and the witness is written only when `validate` confirms what is left. A TRUE without such invariants (bmc,
+execute, TPA without a state invariant, k-induction with k > 1) falls back to the proof's invariants with the
+abstract domains' candidates, then to Spacer's invariants, checked the same way. Every witness, violation
+witnesses included, is confirmed by `validate` before it is written. Horn-clause input gets no witness, and the
+note says why. The format's rules were taken from its public documentation (sosy-lab sv-witnesses, format 2.0);
 `tests/witness/witness-2.0.schema.json` is our schema of it.
 """
 from __future__ import annotations
@@ -339,41 +341,58 @@ def correctness_witness(proof: Any, program: Program, src: CSource, input_name: 
         return Witness(None, None, f"no correctness witness: {checked}" + extra)
     loops = checked
     extra += f"; {getattr(proof, 'kind', 'invariants')} checked: the validator confirms them"
-    entry = {"entry_type": "invariant_set", "metadata": meta, "content": _content(loops, input_name)}
+    entry = {"entry_type": "invariant_set", "metadata": meta,
+             "content": loop_invariants_content(loops, input_name)}
     return Witness(dump([entry]), "correctness", f"correctness witness: {len(loops)} loop invariant(s)" + extra)
 
 
-def _content(loops: list, input_name: str, split: bool = False) -> list[dict[str, Any]]:
+def conjunction(printed: list[str]) -> str:
+    """C conjuncts joined by `&&` (each parenthesised when there are several)."""
+    return " && ".join(f"({p})" if len(printed) > 1 else p for p in printed)
+
+
+def invariant_item(loop: Any, value: str, input_name: str, kind: str = "loop_invariant",
+                   fmt: str = "c_expression") -> dict[str, Any]:
+    """One `invariant` of an `invariant_set`, at a C loop's keyword."""
+    return {"invariant": {"type": kind, "location": {"file_name": input_name, "line": loop.line, "column": loop.col,
+                                                     "function": loop.function},
+                          "value": value, "format": fmt}}
+
+
+def loop_invariants_content(loops: list, input_name: str, split: bool = False) -> list[dict[str, Any]]:
     """One `loop_invariant` per loop (its conjuncts joined by `&&`), or per conjunct with `split`."""
-    out = []
-    for loop, printed in loops:
-        for value in (printed if split else
-                      [" && ".join(f"({p})" if len(printed) > 1 else p for p in printed)]):
-            out.append({"invariant": {
-                "type": "loop_invariant",
-                "location": {"file_name": input_name, "line": loop.line, "column": loop.col,
-                             "function": loop.function},
-                "value": value, "format": "c_expression"}})
-    return out
+    return [invariant_item(loop, value, input_name)
+            for loop, printed in loops for value in (printed if split else [conjunction(printed)])]
 
 
-def _checked(loops: list, program: Program, src: CSource, input_name: str, meta: dict[str, Any],
-             deadline: Deadline | None) -> list | str:
-    """The candidate conjuncts per loop that survive the validator's own checks (`validate.inductive_subset`),
-    when those confirm them; else why there is no witness. Parsing the printed C back makes the check see exactly
-    what a reader of the witness sees."""
-    from looprover.witness.validate import Validation, inductive_subset, validate_entries
-    dl = deadline if deadline is not None else Deadline.never()
-    entries = [{"entry_type": "invariant_set", "metadata": meta, "content": _content(loops, input_name, split=True)}]
-    keep = inductive_subset(entries, program, src, dl)
+def inductive_loop_invariants(loops: list, program: Program, src: CSource, input_name: str,
+                              meta: dict[str, Any], deadline: Deadline) -> list | str:
+    """The conjuncts per loop (C loop, texts) that the validator's own Houdini keeps (`validate.inductive_subset`),
+    loops left without one dropped; or why they cannot be checked. Parsing the printed C back makes the check see
+    exactly what a reader of the witness sees."""
+    from looprover.witness.validate import Validation, inductive_subset
+    entries = [{"entry_type": "invariant_set", "metadata": meta,
+                "content": loop_invariants_content(loops, input_name, split=True)}]
+    keep = inductive_subset(entries, program, src, deadline)
     if isinstance(keep, Validation):
         return f"the candidate invariants cannot be checked ({keep.reason})"
     flags = iter(keep)
     kept = [(loop, [p for p in printed if next(flags)]) for loop, printed in loops]
-    kept = [(loop, printed) for loop, printed in kept if printed]
+    return [(loop, printed) for loop, printed in kept if printed]
+
+
+def _checked(loops: list, program: Program, src: CSource, input_name: str, meta: dict[str, Any],
+             deadline: Deadline | None) -> list | str:
+    """The candidate conjuncts per loop that survive the validator's own checks (`inductive_loop_invariants`),
+    when those confirm them; else why there is no witness."""
+    from looprover.witness.validate import validate_entries
+    dl = deadline if deadline is not None else Deadline.never()
+    kept = inductive_loop_invariants(loops, program, src, input_name, meta, dl)
+    if isinstance(kept, str):
+        return kept
     if not kept:
         return "no candidate invariant is inductive at the C loop heads"
-    final = [{"entry_type": "invariant_set", "metadata": meta, "content": _content(kept, input_name)}]
+    final = [{"entry_type": "invariant_set", "metadata": meta, "content": loop_invariants_content(kept, input_name)}]
     res = validate_entries(final, program, src, dl)
     if res.status != "confirmed":
         return f"the inductive candidate invariants are not confirmed ({res.reason})"
@@ -408,15 +427,12 @@ def _spacer_invariants(proof: Any, program: Program, deadline: Deadline | None) 
 
 
 def domain_hints(program: Program, deadline: Deadline | None) -> Any:
-    """Candidate loop invariants of `program` from the abstract domains (`domains.candidates`, the ones
+    """Candidate loop invariants of `program` from the abstract domains (`certify.domain_candidates`, the ones
     k-induction starts from), filtered by states of random runs: for a TRUE whose engine gives no usable
     invariants. They are candidates only (`LoopInvariantHints`): the writer keeps what the validator confirms."""
-    from looprover.domains import candidates, sample_states
-    from looprover.program.cpg import build_cpg
+    from looprover.witness.certify import domain_candidates
     from looprover.witness.hints import LoopInvariantHints
-    cpg = build_cpg(program)
-    samples = sample_states(program, set(cpg.cutpoints), deadline=deadline)
-    return LoopInvariantHints("the abstract domains' candidates", tuple(candidates(program, cpg, samples, False)))
+    return LoopInvariantHints("the abstract domains' candidates", tuple(domain_candidates(program, False, deadline)))
 
 
 def _confirmed(w: Witness, program: Program, src: CSource, prop: str, deadline: Deadline | None) -> Witness:

@@ -23,7 +23,8 @@ from looprover.witness.cexpr import NotC, at_any_prev, from_z3
 from looprover.witness.csource import CSource
 from looprover.witness.hints import LoopInvariantHints
 from looprover.witness.svcomp import (
-    Witness, dump, metadata, printed_loop_invariants, proof_invariants, single_c_loop,
+    Witness, conjunction, dump, inductive_loop_invariants, invariant_item, loop_invariants_content, metadata,
+    printed_loop_invariants, proof_invariants, single_c_loop,
 )
 
 FORMAT_VERSION = "2.1"
@@ -55,7 +56,8 @@ def termination_witness(proof: Any, program: Program, src: CSource, input_name: 
     meta["format_version"] = FORMAT_VERSION
     transitions = [(loop, texts[0]) for loop, texts in options]
     searched = [False] * len(options)
-    states = _inductive_states(states, program, src, input_name, meta, dl)
+    kept = inductive_loop_invariants(states, program, src, input_name, meta, dl) if states else []
+    states = kept if isinstance(kept, list) else []         # candidates the validator cannot read: none
     from looprover.witness.validate_termination import validate_termination
     for _ in range(MAX_TRIES):
         entry = {"entry_type": "invariant_set", "metadata": meta,
@@ -66,8 +68,8 @@ def termination_witness(proof: Any, program: Program, src: CSource, input_name: 
                            f"termination witness (format {FORMAT_VERSION}): {len(transitions)} transition "
                            f"invariant(s), {sum(len(p) for _, p in states)} state invariant(s); the validator "
                            f"confirms them")
-        # another candidate for the first loop the validator did not confirm, where there is one
-        failed = next((i for i, (loop, _) in enumerate(transitions) if f"at line {loop.line}" in res.reason), None)
+        # another candidate for the loop whose transition invariant the validator did not confirm, if it has one
+        failed = next((i for i, a in enumerate(proof.loops) if a.header == res.loop), None)
         if failed is None or dl.expired():
             break
         loop, texts = options[failed]
@@ -87,13 +89,8 @@ def _arguments(arg: LoopArgument, program: Program, deadline: Deadline) -> list[
     the loop's comparisons (`ranking.guard_terms`), which the validator tries as transition invariants."""
     if arg.kind != NONE:
         return [arg]
-    from looprover.program.loops import analyze_loops
-    from looprover.smt.cpg_system import CPGSystem
     from looprover.termination.ranking import guard_terms
-    from looprover.termination.relation import LoopRelation
-    forest = analyze_loops(program)
-    sys = CPGSystem(build_cpg(program, forest), False, deadline)
-    return [LoopArgument(arg.header, STRICT, (t,)) for t in guard_terms(LoopRelation(sys, forest.loops[arg.header]))]
+    return [LoopArgument(arg.header, STRICT, (t,)) for t in guard_terms(_relation(program, arg.header, deadline))]
 
 
 def _every_iteration(proof: TerminationProof, arg: LoopArgument, program: Program, deadline: Deadline
@@ -101,18 +98,22 @@ def _every_iteration(proof: TerminationProof, arg: LoopArgument, program: Progra
     """An argument for the loop of `arg` that ranks every iteration, the last one included (`ArgumentSearch` with
     `every_iteration`), over the proof's invariants and the nested loops' summary of `arg`."""
     from looprover.errors import GiveUp
-    from looprover.program.loops import analyze_loops
-    from looprover.smt.cpg_system import CPGSystem
     from looprover.termination.ranking import ArgumentSearch
-    from looprover.termination.relation import LoopRelation
-    forest = analyze_loops(program)
-    sys = CPGSystem(build_cpg(program, forest), False, deadline)
-    rel = LoopRelation(sys, forest.loops[arg.header], proof.invariants)
+    rel = _relation(program, arg.header, deadline, proof.invariants)
     try:
         found = ArgumentSearch(rel, arg.summary, deadline.cap(SEARCH_SECONDS), every_iteration=True).run()
     except (OutOfTime, GiveUp):
         return []
     return [found] if found is not None and found.kind != NONE else []
+
+
+def _relation(program: Program, header: int, deadline: Deadline, invariants: tuple = ()) -> Any:
+    """The iteration relation of the loop at `header` (`termination.relation.LoopRelation`), integer encoding."""
+    from looprover.program.loops import analyze_loops
+    from looprover.smt.cpg_system import CPGSystem
+    from looprover.termination.relation import LoopRelation
+    forest = analyze_loops(program)
+    return LoopRelation(CPGSystem(build_cpg(program, forest), False, deadline), forest.loops[header], invariants)
 
 
 def _texts(args: list[LoopArgument], program: Program, src: CSource, loop) -> list[str]:
@@ -161,32 +162,9 @@ def _transition_text(arg: LoopArgument, program: Program, src: CSource, loop) ->
 
 
 def _content(states: list, transitions: list, input_name: str) -> list[dict[str, Any]]:
-    def item(loop, kind: str, value: str, fmt: str) -> dict[str, Any]:
-        return {"invariant": {"type": kind, "location": {"file_name": input_name, "line": loop.line,
-                                                          "column": loop.col, "function": loop.function},
-                              "value": value, "format": fmt}}
-    out = [item(loop, "loop_invariant", " && ".join(f"({p})" if len(printed) > 1 else p for p in printed),
-                "c_expression") for loop, printed in states]
-    out += [item(loop, "loop_transition_invariant", text, "ext_c_expression") for loop, text in transitions]
-    return out
-
-
-def _inductive_states(states: list, program: Program, src: CSource, input_name: str,
-                      meta: dict[str, Any], deadline: Deadline) -> list:
-    """The state invariants the validator's Houdini keeps (`validate.inductive_subset`), per loop."""
-    from looprover.witness.validate import Validation, inductive_subset
-    if not states:
-        return []
-    split = [(loop, [p]) for loop, printed in states for p in printed]
-    keep = inductive_subset([{"entry_type": "invariant_set", "metadata": meta,
-                              "content": _content(split, [], input_name)}], program, src, deadline)
-    if isinstance(keep, Validation):
-        return []
-    out: dict[Any, list[str]] = {}
-    for (loop, (p,)), k in zip(split, keep):
-        if k:
-            out.setdefault(loop, []).append(p)
-    return list(out.items())
+    return loop_invariants_content(states, input_name) + [
+        invariant_item(loop, text, input_name, "loop_transition_invariant", "ext_c_expression")
+        for loop, text in transitions]
 
 
 def nontermination_witness(w: Any, program: Program, src: CSource, input_name: str, data_model: str,
@@ -221,8 +199,7 @@ def nontermination_witness(w: Any, program: Program, src: CSource, input_name: s
             continue
         got = proof_invariants(LoopInvariantHints("recurrent set", (Candidate(w.head, recurrent),)), program)
         printed = printed_loop_invariants(*got, program, src)[0] if not isinstance(got, str) else []
-        texts = printed[0][1] if printed else []
-        value = " && ".join(f"({t})" for t in texts) if len(texts) > 1 else (texts[0] if texts else "1")
+        value = conjunction(printed[0][1]) if printed else "1"
         cycle = {"segment": [{"waypoint": {
             "type": "assumption", "action": "cycle", "constraint": {"value": value, "format": "c_expression"},
             "location": _location(src, input_name, loop.line, loop.col)}}]}

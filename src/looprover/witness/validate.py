@@ -49,6 +49,7 @@ class Validation:
     status: str                 # confirmed | rejected | unknown
     reason: str
     kind: str | None = None     # violation | correctness
+    loop: int | None = None     # the loop head (CFA location) whose transition invariant failed, where one did
 
     def line(self) -> str:
         return self.status if self.status == "confirmed" and not self.reason else f"{self.status}: {self.reason}"

@@ -80,13 +80,11 @@ def _check(sys: CPGSystem, forest, states, relations, prev, program: Program, de
         whats = " and ".join(w for w, _ in relations[h])
         r = z3.And([f for _, f in relations[h]])
         why = _transition_invariant(rel, r, prev, deadline)
+        if why is not None and why.startswith("reject:"):
+            return Validation("rejected", f"transition invariant {whats}: {why[7:]}", "correctness", h)
+        why = why or _well_founded(sys, r, prev, deadline)
         if why is not None:
-            if why.startswith("reject:"):
-                return Validation("rejected", f"transition invariant {whats}: {why[7:]}", "correctness")
-            return _unknown(f"not confirmed: transition invariant {whats}: {why}")
-        why = _well_founded(sys, r, prev, deadline)
-        if why is not None:
-            return _unknown(f"not confirmed: transition invariant {whats}: {why}")
+            return Validation("unknown", f"not confirmed: transition invariant {whats}: {why}", "correctness", h)
     return Validation("confirmed", f"{len(forest.order)} loop(s): transition invariants that hold between any two "
                                    f"visits of their loop's head and are disjunctively well-founded", "correctness")
 
