@@ -412,18 +412,22 @@ def _true_witness(tmp_path: Path, text: str, engine: str):
 
 @pytest.mark.parametrize("engine", ["labmc", "bmc"])
 def test_a_true_without_invariants_gets_the_domains_candidates_the_validator_confirms(engine, tmp_path):
-    """bmc's TRUE carries no invariants: the writer falls back to the abstract domains' candidates and writes them
-    only once the validator's checks confirm them, saying where they came from. labmc's carries its certificate,
+    """bmc's TRUE carries no invariants: the writer falls back (the program reads input, so not to its run) to the
+    abstract domains' candidates and writes them only once the validator's checks confirm them, saying where they
+    came from. labmc's carries its certificate,
     the candidates the domains offer that prove it (`witness/certify.py`), which the writer prints."""
-    w, _ = _true_witness(tmp_path, "int main(void) {\n  int i = 0, s = 0;\n  while (i < 20) { i++; s += 2; }\n"
+    w, _ = _true_witness(tmp_path, "int main(void) {\n  int i = __VERIFIER_nondet_int(), s = 0;\n  i = 0;\n"
+                                   "  while (i < 20) { i++; s += 2; }\n"
                                    "  __VERIFIER_assert(s == 40);\n  return 0;\n}\n", engine)
     assert ("candidates" in w.note and engine in w.note) if engine == "bmc" else "k-induction checked" in w.note
 
 
 def test_a_true_the_domains_cannot_explain_gets_spacers_invariants(tmp_path):
     """x == 0 after the loop needs a disjunction (x is 1 only before the first iteration): no domain offers it,
-    so the writer asks Spacer for invariants of the program and writes them once the validator confirms them."""
-    w, _ = _true_witness(tmp_path, "int main(void) {\n  unsigned int x = 1, y = 0;\n  while (y < 1024) {\n"
+    so the writer (the program reads input: no single run to read them off) asks Spacer for invariants of the
+    program and writes them once the validator confirms them."""
+    w, _ = _true_witness(tmp_path, "int main(void) {\n  unsigned int x = 1, y = 0;\n  int u = __VERIFIER_nondet_int();\n"
+                                   "  while (y < 1024) {\n"
                                    "    x = 0;\n    y++;\n  }\n  __VERIFIER_assert(x == 0);\n  return 0;\n}\n", "bmc")
     assert "cutpoint-invariants checked" in w.note, w.note
 

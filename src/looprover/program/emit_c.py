@@ -33,6 +33,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Mapping, Sequence
 
 from looprover.program.cfa import Assert, Assign, Assume, Edge, Havoc, Program, SrcLoc, Stmt
 from looprover.program.expr import (
@@ -319,8 +320,11 @@ class _Emitter:
                        f"{dst}[__lr_k] = {src_name}[__lr_k];", src)
 
 
-def emit_c(program: Program) -> str:
-    """The program as a C translation unit (SV-COMP conventions; see the module docstring)."""
+def emit_c(program: Program, observe: Mapping[int, Sequence[str]] | None = None) -> str:
+    """The program as a C translation unit (SV-COMP conventions; see the module docstring). With `observe`, each
+    of its locations calls `__lr_observe(k, values)` on arrival (k: the location's position in `observe`, values:
+    its listed scalar variables as `long long`), which a translation unit linked beside defines
+    (`witness/closed_run.py` records loop-head states that way)."""
     names = c_names(program)
     em = _Emitter(program, names)
     order = _layout(program)
@@ -356,6 +360,10 @@ def emit_c(program: Program) -> str:
             em.body.append(f" L{loc}: ;" + (" " + _comment(", ".join(info[1:])) if len(info) > 1 else ""))
         elif len(info) > 1:
             em.body.append("  " + _comment(", ".join(info)))
+        if observe and loc in observe:
+            k = list(observe).index(loc)
+            values = ", ".join(f"(long long){names[v]}" for v in observe[loc]) or "0"
+            em.line(1, f"__lr_observe({k}, (const long long[]){{{values}}});")
         if loc == program.exit:
             em.line(1, "return 0;")
             continue
@@ -371,7 +379,7 @@ def emit_c(program: Program) -> str:
                 em.line(1, f"goto L{outs[0].dst};")
         else:
             _emit_choice(em, outs)
-    return _assemble(program, em, names)
+    return _assemble(program, em, names, bool(observe))
 
 
 def initial_havocs(program: Program, order: list[int] | None = None) -> list[Var]:
@@ -477,7 +485,7 @@ def _layout(program: Program) -> list[int]:
     return order
 
 
-def _assemble(program: Program, em: _Emitter, names: dict[str, str]) -> str:
+def _assemble(program: Program, em: _Emitter, names: dict[str, str], observed: bool = False) -> str:
     src = Path(program.source_file).name if program.source_file else f"{program.name}.c"
     c_src = src.replace("\\", "\\\\").replace('"', '\\"')
     decls = []
@@ -509,6 +517,8 @@ def _assemble(program: Program, em: _Emitter, names: dict[str, str]) -> str:
         f'void reach_error(void) {{ __assert_fail("0", "{c_src}", 0, "reach_error"); }}',
         "extern void __VERIFIER_assume(int cond);",
     ]
+    if observed:
+        out.append("void __lr_observe(int, const long long *);")
     out += [f"extern {_NONDET_RET[s]} __VERIFIER_nondet_{s}(void);" for s in sorted(em.nondet_used)]
     if em.uses_unsized:
         out += [_comment("arrays of unknown length get this many elements"),

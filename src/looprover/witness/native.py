@@ -170,12 +170,12 @@ def why_not(program: Program) -> str | None:
     return None
 
 
-def build(c_source: str, where: Path, budget: float) -> Path | None:
+def build(c_source: str, where: Path, budget: float, extra: str = "") -> Path | None:
     """Compile `c_source` (a translation unit that declares the `__VERIFIER_nondet_*` it calls) with the plan's
-    reader in `where`; the executable, or None if gcc failed."""
+    reader in `where`, and `extra` (C) in the runtime's translation unit; the executable, or None if gcc failed."""
     src, runtime, exe = where / "prog.c", where / "runtime.c", where / "prog.exe"
     src.write_text(c_source + READER)
-    runtime.write_text(f"#define VIOLATION {VIOLATION}\n#define BLOCKED {BLOCKED}\n" + RUNTIME)
+    runtime.write_text(f"#define VIOLATION {VIOLATION}\n#define BLOCKED {BLOCKED}\n" + RUNTIME + extra)
     try:
         r = subprocess.run(["gcc", *RUN_FLAGS, "-o", str(exe), str(src), str(runtime)], capture_output=True,
                            text=True, timeout=max(budget, 1.0))

@@ -31,7 +31,7 @@ from z3.z3util import get_vars
 
 from looprover.deadline import Deadline
 from looprover.program.cfa import Assert, Havoc, Program, SrcLoc
-from looprover.program.expr import BoolType
+from looprover.program.expr import BoolType, IntType
 from looprover.smt.terms import conjuncts
 from looprover.properties import NO_OVERFLOW, TERMINATION, UNREACH_CALL
 from looprover.verdict import Counterexample, Status, Verdict
@@ -253,14 +253,16 @@ def _nnf(f: z3.BoolRef) -> z3.BoolRef:
 
 
 def _implied_by_types(f: z3.ExprRef, ir_name: dict[str, str], program: Program, s: z3.Solver) -> bool:
-    """Whether `f` holds for all values of its variables' C types (a range fact, which says nothing); `s` is an
-    empty solver to use."""
+    """Whether `f` holds for all values of its variables' unsigned C types (a range fact, which the validator
+    assumes, `CPGSystem.unsigned_ranges`); `s` is an empty solver to use. Signed ranges are not assumed there
+    (signed values are mathematical), so a signed range fact is kept: it may be what the proof needs."""
     from looprover.witness.cexpr import range_of
     s.push()
     try:
         for t in get_vars(f):
             info = program.variables.get(ir_name.get(t.decl().name(), ""))
-            r = range_of(info.var.type) if info is not None else None
+            unsigned = info is not None and isinstance(info.var.type, IntType) and not info.var.type.signed
+            r = range_of(info.var.type) if unsigned else None
             if r is not None and t.sort() == z3.IntSort():
                 s.add(t >= r[0], t <= r[1])
         s.add(z3.Not(f))
@@ -318,7 +320,13 @@ def single_c_loop(program: Program, src: CSource, head: int, cutpoints) -> bool:
 
 def correctness_witness(proof: Any, program: Program, src: CSource, input_name: str, prop: str,
                         data_model: str, deadline: Deadline | None = None) -> Witness:
-    got = proof_invariants(proof, program, deadline)
+    from looprover.witness.proofs import ClosedRunProof
+    if isinstance(proof, ClosedRunProof):
+        # the only run's loop-head states, exactly (`closed_run.py`): what the run proved, as invariants
+        from looprover.witness.closed_run import closed_run_invariants
+        got = closed_run_invariants(program, src, deadline)
+    else:
+        got = proof_invariants(proof, program, deadline)
     if isinstance(got, str):
         return Witness(None, None, f"no correctness witness: {got}")
     loops, left_out, skipped = printed_loop_invariants(*got, program, src)
@@ -399,6 +407,13 @@ def _checked(loops: list, program: Program, src: CSource, input_name: str, meta:
     return kept
 
 
+def _closed_run(proof: Any, program: Program, deadline: Deadline | None) -> Any:
+    """For a closed program whatever engine proved it: its only run's loop-head states (`closed_run.py`)."""
+    from looprover.witness.native import why_open
+    from looprover.witness.proofs import ClosedRunProof
+    return None if isinstance(proof, ClosedRunProof) or why_open(program) is not None else ClosedRunProof()
+
+
 SPACER_SECONDS = 10.0     # at most, for Spacer's invariants, when no other source gives a confirmed witness
 
 
@@ -474,9 +489,9 @@ def witness_for(verdict: Verdict, program: Program | None, input_path: Path, pro
         w = correctness_witness(verdict.evidence, program, src, name, prop, data_model, deadline)
         if w.text is not None:
             return w
-        # the engine has no invariants (bmc, execute) or they are not 1-inductive at the C loop heads
-        # (k-induction with k > 1): stronger candidates, each written only if the validator confirms them
-        for source in (_with_domain_candidates, _spacer_invariants):
+        # the engine has no invariants (bmc) or they are not 1-inductive at the C loop heads (k-induction with
+        # k > 1): other sources, each written only if the validator confirms it
+        for source in (_closed_run, _with_domain_candidates, _spacer_invariants):
             if deadline is not None and deadline.left() <= 0.5:
                 break
             hints = source(verdict.evidence, program, deadline)
