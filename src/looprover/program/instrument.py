@@ -43,7 +43,7 @@ from __future__ import annotations
 
 from looprover.errors import UnsupportedError
 from looprover.properties import NO_OVERFLOW
-from looprover.program.cfa import Assert, Assign, Assume, Edge, Havoc, Program, SrcLoc, Stmt
+from looprover.program.cfa import Assert, Assign, Edge, Havoc, Program, SrcLoc, Stmt
 from looprover.program.expr import (
     BINDERS, FALSE, I64, TRUE, And, Binary, Expr, Ite, IntConst, IntType, Or, Select, Store, Unary, and_, cast,
     cmp, const, implies, not_, or_,

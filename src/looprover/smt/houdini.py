@@ -10,7 +10,8 @@ dropping every candidate that some model falsifies, until no model exists. The r
 models z3 returns: the inductive subsets are closed under union, and a candidate of the largest one is never
 falsified while all of that subset is alive, so the loop ends at the greatest fixed point. The callers differ
 only in what `pre`, `post`, `background` and `init` are (see `engines/kinduction.py`, `tpa/core.py`,
-`tpa/seeds.py`).
+`tpa/seeds.py`); the witness validator's candidate filter (`witness/validate.inductive_subset`) runs the two
+passes apart (`unrefuted` on executions a few steps long, then `consecutive`).
 
 Solver use: one solver for the initiation pass, and for consecution a fresh solver per round, each
 candidate's `pre` guarded by an assumption literal (with assumptions z3 uses its incremental core; the same
@@ -61,15 +62,28 @@ def houdini(background: Sequence[z3.BoolRef], pre: Sequence[z3.BoolRef], post: S
     make = new_solver if new_solver is not None else (lambda: z3.Solver(ctx=ctx))
     alive = list(range(len(pre)))
     if init is not None:
-        first = list(at_init) if at_init is not None else list(pre)
         s0 = make()
         s0.add(init)
-        while alive:
-            if check(s0, deadline, z3.Or([z3.Not(first[i]) for i in alive])) == z3.unsat:
-                break
-            alive = _survivors(s0.model(), alive, first)
+        alive = unrefuted(s0, list(at_init) if at_init is not None else list(pre), alive, deadline)
+    return consecutive(background, pre, post, alive, deadline, make)
+
+
+def unrefuted(s: z3.Solver, forms: Sequence[z3.BoolRef], alive: list[int], deadline: Deadline) -> list[int]:
+    """The `alive` indices of `forms` that hold in every model of what `s` holds (initiation: the initial
+    states, or the states of executions a few steps long); a model that falsifies some drops each it falsifies."""
+    while alive:
+        if check(s, deadline, z3.Or([z3.Not(forms[i]) for i in alive])) == z3.unsat:
+            break
+        alive = _survivors(s.model(), alive, forms)
+    return alive
+
+
+def consecutive(background: Sequence[z3.BoolRef], pre: Sequence[z3.BoolRef], post: Sequence[z3.BoolRef],
+                alive: list[int], deadline: Deadline, make: Callable[[], z3.Solver]) -> list[int]:
+    """Houdini's consecution: the largest subset of the `alive` indices with `background ∧ ⋀ pre_j ⇒ post_i`."""
     if not alive:
         return []
+    ctx = pre[0].ctx
     lits = [z3.Bool(f"!h{i}", ctx) for i in range(len(pre))]
     q = z3.Bool("!hq", ctx)
     while alive:

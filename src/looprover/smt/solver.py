@@ -37,6 +37,30 @@ def check(s: z3.Solver, deadline: Deadline, *assumptions: z3.BoolRef, cap: float
     return r
 
 
+def unsat(deadline: Deadline, *fs: z3.BoolRef) -> bool:
+    """Whether the conjunction of `fs` is unsatisfiable, in a fresh solver of their context (undecided raises, as
+    `check`): the one form of "this proof obligation holds" for the search algorithms and certificate checks."""
+    s = z3.Solver(ctx=fs[0].ctx)
+    s.add(*fs)
+    return check(s, deadline) == z3.unsat
+
+
+def valid(f: z3.BoolRef, deadline: Deadline) -> bool:
+    """Whether `f` holds in every model (`unsat` of its negation)."""
+    return unsat(deadline, z3.Not(f))
+
+
+def obligation_failure(s: "Solver", what: str, *fs: z3.BoolRef) -> str | None:
+    """None when the conjunction of `fs` is unsatisfiable in the (fresh) solver `s`, else why the proof
+    obligation `what` does not hold: "fails", or "undecided" with the solver's reason. For proof checks that
+    report a reason instead of raising."""
+    s.add(*fs)
+    r = s.check()
+    if r == z3.unsat:
+        return None
+    return f"{what} fails" if r == z3.sat else f"{what} undecided ({s.why_unknown()})"
+
+
 class Solver:
     def __init__(self, deadline: Deadline | None = None, solver: z3.Solver | None = None):
         self.deadline = deadline

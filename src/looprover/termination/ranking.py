@@ -34,7 +34,7 @@ from looprover.deadline import Deadline
 from looprover.errors import GiveUp
 from looprover.program.cfa import Assume
 from looprover.program.expr import Binary, Cast, Compare, Expr, IntConst, IntType, Not, Unary, Var
-from looprover.smt.solver import check
+from looprover.smt.solver import check, obligation_failure
 from looprover.smt.terms import mk_and
 from looprover.termination.relation import LoopRelation, State
 
@@ -148,13 +148,7 @@ def condition(kind: str, terms: Sequence[LinearTerm], rel: LoopRelation, x: Stat
 
 
 def _unsat(rel: LoopRelation, deadline: Deadline, what: str, *fs: z3.BoolRef) -> str | None:
-    s = rel.sys.enc.solver(deadline).z3
-    s.set("timeout", deadline.ms())
-    s.add(*fs)
-    r = s.check()
-    if r == z3.unsat:
-        return None
-    return f"{what} fails" if r == z3.sat else f"{what} is undecided ({s.reason_unknown()})"
+    return obligation_failure(rel.sys.enc.solver(deadline), what, *fs)
 
 
 def check_argument(rel: LoopRelation, arg: LoopArgument, deadline: Deadline) -> str | None:

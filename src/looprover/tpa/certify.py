@@ -11,14 +11,8 @@ from looprover.smt.mbp import QEError, free_constants, qe
 from looprover.smt.ts import TransitionSystem
 from looprover.deadline import Deadline, OutOfTime
 from looprover.errors import GiveUp
-from looprover.smt.solver import check
+from looprover.smt.solver import check, unsat
 from looprover.tpa.result import SafeCertificate, State, UnsafeWitness, Vocabulary, is_state, state_of
-
-
-def unsat(deadline: Deadline, *fs: z3.BoolRef) -> bool:
-    s = z3.Solver(ctx=fs[0].ctx)
-    s.add(*fs)
-    return check(s, deadline) == z3.unsat
 
 
 def _bad_symbols(f: z3.ExprRef, allowed: list[z3.ExprRef]) -> list[z3.ExprRef]:

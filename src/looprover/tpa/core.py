@@ -57,7 +57,7 @@ from looprover.tpa.powers import ExactPowers
 from looprover.tpa.seeds import bound_atoms, transitive_seeds
 from looprover.deadline import Deadline, OutOfTime
 from looprover.errors import GiveUp
-from looprover.smt.solver import check
+from looprover.smt.solver import check, unsat
 from looprover.tpa.result import SafeCertificate, State, TPAResult, TPAStatus, Vocabulary, is_state, state_of
 
 
@@ -327,9 +327,7 @@ class TPA:
         return all_of(full, self.ctx), z3.And(S, T2)      # the seeds were needed mid-way
 
     def _unsat(self, *fs: z3.BoolRef) -> bool:
-        s = z3.Solver(ctx=self.ctx)
-        s.add(*fs)
-        return check(s, self.deadline) == z3.unsat
+        return unsat(self.deadline, *fs)
 
     def _interpolate(self, A: z3.BoolRef, B: z3.BoolRef, shared: list[z3.ExprRef]) -> z3.BoolRef:
         """First checked interpolant of the methods, each under its own cap (a stuck cube enumeration must not

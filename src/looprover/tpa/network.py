@@ -35,7 +35,8 @@ from looprover.tpa.options import TPAOptions
 from looprover.tpa.loop_solver import LoopSolver
 from looprover.deadline import Deadline, OutOfTime
 from looprover.errors import GiveUp
-from looprover.smt.solver import check
+from looprover.smt.solver import check, valid
+from looprover.smt.solver import unsat as solver_unsat
 from looprover.tpa.proof import CertificateText
 from looprover.tpa.result import TPAStatus, is_state
 
@@ -77,18 +78,12 @@ class _SafeSet:
 
     def add(self, f: z3.BoolRef, deadline: Deadline) -> None:
         f = z3.simplify(f)
-        if z3.is_false(f) or _valid(z3.Implies(f, self.formula), deadline):
+        if z3.is_false(f) or valid(z3.Implies(f, self.formula), deadline):
             return
-        self.parts = [p for p in self.parts if not _valid(z3.Implies(p, f), deadline)] + [f]
+        self.parts = [p for p in self.parts if not valid(z3.Implies(p, f), deadline)] + [f]
         size = term_size(self.formula)
         if size > MAX_FORMULA:
             raise GiveUp(f"safe set grew to {size} terms")
-
-
-def _valid(f: z3.BoolRef, deadline: Deadline) -> bool:
-    s = z3.Solver(ctx=f.ctx)
-    s.add(z3.Not(f))
-    return check(s, deadline) == z3.unsat
 
 
 class NetworkTPA:
@@ -288,9 +283,7 @@ def check_proof(net: Network, pre: dict[Node, z3.BoolRef], post: dict[Node, z3.B
     how: dict[Node, str] = {}
 
     def unsat(*fs: z3.BoolRef) -> bool:
-        s = z3.Solver(ctx=ctx)
-        s.add(*fs)
-        return check(s, dl) == z3.unsat
+        return solver_unsat(dl, *fs)
 
     def pre_of(v: Node) -> z3.BoolRef:
         return false if v == net.error else pre[v]

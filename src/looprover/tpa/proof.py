@@ -34,7 +34,8 @@ from looprover.smt.cpg_system import CPGSystem
 from looprover.smt.systems import loop_system, program_state
 from looprover.smt.text import from_text, to_text
 from looprover.smt.ts import TransitionSystem
-from looprover.tpa.certify import check_safe_certificate, unsat
+from looprover.smt.solver import unsat
+from looprover.tpa.certify import check_safe_certificate
 from looprover.tpa.program_ts import one_loop
 from looprover.tpa.result import SafeCertificate
 from looprover.witness.proofs import Proof

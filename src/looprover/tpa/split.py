@@ -35,8 +35,7 @@ import z3
 
 from looprover.deadline import OutOfTime
 from looprover.smt.houdini import houdini
-from looprover.smt.solver import check
-from looprover.smt.terms import all_of, conjuncts
+from looprover.smt.terms import all_of
 from looprover.smt.ts import TransitionSystem
 from looprover.tpa.core import TPA, _Reach
 from looprover.tpa.levels import LevelSolver

@@ -30,6 +30,7 @@ from looprover.domains import Candidate
 from looprover.program.cfa import Program
 from looprover.program.cpg import build_cpg
 from looprover.smt.cpg_system import CPGSystem
+from looprover.smt.solver import obligation_failure
 from looprover.smt.terms import mk_and
 from looprover.smt.text import from_text, to_text
 
@@ -77,12 +78,7 @@ def invariants_failure(sys: CPGSystem, invariants: tuple[Candidate, ...] | list[
 
 def _unsat(sys: CPGSystem, deadline: Deadline, what: str, *fs: z3.BoolRef) -> str | None:
     """None when the conjunction of `fs` is unsatisfiable, else why `what` does not hold."""
-    s = sys.enc.solver(deadline)
-    s.add(*fs)
-    r = s.check()
-    if r == z3.unsat:
-        return None
-    return f"{what} fails" if r == z3.sat else f"{what} undecided ({s.why_unknown()})"
+    return obligation_failure(sys.enc.solver(deadline), what, *fs)
 
 
 @dataclass(frozen=True)

@@ -389,30 +389,29 @@ def inductive_subset(entries, program: Program, src: CSource, deadline: Deadline
     items = _loop_invariants(entries, program, src, sys)
     if isinstance(items, Validation):
         return items
-    keep = [True] * len(items)
+    from looprover.deadline import OutOfTime
+    from looprover.errors import GiveUp
+    from looprover.program.cpg import ERROR
+    from looprover.smt.houdini import consecutive, unrefuted
     ts = sys.ts
     nxt = list(zip(ts.state, ts.next))
+    pre = [z3.Implies(sys.pc == sys.pc_id[h], f) for h, _, f, _ in items]
+    post = [z3.Implies(sys.pc_next == sys.pc_id[h], z3.substitute(f, *nxt)) for h, _, f, _ in items]
+    alive = list(range(len(items)))
     # refuted on an execution within BOUNDED_STEPS (each on its own, as `_fails_early` checks them), then
-    # consecution under all kept ones: a model of "some kept one fails" drops every kept one false in it
-    for j in range(1, BOUNDED_STEPS + 1):
-        s = sys.enc.solver(deadline)
-        s.add(ts.at(ts.init, 0), *[ts.trans_at(i) for i in range(j)])
-        at_j = list(zip(ts.state, ts.step_vars(j)))
-        fails = [z3.substitute(z3.And(sys.pc == sys.pc_id[h], z3.Not(f)), *at_j) for h, _, f, _ in items]
-        if not _drop_while_sat(s, fails, keep):
-            return Validation("unknown", "the solver could not decide the bounded executions", "correctness")
-    s = sys.enc.solver(deadline)
-    s.add(sys.valid_pc(), ts.trans, *sys.unsigned_ranges())
-    acts = [z3.Bool(f"!cand{k}") for k in range(len(items))]
-    for a, (h, _, f, _) in zip(acts, items):
-        s.add(z3.Implies(a, z3.Implies(sys.pc == sys.pc_id[h], f)))
-    from looprover.program.cpg import ERROR
-    s.add(sys.pc != sys.pc_id[ERROR])
-    fails = [z3.And(sys.pc_next == sys.pc_id[h], z3.Not(z3.substitute(f, *nxt))) for h, _, f, _ in items]
-    if not _drop_while_sat(s, fails, keep, acts):
-        return Validation("unknown", "the solver could not decide consecution", "correctness")
-    if deadline.expired():
-        return Validation("unknown", "out of time while checking the invariants", "correctness")
+    # Houdini's consecution under all kept ones (`smt/houdini.py`)
+    try:
+        for j in range(1, BOUNDED_STEPS + 1):
+            s = sys.enc.solver(deadline).z3
+            s.add(ts.at(ts.init, 0), *[ts.trans_at(i) for i in range(j)])
+            at_j = list(zip(ts.state, ts.step_vars(j)))
+            alive = unrefuted(s, [z3.substitute(p, *at_j) for p in pre], alive, deadline)
+        alive = consecutive([sys.valid_pc(), ts.trans, *sys.unsigned_ranges(), sys.pc != sys.pc_id[ERROR]],
+                            pre, post, alive, deadline, lambda: sys.enc.solver().z3)
+    except (OutOfTime, GiveUp) as exc:
+        return Validation("unknown", f"the solver could not decide which invariants are inductive "
+                                     f"({exc or 'out of time'})", "correctness")
+    keep = [i in alive for i in range(len(items))]
     # then the ones the others at their loop imply: an equivalent set, so just as inductive, and shorter
     for k in reversed(range(len(items))):
         h, _, f, _ = items[k]
@@ -424,22 +423,3 @@ def inductive_subset(entries, program: Program, src: CSource, deadline: Deadline
                 keep[k] = False
     return keep
 
-
-def _drop_while_sat(s, fails: list[z3.BoolRef], keep: list[bool], acts: list[z3.BoolRef] | None = None) -> bool:
-    """Houdini's elimination: while some kept `fails[k]` is satisfiable with `s` (and the kept activation
-    literals `acts`), drop every kept k whose `fails[k]` holds in the model. False when the solver cannot decide."""
-    while any(keep):
-        s.push()
-        s.add(z3.Or([f for f, k in zip(fails, keep) if k]))
-        r = s.check(*[a for a, k in zip(acts, keep) if k]) if acts is not None else s.check()
-        if r == z3.sat:
-            m = s.model()
-            hit = [i for i, f in enumerate(fails) if keep[i] and z3.is_true(m.eval(f, model_completion=True))]
-        s.pop()
-        if r == z3.unsat:
-            return True
-        if r != z3.sat or not hit:
-            return False
-        for i in hit:
-            keep[i] = False
-    return True
