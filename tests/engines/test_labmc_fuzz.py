@@ -10,14 +10,16 @@ from looprover.verdict import Status
 
 from helpers.randprog import random_program
 
-SEEDS = range(150)
+# 70 programs per encoding, different ones (measured: 60 seeds give 21 unsafe and 37 proved; 150 seeds took 208 s
+# of CI's 20 minutes); longer runs: `helpers.randprog.random_program` directly
+SEEDS = {False: range(0, 70), True: range(70, 140)}
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("bitvector", [False, True], ids=["int", "bv"])
 def test_no_wrong_true_on_random_programs(bitvector):
     wrong, proved, unsafe = [], 0, 0
-    for seed in SEEDS:
+    for seed in SEEDS[bitvector]:
         p = random_program(seed)
         truth = verify("bmc", p, timeout=20, bitvector=bitvector, max_bound=64)
         v = verify("labmc", p, timeout=20, bitvector=bitvector, max_bound=64)
