@@ -187,7 +187,7 @@ def verify_job(job: Job, options: JobOptions, deadline: Deadline, phase: Callabl
     run = Run(deadline, bitvector=bitvector, settings=options.settings, progress=options.progress)
     verdict = run_engine(engine, program, task, run)
     if options.engine != "portfolio":   # the portfolio checks its engines' evidence itself
-        from looprover.witness.recheck import evidence_failure, rejected
+        from looprover.evidence.recheck import evidence_failure, rejected
         why = evidence_failure(program, verdict, bitvector, Deadline(deadline.at + PAST_DEADLINE))
         if why is not None:
             verdict = rejected(verdict, why, "the job's check with fresh solvers")
@@ -382,7 +382,7 @@ def preload(job: Job, engine: str) -> None:
             pass
 
 
-_PIPELINE = ("looprover.witness.confirm", "looprover.witness.recheck", "looprover.witness.proofs", "hashlib")
+_PIPELINE = ("looprover.evidence.confirm", "looprover.evidence.recheck", "looprover.evidence.proofs", "hashlib")
 
 
 def _load_libclang() -> None:

@@ -15,10 +15,10 @@ Each engine runs under the guarded runner (`engines.base.run_engine`) in its own
 (`processes.Child`), so a crash, a memory error or a stuck solver takes down only that engine, which counts as
 UNKNOWN. Decision rule (never guess):
   * a FALSE counts only when the portfolio itself has executed its counterexample on the program again
-    (`witness/recheck.py`; the engine's `validated` flag is not taken on trust) -- for termination, when it
+    (`evidence/recheck.py`; the engine's `validated` flag is not taken on trust) -- for termination, when it
     has re-run the independent check of the non-termination witness; otherwise it is UNKNOWN, and the
     rejected evidence is reported as a bug (`bugs` in the JSON statistics);
-  * a TRUE that comes with a proof (`witness/proofs.py`) counts only when the portfolio's own check of the
+  * a TRUE that comes with a proof (`evidence/proofs.py`) counts only when the portfolio's own check of the
     proof passes; a failed one is UNKNOWN and a bug report like a rejected counterexample;
   * the first definitive answer wins and the other engines are killed; if a TRUE and a FALSE are both on
     the table, the answer is UNKNOWN("engines disagree ..."), reported as a bug with both answers;
@@ -38,7 +38,7 @@ from looprover.processes import Child, forking, out_of_memory_reason
 from looprover.program.cfa import Program
 from looprover.timeshare import TimeShare, usable_cores
 from looprover.verdict import Status, Verdict
-from looprover.witness.recheck import evidence_failure, rejected
+from looprover.evidence.recheck import evidence_failure, rejected
 
 
 @dataclass(frozen=True)
@@ -154,7 +154,7 @@ def _solve(engine: Engine, program: Program, task: Task, run: Run) -> Verdict:
 
 
 def _checked(program: Program, run: Run, v: Verdict, bugs: list[dict]) -> Verdict:
-    """The engine's verdict if the portfolio's own check of its evidence passes (`witness.recheck`), else
+    """The engine's verdict if the portfolio's own check of its evidence passes (`evidence.recheck`), else
     UNKNOWN (and a bug report): a FALSE's counterexample runs again, a TRUE's proof is decided again, and a
     TRUE without a proof does not count."""
     why = evidence_failure(program, v, run.bitvector, run.deadline)

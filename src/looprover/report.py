@@ -133,7 +133,7 @@ def value_json(v: Any) -> Any:
         return v
     if isinstance(v, Status):
         return v.value
-    if hasattr(v, "to_json"):          # a TRUE's proof (witness/proofs.py)
+    if hasattr(v, "to_json"):          # a TRUE's proof (evidence/proofs.py)
         return value_json(v.to_json())
     return str(v)
 
@@ -286,7 +286,7 @@ def counterexample_json(cex: Counterexample, program: Program | None) -> dict[st
                          for i in _named_inputs(cex, program) if i.name or i.call],
         # a Horn-clause derivation starts from facts: the slots' initial values mean nothing there
         "initial": {} if _is_chc(program) else value_json(cex.initial),
-        # an abbreviated run (witness.deep): `steps` are its first and last edges, `omitted` ran in between
+        # an abbreviated run (evidence.deep): `steps` are its first and last edges, `omitted` ran in between
         "length": getattr(cex, "length", 0) or len(cex.steps),
         "omitted": getattr(cex, "omitted", 0),
         "omitted_at": getattr(cex, "omitted_at", None),

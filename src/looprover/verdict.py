@@ -72,7 +72,7 @@ class NonTermination:
     that contains the stem's last state, from every state of which `loop` runs to the end with the havoc values
     `loop_havocs` (the same nondet choices in every round) without blocking, failing an assertion or undefined
     behaviour, and ends in `recurrent` again. `validated` is set only by the independent check
-    (`witness.nontermination.validate_nontermination`): the stem replayed with the interpreter, `recurrent`
+    (`evidence.nontermination.validate_nontermination`): the stem replayed with the interpreter, `recurrent`
     evaluated on its last state, the closure decided by a fresh solver.
     """
     head: int

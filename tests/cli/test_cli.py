@@ -83,7 +83,7 @@ def test_true_text_output(capsys, fake_engines, chc_file):
 def unchecked(monkeypatch):
     """The job's check of evidence off: `fake_false`'s counterexample is a made-up trace (the program is safe),
     and these tests are about how a FALSE is rendered. `test_a_made_up_false_is_unknown` is the check's own."""
-    from looprover.witness import recheck
+    from looprover.evidence import recheck
     monkeypatch.setattr(recheck, "evidence_failure", lambda *a: None)
 
 

@@ -12,10 +12,10 @@ from looprover.deadline import Deadline
 from looprover.engines import ENGINES, get_engine, verify
 from looprover.program.expr import I32, U8, U32, ArrayType, ConstArray, cmp
 from looprover.verdict import Status
-from looprover.witness import native
-from looprover.witness.deep import PlanSeq, Repeat, RunCounterexample
-from looprover.witness.recheck import recheck_counterexample
-from looprover.witness.replay import replay
+from looprover.evidence import native
+from looprover.evidence.deep import PlanSeq, Repeat, RunCounterexample
+from looprover.evidence.recheck import recheck_counterexample
+from looprover.evidence.replay import replay
 
 from helpers.progdsl import Prog, add, c, eq, lt, ne, sel
 from helpers.randprog import random_program

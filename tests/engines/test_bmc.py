@@ -59,8 +59,8 @@ def test_verdicts(name, make, expected, bitvector):
 def _proof_failure(prog, v, bitvector):
     """Why the proof of BMC's TRUE `v` does not pass the check with fresh solvers (None when it does)."""
     from looprover.deadline import Deadline
-    from looprover.witness.proofs import Proof
-    from looprover.witness.recheck import recheck_proof
+    from looprover.evidence.proofs import Proof
+    from looprover.evidence.recheck import recheck_proof
     assert isinstance(v.evidence, Proof), v.evidence
     return recheck_proof(prog, v.evidence, bitvector, Deadline.after(60))
 

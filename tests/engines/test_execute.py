@@ -7,7 +7,7 @@ import shutil
 import pytest
 
 from looprover.engines import verify
-from looprover.witness.native import why_open
+from looprover.evidence.native import why_open
 from looprover.program.cfa import Assign, Havoc, Program
 from looprover.program.expr import BoolType, const
 from looprover.program.interp import Oracle, run
@@ -122,7 +122,7 @@ def test_the_true_hands_over_a_run_that_is_checked_again(tmp_path):
     """execute's TRUE carries a `ClosedRunProof`; the check runs the program again (interpreted when short,
     compiled when long) and fails, short or long, on a closed program that reaches reach_error."""
     from looprover.deadline import Deadline
-    from looprover.witness.proofs import ClosedRunProof
+    from looprover.evidence.proofs import ClosedRunProof
     safe = _c(tmp_path, "int main(void) { int x = 0; while (x < 10) x++; __VERIFIER_assert(x == 10); return 0; }")
     v = verify("execute", safe, timeout=30)
     assert v.status == Status.TRUE and isinstance(v.evidence, ClosedRunProof)

@@ -45,7 +45,7 @@ def _slow(name):
     return [pytest.mark.slow] if name in SLOW else []
 
 
-# Proved by the abstraction, but the domains' candidates do not certify them (`witness/certify.py`): u == 250 + i
+# Proved by the abstraction, but the domains' candidates do not certify them (`evidence/certify.py`): u == 250 + i
 # modulo 256 is no candidate; in bit-vectors, fragtest's i + j == n is not inductive without n's upper bound.
 UNCERTIFIED = {("wrap_uchar_safe.c", False), ("wrap_uchar_safe.c", True), ("labmc_fragtest_safe.c", True)}
 

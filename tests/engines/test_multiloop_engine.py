@@ -18,14 +18,14 @@ import z3
 
 from looprover.deadline import Deadline
 from looprover.smt.text import to_text
-from looprover.witness.deep import RunCounterexample
-from looprover.witness.recheck import recheck_proof
+from looprover.evidence.deep import RunCounterexample
+from looprover.evidence.recheck import recheck_proof
 
 from looprover.engines import get_engine, loop_path, multiloop, verify
 from looprover.program.cfa import Assert, Assign, Assume, Havoc, ProgramBuilder
 from looprover.program.expr import I32, binary, cmp, const
 from looprover.verdict import Status
-from looprover.witness.replay import validate
+from looprover.evidence.replay import validate
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"

@@ -136,7 +136,7 @@ def test_recheck_refuses_edges_the_program_does_not_have(unsafe_chc_program):
     from looprover.engines.base import Task
     from looprover.program.cfa import Edge
     from looprover.verdict import TraceStep
-    from looprover.witness.recheck import recheck_counterexample
+    from looprover.evidence.recheck import recheck_counterexample
     v = verify("bmc", unsafe_chc_program, Task.for_program(unsafe_chc_program), timeout=20)
     assert v.status == Status.FALSE
     cex = v.evidence

@@ -26,12 +26,12 @@ from looprover.program.cpg import build_cpg
 from looprover.smt.cpg_system import CPGSystem
 from looprover.smt.horn import SpacerAnswer, spacer
 from looprover.smt.systems import cpg_horn
-from looprover.transforms.classify import liveness
+from looprover.program.liveness import liveness
 from looprover.verdict import Status
 from looprover.smt.text import to_text
-from looprover.witness.deep import RunCounterexample
-from looprover.witness.recheck import recheck_proof
-from looprover.witness.replay import validate
+from looprover.evidence.deep import RunCounterexample
+from looprover.evidence.recheck import recheck_proof
+from looprover.evidence.replay import validate
 
 MODES = pytest.mark.parametrize("bitvector", [False, True], ids=["int", "bv"])
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

@@ -28,7 +28,7 @@ from looprover.properties import Property
 from looprover.termination.proof import TerminationProof
 from looprover.termination.ranking import DISJUNCTIVE, LEX, NONE, RANKING, STRICT, LinearTerm, LoopArgument
 from looprover.verdict import Counterexample, NonTermination, Status, Verdict
-from looprover.witness.nontermination import check_nontermination
+from looprover.evidence.nontermination import check_nontermination
 
 TERMINATION = Task(Property("termination"))
 HEADER = """extern int __VERIFIER_nondet_int(void); extern unsigned int __VERIFIER_nondet_uint(void);

@@ -8,8 +8,8 @@ import pytest
 from looprover.deadline import Deadline
 from looprover.engines import verify
 from looprover.verdict import Status
-from looprover.witness.deep import RunCounterexample
-from looprover.witness.recheck import recheck_proof
+from looprover.evidence.deep import RunCounterexample
+from looprover.evidence.recheck import recheck_proof
 
 from helpers.deep_counter import DEEP, HEADER, load
 

@@ -12,7 +12,7 @@ import pytest
 from helpers import enginecases as ec
 from looprover.deadline import Deadline
 from looprover.engines import verify
-from looprover.witness.recheck import recheck_proof
+from looprover.evidence.recheck import recheck_proof
 from looprover.verdict import Status
 
 CASES = [

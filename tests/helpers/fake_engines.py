@@ -49,7 +49,7 @@ FAKES = {
             name = "fake_true_bad_proof"
 
             def solve(self, program, task, options):
-                from looprover.witness.proofs import KInductiveProof
+                from looprover.evidence.proofs import KInductiveProof
                 # plain 1-induction, no invariants: does not prove the counter (x=9, y=17 steps into Bad)
                 return Verdict(Status.TRUE, "fake_true_bad_proof", "1-inductive", evidence=KInductiveProof(1))
     """,
@@ -67,7 +67,7 @@ FAKES = {
             name = "fake_true_closed_run_lie"
 
             def solve(self, program, task, options):
-                from looprover.witness.proofs import ClosedRunProof
+                from looprover.evidence.proofs import ClosedRunProof
                 # a lie on the unsafe counter: its only run reaches the violation
                 return Verdict(Status.TRUE, "fake_true_closed_run_lie", "ran it", evidence=ClosedRunProof())
     """,
@@ -76,7 +76,7 @@ FAKES = {
             name = "fake_false_deep_lie"
 
             def solve(self, program, task, options):
-                from looprover.witness.deep import RunCounterexample
+                from looprover.evidence.deep import RunCounterexample
                 steps = [TraceStep(e, e.src_loc, {}) for e in program.edges[:2]]
                 cex = RunCounterexample(steps, inputs=[], validated=True, length=10**6, omitted=10**6 - 2,
                                         omitted_at=1)
@@ -164,7 +164,7 @@ from looprover.engines.base import Engine
 from looprover.errors import UnsupportedError
 from looprover.program.cfa import SrcLoc
 from looprover.verdict import Counterexample, Status, TraceStep, Verdict
-from looprover.witness.proofs import Proof
+from looprover.evidence.proofs import Proof
 
 
 class AcceptedProof(Proof):

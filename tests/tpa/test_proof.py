@@ -12,7 +12,7 @@ from looprover.engines import verify
 from looprover.smt.text import to_text
 from looprover.tpa.proof import TransitionInvariantProof
 from looprover.verdict import Status
-from looprover.witness.recheck import recheck_proof
+from looprover.evidence.recheck import recheck_proof
 
 from helpers.deep_counter import DEEP, load
 

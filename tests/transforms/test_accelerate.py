@@ -25,7 +25,7 @@ from looprover.transforms.closed_forms import (
 )
 from looprover.transforms.expand import ExpandAccelerated
 from looprover.verdict import TraceStep
-from looprover.witness.replay import ModelCounterexample
+from looprover.evidence.replay import ModelCounterexample
 
 from helpers.progdsl import Prog, add, c, lt, mul, ne, sel
 from helpers.randprog import random_program
@@ -313,8 +313,8 @@ def test_cli_prints_the_accelerated_program_and_gcc_compiles_it(gcc, tmp_path, c
 
 def test_printed_fill_and_quantifier_run_like_the_interpreter():
     """The C printed for an accelerated program with an array fill and a quantified guard, compiled and run
-    (`witness.native`), reaches the violation exactly when the interpreter does, on the same havoc values."""
-    from looprover.witness import native
+    (`evidence.native`), reaches the violation exactly when the interpreter does, on the same havoc values."""
+    from looprover.evidence import native
     p = Prog("fillq")
     a = p.var("a", ArrayType(I32, I32, 64))
     i, j = p.var("i", I32), p.var("j", I32)

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from looprover.program.expr import BOOL, I32, ArrayType, Store
 from looprover.program.loops import analyze_loops
-from looprover.transforms.classify import abstract_bound, classify, liveness
+from looprover.program.liveness import liveness
+from looprover.transforms.classify import abstract_bound, classify
 from looprover.transforms.labmc import abstract
 
 from helpers.progdsl import Prog, add, c, eq, ge, lt, ne, sel

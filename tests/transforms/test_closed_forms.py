@@ -13,7 +13,8 @@ from looprover.program.expr import (
 from looprover.program.interp import Evaluator
 from looprover.program.loops import analyze_loops
 from looprover.smt.encode import Encoder
-from looprover.transforms.classify import classify, liveness
+from looprover.program.liveness import liveness
+from looprover.transforms.classify import classify
 from looprover.transforms.closed_forms import FormAnalysis, closed_form, offset_of, summarize
 
 from helpers.progdsl import Prog, add, c, eq, lt, ne

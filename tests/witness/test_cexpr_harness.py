@@ -173,7 +173,7 @@ def test_a_deep_run_without_havocs_gets_its_harness_and_one_with_havocs_does_not
     program what the confirming run fed it, so the harness runs; a run with havoc values it cannot list does not."""
     from looprover.deadline import Deadline
     from looprover.verdict import Status, Verdict
-    from looprover.witness.deep import Repeat, RunCounterexample
+    from looprover.evidence.deep import Repeat, RunCounterexample
     from looprover.witness.harness import harness_for
     prog = tmp_path / "deep.c"
     prog.write_text("void reach_error(void) {}\nint main(void) { unsigned x = 0;\n"

@@ -20,7 +20,7 @@ from looprover.program.cpg import build_cpg
 from looprover.program.interp import InputOracle, run
 from looprover.verdict import Status, Verdict
 from looprover.witness.closed_run import MAX_PROGRESSIONS, Progression, _merged, observe, progression_formula
-from looprover.witness.proofs import ClosedRunProof
+from looprover.evidence.proofs import ClosedRunProof
 from looprover.witness.svcomp import witness_for
 from looprover.witness.validate import validate_entries
 from looprover.witness.csource import CSource

@@ -345,7 +345,7 @@ def _hints(path: Path, *atoms: str):
     from looprover.jobs import load_program
     from looprover.program.cpg import build_cpg
     from looprover.program.expr import IntConst, Var, binary, cmp
-    from looprover.witness.hints import LoopInvariantHints
+    from looprover.evidence.hints import LoopInvariantHints
     program = load_program(path, "ILP32")
     (head,) = build_cpg(program).cutpoints
     var = {info.c_name: info.var for info in program.variables.values() if info.c_name}
@@ -415,7 +415,7 @@ def test_a_true_without_invariants_gets_the_domains_candidates_the_validator_con
     """bmc's TRUE carries no invariants: the writer falls back (the program reads input, so not to its run) to the
     abstract domains' candidates and writes them only once the validator's checks confirm them, saying where they
     came from. labmc's carries its certificate,
-    the candidates the domains offer that prove it (`witness/certify.py`), which the writer prints."""
+    the candidates the domains offer that prove it (`evidence/certify.py`), which the writer prints."""
     w, _ = _true_witness(tmp_path, "int main(void) {\n  int i = __VERIFIER_nondet_int(), s = 0;\n  i = 0;\n"
                                    "  while (i < 20) { i++; s += 2; }\n"
                                    "  __VERIFIER_assert(s == 40);\n  return 0;\n}\n", engine)

@@ -59,9 +59,9 @@ from looprover.smt.encode import Encoder
 from looprover.smt.solver import Solver
 from looprover.smt.terms import mk_or
 from looprover.verdict import Verdict
-from looprover.witness.confirm import confirm_trace
-from looprover.witness.proofs import KInductiveProof, Proof
-from looprover.witness.replay import TraceBuilder
+from looprover.evidence.confirm import confirm_trace
+from looprover.evidence.proofs import KInductiveProof, Proof
+from looprover.evidence.replay import TraceBuilder
 
 LIMIT = ("limit",)
 

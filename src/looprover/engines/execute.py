@@ -4,7 +4,7 @@ Why: closed programs whose loops count to constants in the millions (`while (x <
 such loops) are common in verification tasks. Their only execution is fully determined, yet BMC needs a bound
 of millions to exhaust it, and invariant-based engines need invariants that relate the phases exactly. Running
 the program decides the property directly: the IR printed as C (`program/emit_c.py`, the printing the
-compiled counterexample confirmation already uses, `witness/native.py`, where gcc's sanitizers trap wherever
+compiled counterexample confirmation already uses, `evidence/native.py`, where gcc's sanitizers trap wherever
 C's undefined behaviour differs from the IR's meaning) executes 10^9 simple iterations in about a second.
 
 When it answers (TRUE only):
@@ -23,8 +23,8 @@ from __future__ import annotations
 from looprover.engines.base import Engine, Run, Task
 from looprover.program.cfa import Program
 from looprover.verdict import Status, Verdict
-from looprover.witness import native
-from looprover.witness.proofs import ClosedRunProof
+from looprover.evidence import native
+from looprover.evidence.proofs import ClosedRunProof
 
 
 class Execute(Engine):

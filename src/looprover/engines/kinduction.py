@@ -28,34 +28,16 @@ from dataclasses import dataclass, field
 
 import z3
 
-from looprover.deadline import Deadline, OutOfTime
+from looprover.deadline import Deadline
 from looprover.domains import Candidate, candidates, sample_states
 from looprover.engines.base import Engine, Run, Task
-from looprover.errors import GiveUp
 from looprover.program.cfa import Program
 from looprover.program.cpg import build_cpg
 from looprover.smt.cpg_system import CPGSystem
-from looprover.smt.houdini import houdini as smt_houdini
 from looprover.verdict import Verdict
-from looprover.witness.confirm import confirm_model
-from looprover.witness.proofs import KInductiveProof, candidate_formula, invariant_formula
-
-
-# ------------------------------------------------------------------------------------------ Houdini
-def houdini(sys: CPGSystem, cands: list[Candidate], deadline: Deadline | None) -> list[Candidate] | None:
-    """The largest inductive subset of `cands` (None if the solver gave up before a fixed point): initiation
-    from Init, consecution over the transition relation with valid pcs (`smt/houdini.py`)."""
-    if not cands:
-        return []
-    enc = sys.enc
-    cur = [candidate_formula(sys, c, sys.cur, sys.pc) for c in cands]
-    nxt = [candidate_formula(sys, c, sys.nxt, sys.pc_next) for c in cands]
-    try:
-        alive = smt_houdini([sys.ts.trans, sys.valid_pc()], cur, nxt, deadline, init=sys.ts.init,
-                            new_solver=lambda: enc.solver().z3)
-    except (OutOfTime, GiveUp):
-        return None
-    return [cands[i] for i in alive]
+from looprover.evidence.confirm import confirm_model
+from looprover.evidence.certify import houdini
+from looprover.evidence.proofs import KInductiveProof, invariant_formula
 
 
 # ------------------------------------------------------------------------------------------ engine

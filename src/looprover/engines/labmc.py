@@ -6,7 +6,7 @@ the same inputs, then confirmed (or refuted) by BMC of the original with the tim
 gets the largest abstract-loop bound M as its bound: every abstract loop is exhausted there, so BMC decides or
 reports why it could not.
 
-A TRUE is answered with a certificate only (`witness/certify.py`): invariants of the program itself, from the
+A TRUE is answered with a certificate only (`evidence/certify.py`): invariants of the program itself, from the
 abstract domains' candidates, that exclude every violation 1-inductively. The abstraction's own argument (havocked
 outputs, closed forms relative to a loop's entry, the induction copies) states no invariant of the program, so a
 TRUE the candidates do not certify is UNKNOWN with the reason.
@@ -21,8 +21,8 @@ from looprover.engines.transformed import TransformThenEngine
 from looprover.program.cfa import Program
 from looprover.transforms.labmc import LabmcOptions, LABMCTransform
 from looprover.verdict import Status, Verdict
-from looprover.witness.certify import certify_with_domains
-from looprover.witness.proofs import Proof
+from looprover.evidence.certify import certify_with_domains
+from looprover.evidence.proofs import Proof
 
 
 class LABMC(TransformThenEngine):

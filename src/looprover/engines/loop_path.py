@@ -1,5 +1,5 @@
 """A counterexample given as a path through the cutpoint graph -- the nodes visited and the iterations of each
-node's loop -- turned into a verdict: replayed on the program (`witness.confirm.confirm_loop_path`), described by
+node's loop -- turned into a verdict: replayed on the program (`evidence.confirm.confirm_loop_path`), described by
 its loops. Shared by the engines whose counterexamples have this form (multiloop, spacer)."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from looprover.engines.base import Engine, Run
 from looprover.program.cfa import Program
 from looprover.smt.cpg_system import CPGSystem
 from looprover.verdict import Verdict
-from looprover.witness.confirm import confirm_loop_path
+from looprover.evidence.confirm import confirm_loop_path
 
 REPLAY_LIMIT = 2000        # cutpoint steps a counterexample may have to be replayed by one BMC query
 DEEP_LOOP = 100            # iterations from which a loop is run on the interpreter instead of unrolled

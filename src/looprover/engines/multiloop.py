@@ -18,9 +18,9 @@ Evidence (as in `engines/tpa.py`):
   runs; the sets and the loops' certificates are the evidence (`tpa.proof.NetworkProof`).
 - FALSE only with a counterexample replayed on the original program: the violating path (nodes and loop
   iterations) is pinned as the pc sequence of one exact BMC query over `CPGSystem.ts`, whose model becomes a
-  CFA trace for `witness.replay.validate`. Longer than `loop_path.REPLAY_LIMIT` steps: the path up to the first deep loop
+  CFA trace for `evidence.replay.validate`. Longer than `loop_path.REPLAY_LIMIT` steps: the path up to the first deep loop
   is solved by BMC for the initial state and the inputs read so far, and the program is *run* from there on the
-  interpreter (`witness.deep`); only a run that fails the assertion counts. A path through contracted loops
+  interpreter (`evidence.deep`); only a run that fails the assertion counts. A path through contracted loops
   names only the outer nodes: it is first expanded by an exact BMC query over the program whose outer steps
   follow it and whose inner-loop steps are free (`nested.expand_path`); no expansion within the replay limit
   is UNKNOWN (the summaries were too weak), never FALSE.
@@ -41,7 +41,7 @@ from looprover.tpa import TPAOptions, TPAStatus
 from looprover.tpa.nested import Summary, contract, contract_nested, expand_path, nested_heads
 from looprover.tpa.network import NetworkResult, NetworkTPA, check_proof
 from looprover.tpa.proof import NetworkProof
-from looprover.transforms.classify import liveness
+from looprover.program.liveness import liveness
 from looprover.verdict import Verdict
 
 

@@ -11,7 +11,7 @@ Evidence:
   signed overflow, like every engine on `CPGSystem`). The evidence holds the invariant per cutpoint.
 - FALSE only with a counterexample replayed on the original program: Spacer's derivation names the clauses it
   used, i.e. the CPG edges of the violating path; its node sequence pins the pc of every step of one exact BMC
-  query over `CPGSystem.ts` (`witness.confirm.confirm_loop_path`, as the multiloop engine does), deep paths are
+  query over `CPGSystem.ts` (`evidence.confirm.confirm_loop_path`, as the multiloop engine does), deep paths are
   run on the interpreter. Spacer's preprocessing may merge clauses, and its derivation then skips some: a
   derivation that is not a path of the cutpoint graph is asked for again with those passes off.
 
@@ -36,9 +36,9 @@ from looprover.program.cpg import ERROR, CPGEdge, CutpointGraph, build_cpg
 from looprover.smt.cpg_system import CPGSystem
 from looprover.smt.horn import HornSystem, SpacerAnswer, spacer
 from looprover.smt.systems import cpg_horn
-from looprover.transforms.classify import liveness
+from looprover.program.liveness import liveness
 from looprover.verdict import Verdict
-from looprover.witness.proofs import CutpointInvariantProof
+from looprover.evidence.proofs import CutpointInvariantProof
 
 
 

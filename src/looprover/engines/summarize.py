@@ -1,7 +1,7 @@
 """The `summarize` engine: loop summaries (`transforms/summarize.py`), then BMC of the loop-free result.
 
 An instance of "transform, then engine" (`engines/transformed.py`). The summaries over-approximate, so BMC's
-TRUE on the summarized program is a TRUE; it is answered with a certificate only (`witness/certify.py`): the
+TRUE on the summarized program is a TRUE; it is answered with a certificate only (`evidence/certify.py`): the
 summaries' conjuncts at the loop heads (with the domains' candidates if they are not enough), kept where jointly
 inductive on the program itself, must exclude every violation 1-inductively. A TRUE that needs more (relations to
 a loop's entry values, what BMC saw across loops) is UNKNOWN.
@@ -22,8 +22,8 @@ from looprover.program.cfa import Program
 from looprover.transforms.base import Transformed
 from looprover.transforms.summarize import SummarizeOptions, SummarizeTransform
 from looprover.verdict import Counterexample, LeapingCounterexample, Status, Verdict
-from looprover.witness.certify import certify_with_domains
-from looprover.witness.hints import LoopInvariantHints
+from looprover.evidence.certify import certify_with_domains
+from looprover.evidence.hints import LoopInvariantHints
 
 TRANSFORM_SHARE = 0.5     # of the run's time, at most, for sampling and the inductiveness checks
 

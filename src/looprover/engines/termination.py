@@ -16,7 +16,7 @@ fresh solvers (`TerminationProof.check`, which the portfolio also runs) and prin
 
 FALSE (`termination/lasso.py`): for the loops without an argument (every cutpoint, if the CFA is
 irreducible), bounded model checking looks for a lasso, and each candidate recurrent set goes through the
-independent check (`witness/nontermination.py`); only a witness that passed it (its `validated` flag, which
+independent check (`evidence/nontermination.py`); only a witness that passed it (its `validated` flag, which
 `run_engine`'s `vet` requires) is a FALSE.
 
 Integer mode: unsigned arithmetic wraps (so a loop that stops only because a counter wraps is ranked on the
@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from looprover.deadline import Deadline, OutOfTime
 from looprover.domains import Candidate, candidates, sample_states
 from looprover.engines.base import Engine, Run, Task
-from looprover.engines.kinduction import houdini
+from looprover.evidence.certify import houdini
 from looprover.errors import GiveUp
 from looprover.program.cfa import Program
 from looprover.program.cpg import build_cpg

@@ -15,7 +15,7 @@ Evidence:
 - FALSE: only after the counterexample replays on the *original program*. Up to `replay_limit` cutpoint steps
   the exact BMC model of the path, pinned to the core's concrete states, becomes a CFA trace (`validate`).
   Deeper ones are run on the concrete interpreter from the initial state and first-fragment inputs an SMT
-  query pins to the core's start state (`witness.deep`).
+  query pins to the core's start state (`evidence.deep`).
 """
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ from looprover.tpa.program_ts import single_loop_system
 from looprover.tpa.proof import TransitionInvariantProof
 from looprover.tpa.result import UnsafeWitness, is_state
 from looprover.verdict import Verdict
-from looprover.witness.confirm import confirm_cpg_path
+from looprover.evidence.confirm import confirm_cpg_path
 
 
 class TPAEngine(Engine):

@@ -5,8 +5,8 @@ transform's guarantee (`transforms/base.py`).
     result's evidence mapped back where the transform can; otherwise it proves nothing.
   * A counterexample of the result (a FALSE, or an UNKNOWN whose evidence is an unreplayed counterexample): the
     transform's back-translation proposes a trace of the original program, which must replay on it
-    (`witness.replay.validate`), or, for a trace too long to store, runs the program to the violation itself
-    (a validated `witness.deep.RunCounterexample`). If it does not, an optional `confirm` engine runs on the original program with
+    (`evidence.replay.validate`), or, for a trace too long to store, runs the program to the violation itself
+    (a validated `evidence.deep.RunCounterexample`). If it does not, an optional `confirm` engine runs on the original program with
     the time left; only its validated FALSE (or its TRUE: it ran on the program itself) counts. Otherwise the
     answer is UNKNOWN: the counterexample was not confirmed.
 """
@@ -19,8 +19,8 @@ from looprover.errors import LooproverError
 from looprover.program.cfa import Program
 from looprover.transforms.base import Transform, Transformed
 from looprover.verdict import Counterexample, Status, Verdict
-from looprover.witness.confirm import confirm_trace
-from looprover.witness.deep import RunCounterexample
+from looprover.evidence.confirm import confirm_trace
+from looprover.evidence.deep import RunCounterexample
 
 
 class TransformThenEngine(Engine):
@@ -96,7 +96,7 @@ class TransformThenEngine(Engine):
         """A counterexample of the transformed program: find a real one, or say UNKNOWN."""
         if isinstance(cex, RunCounterexample) and cex.omitted and cex.validated:
             # too long to store and replay: the back-translation ran the program to the violation itself
-            # (`witness.deep.follow`, or compiled: `witness.native`); the portfolio runs it again
+            # (`evidence.deep.follow`, or compiled: `evidence.native`); the portfolio runs it again
             run.stats["confirm"] = "compiled run of the program" if cex.native else "run of the program"
             return self.false(f"counterexample of the {self.result} confirmed by {run.stats['confirm']} "
                               f"({cex.length} edges)", cex)

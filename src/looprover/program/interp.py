@@ -207,7 +207,7 @@ class InputOracle(Oracle):
                  strict: bool = False):
         self.kinds = {n: i.kind for n, i in program.variables.items()}
         self.inputs = list(inputs)
-        # a lazy sequence (an accelerated run's compressed havoc plan, `witness.deep.PlanSeq`) is read in place
+        # a lazy sequence (an accelerated run's compressed havoc plan, `evidence.deep.PlanSeq`) is read in place
         lazy = hasattr(havocs, "__getitem__") and not isinstance(havocs, (list, tuple))
         self.havocs = havocs if lazy else list(havocs)
         self.strict = strict

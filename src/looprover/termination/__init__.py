@@ -9,5 +9,5 @@ ranking.py    termination arguments for one loop and their check: strict-order t
 proof.py      `TerminationProof`: the invariants and one checked argument per loop, re-checked from the
               program by fresh solvers (the portfolio's check of a TRUE)
 lasso.py      the search for a non-termination witness (stem + cycle + recurrent set), which
-              `witness/nontermination.py` checks independently
+              `evidence/nontermination.py` checks independently
 """

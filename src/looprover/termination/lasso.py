@@ -32,8 +32,8 @@ from looprover.program.expr import (
 from looprover.program.interp import ArrayValue, Evaluator, UndefinedBehavior
 from looprover.smt.cpg_system import CPGSystem
 from looprover.verdict import NonTermination
-from looprover.witness.nontermination import check_recurrent, replay_stem, validate_nontermination
-from looprover.witness.replay import ModelArray, TraceBuilder
+from looprover.evidence.nontermination import check_recurrent, replay_stem, validate_nontermination
+from looprover.evidence.replay import ModelArray, TraceBuilder
 
 MAX_FORMULA = 4000      # size cap (nodes) of an unrolled path condition
 

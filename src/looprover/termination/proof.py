@@ -24,7 +24,7 @@ from looprover.program.loops import analyze_loops
 from looprover.smt.cpg_system import CPGSystem
 from looprover.termination.ranking import LoopArgument, check_argument
 from looprover.termination.relation import LoopRelation
-from looprover.witness.proofs import Proof, invariants_failure
+from looprover.evidence.proofs import Proof, invariants_failure
 
 
 @dataclass(frozen=True)

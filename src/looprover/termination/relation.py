@@ -47,7 +47,7 @@ from looprover.smt.cpg_system import CPGSystem
 from looprover.smt.houdini import houdini
 from looprover.smt.mbp import free_constants
 from looprover.smt.terms import FALSE, is_false, mk_and, mk_or
-from looprover.witness.proofs import invariant_formula
+from looprover.evidence.proofs import invariant_formula
 
 ENTRY = "@entry"        # summary relations name the state at the loop's head `x@entry`
 State = dict[str, z3.ExprRef]

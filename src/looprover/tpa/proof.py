@@ -1,4 +1,4 @@
-"""TPA's TRUE as a proof another process can check (`witness/proofs.py`): the safe transition invariant and
+"""TPA's TRUE as a proof another process can check (`evidence/proofs.py`): the safe transition invariant and
 the transition system it holds for, as SMT-LIB text.
 
 Why the system travels too: the engine's system is not a pure function of the program. The one-loop system's
@@ -38,7 +38,7 @@ from looprover.smt.solver import unsat
 from looprover.tpa.certify import check_safe_certificate
 from looprover.tpa.program_ts import one_loop
 from looprover.tpa.result import SafeCertificate
-from looprover.witness.proofs import Proof
+from looprover.evidence.proofs import Proof
 
 
 @dataclass(frozen=True)
@@ -177,7 +177,7 @@ class NetworkProof(Proof):
 
     def check(self, program: Program, bitvector: bool, deadline: Deadline) -> str | None:
         from looprover.tpa.network import check_proof
-        from looprover.transforms.classify import liveness
+        from looprover.program.liveness import liveness
         from looprover.smt.systems import cpg_network
         from looprover.tpa.nested import contract, nested_heads
         cpg = build_cpg(program)

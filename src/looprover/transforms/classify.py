@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from looprover.program.cfa import Assert, Edge, Program
 from looprover.program.expr import FALSE, Var
+from looprover.program.liveness import live_through
 from looprover.program.loops import Loop
 
 
@@ -45,39 +46,6 @@ class Classification:
         names = lambda vs: ", ".join(sorted(v.name for v in vs)) or "-"  # noqa: E731
         return (f"IO {{{names(self.io)}}}, PO {{{names(self.po)}}} (live {{{names(self.po_live)}}}, "
                 f"always written {{{names(self.po_always)}}}), inputs {{{names(self.inputs)}}}, M = {self.bound}")
-
-
-def liveness(program: Program) -> dict[int, frozenset[Var]]:
-    """Live-in variables per location (backward may-analysis; `exit` and sinks have nothing live)."""
-    def through(edge: Edge, live: frozenset[Var]) -> frozenset[Var]:
-        out = set(live)
-        for s in reversed(edge.stmts):
-            out -= s.writes()
-            out |= s.reads()
-        return frozenset(out)
-
-    live: dict[int, frozenset[Var]] = {l: frozenset() for l in program.locations}
-    changed = True
-    while changed:
-        changed = False
-        for loc in reversed(program.locations):
-            if loc == program.exit:
-                continue
-            new: set[Var] = set()
-            for e in program.out_edges(loc):
-                new |= through(e, live[e.dst])
-            if new != live[loc]:
-                live[loc] = frozenset(new)
-                changed = True
-    return live
-
-
-def live_through(edge: Edge, live_after: frozenset[Var]) -> frozenset[Var]:
-    out = set(live_after)
-    for s in reversed(edge.stmts):
-        out -= s.writes()
-        out |= s.reads()
-    return frozenset(out)
 
 
 def must_written(program: Program, loop: Loop) -> dict[int, frozenset[Var]]:

@@ -8,9 +8,9 @@ program with every havoc value known; it still has to replay on the program, whi
 
 How it is checked depends on its length:
   * up to `FULL_TRACE` edges: a stored trace, replayed edge by edge like every other counterexample;
-  * longer ones are run (`witness.deep.follow`): on the interpreter when that takes at most
+  * longer ones are run (`evidence.deep.follow`): on the interpreter when that takes at most
     `INTERPRETED_SECONDS` (about `RunOnInputs.STEPS_PER_SECOND` edges a second), else as a compiled program
-    (`witness.native`, falling back to the interpreter if that fails and time allows), fed the same havoc
+    (`evidence.native`, falling back to the interpreter if that fails and time allows), fed the same havoc
     values, which must end in `reach_error`. All iterations of an accelerated path read the same values, so
     the values are stored compressed (`deep.Repeat`): a run of 10^9 iterations needs no 10^9-entry list.
 """
@@ -23,8 +23,8 @@ from looprover.program.cfa import Edge, Havoc, Program
 from looprover.program.expr import ArrayType
 from looprover.transforms.base import BackTranslation, RunOnInputs
 from looprover.verdict import Counterexample, TraceStep
-from looprover.witness.deep import KEEP, Repeat, follow
-from looprover.witness.replay import ModelCounterexample
+from looprover.evidence.deep import KEEP, Repeat, follow
+from looprover.evidence.replay import ModelCounterexample
 
 FULL_TRACE = 20_000
 # Longer runs are compiled when gcc can: the interpreter's ~10^5 edges a second would make a bug behind 10^5
@@ -109,7 +109,7 @@ class ExpandAccelerated(BackTranslation):
         for e, v in items:
             plan += self.plan(e, v)
         expanded = (x for e, v in items for x, _ in self.edges(e, v))
-        from looprover.witness import native
+        from looprover.evidence import native
         seconds = total / RunOnInputs.STEPS_PER_SECOND
         if seconds <= min(INTERPRETED_SECONDS, max(budget, 0.0) / 2) or native.why_not(original) is not None:
             self.last_how = "interpreter"

@@ -52,7 +52,8 @@ from looprover.program.expr import (
 )
 from looprover.program.loops import Loop, analyze_loops
 from looprover.transforms.base import Guarantee, RunOnInputs, Transform, Transformed
-from looprover.transforms.classify import Classification, classify, liveness
+from looprover.program.liveness import liveness
+from looprover.transforms.classify import Classification, classify
 from looprover.transforms.closed_forms import (
     FormAnalysis, Offset, Summary, add, closed_form, is_zero, sub, summarize,
 )

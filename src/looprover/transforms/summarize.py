@@ -140,9 +140,9 @@ class Summaries(RunOnInputs):
 
     def invariant(self, evidence: Any) -> Any | None:
         """The summaries' conjuncts as loop-invariant candidates at the original loop heads (for SV-COMP
-        correctness witnesses, `witness/hints.py`); BMC's TRUE of the summarized program has no evidence of its own."""
+        correctness witnesses, `evidence/hints.py`); BMC's TRUE of the summarized program has no evidence of its own."""
         from looprover.domains import Candidate
-        from looprover.witness.hints import LoopInvariantHints
+        from looprover.evidence.hints import LoopInvariantHints
         atoms = tuple(Candidate(s.header, c) for s in self.loops for c in s.witness_candidates())
         return LoopInvariantHints("summarize", atoms) if atoms else None
 

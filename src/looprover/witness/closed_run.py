@@ -142,7 +142,7 @@ def observe(program: Program, heads: list[int], budget: float) -> tuple[list[str
     """Run the closed `program` compiled, recording its visits of `heads`: the recorded variables and what each
     head saw (a head never visited is absent); or why not."""
     from looprover.program.emit_c import emit_c
-    from looprover.witness import native
+    from looprover.evidence import native
     why = native.why_not(program) or native.why_open(program)
     if why is not None:
         return f"no compiled run: {why}"

@@ -24,7 +24,7 @@ from typing import Any
 from looprover.deadline import Deadline
 from looprover.properties import UNREACH_CALL
 from looprover.verdict import Counterexample, Status, Verdict
-from looprover.witness.native import BLOCKED, FLAGS, NONDET_DEFS, VIOLATION, run_executable
+from looprover.evidence.native import BLOCKED, FLAGS, NONDET_DEFS, VIOLATION, run_executable
 
 MAX_SECONDS = 10.0
 

@@ -151,8 +151,8 @@ def violation_witness(cex: Counterexample, program: Program, src: CSource, input
 def _kept_inputs(cex: Any, program: Program) -> list | None:
     """The nondet inputs of a deep run from its havoc plan, when every havoc of the run is on its kept first and
     last edges and no variable starts uninitialised (the plan then is exactly those edges' havoc values)."""
-    from looprover.witness.deep import PlanSeq
-    from looprover.witness.native import initial_plan
+    from looprover.evidence.deep import PlanSeq
+    from looprover.evidence.native import initial_plan
     if initial_plan(program, dict(cex.initial)):
         return None
     havocked = [v for step in cex.steps for st in step.edge.stmts if isinstance(st, Havoc) for v in st.vars]
@@ -170,10 +170,10 @@ def proof_invariants(proof: Any, program: Program, deadline: Deadline | None = N
     the z3 constants' names to IR variable names; or why the proof has none. The writer checks them before
     printing (`_checked`)."""
     from looprover.smt.encode import Encoder
-    from looprover.witness.proofs import CutpointInvariantProof, KInductiveProof
+    from looprover.evidence.proofs import CutpointInvariantProof, KInductiveProof
     consts = {name: (z3.Bool(name) if isinstance(info.var.type, BoolType) else z3.Int(name))
               for name, info in program.variables.items()}
-    from looprover.witness.hints import LoopInvariantHints
+    from looprover.evidence.hints import LoopInvariantHints
     if isinstance(proof, (KInductiveProof, LoopInvariantHints)):
         enc = Encoder(program, False)
         out: dict[int | None, list[z3.BoolRef]] = {}
@@ -221,7 +221,7 @@ def _network_candidates(proof: Any, program: Program, deadline: Deadline | None
     from looprover.smt.cpg_system import CPGSystem, state_name
     from looprover.smt.systems import cpg_network
     from looprover.smt.text import from_text
-    from looprover.transforms.classify import liveness
+    from looprover.program.liveness import liveness
     dl = deadline if deadline is not None else Deadline.never()
     pre = {v: from_text(t) for v, t in proof.pre}
     post = {v: from_text(t) for v, t in proof.post}
@@ -320,7 +320,7 @@ def single_c_loop(program: Program, src: CSource, head: int, cutpoints) -> bool:
 
 def correctness_witness(proof: Any, program: Program, src: CSource, input_name: str, prop: str,
                         data_model: str, deadline: Deadline | None = None) -> Witness:
-    from looprover.witness.proofs import ClosedRunProof
+    from looprover.evidence.proofs import ClosedRunProof
     if isinstance(proof, ClosedRunProof):
         # the only run's loop-head states, exactly (`closed_run.py`): what the run proved, as invariants
         from looprover.witness.closed_run import closed_run_invariants
@@ -409,8 +409,8 @@ def _checked(loops: list, program: Program, src: CSource, input_name: str, meta:
 
 def _closed_run(proof: Any, program: Program, deadline: Deadline | None) -> Any:
     """For a closed program whatever engine proved it: its only run's loop-head states (`closed_run.py`)."""
-    from looprover.witness.native import why_open
-    from looprover.witness.proofs import ClosedRunProof
+    from looprover.evidence.native import why_open
+    from looprover.evidence.proofs import ClosedRunProof
     return None if isinstance(proof, ClosedRunProof) or why_open(program) is not None else ClosedRunProof()
 
 
@@ -420,8 +420,8 @@ SPACER_SECONDS = 10.0     # at most, for Spacer's invariants, when no other sour
 def _with_domain_candidates(proof: Any, program: Program, deadline: Deadline | None) -> Any:
     """The domains' candidates with the proof's own invariants (when they are program atoms): Houdini over the
     union of both sources."""
-    from looprover.witness.hints import LoopInvariantHints
-    from looprover.witness.proofs import KInductiveProof
+    from looprover.evidence.hints import LoopInvariantHints
+    from looprover.evidence.proofs import KInductiveProof
     own = tuple(proof.invariants) if isinstance(proof, KInductiveProof) else \
         tuple(proof.atoms) if isinstance(proof, LoopInvariantHints) else ()
     hints = domain_hints(program, deadline)
@@ -445,8 +445,8 @@ def domain_hints(program: Program, deadline: Deadline | None) -> Any:
     """Candidate loop invariants of `program` from the abstract domains (`certify.domain_candidates`, the ones
     k-induction starts from), filtered by states of random runs: for a TRUE whose engine gives no usable
     invariants. They are candidates only (`LoopInvariantHints`): the writer keeps what the validator confirms."""
-    from looprover.witness.certify import domain_candidates
-    from looprover.witness.hints import LoopInvariantHints
+    from looprover.evidence.certify import domain_candidates
+    from looprover.evidence.hints import LoopInvariantHints
     return LoopInvariantHints("the abstract domains' candidates", tuple(domain_candidates(program, False, deadline)))
 
 

@@ -21,7 +21,7 @@ from looprover.termination.proof import TerminationProof
 from looprover.termination.ranking import DISJUNCTIVE, LEX, NONE, RANKING, STRICT, LinearTerm, LoopArgument
 from looprover.witness.cexpr import NotC, at_any_prev, from_z3
 from looprover.witness.csource import CSource
-from looprover.witness.hints import LoopInvariantHints
+from looprover.evidence.hints import LoopInvariantHints
 from looprover.witness.svcomp import (
     Witness, conjunction, dump, inductive_loop_invariants, invariant_item, loop_invariants_content, metadata,
     printed_loop_invariants, proof_invariants, single_c_loop,

@@ -37,7 +37,7 @@ from looprover.program.cfa import Edge, Havoc, Program, SrcLoc
 from looprover.program.expr import ArrayType, IntType
 from looprover.program.interp import ArrayValue
 from looprover.verdict import TraceStep
-from looprover.witness.deep import Repeat, RunCounterexample
+from looprover.evidence.deep import Repeat, RunCounterexample
 
 VIOLATION, BLOCKED = 86, 87
 ENDED_WITHOUT_VIOLATION = "the compiled run ended with exit code {code} without a violation"

@@ -5,7 +5,7 @@ from helpers import enginecases as ec
 from looprover.engines import verify
 from looprover.program.expr import I32, ArrayType
 from looprover.verdict import Counterexample, Status, TraceStep
-from looprover.witness.replay import replay
+from looprover.evidence.replay import replay
 
 from helpers.progdsl import Prog, add, c, gt, lt, ne, sel
 
@@ -96,7 +96,7 @@ def test_validated_trace_gets_the_values_the_replay_wrote():
     gives every step the values written, keyed by the IR's unique names, so two inputs read by one statement
     are two values in the report, not one."""
     from looprover.report import counterexample_json, counterexample_lines
-    from looprover.witness.replay import validate
+    from looprover.evidence.replay import validate
     prog, edge = _two_inputs_program()
     cex = Counterexample([TraceStep(edge, None, {})], [5, 2])
     assert validate(prog, cex).ok and cex.validated

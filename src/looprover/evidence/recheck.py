@@ -1,11 +1,11 @@
 """The portfolio's own checks of evidence: a FALSE's counterexample is executed again on the original program, a
-TRUE's proof (`witness/proofs.py`) is decided again with fresh solvers.
+TRUE's proof (`evidence/proofs.py`) is decided again with fresh solvers.
 
 Why: an engine's `validated` flag is the engine's word. The portfolio runs engines as separate processes and
 answers for all of them, so it checks what it is given instead of a flag: a trace is replayed edge by edge on the
 program's own edges (`replay.replay`); a deep run, kept abbreviated (`deep.RunCounterexample`), is run again from
 its initial values on its recorded inputs (on every recorded havoc value, when it has its havoc plan), and a
-run too long for the interpreter, which was confirmed compiled, is compiled and run again (`witness.native`).
+run too long for the interpreter, which was confirmed compiled, is compiled and run again (`evidence.native`).
 Each must end in a violated assertion without undefined behaviour on the way (signed overflow in either
 encoding), within the caller's deadline. A non-termination witness (termination FALSE) goes through its own
 independent check again (`nontermination.check_nontermination`: stem replayed, recurrent set decided by a fresh
@@ -22,10 +22,10 @@ from looprover.errors import GiveUp
 from looprover.program.cfa import Program
 from looprover.program.interp import InputOracle, run
 from looprover.verdict import Counterexample, NonTermination, Status, Verdict
-from looprover.witness.deep import PlanSeq, RunCounterexample
-from looprover.witness.proofs import Proof
-from looprover.witness.nontermination import check_nontermination
-from looprover.witness.replay import replay
+from looprover.evidence.deep import PlanSeq, RunCounterexample
+from looprover.evidence.proofs import Proof
+from looprover.evidence.nontermination import check_nontermination
+from looprover.evidence.replay import replay
 
 
 def recheck_counterexample(program: Program, cex: object, bitvector: bool, deadline: Deadline) -> str | None:
@@ -35,7 +35,7 @@ def recheck_counterexample(program: Program, cex: object, bitvector: bool, deadl
     if not isinstance(cex, Counterexample):
         return "no counterexample"
     if isinstance(cex, RunCounterexample) and cex.native:
-        from looprover.witness import native
+        from looprover.evidence import native
         return native.run(program, dict(cex.initial), cex.plan or [], deadline.left())
     if isinstance(cex, RunCounterexample) and cex.omitted:
         oracle = InputOracle(program, cex.inputs, PlanSeq(cex.plan) if cex.plan is not None else ())

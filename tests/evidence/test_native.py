@@ -1,4 +1,4 @@
-"""witness/native.py: the compiled run's input stream and its checks.
+"""evidence/native.py: the compiled run's input stream and its checks.
 
 The plan stays compressed all the way into the compiled program (`native.READER` serves a repeat of plain
 values as a cycle, and walks nested repeats); these tests compile a program that prints every value it reads
@@ -14,8 +14,8 @@ import pytest
 from looprover.program.emit_c import initial_havocs
 from looprover.program.expr import I32, ArrayType
 from looprover.program.interp import ArrayValue
-from looprover.witness import native
-from looprover.witness.deep import Repeat, iter_plan
+from looprover.evidence import native
+from looprover.evidence.deep import Repeat, iter_plan
 
 from helpers.progdsl import Prog, add, c, lt, ne, sel
 

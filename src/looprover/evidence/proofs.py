@@ -124,7 +124,7 @@ def _base_case(sys: CPGSystem, k: int, deadline: Deadline) -> str | None:
     return None
 
 
-INTERPRETED_STEPS = 100_000     # about a second of the interpreter (`witness/native.py`)
+INTERPRETED_STEPS = 100_000     # about a second of the interpreter (`evidence/native.py`)
 
 
 @dataclass(frozen=True)
@@ -137,7 +137,7 @@ class ClosedRunProof(Proof):
 
     def check(self, program: Program, bitvector: bool, deadline: Deadline) -> str | None:
         from looprover.program.interp import InputOracle, run
-        from looprover.witness import native
+        from looprover.evidence import native
         why = native.why_open(program)
         if why is not None:
             return f"the program is not closed: {why}"
@@ -171,7 +171,7 @@ class CutpointInvariantProof(Proof):
 
     def check(self, program: Program, bitvector: bool, deadline: Deadline) -> str | None:
         from looprover.smt.systems import cpg_horn
-        from looprover.transforms.classify import liveness
+        from looprover.program.liveness import liveness
         sys = CPGSystem(build_cpg(program), bitvector, deadline)
         horn = cpg_horn(sys, liveness(program))
         return horn.check_solution({n: from_text(t) for n, t in self.invariants}, deadline)

@@ -30,8 +30,8 @@ from looprover.deadline import Deadline
 from looprover.program.cfa import Program
 from looprover.smt.cpg_system import CPGSystem
 from looprover.verdict import Counterexample
-from looprover.witness.deep import run_from_model
-from looprover.witness.replay import cpg_trace, validate
+from looprover.evidence.deep import run_from_model
+from looprover.evidence.replay import cpg_trace, validate
 
 
 @dataclass

@@ -3,7 +3,7 @@ subset of candidate invariants, which must exclude every violation k-inductively
 
 Why: `summarize` and `labmc` prove a transformed program (summarized loops, abstract loops) by BMC, so their TRUE
 rests on the transformation's soundness argument and on BMC. The certificate restates the TRUE as invariants of
-the program itself, which the portfolio and the job decide again with fresh solvers (`witness.recheck`) and the
+the program itself, which the portfolio and the job decide again with fresh solvers (`evidence.recheck`) and the
 witness writer prints. Candidates come from the engine (`summarize`'s kept summary conjuncts) and from the
 abstract domains filtered by sampled states (`domain_candidates`, the ones k-induction starts from). A TRUE they
 cannot certify is UNKNOWN with the reason: it needs relations the domains do not offer.
@@ -17,9 +17,26 @@ from looprover.program.cfa import Program
 from looprover.program.cpg import build_cpg
 from looprover.program.expr import BINDERS, walk
 from looprover.smt.cpg_system import CPGSystem
-from looprover.witness.proofs import KInductiveProof, invariants_failure
+from looprover.evidence.proofs import KInductiveProof, candidate_formula, invariants_failure
+from looprover.smt.houdini import houdini as smt_houdini
 
 MAX_K = 4      # the invariants may need a few steps of k-induction to exclude the violation
+
+
+def houdini(sys: CPGSystem, cands: list[Candidate], deadline: Deadline | None) -> list[Candidate] | None:
+    """The largest inductive subset of `cands` (None if the solver gave up before a fixed point): initiation
+    from Init, consecution over the transition relation with valid pcs (`smt/houdini.py`)."""
+    if not cands:
+        return []
+    enc = sys.enc
+    cur = [candidate_formula(sys, c, sys.cur, sys.pc) for c in cands]
+    nxt = [candidate_formula(sys, c, sys.nxt, sys.pc_next) for c in cands]
+    try:
+        alive = smt_houdini([sys.ts.trans, sys.valid_pc()], cur, nxt, deadline, init=sys.ts.init,
+                            new_solver=lambda: enc.solver().z3)
+    except (OutOfTime, GiveUp):
+        return None
+    return [cands[i] for i in alive]
 
 
 def domain_candidates(program: Program, bitvector: bool, deadline: Deadline | None) -> list[Candidate]:
@@ -36,7 +53,6 @@ def certify(program: Program, atoms: list[Candidate], bitvector: bool, deadline:
     """A checked proof from `atoms`: their largest inductive subset (Houdini on the program's cutpoint graph;
     quantified ones checked apart), which must exclude every violation k-inductively for some k ≤ `MAX_K`, as
     the checks of the portfolio decide again. (None, why) when they do not."""
-    from looprover.engines.kinduction import houdini
     try:
         sys = CPGSystem(build_cpg(program), bitvector, deadline)
         quantified = [c for c in atoms if any(isinstance(n, BINDERS) for n in walk(c.atom))]

@@ -9,7 +9,7 @@ from looprover.engines import verify
 from looprover.program.cpg import build_cpg
 from helpers.progdsl import c, eq
 from looprover.verdict import Status
-from looprover.witness.proofs import KInductiveProof
+from looprover.evidence.proofs import KInductiveProof
 
 
 def _proof(prog):

@@ -13,7 +13,7 @@ only by an actual run to the violation (signed overflow on the way refuses it in
 Accelerated counterexamples (`transforms/expand.py`) know every havoc value of their run, in a compressed
 form (`Repeat`: the n iterations of an accelerated path read the same values): `follow` runs the program along
 their expanded edges, and the counterexample keeps the compressed values as its `plan`, so that running it
-again (`witness/recheck.py`, or a compiled run, `witness/native.py`) feeds every havoc the same value.
+again (`evidence/recheck.py`, or a compiled run, `evidence/native.py`) feeds every havoc the same value.
 """
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ from looprover.program.interp import (
     Evaluator, InputOracle, UndefinedBehavior, commit, initial_state, run, try_edge,
 )
 from looprover.verdict import Counterexample, TraceStep
-from looprover.witness.replay import cpg_trace
+from looprover.evidence.replay import cpg_trace
 
 KEEP = 100
 
@@ -94,7 +94,7 @@ class RunCounterexample(Counterexample):
     """A validated run shown abbreviated: `steps` are the first and the last edges; `omitted` edges in between
     were executed at position `omitted_at`. `length` is the whole run's number of CFA edges. `plan`, when
     known, is every havoc value of the run in order (compressed); `native` says the run was a compiled one
-    (`witness/native.py`), too long for the interpreter."""
+    (`evidence/native.py`), too long for the interpreter."""
     length: int = 0
     omitted: int = 0
     omitted_at: int = 0
