@@ -213,3 +213,16 @@ def test_nullspace_is_exact():
     (vec,) = nullspace([[Fraction(v) for v in p] + [Fraction(1)] for p in pts], 4)
     scale = vec[0]
     assert [v / scale for v in vec] == [1, 2, -3, -1]
+
+
+def test_a_guards_large_constant_is_a_candidate_bound_and_the_overflow_checks_limits_are_not(tmp_path):
+    """`while (x <= 1073741823)` bounds x inside the loop (an inner loop's overflow check needs exactly that
+    bound); the no-overflow checks' type limits are left to the ranges domain."""
+    from looprover.domains import program_constants
+    from looprover.frontend.c import load_c_program
+    from looprover.program.instrument import instrument_no_overflow
+    f = tmp_path / "p.c"
+    f.write_text("extern int __VERIFIER_nondet_int(void);\nint main(void) {\n  int x = __VERIFIER_nondet_int();\n"
+                 "  while (x >= 0 && x <= 1073741823) x = x - 1;\n  return 0;\n}\n")
+    consts = program_constants(instrument_no_overflow(load_c_program(f, "ILP32")))
+    assert 1073741823 in consts and 2147483647 not in consts and -2147483647 not in consts

@@ -16,7 +16,7 @@ from typing import Callable, Iterable
 
 import z3
 
-from looprover.program.cfa import Program
+from looprover.program.cfa import Assert, Program
 from looprover.program.expr import Expr, IntConst, Var, walk
 
 
@@ -70,13 +70,17 @@ class Domain:
 
 
 def program_constants(program: Program) -> list[int]:
-    """0, 1 and the integer literals of the program's statements (the 24 smallest in magnitude)."""
+    """0, 1 and the integer literals of the program's statements (the 24 smallest in magnitude). An assertion's
+    literals count only up to 2^20: the no-overflow checks compare with the types' limits, which the ranges
+    domain already has; a guard's or an assignment's count at any size (`while (x <= 1073741823)` bounds x in
+    the loops it encloses)."""
     vals: set[int] = {0, 1}
     for _, st in program.statements():
+        limit = 1 << 20 if isinstance(st, Assert) else None
         for e in (getattr(st, "rhs", None), getattr(st, "cond", None)):
             if e is None:
                 continue
             for n in walk(e):
-                if isinstance(n, IntConst) and abs(n.value) <= 1 << 20:
+                if isinstance(n, IntConst) and (limit is None or abs(n.value) <= limit):
                     vals.add(n.value)
     return sorted(vals, key=lambda v: (abs(v), v))[:24]
