@@ -6,6 +6,8 @@ engine) in one such child, killed at the deadline; the portfolio runs one per en
 possible (no re-import of z3, no pickling of the program); each sends its one result through a pipe. A child
 asks Linux to kill it when its parent dies (`PR_SET_PDEATHSIG`), so a killed `verify` or a Ctrl-C leaves no
 solver behind, and it ignores SIGINT itself: the parent decides what an interrupt means (SIGTERM just ends it).
+What native code writes to a child's stderr goes to a file its parent reads only when the child dies, into the
+reason (`native_failure`); Python's own stderr in the child stays the user's.
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import multiprocessing.connection
 import os
 import signal
 import sys
+import tempfile
 import time
 from typing import Any, Callable, Iterable
 
@@ -156,15 +159,50 @@ def forking() -> bool:
     return _context().get_start_method() == "fork"
 
 
-def _main(fn: Callable[..., Any], args: tuple, conn) -> None:
+def _main(fn: Callable[..., Any], args: tuple, conn, native_log: int | None) -> None:
     parent = os.getppid()
     die_with_parent()
     if os.getppid() != parent:            # the parent died before prctl took effect
         os._exit(1)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)   # not the command's handler (cli.Terminated): just end
+    if native_log is not None:
+        _native_stderr_to(native_log)
     conn.send(fn(*args))
     conn.close()
+
+
+def _native_stderr_to(log: int) -> None:
+    """Send what native code writes to file descriptor 2 into the file open as `log`, while Python's `sys.stderr` (progress
+    lines, warnings) still reaches the user's stderr. Why: z3 reports its internal failures there (an `ASSERTION
+    VIOLATION` in Spacer's generalizer, then exit code 114); they belong in the run's UNKNOWN reason, not in the
+    middle of the verdict's output."""
+    try:
+        sys.stderr.flush()
+        python_fd = sys.stderr.fileno()   # not 2 in a child's child (its parent kept the user's stderr) or
+    except (AttributeError, OSError, ValueError):   # when stderr is captured in memory (tests)
+        python_fd = None
+    try:
+        if python_fd == 2:
+            sys.stderr = os.fdopen(os.dup(2), "w", buffering=1, errors="backslashreplace")
+        os.dup2(log, 2)
+    except OSError:
+        pass                              # then native text reaches the user, as before
+
+
+NATIVE_LINES = 4          # of the native stderr a dead child left, in the reason
+
+
+def native_failure(log: Any) -> str:
+    """The first lines native code wrote to stderr in a child (`_native_stderr_to`), as one line; "" if none."""
+    if log is None:
+        return ""
+    try:
+        log.seek(0)
+        text = log.read(4096).decode(errors="replace")
+    except (OSError, ValueError):
+        return ""
+    return "; ".join([ln.strip() for ln in text.splitlines() if ln.strip()][:NATIVE_LINES])
 
 
 class Child:
@@ -185,7 +223,11 @@ class Child:
         sys.stderr.flush()
         recv, send = ctx.Pipe(duplex=False)
         self.name = name
-        self.proc = ctx.Process(target=_main, args=(fn, args, send), name=name, daemon=daemon)
+        # an unlinked file the forked child writes its native stderr to and this process reads on its death
+        self.native_log = tempfile.TemporaryFile(prefix="looprover-stderr-") if ctx.get_start_method() == "fork" \
+            else None
+        log = self.native_log.fileno() if self.native_log is not None else None
+        self.proc = ctx.Process(target=_main, args=(fn, args, send, log), name=name, daemon=daemon)
         self.proc.start()
         send.close()
         self.conn = recv
@@ -200,11 +242,19 @@ class Child:
             value = self.conn.recv()
         except (EOFError, OSError):
             self.proc.join(timeout=2)
-            return False, death_reason(self.proc.exitcode, self.memory_limit)
+            why = death_reason(self.proc.exitcode, self.memory_limit)
+            native = native_failure(self.native_log)
+            return False, f"{why} (native code said: {native})" if native else why
         finally:
             self.conn.close()
+            self._forget_log()
         self.proc.join(timeout=2)
         return True, value
+
+    def _forget_log(self) -> None:
+        if self.native_log is not None:
+            self.native_log.close()
+            self.native_log = None
 
     def pause(self) -> None:
         """Stop the child where it is (SIGSTOP): it keeps its state and memory but uses no CPU. Returns once
@@ -234,6 +284,7 @@ class Child:
             pass
         self.conn.close()
         self.proc.join(timeout=2)
+        self._forget_log()
 
     @staticmethod
     def wait(children: Iterable["Child"], timeout: float) -> list["Child"]:
