@@ -175,7 +175,7 @@ def test_crashes_and_exceptions_are_unknowns_not_failures(monkeypatch, fake_engi
 def test_unsupported_constructs_and_unpicklable_evidence(monkeypatch, fake_engines, chc_program):
     v, _ = run(monkeypatch, chc_program, "fake_unsupported", "fake_unknown")
     assert "unsupported: floating point at prog.c:3" in v.reason
-    v, _ = run(monkeypatch, chc_program, "fake_z3_evidence", "fake_hang")
+    v, _ = run(monkeypatch, chc_program, "fake_z3_evidence", "fake_hang", timeout=4.0)   # fake_hang runs out the clock
     # the z3 evidence crossed the process boundary as text (the answer arrived); being no proof, it certifies
     # nothing
     reason = v.stats["portfolio"]["fake_z3_evidence"]["reason"]
