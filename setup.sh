@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Creates .venv (Python >= 3.11) and installs looprover into it, editable, with the pinned dependencies of
-# pyproject.toml and the test extras. Safe to run again: it reinstalls only when pyproject.toml changed.
+# pyproject.toml, the test extras and the bench extras (plots, Dask, BenchExec: the tests cover them). Safe to
+# run again: it reinstalls only when pyproject.toml changed.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -23,7 +24,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 stamp=".venv/.looprover-installed-$(cksum pyproject.toml | cut -d' ' -f1)"
 if [ ! -e "$stamp" ] || ! .venv/bin/python -c 'import looprover' 2>/dev/null; then
-  .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test,bench]'
   rm -f .venv/.looprover-installed-*
   touch "$stamp"
 fi

@@ -198,9 +198,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
             timeout = args.timeout if args.timeout_given else None
             print("\n".join(compare(a, b, timeout)))
             if not args.no_plots:
-                from looprover.bench.plots import compare_plots
-                paths = compare_plots(a, b, Path(args.plots) if args.plots else b.parent, timeout)
-                print(f"plots: {', '.join(map(str, paths))}")
+                from looprover.bench.plots import compare_plots, unavailable
+                why = unavailable()
+                if why is not None:
+                    print(f"warning: {why}", file=sys.stderr)
+                else:
+                    paths = compare_plots(a, b, Path(args.plots) if args.plots else b.parent, timeout)
+                    print(f"plots: {', '.join(map(str, paths))}")
             return EXIT_VERDICT
         if args.dir is None:
             print("looprover bench: error: DIR is required (or --compare A.csv B.csv)", file=sys.stderr)

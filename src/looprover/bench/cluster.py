@@ -37,8 +37,13 @@ def run_on_cluster(address: str, runs: Sequence[tuple[BenchTask, str, list[str]]
     passed to `on_result` as it arrives. A run the cluster could not finish (KilledWorker: it was on every
     worker that died, allowed-failures times; or it raised on the worker) is UNKNOWN with that reason, like a
     local run that crashed."""
-    from distributed import Client, as_completed
-    from distributed.scheduler import KilledWorker
+    try:
+        from distributed import Client, as_completed
+        from distributed.scheduler import KilledWorker
+    except ImportError as exc:
+        from looprover.bench.plots import BENCH_EXTRA
+        raise InputError(f"--cluster needs Dask's distributed, which is not installed ({exc}): {BENCH_EXTRA}") \
+            from None
 
     try:
         client = Client(address, timeout=CONNECT_TIMEOUT, set_as_default=False)

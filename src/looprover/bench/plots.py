@@ -17,6 +17,17 @@ from typing import Sequence
 from looprover.bench.compare import Row, read_results
 
 FORMATS = ("png", "svg")
+BENCH_EXTRA = "pip install -e '.[bench]' (setup.sh installs it)"
+
+
+def unavailable() -> str | None:
+    """Why no plots can be drawn (matplotlib, an optional package of the `bench` extra, is missing), or None."""
+    import importlib
+    try:
+        importlib.import_module("matplotlib")
+    except ImportError:
+        return f"plots need matplotlib, which is not installed: {BENCH_EXTRA}"
+    return None
 MIN_TIME = 0.01         # log axes: a run measured at 0.00 s is drawn at 10 ms
 
 

@@ -496,9 +496,14 @@ def run_bench_command(args) -> int:
     if args.witnesses:
         summary["witness_scores"] = confirmed_scores(results)
     if not args.no_plots:
-        from looprover.bench.plots import bench_plots
-        summary["plots"] = [str(p) for p in bench_plots(out_path, Path(args.plots) if args.plots else
-                                                        out_path.parent, args.timeout)]
+        from looprover.bench.plots import bench_plots, unavailable
+        why = unavailable()
+        if why is None:
+            summary["plots"] = [str(p) for p in bench_plots(out_path, Path(args.plots) if args.plots else
+                                                            out_path.parent, args.timeout)]
+        else:
+            summary["plots_skipped"] = why
+            print(f"warning: {why}", file=sys.stderr)
     if args.json:
         print(json.dumps(summary))
     else:
