@@ -1,4 +1,6 @@
 """Loop structure (natural loops, nesting, exits, irreducibility, cutpoints) and the cutpoint graph."""
+import pytest
+
 from looprover.program.cfa import Assert, Assign, Assume, ProgramBuilder
 from looprover.program.cpg import ERROR, build_cpg
 from looprover.program.expr import I32, TRUE, not_
@@ -138,3 +140,21 @@ def test_assume_true_edge_kept():
     b.add_edge(b.init, l1, Assume(TRUE))
     prog = b.build(exit_loc=l1)
     assert analyze_loops(prog).loops == {}
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_immediate_dominators_agree_with_networkx_on_random_graphs(seed):
+    """Our dominator computation (the one graph algorithm the loop analysis needs) against networkx's."""
+    import random
+
+    import networkx as nx
+
+    from looprover.program.loops import immediate_dominators
+    rng = random.Random(seed)
+    n = rng.randint(1, 14)
+    succ = {v: sorted({rng.randrange(n) for _ in range(rng.randint(0, 3))}) for v in range(n)}
+    g = nx.DiGraph()
+    g.add_nodes_from(range(n))
+    g.add_edges_from((v, w) for v, ws in succ.items() for w in ws)
+    expected = {v: d for v, d in nx.immediate_dominators(g, 0).items() if v != 0}
+    assert immediate_dominators(succ, 0) == expected
