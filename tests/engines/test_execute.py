@@ -134,3 +134,21 @@ def test_the_true_hands_over_a_run_that_is_checked_again(tmp_path):
         assert why is not None and ("violation" in why or "reach_error" in why), (n, why)
     opened = _c(tmp_path, "int main(void) { int x = __VERIFIER_nondet_int(); return x; }")
     assert "not closed" in ClosedRunProof().check(opened, False, Deadline.after(30))
+
+
+def test_a_closed_program_with_a_dead_havoc_is_proved_and_the_proof_rechecked(tmp_path):
+    """`int x, y;` then assignments: the front-end's havocs are never read, so the program is closed; execute's
+    TRUE passes the portfolio's re-check (the interpreter gives the dead havocs any value)."""
+    import time
+
+    from looprover.deadline import Deadline
+    from looprover.evidence.recheck import evidence_failure
+    from looprover.frontend.c import load_c_program
+    f = tmp_path / "p.c"
+    f.write_text("extern void abort(void);\nvoid reach_error(void) { abort(); }\n"
+                 "int main(void) {\n  int x, y;\n  x = 0;\n  y = 0;\n  while (x < 1000) { x++; y += 2; }\n"
+                 "  if (y != 2000) reach_error();\n  return 0;\n}\n")
+    program = load_c_program(str(f))
+    v = verify("execute", program, timeout=30)
+    assert v.status == Status.TRUE, v.reason
+    assert evidence_failure(program, v, False, Deadline(time.monotonic() + 30)) is None

@@ -125,3 +125,15 @@ def test_a_deep_loop_overflowing_on_repeated_inputs_traps():
     assert "without a violation" in native.run(prog, {}, [Repeat(1_000_000, [1999])], 20)
     # one value short of the plan: the last iteration reads 0, the sum misses the failing value
     assert native.run(prog, {}, [Repeat(999_999, [2000])], 20) is not None
+
+
+def test_a_havoc_overwritten_before_any_read_leaves_the_program_closed(tmp_path):
+    """`int x;` havocs x in the IR; `x = 0;` before any read leaves one execution. A havoc whose value an
+    assumption or a branch reads does not."""
+    from looprover.frontend.c import load_c_program
+    closed, open_ = tmp_path / "closed.c", tmp_path / "open.c"
+    closed.write_text("int main(void) {\n  int x, y;\n  x = 0;\n  y = x + 1;\n  return y;\n}\n")
+    open_.write_text("extern int __VERIFIER_nondet_int(void);\nint main(void) {\n  int x = __VERIFIER_nondet_int();\n"
+                     "  int y = 0;\n  if (x > 0) y = 1;\n  return y;\n}\n")
+    assert native.why_open(load_c_program(str(closed))) is None
+    assert "reads input (nondet_int" in native.why_open(load_c_program(str(open_)))

@@ -8,8 +8,9 @@ compiled counterexample confirmation already uses, `evidence/native.py`, where g
 C's undefined behaviour differs from the IR's meaning) executes 10^9 simple iterations in about a second.
 
 When it answers (TRUE only):
-  * the program is closed: no havoc on any edge (no `__VERIFIER_nondet_*`, no undefined function's result)
-    and no variable read before it is written (`emit_c.initial_havocs` is empty), so its execution is unique;
+  * the program is closed: no havoc whose value is ever read (no `__VERIFIER_nondet_*` result, no undefined
+    function's result that matters; `int x;` overwritten before any read is no input) and no variable read before
+    it is written (`emit_c.initial_havocs` is empty), so its execution is unique (`native.why_open`);
   * the compiled run ends by returning from `main` (exit code 0) or is blocked by an assumption, without
     calling `reach_error` -- so no execution violates an assertion: TRUE, with a `ClosedRunProof` that the
     portfolio (or the job) checks by running the program again, on the interpreter where the run is short.

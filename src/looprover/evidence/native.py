@@ -296,14 +296,20 @@ def confirm(program: Program, initial: dict[str, Any], plan: list, head: list[Ed
 
 
 def why_open(program: Program) -> str | None:
-    """Why `program` may have more than one execution (None if it is closed: no havoc on any edge, no variable
-    read before it is written)."""
+    """Why `program` may have more than one execution (None if it is closed: no havoc whose value is ever read,
+    no variable read before it is written). A havoc of a variable overwritten before any read (the front-end's
+    `int x;` before `x = 0;`) leaves one execution, as far as anything the program does can tell."""
     from looprover.program.emit_c import initial_havocs
+    from looprover.program.liveness import liveness
+    live = liveness(program)
     for e in program.edges:
-        for s in e.stmts:
-            if isinstance(s, Havoc):
+        after = set(live.get(e.dst, frozenset()))
+        for s in reversed(e.stmts):
+            if isinstance(s, Havoc) and after.intersection(s.vars):
                 where = f" at {e.src_loc}" if e.src_loc else ""
-                return f"the program reads input ({', '.join(v.name for v in s.vars)}{where})"
+                return f"the program reads input ({', '.join(v.name for v in s.vars if v in after)}{where})"
+            after -= s.writes()
+            after |= s.reads()
     uninit = initial_havocs(program)
     if uninit:
         return f"variables read before written: {', '.join(v.name for v in uninit[:5])}"
