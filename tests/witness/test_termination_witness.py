@@ -213,3 +213,20 @@ def test_recurrent_set_that_is_not_closed_is_rejected(tmp_path):
     out.write_text(yaml.safe_dump(data))
     res = _validate(out, path)
     assert res.status == "rejected" and "not closed" in res.reason, res.reason
+
+
+def test_a_dead_variable_is_left_out_of_the_stems_end_state(tmp_path):
+    """`i` is never read: its value in the engine's model is arbitrary and a validator's run need not repeat it,
+    so the recurrent set read off the stem's end (a cycle of four iterations through a reset) does not name it."""
+    out, path, data = _witness_checked(tmp_path, HEADER + """int main(void) {
+  int i;
+  unsigned int len = 0;
+  while (__VERIFIER_nondet_int()) {
+    if (len == 4) len = 0;
+    len++;
+  }
+  return 0;
+}
+""")
+    value = _waypoints(data)[-1]["constraint"]["value"]
+    assert "len" in value and "i" not in value.replace("len", "")

@@ -213,14 +213,19 @@ def nontermination_witness(w: Any, program: Program, src: CSource, input_name: s
 
 
 def _stem_end(w: Any, program: Program):
-    """The state the lasso's stem ends in at the loop's head, as an IR formula (its scalar variables' values)."""
+    """The state the lasso's stem ends in at the loop's head, as an IR formula (the values of its scalar variables
+    live there: a dead one's value is whatever the engine's model said, which a validator's run need not repeat)."""
     from looprover.program.expr import BoolConst, BoolType, IntType, and_, cmp, const
     from looprover.program.interp import InputOracle, run
+    from looprover.program.liveness import liveness
     res = run(program, InputOracle(program, havocs=w.stem_havocs), dict(w.stem_initial), max_steps=len(w.stem))
     if res.loc != w.head:
         return None
+    live = {v.name for v in liveness(program).get(w.head, frozenset())}
     atoms = []
     for n, v in res.state.items():
+        if n not in live:
+            continue
         t = program.variables[n].var.type if n in program.variables else None
         if isinstance(t, IntType) and isinstance(v, int):
             atoms.append(cmp("==", program.variables[n].var, const(v, t)))
