@@ -42,6 +42,7 @@ from looprover.program.expr import (
     cmp,
     free_vars, ite, not_, or_, rename, transform,
 )
+from looprover.program.liveness import liveness
 from looprover.program.printer import c_type, expr_to_str
 
 UNSIZED_LEN_MACRO = "__LR_UNSIZED_LEN"
@@ -141,33 +142,6 @@ def _select(array: Expr, index: Expr) -> Expr:
 def _lower(e: Expr) -> Expr:
     return transform(e, lambda n: _select(n.array, n.index) if isinstance(n, Select) and
                      not isinstance(n.array, Var) else None)
-
-
-def _live_at_init(program: Program, reachable: list[int]) -> set[Var]:
-    """Variables that may be read before written on some path from `init` (backward liveness)."""
-    def transfer(edge: Edge, live: frozenset[Var]) -> frozenset[Var]:
-        out = set(live)
-        for s in reversed(edge.stmts):
-            out -= s.writes()
-            out |= s.reads()
-        return frozenset(out)
-
-    live: dict[int, frozenset[Var]] = {loc: frozenset() for loc in reachable}
-    reach = set(reachable)
-    changed = True
-    while changed:  # round-robin in reverse layout order: converges quickly on CFAs
-        changed = False
-        for loc in reversed(reachable):
-            if loc == program.exit:
-                continue
-            new: set[Var] = set()
-            for e in program.out_edges(loc):
-                if e.dst in reach:
-                    new |= transfer(e, live[e.dst])
-            if new != live[loc]:
-                live[loc] = frozenset(new)
-                changed = True
-    return set(live[program.init])
 
 
 @dataclass
@@ -341,7 +315,7 @@ def emit_c(program: Program, observe: Mapping[int, Sequence[str]] | None = None)
         elif len(outs) > 1:
             targets.update(e.dst for e in outs)
 
-    live = initial_havocs(program, order)
+    live = initial_havocs(program)
     if live:
         em.body.append("  " + _comment("the IR's initial state is arbitrary: values read before written"))
         for v in live:
@@ -382,10 +356,10 @@ def emit_c(program: Program, observe: Mapping[int, Sequence[str]] | None = None)
     return _assemble(program, em, names, bool(observe))
 
 
-def initial_havocs(program: Program, order: list[int] | None = None) -> list[Var]:
+def initial_havocs(program: Program) -> list[Var]:
     """The variables `emit_c` havocs at the start of `main`, in that order (a harness that runs the C on a
-    given initial state feeds their values first)."""
-    live = _live_at_init(program, order if order is not None else _layout(program))
+    given initial state feeds their values first): those live at `init`, which some path reads before writing."""
+    live = liveness(program)[program.init]
     rank = {name: i for i, name in enumerate(program.variables)}
     return sorted(live, key=lambda v: rank.get(v.name, -1))
 
