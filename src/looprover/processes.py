@@ -173,8 +173,8 @@ def _main(fn: Callable[..., Any], args: tuple, conn, native_log: int | None) -> 
 
 
 def _native_stderr_to(log: int) -> None:
-    """Send what native code writes to file descriptor 2 into the file open as `log`, while Python's `sys.stderr` (progress
-    lines, warnings) still reaches the user's stderr. Why: z3 reports its internal failures there (an `ASSERTION
+    """Send what native code writes to file descriptor 2 into the file open as `log`, while Python's `sys.stderr`
+    (progress lines, warnings) still reaches the user's stderr. Why: z3 reports its internal failures there (an `ASSERTION
     VIOLATION` in Spacer's generalizer, then exit code 114); they belong in the run's UNKNOWN reason, not in the
     middle of the verdict's output."""
     try:

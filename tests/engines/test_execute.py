@@ -152,3 +152,5 @@ def test_a_closed_program_with_a_dead_havoc_is_proved_and_the_proof_rechecked(tm
     v = verify("execute", program, timeout=30)
     assert v.status == Status.TRUE, v.reason
     assert evidence_failure(program, v, False, Deadline(time.monotonic() + 30)) is None
+    f.write_text(f.read_text().replace("y != 2000", "y != 2002"))     # the unsafe twin: never TRUE
+    assert verify("execute", load_c_program(str(f)), timeout=30).status == Status.UNKNOWN

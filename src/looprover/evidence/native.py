@@ -47,7 +47,7 @@ SANITIZE = ["-fsanitize=signed-integer-overflow,shift,integer-divide-by-zero,bou
 FLAGS = ["-O1", "-w", *SANITIZE]        # a test harness of the original source (`witness/harness.py`): short runs
 # A deep run's 10^9 iterations are worth -O2's longer compile: the reader below inlines into the program's
 # loops. The sanitizers are instrumented before gcc optimises and trap at any level (signed overflow still
-# refuses a run: tests/witness/test_native.py, tests/engines/test_accel.py).
+# refuses a run: tests/evidence/test_native.py, tests/engines/test_accel.py).
 RUN_FLAGS = ["-O2", "-w", *SANITIZE]
 
 # the SV-COMP input functions, each returning the next value of `__lr_next()` (which the including harness
