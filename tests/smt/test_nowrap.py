@@ -36,6 +36,18 @@ def test_no_wrap_terms_no_split():
     assert split_wraps(z3.And(x < 10, x1 == x + 1), [x], Deadline.after(1.0)) is None
 
 
+def test_only_the_moduli_of_c_integer_widths_are_wraps():
+    """A Horn file's `(mod x 4)` or a clamp to [0, 9] is arithmetic, not a wrap: splitting it off only made TPA
+    run twice (the wrap-free run reaches the "wrap" at once, then the exact one starts)."""
+    x, x1 = z3.Ints("x x'")
+    assert split_wraps(z3.And(x1 == (x + 1) % 4), [x], Deadline.after(1.0)) is None
+    assert split_wraps(z3.And(x1 == z3.If(z3.And(x + 1 >= 0, x + 1 <= 9), x + 1, 0)), [x],
+                       Deadline.after(1.0)) is None
+    assert split_wraps(z3.And(x1 == (x + 1) % 256), [x], Deadline.after(1.0)) is not None
+    assert split_wraps(z3.And(x1 == z3.If(z3.And(x + 1 >= 0, x + 1 <= 4294967295), x + 1, 0)), [x],
+                       Deadline.after(1.0)) is not None
+
+
 def test_wrap_states_of_twenty_chained_additions_are_found():
     """The wrap states' QE ran past any limit inside z3 (issue 14: tpa on 20 `y += 3u` lines took 102 s on a
     10 s limit); now it is answered, and exactly."""

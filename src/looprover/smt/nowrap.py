@@ -30,8 +30,12 @@ def _num(t: z3.ExprRef) -> int | None:
     return t.as_long() if z3.is_int_value(t) else None
 
 
-def _pow2(k: int | None) -> bool:
-    return k is not None and k > 1 and k & (k - 1) == 0
+# the moduli of C's integer widths: only these are wrap-around (a CHC file's `mod x 4` is arithmetic)
+_WRAP_MODULI = frozenset(1 << w for w in (8, 16, 32, 64, 128))
+
+
+def _wrap_modulus(k: int | None) -> bool:
+    return k in _WRAP_MODULI
 
 
 class _Rewriter:
@@ -63,7 +67,7 @@ class _Rewriter:
             w = self._wrap_ite(c, a, b)
             if w is not None:
                 return w
-        elif kind == z3.Z3_OP_MOD and _pow2(_num(k[1])) and z3.is_int(k[0]):
+        elif kind == z3.Z3_OP_MOD and _wrap_modulus(_num(k[1])) and z3.is_int(k[0]):
             a, m = k
             self.conds.append(z3.Or(a < 0, a >= m))
             return a
@@ -78,13 +82,14 @@ class _Rewriter:
         if ck in (z3.Z3_OP_GT, z3.Z3_OP_LT) and _num(c.arg(1)) is not None:
             base = c.arg(0)
             op = z3.Z3_OP_SUB if ck == z3.Z3_OP_GT else z3.Z3_OP_ADD
-            if z3.is_app_of(a, op) and a.num_args() == 2 and a.arg(0).eq(base) and _pow2(_num(a.arg(1))):
+            if z3.is_app_of(a, op) and a.num_args() == 2 and a.arg(0).eq(base) and _wrap_modulus(_num(a.arg(1))):
                 self.conds.append(c)
                 return b
         if ck == z3.Z3_OP_AND and c.num_args() == 2:
             lo, hi = c.arg(0), c.arg(1)
             if z3.is_app_of(lo, z3.Z3_OP_GE) and z3.is_app_of(hi, z3.Z3_OP_LE) and lo.arg(0).eq(a) \
-                    and hi.arg(0).eq(a) and _num(lo.arg(1)) is not None and _num(hi.arg(1)) is not None:
+                    and hi.arg(0).eq(a) and _num(lo.arg(1)) is not None and _num(hi.arg(1)) is not None \
+                    and _wrap_modulus(_num(hi.arg(1)) - _num(lo.arg(1)) + 1):
                 self.conds.append(z3.Not(c))
                 return a
         return None
