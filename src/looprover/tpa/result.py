@@ -142,11 +142,19 @@ class Vocabulary:
         self.aux = list(ts.aux_vars)
         self._aux_counter = 0
         self._step_vars: dict[int, list[z3.ExprRef]] = {}
+        self._renamed: dict[tuple, tuple[z3.ExprRef, z3.ExprRef]] = {}
 
-    # renamings (z3.substitute is simultaneous, so swaps are safe)
-    @staticmethod
-    def _sub(f: z3.ExprRef, frm: list[z3.ExprRef], to: list[z3.ExprRef]) -> z3.ExprRef:
-        return z3.substitute(f, *zip(frm, to)) if frm else f
+    # renamings (z3.substitute is simultaneous, so swaps are safe). Memoised: TPA renames the same level lemmas
+    # into the same copies over and over (measured: 12,000 substitutions, 3.2 s of a 20 s split-TPA run); the
+    # memo keeps the source term alive, since z3 reuses the ids of collected terms.
+    def _sub(self, f: z3.ExprRef, frm: list[z3.ExprRef], to: list[z3.ExprRef]) -> z3.ExprRef:
+        if not frm:
+            return f
+        key = (f.get_id(), tuple(v.get_id() for v in frm), tuple(v.get_id() for v in to))
+        hit = self._renamed.get(key)
+        if hit is None:
+            hit = self._renamed[key] = (f, z3.substitute(f, *zip(frm, to)))
+        return hit[1]
 
     def cur_to(self, f: z3.ExprRef, to: list[z3.ExprRef]) -> z3.ExprRef:
         return self._sub(f, self.x, to)
@@ -171,7 +179,7 @@ class Vocabulary:
         if tag is not None and self.aux:
             frm = frm + self.aux
             to = to + self.aux_copy(tag)
-        return z3.substitute(self.ts.trans, *zip(frm, to)) if frm else self.ts.trans
+        return self._sub(self.ts.trans, frm, to)
 
     def fresh_tag(self, prefix: str) -> str:
         self._aux_counter += 1

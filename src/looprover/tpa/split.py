@@ -56,6 +56,7 @@ class SplitTPA(TPA):
         self._eq_cache: dict[tuple[int, int, int], tuple[z3.BoolRef, z3.BoolRef, _Reach]] = {}
         self._efp_seen: dict[int, tuple[int, int]] = {}
         self._sel = z3.Bool("tpa!sel", self.ctx)
+        self._seed_forms: tuple[int, set[int], list] = (0, set(), [])     # (#seeds, ids, the forms kept alive)
 
     def reset_query(self, init: z3.BoolRef, bad: z3.BoolRef) -> None:
         super().reset_query(init, bad)
@@ -165,11 +166,12 @@ class SplitTPA(TPA):
         """The parts of a level-n query that are not seed lemmas (seeds go to the B side, `_reduced_problem`)."""
         if n == 0 or not self.seeds:
             return parts
-        seed_forms = {self.voc.rel_to(c, a, b).get_id() for c in self.seeds
-                      for a, b in ((self.voc.x, self.voc.x1), (self.voc.x1, self.voc.x2))}
-        seed_forms |= {z3.Implies(z3.Not(self._sel), self.voc.rel_to(c, self.voc.x1, self.voc.x2)).get_id()
-                       for c in self.seeds}
-        return [p for p in parts if p.get_id() not in seed_forms]
+        if self._seed_forms[0] != len(self.seeds):          # seeds only grow
+            voc = self.voc
+            forms = [voc.rel_to(c, a, b) for c in self.seeds for a, b in ((voc.x, voc.x1), (voc.x1, voc.x2))]
+            forms += [z3.Implies(z3.Not(self._sel), voc.rel_to(c, voc.x1, voc.x2)) for c in self.seeds]
+            self._seed_forms = (len(self.seeds), {f.get_id() for f in forms}, forms)
+        return [p for p in parts if p.get_id() not in self._seed_forms[1]]
 
     def _learn_from(self, kind: str, n: int, S: z3.BoolRef, T2: z3.BoolRef) -> None:
         """After an unsat level-n query: an interpolant over (x, x'') becomes a lemma of level n+1."""
