@@ -219,10 +219,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
 # -------------------------------------------------------------------------------------------- parser
 def _engine_list(text: str) -> list[str]:
     """`bench --engine`: one name or a comma-separated list of engines and reference solvers."""
-    from looprover.bench.reference import REFERENCE_SOLVERS
+    from looprover.bench.reference import REFERENCE_NAMES
     from looprover.bench.runner import split_variant
     names = list(dict.fromkeys(n.strip() for n in text.split(",") if n.strip()))
-    known = engine_names() + sorted(REFERENCE_SOLVERS)
+    known = engine_names() + REFERENCE_NAMES
     bad = [n for n in names if split_variant(n)[0] not in known]
     if bad or not names:
         raise argparse.ArgumentTypeError(f"unknown engine {', '.join(bad) or repr(text)} "
@@ -386,7 +386,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="address-space limit per task process (default 4096)")
     b.add_argument("--engine", type=_engine_list, default="portfolio", metavar="E[,E...]",
                    help="engine, or a comma-separated list run side by side; besides our engines (default "
-                        "portfolio) the reference solvers z3-spacer and z3-spacer-global (z3's Spacer); "
+                        "portfolio) the reference solvers z3-spacer and z3-spacer-global (z3's Spacer) and "
+                        "golem, golem-split-tpa, golem-tpa (an installed Golem: LOOPROVER_GOLEM or PATH); "
                         "ENGINE:FIELD=VALUE[:...] is a variant with its own settings, e.g. "
                         "portfolio:engines=bmc+kinduction+labmc")
     b.add_argument("--option", action="append", type=engine_option, default=[], metavar="ENGINE.OPTION=VALUE",

@@ -122,3 +122,38 @@ def test_bench_text_summary_with_several_engines(horn_dir, tmp_path):
     for word in ("bmc", "z3-spacer", "correct FALSE", "score (SV-COMP)", "CPU time", "results: "):
         assert word in r.stdout
     assert "every task solved by one engine is solved by all" in r.stdout
+
+
+def _fake_golem(tmp_path: Path, answer: str) -> Path:
+    """A stand-in for the Golem binary: records its arguments, prints `answer`."""
+    exe = tmp_path / "golem"
+    exe.write_text(f"#!/bin/sh\necho \"$@\" > {tmp_path / 'args'}\necho '{answer}'\n")
+    exe.chmod(0o755)
+    return exe
+
+
+@pytest.mark.parametrize("answer, status", [("sat", "TRUE"), ("unsat", "FALSE"), ("unknown", "UNKNOWN")])
+def test_golem_reference_solver_runs_the_named_engine(tmp_path, monkeypatch, answer, status):
+    f = tmp_path / "p.smt2"
+    f.write_text(SAFE)
+    monkeypatch.setenv("LOOPROVER_GOLEM", str(_fake_golem(tmp_path, answer)))
+    r = _reference(str(f), "--solver", "golem-split-tpa", "--timeout", "20", "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["status"] == status and out["engine"] == "golem-split-tpa"
+    assert (tmp_path / "args").read_text().split() == ["--engine", "split-tpa", str(f)]
+    if status == "UNKNOWN":
+        assert out["reason"] == "golem split-tpa: unknown"
+
+
+def test_golem_reference_solver_says_when_golem_is_missing(tmp_path, monkeypatch):
+    f = tmp_path / "p.smt2"
+    f.write_text(SAFE)
+    monkeypatch.delenv("LOOPROVER_GOLEM", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))         # no golem there (nor anything else it could find)
+    r = subprocess.run([sys.executable, "-m", "looprover.bench.reference", str(f), "--solver", "golem", "--json"],
+                       capture_output=True, text=True, timeout=60)
+    out = json.loads(r.stdout)
+    assert out["status"] == "UNKNOWN" and "LOOPROVER_GOLEM" in out["reason"]
+    assert build_parser().parse_args(["bench", "d", "--engine", "golem-split-tpa,tpa"]).engine == [
+        "golem-split-tpa", "tpa"]

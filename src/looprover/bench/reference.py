@@ -1,17 +1,23 @@
-"""Reference CHC solvers for `looprover bench`: z3's Spacer, run from Python on an SMT-LIB2 Horn file.
+"""Reference CHC solvers for `looprover bench`: z3's Spacer, run from Python on an SMT-LIB2 Horn file, and Golem
+(an installed binary: `LOOPROVER_GOLEM` names it, else `golem` on the PATH), one of its engines per name.
 
 Why a command that prints what `looprover verify --json` prints: the bench runner then treats a reference
 run exactly like an engine run (its own process group, killed at the timeout, the same `--memory` limit,
 CPU time from wait4, the same scoring), so our engines and Spacer are compared on the same files in the
 same run. `sat` = the clauses have a model = safe = TRUE; `unsat` = FALSE; anything else is UNKNOWN with
-z3's reason. Spacer's answer is taken as it is (no model or counterexample is checked): it is a yardstick.
+z3's reason. A reference solver's answer is taken as it is (no model or counterexample is checked): it is a
+yardstick. Golem runs as a child of this command, so its wall time includes this command's start (about 0.1 s);
+the JSON's `time` is Golem's own.
 
-    python -m looprover.bench.reference FILE --solver z3-spacer|z3-spacer-global --timeout S [--memory MB] [--json]
+    python -m looprover.bench.reference FILE --solver NAME --timeout S [--memory MB] [--json]
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -25,7 +31,40 @@ REFERENCE_SOLVERS: dict[str, dict[str, object]] = {
     "z3-spacer": {},
     "z3-spacer-global": {"fp.spacer.global": True},     # global guidance (Krishnan et al., CAV 2020)
 }
+# name -> Golem's `--engine` (Golem's own default is spacer)
+GOLEM_ENGINES: dict[str, str] = {
+    "golem": "spacer",
+    "golem-split-tpa": "split-tpa",
+    "golem-tpa": "tpa",
+}
+REFERENCE_NAMES = sorted([*REFERENCE_SOLVERS, *GOLEM_ENGINES])
 ONLY_HORN = "reference solver only reads SMT-LIB2 Horn files"
+GOLEM_ANSWERS = {"sat": "TRUE", "unsat": "FALSE"}
+
+
+def golem_binary() -> str | None:
+    """The Golem executable: `LOOPROVER_GOLEM`, else `golem` on the PATH."""
+    return os.environ.get("LOOPROVER_GOLEM") or shutil.which("golem")
+
+
+def solve_golem(path: Path, solver: str, timeout: float) -> tuple[str, str, dict]:
+    """(status, reason, stats) of Golem's engine for `solver` on the Horn file `path` within `timeout` seconds."""
+    exe = golem_binary()
+    if exe is None:
+        return "UNKNOWN", "golem not found: set LOOPROVER_GOLEM or put golem on the PATH", {}
+    cmd = [exe, "--engine", GOLEM_ENGINES[solver], str(path)]
+    start = time.monotonic()
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return "UNKNOWN", "golem: timeout", {"golem_time": round(time.monotonic() - start, 3)}
+    stats = {"golem_time": round(time.monotonic() - start, 3), "command": cmd}
+    lines = proc.stdout.split()
+    answer = lines[0] if lines else ""
+    if answer in GOLEM_ANSWERS:
+        return GOLEM_ANSWERS[answer], f"golem {GOLEM_ENGINES[solver]}: {answer}", stats
+    why = (proc.stdout.strip() or proc.stderr.strip() or f"exit code {proc.returncode}").splitlines()[-1][:300]
+    return "UNKNOWN", f"golem {GOLEM_ENGINES[solver]}: {why}", stats
 
 
 def solve(path: Path, solver: str, timeout: float) -> tuple[str, str, dict]:
@@ -68,6 +107,8 @@ def run(file: str, solver: str, timeout: float) -> dict:
         raise InputError(f"{job.input}: empty file")     # z3 would call an empty clause set sat
     if job.input.suffix != ".smt2":
         status, reason, stats = "UNKNOWN", ONLY_HORN, {}
+    elif solver in GOLEM_ENGINES:
+        status, reason, stats = solve_golem(job.input, solver, timeout)
     else:
         status, reason, stats = solve(job.input, solver, timeout)
     return {
@@ -88,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
                                 description="Run a reference CHC solver on an SMT-LIB2 Horn file "
                                             "(sat = TRUE, unsat = FALSE).")
     p.add_argument("file", metavar="FILE", help="a .smt2 Horn-clause file (or a .yml task naming one)")
-    p.add_argument("--solver", choices=sorted(REFERENCE_SOLVERS), default="z3-spacer")
+    p.add_argument("--solver", choices=REFERENCE_NAMES, default="z3-spacer")
     p.add_argument("--timeout", type=positive_float, default=60.0, metavar="S")
     p.add_argument("--memory", type=positive_int, default=None, metavar="MB",
                    help="address-space limit (RLIMIT_AS)")

@@ -32,7 +32,7 @@ from looprover.bench.evidence import (
     confirmed_scores, print_confirmed_scores, print_evidence, read_evidence, summarize_evidence, validate_witness,
     witness_path,
 )
-from looprover.bench.reference import REFERENCE_SOLVERS
+from looprover.bench.reference import REFERENCE_NAMES
 from looprover.bench.tasks import BenchTask, collect_tasks
 from looprover.errors import InputError
 
@@ -97,7 +97,7 @@ def run_cores(spec: str, options: Sequence[str] = ()) -> int:
     """How many cores one run of the engine `spec` (a name or variant) keeps busy: the engine processes it runs
     at once -- a portfolio run all of its cores, any other engine or reference solver one."""
     name, variant = split_variant(spec)
-    if name in REFERENCE_SOLVERS:
+    if name in REFERENCE_NAMES:
         return 1
     from looprover.argtypes import engine_option
     from looprover.engines import get_engine
@@ -155,7 +155,7 @@ def verify_command(task: BenchTask, timeout: float, engine: str, memory: int | N
 def run_command(task: BenchTask, timeout: float, engine: str, memory: int | None,
                 bitvector: bool = False, options: Sequence[str] = (), witness: Path | None = None) -> list[str]:
     """One run's command line: `looprover verify` for our engines, `bench.reference` for reference solvers."""
-    if engine not in REFERENCE_SOLVERS:
+    if engine not in REFERENCE_NAMES:
         return verify_command(task, timeout, engine, memory, bitvector, options, witness)
     cmd = [sys.executable, "-m", "looprover.bench.reference", str(task.input_file), "--solver", engine,
            "--timeout", f"{timeout:g}", "--json"]
@@ -254,7 +254,7 @@ def run_tasks(tasks: Sequence[BenchTask], timeout: float, jobs: int = 2, *,
     runs = [(t, e) for t in tasks for e in engines]
 
     def witness_of(t: BenchTask, e: str) -> Path | None:
-        return witness_path(witness_dir, t, e) if witness_dir and e not in REFERENCE_SOLVERS else None
+        return witness_path(witness_dir, t, e) if witness_dir and e not in REFERENCE_NAMES else None
 
     def cmd_of(t: BenchTask, e: str) -> list[str]:
         return command(t) if command else run_command(t, timeout, e, memory, bitvector, options, witness_of(t, e))
