@@ -3,7 +3,8 @@
 Which system:
 - a program with one loop (Golem's "transition system" shape) becomes the loop's own TS over the program
   variables (`tpa.program_ts`); anything else becomes the pc-encoded cutpoint-graph system, like Golem's
-  single-loop transformation (loops in sequence or nested share one level hierarchy);
+  single-loop transformation (loops in sequence or nested share one level hierarchy), started after its entry
+  step (`program_ts.EntrySystem`: Init is where the entry edge puts the variables, as Golem's facts);
 - in integer mode, wrap-around is split off as a side obligation (`smt.nowrap`): TPA runs on the wrap-free
   relation with "a wrap is possible" added to Bad, and falls back to the exact system only when the run it
   finds ends in the wrap part.
@@ -19,13 +20,15 @@ Evidence:
 """
 from __future__ import annotations
 
+import z3
+
 from looprover.engines.base import Engine, Run, Task
 from looprover.program.cfa import Program
 from looprover.program.cpg import build_cpg
 from looprover.smt.cpg_system import CPGSystem
 from looprover.tpa import TPAOptions, TPAStatus
 from looprover.tpa.loop_solver import LoopSolver
-from looprover.tpa.program_ts import single_loop_system
+from looprover.tpa.program_ts import EntrySystem, LoopSystem, entry_system, single_loop_system
 from looprover.tpa.proof import TransitionInvariantProof
 from looprover.tpa.result import UnsafeWitness, is_state
 from looprover.verdict import Verdict
@@ -44,8 +47,10 @@ class TPAEngine(Engine):
         cpg = build_cpg(program)
         sys = CPGSystem(cpg, run.bitvector, run.deadline)
         loop = single_loop_system(sys, run.deadline)
-        exact = loop.ts if loop is not None else sys.ts
-        stats["system"] = f"loop at L{loop.head}" if loop is not None else "pc-encoded cutpoint graph"
+        start = entry_system(sys, run.deadline) if loop is None else None
+        exact = loop.ts if loop is not None else start.ts if start is not None else sys.ts
+        stats["system"] = f"loop at L{loop.head}" if loop is not None else \
+            "pc-encoded cutpoint graph" + (" after the entry step" if start is not None else "")
         solver = LoopSolver(exact, opts, run.deadline)      # GiveUp (e.g. array state variables): UNKNOWN
         if solver.free is not None:
             stats["wrap_split"] = True
@@ -56,34 +61,42 @@ class TPAEngine(Engine):
             stats["wrap_fallback"] = True
         if res.status == TPAStatus.SAFE:
             free = used is solver.free
-            proof = TransitionInvariantProof.of(exact, res.certificate, None if loop is None else loop.head,
-                                                (used.ts.trans, solver.wrap_bad) if free else None)
+            cert = res.certificate
+            if start is not None and cert.state_invariant is not None:
+                # an invariant of the states after the entry step; with Init, of every reachable state
+                cert.state_invariant = z3.Or(start.original_init, cert.state_invariant)
+            proof = TransitionInvariantProof.of(exact, cert, None if loop is None else loop.head,
+                                                (used.ts.trans, solver.wrap_bad) if free else None,
+                                                entry=start is not None)
             return self.true(f"TPA: {res.reason}", proof)
         if res.status == TPAStatus.UNSAFE:
-            return self._falsify(program, sys, loop, res.witness, run, opts)
+            return self._falsify(program, sys, loop or start, res.witness, run, opts)
         return self.unknown(f"TPA: {res.reason}")
 
-    def _falsify(self, program: Program, sys: CPGSystem, loop, w: UnsafeWitness, run: Run, opts: TPAOptions
-                 ) -> Verdict:
+    def _falsify(self, program: Program, sys: CPGSystem, system: LoopSystem | EntrySystem | None, w: UnsafeWitness,
+                 run: Run, opts: TPAOptions) -> Verdict:
         """Turn a TS counterexample into a replayed program trace (see the module docstring)."""
         ts = sys.ts
         k = w.depth
+        loop = system if isinstance(system, LoopSystem) else None
         head = None if loop is None else sys.pc_id[loop.head]
-        K = k if loop is None else loop.program_depth(k)
+        K = k if system is None else system.program_depth(k)
         run.stats["cex_depth"] = K
         if loop is not None:
             run.stats["loop_iterations"] = k
         # the path: the core's concrete states (all of them, or its waypoints) at their cutpoint steps; a loop
-        # system's step j is the program's step j + 1 (after the entry), and the program stays at the loop head
+        # system's or an entry system's step j is the program's step j + 1 (after the entry), and the program
+        # stays at the loop head
         states = enumerate(w.path) if w.path is not None else w.waypoints
+        shift = 0 if system is None else 1
 
         def pins() -> list:
             if loop is None:
-                return [ts.at(ts.bad, K)] + [is_state(ts.step_vars(j), st) for j, st in states]
+                return [ts.at(ts.bad, K)] + [is_state(ts.step_vars(j + shift), st) for j, st in states]
             return ([ts.at(ts.bad, K)] + [sys.pc_at(j) == head for j in range(1, K)] +
                     [is_state(ts.step_vars(j + 1), (head,) + st) for j, st in states])
         if loop is None:
-            prefix, prefix_pins = 0, [is_state(ts.step_vars(0), w.initial)]
+            prefix, prefix_pins = shift, [is_state(ts.step_vars(shift), w.initial)]
         else:
             prefix, prefix_pins = 1, [sys.pc_at(1) == head, is_state(ts.step_vars(1), (head,) + tuple(w.initial))]
         c = confirm_cpg_path(program, sys, K, pins, run.deadline, run.bitvector, opts.replay_limit, prefix,

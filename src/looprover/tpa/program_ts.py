@@ -32,6 +32,7 @@ from looprover.smt.ts import TransitionSystem
 from looprover.tpa.loop_solver import may_be_sat
 
 QE_SHARE = 0.2        # at most this share of the remaining time goes into building the system
+ENTRY_QE = 2.0        # ... and at most this many seconds for the states after the entry step
 
 
 @dataclass
@@ -93,3 +94,42 @@ def single_loop_system(sys: CPGSystem, deadline: Deadline) -> LoopSystem | None:
     if has_quantifier(init) or has_quantifier(bad):
         return None
     return LoopSystem(loop_system(sys, head, z3.simplify(init), z3.simplify(bad)), head, sys)
+
+
+@dataclass
+class EntrySystem:
+    """The pc-encoded system started one cutpoint step later: Init' = the states after the entry step.
+
+    Why: in the pc-encoded system Init is "pc at the entry, every variable anything", and the entry edge sets
+    the variables (`i = 0`, a Horn file's facts). That one edge breaks every relational seed lemma: `y' - y =
+    2(x' - x)` holds for all loop edges but not for the entry, so TPA had to learn it level by level (the
+    fm24-multiloop files: 0 of 52 at 10 s; `abdu_02` closes at level 1 in 0.7 s from Init'). Golem's transition
+    system starts where the facts put it, too. Equivalent when Init ∧ Bad is empty: Bad is reachable in k + 1
+    steps from Init exactly when it is reachable in k steps from Init' = post(Init)."""
+    ts: TransitionSystem
+    original_init: z3.BoolRef
+
+    def program_depth(self, k: int) -> int:
+        return k + 1
+
+
+def entry_system(sys: CPGSystem, deadline: Deadline) -> EntrySystem | None:
+    """`EntrySystem` of the pc-encoded system, or None when Init' needs quantifiers or time it does not get, or
+    Init may meet Bad (a zero-step counterexample is the plain system's case)."""
+    ts = sys.ts
+    left = deadline.left()
+    if left <= 0:
+        return None
+    limit = deadline.cap(min(left, ENTRY_QE, max(0.5, left * QE_SHARE)))
+    # only the entry fragment of Tr: the pc is known there
+    entry = z3.simplify(z3.substitute(ts.trans, (sys.pc, z3.IntVal(sys.pc_id[sys.cpg.init], sys.pc.ctx))))
+    try:
+        if may_be_sat(z3.And(ts.init, ts.bad), limit.left()):
+            return None
+        post = qe(z3.And(ts.init, entry), keep=ts.next, deadline=limit)
+    except QEError:
+        return None
+    if has_quantifier(post):
+        return None
+    init = z3.simplify(z3.substitute(post, *zip(ts.next, ts.state)))
+    return EntrySystem(ts.with_query(init, ts.bad), ts.init)

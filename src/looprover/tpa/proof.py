@@ -9,6 +9,8 @@ for the program it rebuilt itself:
   * one-loop system: the program still has that shape; every state after the entry step is in Init_L, every
     state from which the loop's fragment fails an assertion is in Bad_L, no assertion fails before the loop;
     Tr_L is the loop's own edge, rebuilt;
+  * pc-encoded system after the entry step (`program_ts.EntrySystem`): no Init state is bad, and every state
+    after the entry step is in the proof's Init';
   * wrap-free relation: every exact step from a state outside Wrap is a step of it (then Bad ∨ Wrap unreachable
     under it means Bad unreachable under the exact relation: a path to Bad has a first state in Wrap ∨ Bad, and
     the path before it is wrap-free);
@@ -90,33 +92,46 @@ class CertificateText:
 class TransitionInvariantProof(Proof):
     certificate: CertificateText
     head: int | None = None          # the loop head of a one-loop system; None: the pc-encoded cutpoint graph
-    init: str | None = None          # the one-loop system's Init_L and Bad_L (over the program variables)
-    bad: str | None = None
+    init: str | None = None          # the one-loop system's Init_L and Bad_L (over the program variables), or
+    bad: str | None = None           # the pc-encoded system's states after the entry step (`EntrySystem`)
     state_invariant: str | None = None   # shown, not part of the proof (the engine derived and checked it)
     state_invariant_text: str | None = None   # the same as SMT-LIB text (for SV-COMP correctness witnesses)
     kind: ClassVar[str] = "transition-invariant"
 
     @staticmethod
-    def of(ts: TransitionSystem, cert: SafeCertificate, head: int | None, wrap_split: tuple | None
-           ) -> "TransitionInvariantProof":
-        """The proof for certificate `cert` of system `ts` (a one-loop system at `head`, or the pc-encoded one),
-        found on the wrap-free relation when `wrap_split` = (Tr_nw, Wrap) is given."""
+    def of(ts: TransitionSystem, cert: SafeCertificate, head: int | None, wrap_split: tuple | None,
+           entry: bool = False) -> "TransitionInvariantProof":
+        """The proof for certificate `cert` of system `ts` (a one-loop system at `head`, or the pc-encoded one,
+        started after its entry step when `entry`), found on the wrap-free relation when `wrap_split` = (Tr_nw,
+        Wrap) is given."""
         return TransitionInvariantProof(
             CertificateText.of(cert, wrap_split), head,
-            None if head is None else to_text(ts.init), None if head is None else to_text(ts.bad),
+            to_text(ts.init) if head is not None or entry else None, None if head is None else to_text(ts.bad),
             None if cert.state_invariant is None else str(cert.state_invariant),
             None if cert.state_invariant is None else to_text(cert.state_invariant))
 
     def check(self, program: Program, bitvector: bool, deadline: Deadline) -> str | None:
         sys = CPGSystem(build_cpg(program), bitvector, deadline)
         if self.head is None:
-            ts = sys.ts
+            ts = sys.ts if self.init is None else self._entry_system(sys.ts, deadline)
+            if isinstance(ts, str):
+                return ts
         else:
             ts_or_why = self._loop_system(sys, deadline)
             if isinstance(ts_or_why, str):
                 return ts_or_why
             ts = ts_or_why
         return self.certificate.check_on(ts, deadline)
+
+    def _entry_system(self, ts: TransitionSystem, deadline: Deadline) -> TransitionSystem | str:
+        """`ts` from the proof's Init' on: sound when every state after the entry step is in Init' and no Init
+        state is bad (a path to Bad then has a second state, in Init')."""
+        init = from_text(self.init or "")
+        if not unsat(deadline, ts.init, ts.bad):
+            return "an assertion can fail at the entry"
+        if not unsat(deadline, ts.init, ts.trans, z3.Not(z3.substitute(init, *zip(ts.state, ts.next)))):
+            return "Init' misses a state after the entry step"
+        return ts.with_query(init, ts.bad)
 
     def _loop_system(self, sys: CPGSystem, deadline: Deadline) -> TransitionSystem | str:
         shape = one_loop(sys.cpg)
@@ -141,7 +156,8 @@ class TransitionInvariantProof(Proof):
     def to_json(self) -> dict[str, Any]:
         c = self.certificate
         return {"kind": self.kind, "side": c.side, "level": c.level,
-                "system": "pc-encoded cutpoint graph" if self.head is None else f"loop at L{self.head}",
+                "system": f"loop at L{self.head}" if self.head is not None else "pc-encoded cutpoint graph" +
+                          (" after the entry step" if self.init is not None else ""),
                 "transition_invariant": _last_assertion(c.ti) if not c.chain else
                 "L ∨ L∘E" if c.side == "split-right" else "L ∨ E∘L",
                 **({"exact_power": _last_assertion(c.chain[-1][0]), "less_than_power": _last_assertion(c.chain[-1][1]),
