@@ -93,14 +93,13 @@ class Job:
 def resolve_job(file: str | list[str], property_spec: str | None, data_model: str | None,
                 defines: tuple[str, ...] = ()) -> Job:
     """The job for the command line's FILE(s): a `.yml` task (alone), or one or more program files."""
-    from looprover.bench.tasks import choose_property, read_task_definition
-
     files = [file] if isinstance(file, str) else list(file)
     if len(files) > 1 and any(Path(f).suffix in (".yml", ".yaml") for f in files):
         raise InputError("a .yml task definition is verified on its own (it names its input files)")
     path = Path(files[0])
     more = tuple(Path(f) for f in files[1:])
     if path.suffix in (".yml", ".yaml"):
+        from looprover.bench.tasks import choose_property, read_task_definition   # YAML only for tasks (50 ms)
         task = read_task_definition(path)
         if property_spec is not None:
             prop = load_property(property_spec)

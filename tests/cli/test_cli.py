@@ -449,3 +449,18 @@ def test_horn_clause_counterexample_is_a_derivation_in_the_files_terms(capsys, t
     assert [s["clause"] for s in cex["steps"]] == [1] + [2] * 10 + [3]
     assert cex["steps"][-1]["values"] == {"x": 10, "y": 20} and cex["steps"][-1]["derived"] == "false"
     assert "i0" not in json.dumps(cex)
+
+
+def test_a_program_file_job_does_not_load_the_task_reader(tmp_path):
+    """YAML and the task reader cost 50 ms of every start; only a `.yml` task needs them."""
+    code = ("import sys; from looprover.jobs import resolve_job; j = resolve_job({f!r}, None, None); "
+            "print('yaml' in sys.modules, 'looprover.bench.tasks' in sys.modules)")
+    r = subprocess.run([sys.executable, "-c", code.format(f=str(tmp_path / "a.c"))], capture_output=True, text=True)
+    assert r.stdout.split() == ["False", "False"], r.stderr
+    (tmp_path / "a.c").write_text("int main(void) { return 0; }\n")
+    (tmp_path / "u.prp").write_text("CHECK( init(main()), LTL(G ! call(reach_error())) )\n")
+    task = tmp_path / "t.yml"
+    task.write_text("format_version: '2.0'\ninput_files: 'a.c'\nproperties:\n"
+                    "  - property_file: u.prp\n    expected_verdict: true\n")
+    r = subprocess.run([sys.executable, "-c", code.format(f=str(task))], capture_output=True, text=True)
+    assert r.stdout.split() == ["True", "True"], r.stderr
