@@ -464,3 +464,24 @@ def test_a_program_file_job_does_not_load_the_task_reader(tmp_path):
                     "  - property_file: u.prp\n    expected_verdict: true\n")
     r = subprocess.run([sys.executable, "-c", code.format(f=str(task))], capture_output=True, text=True)
     assert r.stdout.split() == ["True", "True"], r.stderr
+
+
+def test_engines_are_imported_beside_the_front_end_and_joined_before_the_run(chc_file):
+    """The job imports the engines in a thread while the front-end works; that thread must be gone before the
+    engine runs (a fork while it holds an import lock would hang the portfolio's children)."""
+    code = f"""
+import sys, threading
+from looprover import engines, jobs
+from looprover.deadline import Deadline
+seen = []
+real = engines.base.run_engine
+def spy(*a, **k):
+    seen.append([t.name for t in threading.enumerate() if t.name == "looprover-imports"])
+    return real(*a, **k)
+jobs.run_engine = spy
+job = jobs.resolve_job({str(chc_file)!r}, None, None)
+v, _ = jobs.verify_job(job, jobs.JobOptions(engine="portfolio"), Deadline.after(30))
+print(v.status.name, seen, all(m.partition(":")[0] in sys.modules for m in engines.ENGINES.values()))
+"""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.stdout.split() == ["TRUE", "[[]]", "True"], r.stderr
