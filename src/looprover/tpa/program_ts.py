@@ -13,6 +13,8 @@ computed by exact quantifier elimination, so the system is *equivalent* to the p
 k steps exactly when the program fails an assertion after k+2 cutpoint steps (entry, k iterations, the failing
 fragment). When QE does not finish quickly, or the shape is different, callers use the pc-encoded system.
 
+Any other program keeps the pc-encoded system, started after its entry step (`EntrySystem`, below).
+
 The shape test and the QE are TPA's choice and live here; the system itself (vocabulary, names, Tr_L) is
 assembled by `smt.systems.loop_system`, like every other system of the cutpoint graph.
 """
