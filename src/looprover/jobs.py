@@ -203,19 +203,12 @@ def verify_job(job: Job, options: JobOptions, deadline: Deadline, phase: Callabl
 
 
 def _import_engines_meanwhile(engine: str) -> threading.Thread:
-    """Import the engines a run of `engine` consults (the portfolio: all of them, to ask which accept the task)
-    in a thread while the front-end works: libclang and the preprocessor release the GIL, and the imports are
-    60 ms of a 0.4 s run. The caller joins it before the engine runs: a fork while another thread holds an
-    import lock would leave the child waiting for that lock forever."""
-    from looprover.engines import ENGINES
-
-    def imports() -> None:
-        for name in ([*ENGINES, "portfolio"] if engine == "portfolio" else [engine]):
-            try:
-                get_engine(name)
-            except Exception:  # noqa: BLE001 -- an engine that cannot load is reported by the run that needs it
-                pass
-    t = threading.Thread(target=imports, name="looprover-imports", daemon=True)
+    """Import the engines a run of `engine` consults (`_engine_loaders`) in a thread while the front-end works:
+    libclang and the preprocessor release the GIL, and the imports are 60 ms of a 0.4 s run. The caller joins it
+    before the engine runs: a fork while another thread holds an import lock would leave the child waiting for
+    that lock forever."""
+    t = threading.Thread(target=_run_quietly, args=(_engine_loaders(engine),), name="looprover-imports",
+                         daemon=True)
     t.start()
     return t
 
@@ -388,18 +381,27 @@ def preload(job: Job, engine: str) -> None:
     native library, the engines, the counterexample pipeline. A library that cannot be mapped under the limit
     fails as an ImportError or a native crash, not as a MemoryError; loaded first, the limit measures what the
     run computes. A failure here is left for the run itself to report."""
-    from looprover.engines import ENGINES
-    names = [*ENGINES, "portfolio"] if engine == "portfolio" else [engine]
-    steps: list[Callable[[], Any]] = [lambda n=n: get_engine(n) for n in names]
+    steps = _engine_loaders(engine)
     if job.is_chc:
         steps.append(lambda: importlib.import_module("looprover.frontend.chc"))
     else:
         steps.append(_load_libclang)
     steps += [lambda m=m: importlib.import_module(m) for m in _PIPELINE]
+    _run_quietly(steps)
+
+
+def _engine_loaders(engine: str) -> list[Callable[[], Any]]:
+    """Loading the engines a run of `engine` consults: the portfolio asks all of them which accept the task."""
+    from looprover.engines import ENGINES
+    names = [*ENGINES, "portfolio"] if engine == "portfolio" else [engine]
+    return [lambda n=n: get_engine(n) for n in names]
+
+
+def _run_quietly(steps: list[Callable[[], Any]]) -> None:
     for step in steps:
         try:
             step()
-        except Exception:  # noqa: BLE001 -- reported by the run that needs it
+        except Exception:  # noqa: BLE001 -- what cannot load is reported by the run that needs it
             pass
 
 
