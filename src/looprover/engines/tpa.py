@@ -29,7 +29,7 @@ from looprover.smt.cpg_system import CPGSystem
 from looprover.tpa import TPAOptions, TPAStatus
 from looprover.tpa.loop_solver import LoopSolver
 from looprover.tpa.program_ts import EntrySystem, LoopSystem, entry_system, single_loop_system
-from looprover.tpa.proof import TransitionInvariantProof
+from looprover.tpa.proof import TransitionInvariantProof, system_label
 from looprover.tpa.result import UnsafeWitness, is_state
 from looprover.verdict import Verdict
 from looprover.evidence.confirm import confirm_cpg_path
@@ -49,8 +49,7 @@ class TPAEngine(Engine):
         loop = single_loop_system(sys, run.deadline)
         start = entry_system(sys, run.deadline) if loop is None else None
         exact = loop.ts if loop is not None else start.ts if start is not None else sys.ts
-        stats["system"] = f"loop at L{loop.head}" if loop is not None else \
-            "pc-encoded cutpoint graph" + (" after the entry step" if start is not None else "")
+        stats["system"] = system_label(None if loop is None else loop.head, start is not None)
         solver = LoopSolver(exact, opts, run.deadline)      # GiveUp (e.g. array state variables): UNKNOWN
         if solver.free is not None:
             stats["wrap_split"] = True

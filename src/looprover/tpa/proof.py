@@ -88,6 +88,13 @@ class CertificateText:
         return check_safe_certificate(self._system(ts), self._safe(), deadline)
 
 
+def system_label(head: int | None, entry: bool) -> str:
+    """Which transition system TPA ran on, as `--json` names it (engine statistics and proof alike)."""
+    if head is not None:
+        return f"loop at L{head}"
+    return "pc-encoded cutpoint graph" + (" after the entry step" if entry else "")
+
+
 @dataclass(frozen=True)
 class TransitionInvariantProof(Proof):
     certificate: CertificateText
@@ -156,8 +163,7 @@ class TransitionInvariantProof(Proof):
     def to_json(self) -> dict[str, Any]:
         c = self.certificate
         return {"kind": self.kind, "side": c.side, "level": c.level,
-                "system": f"loop at L{self.head}" if self.head is not None else "pc-encoded cutpoint graph" +
-                          (" after the entry step" if self.init is not None else ""),
+                "system": system_label(self.head, self.init is not None),
                 "transition_invariant": _last_assertion(c.ti) if not c.chain else
                 "L ∨ L∘E" if c.side == "split-right" else "L ∨ E∘L",
                 **({"exact_power": _last_assertion(c.chain[-1][0]), "less_than_power": _last_assertion(c.chain[-1][1]),
