@@ -227,6 +227,35 @@ def test_correctness_witness_of_two_loops_is_confirmed(tmp_path):
     assert _check(out, path) == "confirmed"
 
 
+# two loops in sequence that keep y = 2x: TPA proves it on the pc-encoded system started after the entry step
+TWO_COPYING_LOOPS = """extern void abort(void);
+extern void __assert_fail(const char *, const char *, unsigned int, const char *);
+extern int __VERIFIER_nondet_int(void);
+void reach_error(void) { __assert_fail("0", "two.c", 4, "reach_error"); }
+void __VERIFIER_assert(int cond) { if (!cond) { reach_error(); abort(); } }
+int main(void) {
+  int n = __VERIFIER_nondet_int(), x = 0, y = 0;
+  while (x < n && x < 1000) { x++; y += 2; }
+  while (x < 2000) { x++; y += 2; }
+  __VERIFIER_assert(y == 2 * x);
+  return 0;
+}
+"""
+
+
+@pytest.mark.slow
+def test_tpa_witness_from_the_entry_system_is_confirmed(tmp_path):
+    """TPA's TRUE on the system that starts after the entry step writes a witness `validate` confirms (its
+    state invariant, joined with the entry's Init, split by loop head)."""
+    path = tmp_path / "two.c"
+    path.write_text(TWO_COPYING_LOOPS)
+    verdict, _ = _verify(path, "tpa")
+    assert verdict.stats["system"] == "pc-encoded cutpoint graph after the entry step", verdict.stats
+    out, data = _witness(path, "tpa", Status.TRUE, tmp_path)
+    assert len(data[0]["content"]) == 2          # one loop invariant per loop
+    assert _check(out, path) == "confirmed"
+
+
 BRANCHY = """extern int __VERIFIER_nondet_int(void);
 extern void abort(void);
 void reach_error(void) { abort(); }
