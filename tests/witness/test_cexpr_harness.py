@@ -15,7 +15,7 @@ import pytest
 import z3
 
 from looprover.program.expr import BOOL, IntType
-from looprover.witness.cexpr import NotC, check, from_z3, parse, to_z3
+from looprover.witness.cexpr import NotC, check, from_z3, parse, range_of, to_z3
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 TYPES = {"a": IntType(32, True), "b": IntType(32, True), "u": IntType(32, False), "c": IntType(8, True),
@@ -30,6 +30,9 @@ def _random_formula(rng: random.Random) -> z3.BoolRef:
     def term(d: int):
         if d == 0 or rng.random() < 0.3:
             return rng.choice(ints) if rng.random() < 0.7 else z3.IntVal(rng.randint(-1000, 1000))
+        if rng.random() < 0.1:      # an If, as the encoding's unsigned wrap-around has it
+            x, y = term(d - 1), term(d - 1)
+            return z3.If(x > y, x - y, y)
         op = rng.choice("+-*")
         x, y = term(d - 1), z3.IntVal(rng.randint(-5, 5)) if op == "*" else term(d - 1)
         return x + y if op == "+" else x - y if op == "-" else x * y
@@ -43,6 +46,12 @@ def _random_formula(rng: random.Random) -> z3.BoolRef:
             x, c = term(1), rng.randint(1, 7)
             rem = z3.If(x >= 0, x % c, -((-x) % c))
             return rem == 0 if rng.random() < 0.5 else rem != 0
+        if rng.random() < 0.1:      # z3's Euclidean remainder or quotient of a signed term (Spacer's facts)
+            x, c = term(1), rng.randint(1, 7)
+            return (x % c if rng.random() < 0.5 else x / c) + term(1) >= rng.randint(-3, 3)
+        if rng.random() < 0.05:     # C's truncating quotient as `smt.encode` has it
+            x, c = term(1), rng.randint(1, 7)
+            return z3.If(x >= 0, x / c, -((-x) / c)) <= term(1)
         x, y = term(2), term(2)
         return rng.choice([x <= y, x < y, x == y, x != y, x >= y])
     parts = [atom() for _ in range(rng.randint(1, 3))]
@@ -63,17 +72,33 @@ def test_printed_invariants_read_back_to_equivalent_formulas():
         check(node, TYPES)
         back = to_z3(node, Z3)
         s = z3.Solver()
+        # C's meaning: every value in its type's range (which the printer may use to drop a sign fix-up)
+        s.add(*[z3.And(Z3[n] >= lo, Z3[n] <= hi) for n in ("a", "b", "u", "c")
+                for lo, hi in [range_of(TYPES[n])]])
         s.add(z3.Not(f == back))
         assert s.check() == z3.unsat, (f, text)
 
 
 @pytest.mark.parametrize("text,why", [("u + 1 > 0", "fit in int"), ("a * b > 0", "overflow"),
-                                      ("a % 2 == 1", "remainder"), ("(long long)u % a == 0", "remainder"),
-                                      ("a / 2 > 0", "cannot read"), ("(long long)w > 0", "long long"),
+                                      ("a % 0 == 1", "remainder"), ("(long long)u % a == 0", "remainder"),
+                                      ("a / b > 0", "quotient"), ("a & 2 > 0", "cannot read"), ("(long long)w > 0", "long long"),
                                       ("a > 1u", "suffix")])
 def test_c_whose_meaning_is_not_the_integer_one_is_refused(text, why):
     with pytest.raises(NotC, match=why):
         check(parse(text), TYPES)
+
+
+def test_a_remainder_is_read_as_cs_truncating_one_and_z3s_mod_printed_as_its_euclidean_value():
+    node = parse("a % 2 == 1")                  # false for a = -1 in C (-1 % 2 is -1)
+    check(node, TYPES)
+    s = z3.Solver()
+    s.add(to_z3(node, Z3), Z3["a"] == -1)
+    assert s.check() == z3.unsat
+    text = from_z3(Z3["a"] % 2 == 1, _names, TYPES)       # z3's mod: 1 for a = -1
+    assert text == "(a % 2 + 2) % 2 == 1"
+    s = z3.Solver()
+    s.add(to_z3(parse(text), Z3), Z3["a"] == -1)
+    assert s.check() == z3.sat
 
 
 def test_unsigned_comparisons_without_arithmetic_are_exact():

@@ -2,8 +2,10 @@
 
 Why a small C subset with a range check: an invariant in a witness is read with C's semantics (integer
 promotions, unsigned wrap-around, overflow is undefined), while our invariants are formulas over mathematical
-integers. The two agree when no arithmetic wraps or overflows (and a remainder `%` has a non-negative dividend and
-a positive constant divisor), so both directions accept only expressions in which
+integers. The two agree when no arithmetic wraps or overflows (a quotient `/` or remainder `%`, by a positive
+constant, is read as C's truncating one; z3's Euclidean `mod` and `div` of a possibly negative term are printed as
+`(e % c + c) % c` and `(e - (e % c + c) % c) / c`; an integer `If` is C's `c ? a : b`, which is how the wrap-around
+of unsigned arithmetic in our encoding reads), so both directions accept only expressions in which
 (a) every variable either fits in `int` (signed up to 32 bits, unsigned below 32) or is cast to `long long`, (b) an
 arithmetic term is computed in `long long` if any operand is (a cast or an `LL` constant), else in `int`, and
 (c) the range of every arithmetic term, computed from the variables' C types, fits in the type it is computed in.
@@ -34,7 +36,7 @@ class NotC(Exception):
 # ------------------------------------------------------------------------------------------------ AST
 @dataclass(frozen=True)
 class Node:
-    op: str                     # var, const, cast, neg, + - *, cmp ops, not, and, or
+    op: str                     # var, const, cast, neg, + - * % /, ite, cmp ops, not, and, or
     args: tuple = ()
     name: str = ""              # var: the C name
     value: int = 0              # const
@@ -42,7 +44,7 @@ class Node:
 
 
 CMP = ("==", "!=", "<", "<=", ">", ">=")
-ARITH = ("+", "-", "*", "%")
+ARITH = ("+", "-", "*", "%", "/")
 
 
 def _fits(r: tuple[int, int], t: tuple[int, int]) -> bool:
@@ -69,7 +71,7 @@ def _bool(n: Node, types: Mapping[str, Type]) -> None:
     elif n.op == "not":
         _bool(n.args[0], types)
     elif n.op in CMP:
-        if _exact_compare(n.args[0], n.args[1], types) or _divisibility(n, types):
+        if _exact_compare(n.args[0], n.args[1], types):
             return
         _arith(n.args[0], types)
         _arith(n.args[1], types)
@@ -91,19 +93,6 @@ def _exact_compare(a: Node, b: Node, types: Mapping[str, Type]) -> bool:
     def small_const(x: Node) -> bool:
         return x.op == "const" and not x.ll and 0 <= x.value <= INT[1]
     return (unsigned(a) and (unsigned(b) or small_const(b))) or (unsigned(b) and small_const(a))
-
-
-def _divisibility(n: Node, types: Mapping[str, Type]) -> bool:
-    """`e % c == 0` or `e % c != 0` for a constant c > 0 and an exact term e: C's remainder (truncating) and the
-    mathematical one (Euclidean) are zero for the same e, whatever its sign."""
-    if n.op not in ("==", "!="):
-        return False
-    for rem, zero in ((n.args[0], n.args[1]), (n.args[1], n.args[0])):
-        if rem.op == "%" and zero.op == "const" and zero.value == 0 and rem.args[1].op == "const" and \
-                rem.args[1].value > 0:
-            _arith(rem.args[0], types)          # raises NotC unless the dividend is exact
-            return True
-    return False
 
 
 def _arith(n: Node, types: Mapping[str, Type]) -> tuple[tuple[int, int], bool]:
@@ -134,15 +123,26 @@ def _arith(n: Node, types: Mapping[str, Type]) -> tuple[tuple[int, int], bool]:
     if n.op == "neg":
         (lo, hi), ll = _arith(n.args[0], types)
         r = (-hi, -lo)
+    elif n.op == "ite":
+        # both branches are converted to the wider of their types (long long keeps an int's value)
+        _bool(n.args[0], types)
+        (a0, a1), la = _arith(n.args[1], types)
+        (b0, b1), lb = _arith(n.args[2], types)
+        r, ll = (min(a0, b0), max(a1, b1)), la or lb
     elif n.op in ARITH:
         (a0, a1), la = _arith(n.args[0], types)
         (b0, b1), lb = _arith(n.args[1], types)
         ll = la or lb
         if n.op == "%":
-            # C's remainder is the mathematical (Euclidean) one for a non-negative dividend and positive divisor
-            if not (n.args[1].op == "const" and b0 > 0 and a0 >= 0):
-                raise NotC(f"{to_c(n)}: remainder of a possibly negative value or by a non-constant")
-            return (0, min(a1, b0 - 1)), ll
+            # C's truncating remainder by a positive constant: the dividend's sign, magnitude below the divisor
+            if not (n.args[1].op == "const" and b0 > 0):
+                raise NotC(f"{to_c(n)}: remainder by a non-constant or non-positive divisor")
+            return (max(min(a0, 0), 1 - b0), min(max(a1, 0), b0 - 1)), ll
+        if n.op == "/":
+            # C's truncating quotient by a positive constant: monotone in the dividend
+            if not (n.args[1].op == "const" and b0 > 0):
+                raise NotC(f"{to_c(n)}: quotient by a non-constant or non-positive divisor")
+            return (_trunc_div(a0, b0), _trunc_div(a1, b0)), ll
         if n.op == "+":
             r = (a0 + b0, a1 + b1)
         elif n.op == "-":
@@ -157,8 +157,13 @@ def _arith(n: Node, types: Mapping[str, Type]) -> tuple[tuple[int, int], bool]:
     return r, ll
 
 
+def _trunc_div(a: int, c: int) -> int:
+    return a // c if a >= 0 else -((-a) // c)
+
+
 # ------------------------------------------------------------------------------------------- printing
-_PREC = {"or": 1, "and": 2, "==": 3, "!=": 3, "<": 4, "<=": 4, ">": 4, ">=": 4, "+": 5, "-": 5, "*": 6, "%": 6}
+_PREC = {"or": 1, "and": 2, "==": 3, "!=": 3, "<": 4, "<=": 4, ">": 4, ">=": 4, "+": 5, "-": 5, "*": 6, "%": 6,
+         "/": 6}
 
 
 def to_c(n: Node, outer: int = 0) -> str:
@@ -173,6 +178,8 @@ def to_c(n: Node, outer: int = 0) -> str:
         return f"-{to_c(n.args[0], 9)}"
     if n.op == "not":
         return f"!{to_c(n.args[0], 9)}"
+    if n.op == "ite":
+        return f"({to_c(n.args[0], 1)} ? {to_c(n.args[1], 1)} : {to_c(n.args[2], 1)})"
     if n.op in ("and", "or"):
         p = _PREC[n.op]
         s = f" {'&&' if n.op == 'and' else '||'} ".join(to_c(a, p + 1) for a in n.args)
@@ -185,14 +192,38 @@ def to_c(n: Node, outer: int = 0) -> str:
 def from_z3(f: z3.ExprRef, names: Callable[[z3.ExprRef], str | None], types: Mapping[str, Type]) -> str:
     """`f` (a quantifier-free linear integer/Boolean formula over state constants) as C; `names` gives a
     constant's C name (None: not a C variable there). Raises NotC when `f` is outside the subset."""
-    plain = _node(f, names, cast=False)
     try:
+        plain = _lower_mod(_node(f, names, cast=False), types)
         check(plain, types)
         return to_c(plain)
     except NotC:
-        wide = _node(f, names, cast=True)
+        wide = _lower_mod(_node(f, names, cast=True), types)
         check(wide, types)
         return to_c(wide)
+
+
+def _lower_mod(n: Node, types: Mapping[str, Type]) -> Node:
+    """`n` with each Euclidean remainder and quotient (`mod`, `div`, from z3's) written with C's truncating `%`
+    and `/`: as they are when the dividend cannot be negative, else as `(e % c + c) % c` (the inner remainder lies
+    in (-c, c), so the sum is non-negative and the outer one is the Euclidean value) and `(e - that) / c` (an
+    exact division)."""
+    if n.op in ("var", "const"):
+        return n
+    if n.op in ("==", "!=") and any(a.op == "mod" for a in n.args) and \
+            any(a.op == "const" and a.value == 0 for a in n.args):
+        # zero for the same dividends whichever the remainder: C's plain `%`
+        n = Node(n.op, tuple(Node("%", a.args) if a.op == "mod" else a for a in n.args))
+    args = tuple(_lower_mod(a, types) for a in n.args)
+    if n.op not in ("mod", "div"):
+        return Node(n.op, args, n.name, n.value, n.ll)
+    e, c = args
+    if c.op != "const" or c.value <= 0:
+        raise NotC("division by a non-constant or non-positive divisor")
+    (lo, _), _ = _arith(e, types)
+    if lo >= 0:
+        return Node("%" if n.op == "mod" else "/", (e, c))
+    euclid = Node("%", (Node("+", (Node("%", (e, c)), c)), c))
+    return euclid if n.op == "mod" else Node("/", (Node("-", (e, euclid)), c))
 
 
 def _node(t: z3.ExprRef, names, cast: bool) -> Node:
@@ -210,17 +241,18 @@ def _node(t: z3.ExprRef, names, cast: bool) -> Node:
         return Node("cast", (v,)) if cast and t.sort() == z3.IntSort() else v
     if not z3.is_app(t):
         raise NotC(f"unsupported term {t}")
+    got = _truncated(t)
+    if got is not None:
+        # C's truncating remainder or quotient as `smt.encode` writes it: If(a >= 0, a % c, -((-a) % c))
+        op, a, c = got
+        return Node(op, (_node(a, names, cast), Node("const", value=c, ll=cast)))
     k = t.decl().kind()
-    if k in (z3.Z3_OP_EQ, z3.Z3_OP_DISTINCT) and len(t.children()) == 2:
-        # C's truncating remainder (`smt.encode`: If(a >= 0, a % c, -((-a) % c))) compared with 0 is the
-        # Euclidean one compared with 0: both are zero for the same a
-        for rem, zero in ((t.arg(0), t.arg(1)), (t.arg(1), t.arg(0))):
-            got = _truncated_remainder(rem)
-            if got is not None and z3.is_int_value(zero) and zero.as_long() == 0:
-                a, c = got
-                node = Node("%", (_node(a, names, cast), Node("const", value=c, ll=cast)))
-                return Node("==" if k == z3.Z3_OP_EQ else "!=", (node, Node("const", value=0, ll=cast)))
     args = [_node(c, names, cast) for c in t.children()]
+    if k == z3.Z3_OP_ITE:
+        c, a, b = args
+        if t.sort() == z3.BoolSort():
+            return Node("or", (Node("and", (c, a)), Node("and", (Node("not", (c,)), b))))
+        return Node("ite", (c, a, b))
     if k == z3.Z3_OP_AND:
         return Node("and", tuple(args))
     if k == z3.Z3_OP_OR:
@@ -250,27 +282,31 @@ def _node(t: z3.ExprRef, names, cast: bool) -> Node:
         return out
     if k == z3.Z3_OP_UMINUS:
         return Node("neg", (args[0],))
-    if k == z3.Z3_OP_MOD:
-        return Node("%", tuple(args))
+    if k in (z3.Z3_OP_MOD, z3.Z3_OP_IDIV):
+        # Euclidean: `_lower_mod` writes it with C's `%` and `/`
+        return Node("mod" if k == z3.Z3_OP_MOD else "div", tuple(args))
     raise NotC(f"operator {t.decl().name()} has no C counterpart here")
 
 
-def _truncated_remainder(t: z3.ExprRef) -> tuple[z3.ExprRef, int] | None:
-    """(a, c) when `t` is If(a >= 0, a % c, -((-a) % c)) for a constant c > 0, else None."""
+def _truncated(t: z3.ExprRef) -> tuple[str, z3.ExprRef, int] | None:
+    """("%", a, c) when `t` is If(a >= 0, a % c, -((-a) % c)) for a constant c > 0, ("/", a, c) for the same
+    with `/`, else None."""
     if not z3.is_app_of(t, z3.Z3_OP_ITE):
         return None
     cond, pos, neg = t.children()
     if not (z3.is_app_of(cond, z3.Z3_OP_GE) and z3.is_int_value(cond.arg(1)) and cond.arg(1).as_long() == 0
-            and z3.is_app_of(pos, z3.Z3_OP_MOD) and z3.is_int_value(pos.arg(1)) and pos.arg(1).as_long() > 0):
+            and (z3.is_app_of(pos, z3.Z3_OP_MOD) or z3.is_app_of(pos, z3.Z3_OP_IDIV))
+            and z3.is_int_value(pos.arg(1)) and pos.arg(1).as_long() > 0):
         return None
     a, c = cond.arg(0), pos.arg(1)
-    if not z3.eq(pos.arg(0), a) or not z3.eq(z3.simplify(neg), z3.simplify(-((-a) % c))):
+    rem = z3.is_app_of(pos, z3.Z3_OP_MOD)
+    if not z3.eq(pos.arg(0), a) or not z3.eq(z3.simplify(neg), z3.simplify(-((-a) % c) if rem else -((-a) / c))):
         return None
-    return a, c.as_long()
+    return ("%" if rem else "/"), a, c.as_long()
 
 
 # -------------------------------------------------------------------------------------------- parsing
-_TOKEN = re.compile(r"\s*(?:(\d+)([uUlL]*)|([A-Za-z_]\w*)|(\|\||&&|==|!=|<=|>=|[-+*%()<>!])"
+_TOKEN = re.compile(r"\s*(?:(\d+)([uUlL]*)|([A-Za-z_]\w*)|(\|\||&&|==|!=|<=|>=|[-+*%/()<>!?:])"
                     r"|\\at\s*\(\s*([A-Za-z_]\w*)\s*,\s*([A-Za-z_]\w*)\s*\))")
 ANY_PREV = "AnyPrev"
 
@@ -305,7 +341,7 @@ def parse(text: str) -> Node:
         else:
             toks.append(("op", m.group(4)))
     p = _Parser(toks)
-    n = p.expr(1)
+    n = p.conditional()
     if p.i != len(toks):
         raise NotC("trailing tokens")
     return n
@@ -323,6 +359,16 @@ class _Parser:
             self.i += 1
             return True
         return False
+
+    def conditional(self) -> Node:
+        """`c ? a : b` (right-associative, below `||`) or an expression without one."""
+        cond = self.expr(1)
+        if not self.take("?"):
+            return cond
+        a = self.conditional()
+        if not self.take(":"):
+            raise NotC("missing : of ?")
+        return Node("ite", (cond, a, self.conditional()))
 
     def expr(self, level: int) -> Node:
         if level == 7:
@@ -352,7 +398,7 @@ class _Parser:
             if self.toks[self.i:self.i + 3] == [("id", "long"), ("id", "long"), ("op", ")")]:
                 self.i += 3
                 return Node("cast", (self.unary(),))
-            inner = self.expr(1)
+            inner = self.conditional()
             if not self.take(")"):
                 raise NotC("missing )")
             return inner
@@ -378,12 +424,17 @@ def to_z3(n: Node, env: Mapping[str, z3.ExprRef]) -> z3.ExprRef:
         return -args[0]
     if n.op == "not":
         return z3.Not(as_condition(args[0]))
+    if n.op == "ite":
+        return z3.If(as_condition(args[0]), args[1], args[2])
     if n.op == "and":
         return z3.And([as_condition(a) for a in args])
     if n.op == "or":
         return z3.Or([as_condition(a) for a in args])
     a, b = args
-    return {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "%": lambda: a % b, "==": lambda: a == b,
+    if n.op in ("%", "/"):
+        # C's truncating remainder and quotient (`check` admits only positive constant divisors)
+        return z3.If(a >= 0, a % b, -((-a) % b)) if n.op == "%" else z3.If(a >= 0, a / b, -((-a) / b))
+    return {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "==": lambda: a == b,
             "!=": lambda: a != b, "<": lambda: a < b, "<=": lambda: a <= b, ">": lambda: a > b,
             ">=": lambda: a >= b}[n.op]()
 
