@@ -296,7 +296,7 @@ def printed_loop_invariants(per_node: dict[int | None, list[z3.BoolRef]], ir_nam
             return c_of_ir.get(ir_name.get(t.decl().name(), ""))
         printed = []
         for f in formulas:
-            for conj in conjuncts(f):
+            for conj in conjuncts(_quantifier_free(f)):
                 if _implied_by_types(conj, ir_name, program, ranges):
                     continue
                 try:
@@ -309,6 +309,16 @@ def printed_loop_invariants(per_node: dict[int | None, list[z3.BoolRef]], ir_nam
         if printed:
             loops.append((loop, printed))
     return loops, left_out, skipped
+
+
+def _quantifier_free(f: z3.BoolRef) -> z3.BoolRef:
+    """`f` without its quantifiers (Spacer's invariants may carry `∃`, which C cannot say) when QE manages in a
+    second; else `f` itself, whose quantified conjuncts are then left out."""
+    from looprover.smt.mbp import QEError, eliminate_quantifiers
+    try:
+        return eliminate_quantifiers(f, deadline=Deadline.after(1.0))
+    except (QEError, z3.Z3Exception):
+        return f
 
 
 def single_c_loop(program: Program, src: CSource, head: int, cutpoints) -> bool:
