@@ -20,7 +20,7 @@ from looprover.domains.base import Domain, Site
 from looprover.linalg import nullspace
 from looprover.program.expr import I64, MATH_INT, Expr, IntType, Var, binary, cast, cmp, const
 
-MAX_TERMS = 5         # variables in one equality (a longer one is rarely an invariant and hard to read)
+MAX_TERMS = 10        # variables in one equality (`sum of the counters == l` in a loop that counts cases)
 MAX_COEFFICIENT = 64
 
 
