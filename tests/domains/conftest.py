@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 
 from looprover.domains import Site, program_constants, sample_states
+from looprover.domains.base import guard_bounds
 from looprover.frontend.c import load_c_program
 from looprover.program.cpg import build_cpg
 
@@ -30,5 +31,6 @@ def loop(tmp_path):
         head = next(iter(cpg.loops.loops))
         samples = sample_states(prog, {head}, bitvector=bitvector)
         assert samples[head], "the loop head was never reached"
-        return Loop(prog, Site(head, program_constants(prog), samples[head], bitvector))
+        return Loop(prog, Site(head, program_constants(prog), samples[head], bitvector,
+                               guard_bounds=guard_bounds(prog)))
     return make

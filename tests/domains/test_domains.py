@@ -205,6 +205,26 @@ def test_affine_hull(loop):
     assert AffineHull().site_atoms(lp.site, [lp.var(v) for v in "abc"]) == []
 
 
+def test_affine_hull_over_many_counters(loop):
+    """A loop that counts each case in a counter of its own keeps their sum equal to the iteration count: an
+    equality over seven variables (what `sum == l` in the body needs to be 1-inductive)."""
+    from looprover.domains.affine import AffineHull
+    lp = loop("unsigned l = 0, a = 0, b = 0, c = 0, d = 0, e = 0, f = 0;"
+              " while (l < 1000) { if (l % 5 == 0) a++; else if (l % 5 == 1) b++; else if (l % 7 == 0) c++;"
+              " else if (l % 3 == 0) d++; else if (l % 2 == 0) e++; else f++; l++; }")
+    atoms = strs(AffineHull().site_atoms(lp.site, [lp.var(v) for v in "labcdef"]))
+    assert any(all(v in a for v in "labcdef") for a in atoms), atoms
+
+
+def test_intervals_offer_the_guards_limits_where_the_samples_stay_low(loop):
+    """The outer loop's samples never leave x = 0 (the inner loop runs 10^8 times): its guard's limit is the
+    bound at the head (x <= 10^8) and in the body (x <= 10^8 - 1, what the inner head needs)."""
+    lp = loop("unsigned x = 0, y; while (x < 100000000) { y = 0; while (y < 100000000) y++; x++; }")
+    assert {s["x"] for s in lp.site.samples} == {0}
+    atoms = strs(Intervals().var_atoms(lp.site, lp.var("x")))
+    assert any("100000000" in a for a in atoms) and any("99999999" in a for a in atoms), atoms
+
+
 def test_nullspace_is_exact():
     from fractions import Fraction
     from looprover.linalg import nullspace

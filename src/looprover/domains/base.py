@@ -17,7 +17,7 @@ from typing import Callable, Iterable
 import z3
 
 from looprover.program.cfa import Assert, Program
-from looprover.program.expr import Expr, IntConst, Var, walk
+from looprover.program.expr import Compare, Expr, IntConst, Var, walk
 
 
 @dataclass
@@ -29,6 +29,7 @@ class Site:
     samples: list[dict] = field(default_factory=list)
     bitvector: bool = False
     entry: dict[str, Var] = field(default_factory=dict)
+    guard_bounds: dict[str, list[tuple[str, int]]] = field(default_factory=dict)   # `guard_bounds(program)`
 
 
 @dataclass
@@ -84,3 +85,30 @@ def program_constants(program: Program) -> list[int]:
                 if isinstance(n, IntConst) and (limit is None or abs(n.value) <= limit):
                     vals.add(n.value)
     return sorted(vals, key=lambda v: (abs(v), v))[:24]
+
+
+_BOUND = {"<": ("<=", 0, -1), "<=": ("<=", 1, 0), ">": (">=", 0, 1), ">=": (">=", -1, 0)}
+_MIRROR = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
+
+
+def guard_bounds(program: Program) -> dict[str, list[tuple[str, int]]]:
+    """Per variable, the bounds each comparison of it with a constant in a branch condition gives at the head of
+    a loop that it guards and inside its body: `x < K` leaves the loop with x = K, so `x <= K` at the head and
+    `x <= K - 1` in the body, where an inner loop's head needs it (`x <= K` gives K + 1 and K, `x > K` gives K
+    and K + 1). Why: a loop that no sampled run got past its first iterations has samples far below the limit,
+    and the limit is the bound that generalises; the constant list alone may not reach it."""
+    out: dict[str, list[tuple[str, int]]] = {}
+    for _, st in program.statements():
+        cond = getattr(st, "cond", None)
+        if cond is None or isinstance(st, Assert):
+            continue
+        for n in walk(cond):
+            if not isinstance(n, Compare) or n.op not in _BOUND:
+                continue
+            for v, k, op in ((n.lhs, n.rhs, n.op), (n.rhs, n.lhs, _MIRROR[n.op])):
+                if isinstance(v, Var) and isinstance(k, IntConst):
+                    rel, head, body = _BOUND[op]
+                    for b in ((rel, k.value + head), (rel, k.value + body)):
+                        if b not in out.setdefault(v.name, []):
+                            out[v.name].append(b)
+    return out

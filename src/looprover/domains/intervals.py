@@ -1,4 +1,4 @@
-"""Intervals: bounds `v ≥ k`, `v ≤ k` from program constants and sampled states; for a loop body, bound
+"""Intervals: bounds `v ≥ k`, `v ≤ k` from program constants, the guards' limits and sampled states; for a loop body, bound
 preservation `t ≤ k ⇒ t' ≤ k` for the loop's comparison atoms.
 
 Why: most loop invariants that matter bound a counter by a constant of the program (the loop guard's limit,
@@ -33,6 +33,8 @@ class Intervals(Domain):
             out.append(cmp(">=", v, const(max(below), t)))
         if above:
             out.append(cmp("<=", v, const(min(above), t)))
+        out += [cmp(op, v, const(k, t)) for op, k in site.guard_bounds.get(v.name, [])
+                if t.contains(k) and (k >= hi if op == "<=" else k <= lo)]
         return out
 
     def relations(self, site: StepSite) -> list[z3.BoolRef]:

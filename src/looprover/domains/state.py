@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from looprover.domains.affine import AffineHull
-from looprover.domains.base import Domain, Site, program_constants
+from looprover.domains.base import Domain, Site, guard_bounds, program_constants
 from looprover.domains.booleans import Booleans
 from looprover.domains.congruence import Congruence
 from looprover.domains.contents import Contents
@@ -80,7 +80,7 @@ def atoms_at(program: Program, node: int, samples: list[dict], bitvector: bool,
     bools = [i.var for i in program.variables.values() if isinstance(i.var.type, BoolType)]
     arrays = [i.var for i in program.variables.values() if isinstance(i.var.type, ArrayType)]
     local = [d for d in domains if not d.everywhere]
-    site = Site(node, consts, samples, bitvector, dict(entry or {}))
+    site = Site(node, consts, samples, bitvector, dict(entry or {}), guard_bounds(program))
     atoms: list[Expr] = []
 
     def add(new: list[Expr]) -> None:
