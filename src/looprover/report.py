@@ -218,14 +218,17 @@ def _smt_value(v: Any) -> str:
 def _derivation(cex: Counterexample, program: Program) -> list[_Derived | None]:
     """The trace of a Horn-clause program as the clauses it applies. The state before each step is rebuilt
     from the initial values and the values the steps wrote (all of them, for a replayed trace); an
-    abbreviated run, or a step without recorded values, leaves the values from there on unknown."""
+    abbreviated run, a step without recorded values or one that wrote an array leaves the values from there on
+    unknown."""
     ev = Evaluator("math")
     state = dict(cex.initial)
     known = not getattr(cex, "omitted", 0)
     out: list[_Derived | None] = []
     for st in cex.steps:
         clause = program.clauses.get(st.edge)
-        known = known and (bool(st.values) or not st.edge.writes())
+        # a whole array is recorded as `<array>`, a cell as `a[i]`: the state cannot be rebuilt from there on
+        known = known and (bool(st.values) or not st.edge.writes()) and \
+            not any(isinstance(v, str) or "[" in n for n, v in st.values.items())
         if clause is None:
             out.append(None)
             continue

@@ -13,7 +13,8 @@ from typing import Callable
 import z3
 
 from looprover.program.expr import (
-    FALSE, TRUE, Expr, IntConst, IntType, Unary, and_, binary, cmp, const, ite, not_, or_,
+    FALSE, TRUE, ArrayType, ConstArray, Expr, IntConst, IntType, Select, Store, Unary, and_, binary, cmp, const, ite,
+    not_, or_,
 )
 
 _ARITH = (z3.Z3_OP_ADD, z3.Z3_OP_SUB, z3.Z3_OP_MUL, z3.Z3_OP_UMINUS, z3.Z3_OP_IDIV, z3.Z3_OP_DIV, z3.Z3_OP_MOD)
@@ -22,7 +23,7 @@ _CMP = {z3.Z3_OP_LE: "<=", z3.Z3_OP_LT: "<", z3.Z3_OP_GE: ">=", z3.Z3_OP_GT: ">"
 
 
 class Readback:
-    """Callable: a quantifier-free linear integer/Boolean z3 term -> IR expression. `leaf(t)` gives the
+    """Callable: a quantifier-free linear integer/Boolean (or integer-array) z3 term -> IR expression. `leaf(t)` gives the
     expression of a term the caller maps (by its own key, usually the term's id), or None; `fail(msg)` makes
     the exception raised for anything else (an unknown constant, a non-linear or unsupported operator)."""
 
@@ -82,6 +83,14 @@ class Readback:
             return cmp("!=", args[0], args[1])
         if k == z3.Z3_OP_ITE:
             return ite(args[0], args[1], args[2])
+        # integer arrays (Horn clauses over `(Array Int Int)`): the caller's array constants are leaves
+        if k == z3.Z3_OP_SELECT and isinstance(args[0].type, ArrayType):
+            return Select(args[0], args[1], args[0].type.elem)
+        if k == z3.Z3_OP_STORE and isinstance(args[0].type, ArrayType):
+            return Store(args[0], args[1], args[2], args[0].type)
+        if k == z3.Z3_OP_CONST_ARRAY and t.sort().domain().kind() == z3.Z3_INT_SORT and \
+                isinstance(args[0].type, IntType):
+            return ConstArray(args[0], ArrayType(self.int_type, args[0].type))
         raise self.fail(f"operator {t.decl().name()}")
 
     def _euclid(self, k, args: list[Expr]) -> Expr:

@@ -15,8 +15,9 @@ Each edge keeps its clause as the file states it (`Program.clauses`: position, l
 variable names and their values as IR expressions), so a counterexample is shown as a derivation in the
 file's terms (clause 2 derives inv(1, 2) with x = 0, x1 = 1, ...), not in slots.
 
-So the clauses are satisfiable (sat, safe) iff the assertion is never violated (TRUE). Only linear clauses over
-Int/Bool (LIA) are in scope; anything else raises UnsupportedError. SMT-LIB `div`/`mod` are Euclidean;
+So the clauses are satisfiable (sat, safe) iff the assertion is never violated (TRUE). Linear clauses over Int,
+Bool and `(Array Int Int)` (LIA, CHC-COMP's LIA-Lin-Arrays) are in scope, an array argument becoming an IR array
+slot `a<k>` read with `select`/`store`/constant arrays; anything else raises UnsupportedError. SMT-LIB `div`/`mod` are Euclidean;
 they are rewritten into C's truncating `/` and `%` (constant divisors only). Constant sub-expressions
 (`(- 2)`, which z3 parses as a unary minus, or `(* 2 3)`) are folded to literals, so a divisor or factor that
 is a constant expression counts as a constant, as it does for z3.
@@ -33,7 +34,7 @@ import z3
 from looprover.errors import InputError, UnsupportedError
 from looprover.frontend import check_text
 from looprover.program.cfa import Assert, Assign, Assume, ClauseStep, Havoc, Program, ProgramBuilder, SrcLoc
-from looprover.program.expr import BOOL, FALSE, MATH_INT, TRUE, Expr, Var, and_, cmp
+from looprover.program.expr import BOOL, FALSE, MATH_INT, TRUE, ArrayType, Expr, Var, and_, cmp
 from looprover.smt.readback import Readback
 
 QUERY_PROP = "chc-query"
@@ -211,11 +212,18 @@ def _mentions_pred(t: z3.ExprRef, preds: dict) -> bool:
 
 
 # ------------------------------------------------------------------------------------- translation
+INT_ARRAY = ArrayType(MATH_INT, MATH_INT)
+_POOL = {MATH_INT: "i", BOOL: "b", INT_ARRAY: "a"}      # slot and temporary names by type
+
+
 def _ir_type(sort: z3.SortRef, where: str):
     if sort.kind() == z3.Z3_INT_SORT:
         return MATH_INT
     if sort.kind() == z3.Z3_BOOL_SORT:
         return BOOL
+    if sort.kind() == z3.Z3_ARRAY_SORT and sort.domain().kind() == z3.Z3_INT_SORT and \
+            sort.range().kind() == z3.Z3_INT_SORT:
+        return INT_ARRAY
     raise UnsupportedError(f"sort {sort}", where)
 
 
@@ -226,17 +234,17 @@ def _build_program(path: Path, preds: dict[str, z3.FuncDeclRef], clauses: list[C
     pools: dict[str, list[Var]] = {}
 
     def pooled(kind: str, type_, k: int) -> Var:
-        """The k-th variable of a pool (slots `i<k>`/`b<k>`, temporaries `h…`, parallel-assign `n…`)."""
-        key = f"{kind}{'i' if type_ == MATH_INT else 'b'}"
+        """The k-th variable of a pool (slots `i<k>`/`b<k>`/`a<k>`, temporaries `h…`, parallel-assign `n…`)."""
+        key = f"{kind}{_POOL[type_]}"
         pool = pools.setdefault(key, [])
         while len(pool) <= k:
-            name = f"{key}{len(pool)}" if kind else f"{'i' if type_ == MATH_INT else 'b'}{len(pool)}"
+            name = f"{key}{len(pool)}"
             pool.append(b.declare(name, type_, kind="temp" if kind else "local"))
         return pool[k]
 
     slots: dict[str, list[Var]] = {}
     for name, d in preds.items():
-        counters = {MATH_INT: 0, BOOL: 0}
+        counters = {MATH_INT: 0, BOOL: 0, INT_ARRAY: 0}
         vs = []
         for i in range(d.arity()):
             t = _ir_type(d.domain(i), f"{path}: predicate {name}")
@@ -259,7 +267,7 @@ def _build_program(path: Path, preds: dict[str, z3.FuncDeclRef], clauses: list[C
                 else:
                     equations.append((arg, slot))
         defs, constraint = _definitions(c, mapping)
-        counters = {MATH_INT: 0, BOOL: 0}
+        counters = {MATH_INT: 0, BOOL: 0, INT_ARRAY: 0}
         havoc: list[Var] = []
         for v in c.variables:
             if v.get_id() not in mapping and v.get_id() not in defs:
@@ -331,7 +339,7 @@ def _parallel_assign(targets: list[Var], values: list[Expr], temp, src: SrcLoc) 
     reads = [free_vars(v) for _, v in pending]
     needs_temp = [any(t in reads[j] for j in range(len(pending)) if j != i) for i, (t, _) in enumerate(pending)]
     first, direct, last = [], [], []
-    counters = {MATH_INT: 0, BOOL: 0}
+    counters = {MATH_INT: 0, BOOL: 0, INT_ARRAY: 0}
     for (t, v), via in zip(pending, needs_temp):
         if via:
             tmp = temp(t.type, counters[t.type])
