@@ -81,7 +81,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
     deadline = Deadline(start + args.timeout)
     progress = _Progress(start) if args.verbose else None
     try:
-        job = resolve_job(args.file, args.property, args.data_model, tuple(args.defines))
+        job = resolve_job(args.file, args.property, args.data_model, tuple(args.defines),
+                          args.undefined_functions == "nondet")
     except InputError as exc:
         return _error(str(exc), args.json, file=args.file[0])
     if args.chc_comp and not job.is_chc:
@@ -175,7 +176,8 @@ def cmd_transform(args: argparse.Namespace) -> int:
               f"(known: {', '.join(sorted(TRANSFORMS))})", file=sys.stderr)
         return EXIT_USAGE
     try:
-        job = resolve_job(args.file, args.property, args.data_model, tuple(args.defines))
+        job = resolve_job(args.file, args.property, args.data_model, tuple(args.defines),
+                          args.undefined_functions == "nondet")
         result = get_transform(args.technique).apply(load_job_program(job))
         code = emit_c(result.program)
     except (InputError, UnsupportedError) as exc:
@@ -291,6 +293,10 @@ def _input_args(p: argparse.ArgumentParser, property_help: str) -> None:
     p.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]",
                    help="a preprocessor definition for C input files (repeatable)")
     p.add_argument("--property", metavar="PRP", help=property_help)
+    p.add_argument("--undefined-functions", choices=("unknown", "nondet"), default="unknown",
+                   help="a call of a C function with neither a body nor a model: UNKNOWN naming it (default), or "
+                        "nondet: its result and every global and address-taken object take any value (a TRUE "
+                        "stays sound; a FALSE says it rests on that assumption)")
 
 
 def build_parser() -> argparse.ArgumentParser:

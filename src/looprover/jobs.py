@@ -42,10 +42,11 @@ PHASES = ("starting", "loading the program", "running the engine", "rendering th
 
 
 def load_program(path: Path, data_model: str = "ILP32", more: tuple[Path, ...] = (), memsafety: bool = False,
-                 defines: tuple[str, ...] = (), keep_values: bool = False) -> Program:
+                 defines: tuple[str, ...] = (), keep_values: bool = False, nondet_undefined: bool = False
+                 ) -> Program:
     """Parse a C file (`.c`, `.i`) or a Horn-clause file (`.smt2`) into the IR. `more`: further C files linked
     with it; `memsafety`: instrument memory accesses (valid-memsafety); `defines`: `-D` definitions for C;
-    `keep_values`: see `load_c_program`."""
+    `keep_values`, `nondet_undefined`: see `load_c_program`."""
     for f in (path, *more):
         if not f.exists():
             raise InputError(f"{f}: no such file")
@@ -64,7 +65,7 @@ def load_program(path: Path, data_model: str = "ILP32", more: tuple[Path, ...] =
         return load_chc_program(path)
     from looprover.frontend.c import load_c_program
     return load_c_program([path, *more] if more else path, data_model=data_model, memsafety=memsafety,
-                          defines=defines, keep_values=keep_values)
+                          defines=defines, keep_values=keep_values, nondet_undefined=nondet_undefined)
 
 
 @dataclass
@@ -77,6 +78,7 @@ class Job:
     task: Path | None = None
     more_inputs: tuple[Path, ...] = ()   # further input files linked with `input` (library stubs, ...)
     defines: tuple[str, ...] = ()        # preprocessor definitions for C inputs (`-D`)
+    nondet_undefined: bool = False       # `--undefined-functions nondet` (`CallMixin.undefined_call`)
 
     @property
     def is_chc(self) -> bool:
@@ -92,7 +94,7 @@ class Job:
 
 
 def resolve_job(file: str | list[str], property_spec: str | None, data_model: str | None,
-                defines: tuple[str, ...] = ()) -> Job:
+                defines: tuple[str, ...] = (), nondet_undefined: bool = False) -> Job:
     """The job for the command line's FILE(s): a `.yml` task (alone), or one or more program files."""
     files = [file] if isinstance(file, str) else list(file)
     if len(files) > 1 and any(Path(f).suffix in (".yml", ".yaml") for f in files):
@@ -109,12 +111,13 @@ def resolve_job(file: str | list[str], property_spec: str | None, data_model: st
         else:
             prop, expected = choose_property(task)
         return Job(task.input_files[0], prop, data_model or task.data_model or "ILP32", expected, path,
-                   tuple(task.input_files[1:]), tuple(defines))
+                   tuple(task.input_files[1:]), tuple(defines), nondet_undefined)
     if property_spec is not None:
         prop = load_property(property_spec)
     else:
         prop = Property(CHECK_SAT) if path.suffix == ".smt2" else default_property()
-    return Job(path, prop, data_model or "ILP32", more_inputs=more, defines=tuple(defines))
+    return Job(path, prop, data_model or "ILP32", more_inputs=more, defines=tuple(defines),
+               nondet_undefined=nondet_undefined)
 
 
 def _same_property(prp: Path, prop: Property) -> bool:
@@ -198,6 +201,9 @@ def verify_job(job: Job, options: JobOptions, deadline: Deadline, phase: Callabl
             verdict.stats["evidence_checked_by"] = "job"
     if job.property.name == NO_OVERFLOW:
         verdict = undecided_overflow(verdict)
+    if verdict.status == Status.FALSE and program.assumptions:
+        verdict = dataclasses.replace(verdict, reason=f"{verdict.reason}; resting on the assumption that "
+                                                      + "; ".join(program.assumptions))
     verdict.stats["encoding"] = encoding
     return verdict, program
 
@@ -227,7 +233,8 @@ def _load(job: Job) -> Program:
     """The front-end's program for the job's files, built for its property (memory accesses instrumented for
     valid-memsafety, unused values kept for no-overflow)."""
     return load_program(job.input, job.data_model, job.more_inputs, memsafety=job.property.name == VALID_MEMSAFETY,
-                        defines=job.defines, keep_values=job.property.name == NO_OVERFLOW)
+                        defines=job.defines, keep_values=job.property.name == NO_OVERFLOW,
+                        nondet_undefined=job.nondet_undefined)
 
 
 def _instrument_for(job: Job, program: Program) -> Program:
@@ -299,6 +306,9 @@ def _witness(verdict: Verdict, program: Program | None, job: Job, deadline: Dead
     """The verdict's witness, written in a child process of its own that is stopped by the deadline: whatever
     the writer does (Spacer, Houdini, the validator's checks), the verdict is never lost to it."""
     from looprover.witness.svcomp import Witness, witness_for
+    if verdict.status == Status.FALSE and program is not None and program.assumptions:
+        return Witness(None, None, "no violation witness: the counterexample rests on a model of undefined "
+                                   "functions that a validator does not share")
     if verdict.status == Status.UNKNOWN or program is None:
         return witness_for(verdict, program, job.input, job.property.name, job.data_model)
     if deadline.left() < -0.3:

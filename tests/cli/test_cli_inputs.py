@@ -170,3 +170,56 @@ def test_verisec_rows_are_written_as_runs_end_and_a_resumed_run_skips_them(tmp_p
     assert verisec.main(args + ["--resume"]) == 0
     assert ran == [("b_ok.c", 10), ("a_bad.c", 100), ("b_ok.c", 100)]
     assert len(verisec.read_results([out])) == 4 and "(1 done earlier)" in capsys.readouterr().out
+
+
+UNDEFINED = """extern int __VERIFIER_nondet_int(void);
+void reach_error(void);
+int check(int *p, int n);
+void log_value(int v);
+int g = 0;
+int main(void) {
+  int x = 5, y = 7;
+  log_value(x);
+  if (y != 7) reach_error();            /* y's address is never taken: no callee can change it */
+  int r = check(&x, 3);
+  if (r < 0 || r > 1) return 0;
+  if (x == 5 && g == 0) return 0;       /* the callee may change x and g */
+  reach_error();
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("engine", ["bmc", "portfolio"])
+def test_undefined_functions_are_unknown_by_default_and_havoc_what_they_reach_with_nondet(tmp_path, capsys, engine):
+    """Without the option the first undefined call is named; with it, the result and what a callee can reach
+    (the global, the address-taken x; not y) take any value: FALSE, saying what it rests on, and no witness."""
+    f = tmp_path / "u.c"
+    f.write_text(UNDEFINED)
+    code = cli.main(["verify", str(f), "--engine", engine, "--timeout", "30", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert data["status"] == "UNKNOWN" and "undefined function 'log_value'" in data["reason"] and "u.c:8" in \
+        data["reason"], data
+    w = tmp_path / "w.yml"
+    code = cli.main(["verify", str(f), "--engine", engine, "--timeout", "30", "--json", "--undefined-functions",
+                     "nondet", "--witness", str(w)])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0 and data["status"] == "FALSE", data
+    assert "resting on the assumption that undefined function 'log_value' at" in data["reason"], data
+    assert "undefined function 'check' at" in data["reason"] and "u.c:10" in data["reason"] and not w.exists()
+
+
+def test_undefined_functions_nondet_keeps_a_true_sound(tmp_path, capsys):
+    """A global the callee may write, asserted after the call: never TRUE; one only main touches: TRUE."""
+    f = tmp_path / "g.c"
+    f.write_text("void reach_error(void);\nvoid touch(void);\nint g = 0;\nint main(void) {\n  int local = 1;\n"
+                 "  touch();\n  if (local != 1) reach_error();\n  if (g != 0) reach_error();\n  return 0;\n}\n")
+    code = cli.main(["verify", str(f), "--engine", "kinduction", "--timeout", "30", "--json",
+                     "--undefined-functions", "nondet"])
+    data = json.loads(capsys.readouterr().out)
+    assert data["status"] == "FALSE" and "g.c:8" in json.dumps(data["counterexample"]), data
+    f.write_text(f.read_text().replace("  if (g != 0) reach_error();\n", ""))
+    code = cli.main(["verify", str(f), "--engine", "kinduction", "--timeout", "30", "--json",
+                     "--undefined-functions", "nondet"])
+    data = json.loads(capsys.readouterr().out)
+    assert data["status"] == "TRUE", data

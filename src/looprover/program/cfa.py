@@ -157,6 +157,9 @@ class Program:
     data_model: str = "ILP32"
     source_file: str | None = None
     clauses: Mapping[Edge, ClauseStep] = field(default_factory=dict)   # Horn-clause input: each edge's clause
+    # what the model assumes beyond C (`--undefined-functions nondet`: a call of an undefined function); a FALSE
+    # rests on these, a TRUE does not (each is an over-approximation)
+    assumptions: tuple[str, ...] = ()
 
     @cached_property
     def _out(self) -> dict[int, list[Edge]]:

@@ -90,8 +90,38 @@ class CallMixin(LoweringState):
             return Val(rt, {})
         fdef = ref.get_definition()
         if fdef is None:
-            raise self.unsupported(f"call to undefined function '{name}'", c)
+            if not self.nondet_undefined or self.memsafety:
+                raise self.unsupported(f"call to undefined function '{name}'", c)
+            return self.undefined_call(c, name, args, rt)
         return self._inline(c, fdef, args, want)
+
+    def undefined_call(self, c: ci.Cursor, name: str, args: list, rt) -> Val:
+        """A call of a function we have neither a body nor a model for (`--undefined-functions nondet`): the
+        arguments are evaluated, then every global, static and address-taken object (all that a callee can
+        reach: by name, or through a pointer it is given or finds stored) takes any value, and so does the
+        result. An over-approximation of every body the function could have that returns and does not free,
+        so a TRUE stays sound; a FALSE rests on the function doing what the counterexample picks
+        (`Program.assumptions`). A result we cannot havoc (a pointer, a struct) stays unsupported."""
+        if not isinstance(rt, (CVoid, CInt, CBool)):
+            raise self.unsupported(f"call to undefined function '{name}' returning {rt}", c)
+        for a in args:
+            self.discard(a)
+        self.loc = self.where(c)
+        for decl, defined, _ in list(self.global_defs.values()):
+            if defined:             # globals get their objects when first used: the ones used later too
+                self.global_obj(decl, c)
+        reach = sorted((v for v in self.shared_vars() if v not in self.literal_vars), key=lambda v: v.name)
+        if reach:
+            self.emit(Havoc(tuple(reach), self.loc))
+        where = f" at {self.loc.file}:{self.loc.line}" if self.loc is not None and self.loc.line else ""
+        note = f"undefined function '{name}'{where} returns any value and may write any global or address-taken object"
+        if note not in self.assumptions:
+            self.assumptions.append(note)
+        if isinstance(rt, CVoid):
+            return Val(rt, {})
+        v = self.new_var("undefined_" + name, self.types.ir_scalar(rt), "temp", c_name=f"{name}()")
+        self.emit(Havoc((v,), self.loc))
+        return scalar(rt, v)
 
     def _params_written(self, fdef: ci.Cursor, body: ci.Cursor) -> set:
         """Parameters (canonical cursors) the function body assigns, increments or takes the address of."""

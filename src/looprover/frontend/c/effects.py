@@ -129,12 +129,6 @@ class SideEffectMixin(LoweringState):
         memo[key] = res
         return res
 
-    def _all_shared_vars(self) -> set:
-        vs = set()
-        for o in list(self.globals.values()) + self.objects:
-            vs.update(o.vars.values())
-        return vs
-
     def threatened(self, e: Expr, mw) -> bool:
         if isinstance(e, (IntConst, BoolConst)):
             return False
@@ -142,7 +136,7 @@ class SideEffectMixin(LoweringState):
         if not fv:
             return False
         if mw is _ALL:
-            return bool(fv & self._all_shared_vars())
+            return bool(fv & self.shared_vars())
         return bool(fv & mw)
 
     def snap(self, e: Expr) -> Expr:

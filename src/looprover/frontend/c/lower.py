@@ -93,7 +93,7 @@ class Lowerer(StatementMixin, ExpressionMixin, CallMixin, LValueMixin, SideEffec
         edges, init, exit_, n, srcs, names = simplify(self.bld.edges, self.bld.init, self.exit, self.bld.num_locs,
                                                       dict(self.bld.loc_src), dict(self.bld.loc_names))
         p = Program(self.bld.name, dict(self.bld.variables), tuple(edges), init, exit_, n, srcs, names,
-                    self.bld.data_model, self.bld.source_file)
+                    self.bld.data_model, self.bld.source_file, assumptions=tuple(self.assumptions))
         p.check()
         return p
 
@@ -115,11 +115,12 @@ class Lowerer(StatementMixin, ExpressionMixin, CallMixin, LValueMixin, SideEffec
             self.emit(Havoc(tuple(obj.vars.values()), self.where(p)))
 
 
-def lower(parsed: Parsed, data_model: str, memsafety: bool = False, keep_values: bool = False) -> Program:
+def lower(parsed: Parsed, data_model: str, memsafety: bool = False, keep_values: bool = False,
+          nondet_undefined: bool = False) -> Program:
     """The CFA of a parsed translation unit (main with every call inlined); `InputError` or `UnsupportedError`
     (with the location being lowered) for anything else that goes wrong. `memsafety`: instrument the
     accesses for valid-memsafety (see `memory.py`). `keep_values`: see `ExpressionMixin.discard`."""
-    lw = Lowerer(parsed, data_model, memsafety, keep_values)
+    lw = Lowerer(parsed, data_model, memsafety, keep_values, nondet_undefined)
     old = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old, 200_000))  # load_c_program runs us on a thread with a large stack
     try:

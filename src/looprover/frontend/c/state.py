@@ -46,7 +46,8 @@ class LoweringState:
     """The lowering's state (see the attributes) and its primitives: source locations and errors, fresh
     variables, clang type translation, and building the CFA edge by edge."""
 
-    def __init__(self, parsed: Parsed, data_model: str, memsafety: bool = False, keep_values: bool = False):
+    def __init__(self, parsed: Parsed, data_model: str, memsafety: bool = False, keep_values: bool = False,
+                 nondet_undefined: bool = False):
         self.parsed = parsed
         self.memsafety = memsafety       # valid-memsafety: accesses are asserted valid, not assumed (memory.py)
         self.alive: dict[int, Var] = {}  # memsafety: object id -> whether the (local) object is live
@@ -54,6 +55,8 @@ class LoweringState:
         self.literal_vars: set = set()   # the IR variables of those objects
         self.static_init = False         # lowering the initialisers of static storage (before main)
         self.keep_values = keep_values      # keep unused values computed by operations (`ExpressionMixin.discard`)
+        self.nondet_undefined = nondet_undefined  # havoc at calls of undefined functions (`CallMixin.undefined_call`)
+        self.assumptions: list[str] = []    # what the model assumes beyond C (`Program.assumptions`)
         self.tu = parsed.tu
         self.types = TypeTable(data_model)
         self.IDX = self.types.index_type
@@ -83,6 +86,14 @@ class LoweringState:
         self.call_writes_memo: dict = {}     # effects: canonical function -> variables a call may write
 
     # ======================================================================================= utilities
+    def shared_vars(self) -> set:
+        """The IR variables of every global, static and address-taken object: what code outside the current
+        function can reach."""
+        vs = set()
+        for o in list(self.globals.values()) + self.objects:
+            vs.update(o.vars.values())
+        return vs
+
     def where(self, c: ci.Cursor | None) -> SrcLoc | None:
         if c is None:
             return self.loc
