@@ -164,7 +164,7 @@ def verify_job(job: Job, options: JobOptions, deadline: Deadline, phase: Callabl
     report = options.progress or (lambda msg: None)
     report(f"loading {job.input} ({job.data_model})")
     phase(1)
-    warm = _import_engines_meanwhile(options.engine)
+    warm = _import_engines_meanwhile(options.engine, "chc" if job.is_chc else "c")
     try:
         program = _load(job)
     except UnsupportedError as exc:
@@ -208,12 +208,12 @@ def verify_job(job: Job, options: JobOptions, deadline: Deadline, phase: Callabl
     return verdict, program
 
 
-def _import_engines_meanwhile(engine: str) -> threading.Thread:
+def _import_engines_meanwhile(engine: str, language: str) -> threading.Thread:
     """Import the engines a run of `engine` consults (`_engine_loaders`) in a thread while the front-end works:
     libclang and the preprocessor release the GIL, and the imports are 60 ms of a 0.4 s run. The caller joins it
     before the engine runs: a fork while another thread holds an import lock would leave the child waiting for
     that lock forever."""
-    t = threading.Thread(target=_run_quietly, args=(_engine_loaders(engine),), name="looprover-imports",
+    t = threading.Thread(target=_run_quietly, args=(_engine_loaders(engine, language),), name="looprover-imports",
                          daemon=True)
     t.start()
     return t
@@ -391,7 +391,7 @@ def preload(job: Job, engine: str) -> None:
     native library, the engines, the counterexample pipeline. A library that cannot be mapped under the limit
     fails as an ImportError or a native crash, not as a MemoryError; loaded first, the limit measures what the
     run computes. A failure here is left for the run itself to report."""
-    steps = _engine_loaders(engine)
+    steps = _engine_loaders(engine, "chc" if job.is_chc else "c", every=True)
     if job.is_chc:
         steps.append(lambda: importlib.import_module("looprover.frontend.chc"))
     else:
@@ -400,10 +400,13 @@ def preload(job: Job, engine: str) -> None:
     _run_quietly(steps)
 
 
-def _engine_loaders(engine: str) -> list[Callable[[], Any]]:
-    """Loading the engines a run of `engine` consults: the portfolio asks all of them which accept the task."""
-    from looprover.engines import ENGINES
-    names = [*ENGINES, "portfolio"] if engine == "portfolio" else [engine]
+def _engine_loaders(engine: str, language: str, every: bool = False) -> list[Callable[[], Any]]:
+    """Loading the engines a run of `engine` starts at once: the portfolio's cheapest ones for the input
+    language (its first turns, which answer most easy tasks); the others load in their own processes when they
+    get a turn (`portfolio.run_portfolio`). `every`: all the portfolio may start."""
+    from looprover.engines.cards import CARDS
+    names = [n for n, c in CARDS.items() if c.portfolio and (every or c.cost == 0) and language in c.languages] + \
+        ["portfolio"] if engine == "portfolio" else [engine]
     return [lambda n=n: get_engine(n) for n in names]
 
 

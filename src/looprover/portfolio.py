@@ -32,7 +32,8 @@ from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from looprover.deadline import PAST_DEADLINE, Deadline
-from looprover.engines import ENGINES, get_engine
+from looprover.engines import get_engine, unavailable
+from looprover.engines.cards import CARDS, refusal
 from looprover.engines.base import Engine, Run, Task, run_engine, vet
 from looprover.processes import Child, forking, out_of_memory_reason
 from looprover.program.cfa import Program
@@ -79,34 +80,37 @@ class Portfolio(Engine):
 
 
 def choose_engines(task: Task, run: Run) -> list[str]:
-    """The registered engines that accept `task` under `run`'s options, cheapest first (ties: registry order)."""
+    """The registered engines that accept `task` under `run`'s options, cheapest first (ties: registry order),
+    read off their cards: none is imported for it."""
     accepted = []
-    for order, name in enumerate(ENGINES):
-        engine = get_engine(name)
-        if engine.portfolio and engine.refuses(task, run) is None:
-            accepted.append((engine.cost, order, name))
+    for order, (name, card) in enumerate(CARDS.items()):
+        if card.portfolio and refusal(card, task, run) is None:
+            accepted.append((card.cost, order, name))
     return [name for _, _, name in sorted(accepted)]
 
 
 def run_portfolio(program: Program, task: Task, run: Run, names: tuple[str, ...], cores: int | None = None,
                   first_slice: float = 1.0) -> Verdict:
+    # engines by name: each child imports its own engine (one the job imported before the fork it inherits),
+    # so a run answered by its first engines never loads the others (`engines/cards.py`)
     engines, results = [], {}
     for name in names:
-        try:
-            engines.append(get_engine(name))
-        except (ImportError, KeyError) as exc:   # a missing engine must not take the others down
-            results[name] = Verdict.unknown(name, f"engine not available: {exc}")
+        why = unavailable(name)
+        if why is None:
+            engines.append(name)
+        else:                   # a missing engine must not take the others down
+            results[name] = Verdict.unknown(name, f"engine not available: {why}")
     started = time.monotonic()
 
     def start(i: int) -> Child:
-        engine = engines[i]
-        progress = _Prefixed(engine.name, run.progress) if forking() and run.progress is not None else None
+        name = engines[i]
+        progress = _Prefixed(name, run.progress) if forking() and run.progress is not None else None
         child_run = Run(Deadline(run.deadline.at), bitvector=run.bitvector, max_bound=run.max_bound,
                         settings=run.settings, progress=progress)
         # not daemonic: an engine starts children of its own (QE, smt/tactics.py); `kill_all` below kills every
         # engine still running, and an engine's children die with it
-        child = Child(f"looprover-{engine.name}", _solve, engine, program, task, child_run, daemon=False)
-        run.report(f"portfolio: started {engine.name} (pid {child.pid})")
+        child = Child(f"looprover-{name}", _solve, name, program, task, child_run, daemon=False)
+        run.report(f"portfolio: started {name} (pid {child.pid})")
         return child
 
     share = TimeShare(len(engines), start, cores or usable_cores(), first_slice)
@@ -118,7 +122,7 @@ def run_portfolio(program: Program, task: Task, run: Run, names: tuple[str, ...]
             if wait_for <= 0:
                 break
             for i, child in share.poll(wait_for):
-                name = engines[i].name
+                name = engines[i]
                 ok, value = child.result()
                 results[name] = _checked(program, run, vet(value, task), bugs) if ok else \
                     Verdict.unknown(name, value if value.startswith("out of memory") else f"engine crashed ({value})")
@@ -126,7 +130,7 @@ def run_portfolio(program: Program, task: Task, run: Run, names: tuple[str, ...]
             decided = _decide(results, bugs)
     finally:
         for i in share.unfinished():
-            name = engines[i].name
+            name = engines[i]
             began = i in share.children
             results[name] = Verdict.unknown(name, ("stopped" if began else "not started") + ": another engine "
                                             "answered" if decided else "timeout (killed at the deadline)" if began
@@ -148,8 +152,13 @@ def run_portfolio(program: Program, task: Task, run: Run, names: tuple[str, ...]
     return final
 
 
-def _solve(engine: Engine, program: Program, task: Task, run: Run) -> Verdict:
-    """A child's work: the guarded engine run, as a verdict that can cross the process boundary."""
+def _solve(name: str, program: Program, task: Task, run: Run) -> Verdict:
+    """A child's work: the guarded engine run, as a verdict that can cross the process boundary. An engine that
+    cannot be imported is UNKNOWN: a missing engine must not take the others down."""
+    try:
+        engine = get_engine(name)
+    except (ImportError, KeyError) as exc:
+        return Verdict.unknown(name, f"engine not available: {exc}")
     return _picklable(run_engine(engine, program, task, run))
 
 

@@ -111,3 +111,15 @@ def test_deadline():
         Deadline.after(-1).check()
     with pytest.raises(OutOfTime):
         Deadline.after(-1).ms()
+
+
+def test_every_card_names_its_engine_and_the_engine_takes_the_cards_facts():
+    """The portfolio chooses engines from their cards without importing them (`engines/cards.py`): a card
+    must lead to the engine of its name, which then states exactly the card's facts."""
+    from looprover.engines import get_engine
+    from looprover.engines.cards import CARDS
+    for name, card in CARDS.items():
+        e = get_engine(name)
+        assert e.name == name
+        assert (e.cost, e.languages, e.properties, e.verdicts, e.bitvector, e.portfolio) == \
+            (card.cost, card.languages, card.properties, card.verdicts, card.bitvector, card.portfolio)

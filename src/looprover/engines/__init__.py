@@ -1,30 +1,21 @@
 """The engine registry: each engine by the name users give `--engine`, loaded on first use.
 
-Engines are imported lazily (`module:Class`) so that `looprover --help` or a Horn-clause run does not pay for
-every engine's imports. The portfolio is a strategy over these engines, not one of them: it is resolved by
+Engines are imported lazily (their cards' `module:Class`, `engines/cards.py`) so that `looprover --help` or a
+Horn-clause run does not pay for every engine's imports. The portfolio is a strategy over these engines, not one of them: it is resolved by
 `get_engine` like an engine (it has the same interface), but it is not in `ENGINES`, so it never runs itself.
 """
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from typing import Any, Mapping
 
 from looprover.engines.base import Engine, Run, Task, run_engine
+from looprover.engines.cards import CARDS
 from looprover.program.cfa import Program
 from looprover.verdict import Verdict
 
-ENGINES: dict[str, str] = {
-    "bmc": "looprover.engines.bmc:BMC",
-    "kinduction": "looprover.engines.kinduction:KInduction",
-    "labmc": "looprover.engines.labmc:LABMC",
-    "tpa": "looprover.engines.tpa:TPAEngine",
-    "multiloop": "looprover.engines.multiloop:MultiLoop",
-    "spacer": "looprover.engines.spacer:SpacerEngine",
-    "termination": "looprover.engines.termination:Termination",
-    "accel": "looprover.engines.accel:Accel",
-    "summarize": "looprover.engines.summarize:Summarize",
-    "execute": "looprover.engines.execute:Execute",
-}
+ENGINES: dict[str, str] = {name: card.path for name, card in CARDS.items()}
 STRATEGIES: dict[str, str] = {
     "portfolio": "looprover.portfolio:Portfolio",
 }
@@ -41,6 +32,20 @@ def get_engine(name: str) -> Engine:
         raise KeyError(f"unknown engine {name!r}; known: {', '.join(engine_names())}")
     module, _, cls = path.partition(":")
     return getattr(importlib.import_module(module), cls or "Engine")()
+
+
+def unavailable(name: str) -> str | None:
+    """Why engine `name` cannot be loaded (unknown, or its module is not there), found without importing it;
+    None if it can be."""
+    path = ENGINES.get(name) or STRATEGIES.get(name)
+    if path is None:
+        return f"unknown engine {name!r}"
+    module = path.partition(":")[0]
+    try:
+        found = importlib.util.find_spec(module)
+    except (ImportError, ValueError) as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return None if found is not None else f"no module named {module!r}"
 
 
 def verify(name: str, program: Program, task: Task | None = None, *, timeout: float = 60.0,

@@ -18,7 +18,6 @@ from looprover.engines.bmc import BMC
 from looprover.engines.transformed import TransformThenEngine
 from looprover.transforms.accelerate import AccelerateTransform, AccelOptions
 from looprover.transforms.base import Transformed
-from looprover.verdict import Status
 
 TRANSFORM_SHARE = 0.4     # of the run's time, at most, for finding paths and closed forms
 
@@ -27,9 +26,6 @@ class Accel(TransformThenEngine):
     name = "accel"
     summary = "under-approximating loop acceleration (closed forms of loop paths), then BMC: deep bugs only"
     Settings = AccelOptions
-    verdicts = frozenset({Status.FALSE})
-    languages = frozenset({"c"})     # Horn clauses' mathematical integers get no accelerated branch (yet)
-    cost = 1
     transform = AccelerateTransform()
     inner = BMC()
     confirm = None

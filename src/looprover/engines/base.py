@@ -29,11 +29,12 @@ from typing import Any, Callable, ClassVar, Mapping
 import z3
 
 from looprover.deadline import Deadline, OutOfTime
+from looprover.engines.cards import CARDS, EngineCard, refusal
 from looprover.errors import LooproverError
 from looprover.processes import out_of_memory, out_of_memory_reason
 from looprover.program.cfa import Program
 from looprover.properties import (
-    CHECK_SAT, NO_OVERFLOW, TERMINATION, UNREACH_CALL, VALID_MEMSAFETY, Property, default_property,
+    CHECK_SAT, TERMINATION, Property, default_property,
 )
 from looprover.verdict import Counterexample, NonTermination, Status, Verdict
 
@@ -86,32 +87,31 @@ class Run:
 
 
 class Engine:
-    """A verification engine. Subclasses set the class attributes and implement `solve`."""
+    """A verification engine. Subclasses set `name`, `summary` and `Settings` and implement `solve`; what they
+    accept and cost comes from their card (`engines/cards.py`), the defaults of `EngineCard` for a strategy."""
 
     name: ClassVar[str]
     summary: ClassVar[str] = ""
-    languages: ClassVar[frozenset[str]] = frozenset({"c", "chc"})
-    # safety properties: each is a set of assertions in the program (no-overflow's are added by the job,
-    # `program/instrument.py`; under valid-memsafety the front-end emits `valid-deref` ones), and a safety
-    # engine treats every assertion alike
-    properties: ClassVar[frozenset[str]] = frozenset({UNREACH_CALL, NO_OVERFLOW, CHECK_SAT, VALID_MEMSAFETY})
-    bitvector: ClassVar[bool] = True                  # supports the bit-precise encoding
-    verdicts: ClassVar[frozenset[Status]] = frozenset({Status.TRUE, Status.FALSE})
+    languages: ClassVar[frozenset[str]] = EngineCard.languages
+    properties: ClassVar[frozenset[str]] = EngineCard.properties
+    bitvector: ClassVar[bool] = EngineCard.bitvector
+    verdicts: ClassVar[frozenset[Status]] = EngineCard.verdicts
     Settings: ClassVar[type | None] = None             # a dataclass of engine-specific settings
     # for the portfolio: whether it runs this engine, and the relative cost of a first answer (lower-cost
     # engines get the first turns: 0 = cheap unrolling, 1 = a transformation plus unrolling, 2 = deep search)
-    portfolio: ClassVar[bool] = True
-    cost: ClassVar[int] = 1
+    portfolio: ClassVar[bool] = EngineCard.portfolio
+    cost: ClassVar[int] = EngineCard.cost
+
+    def __init_subclass__(cls, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        card = CARDS.get(cls.__dict__.get("name", ""))
+        if card is not None:
+            for attr in ("languages", "properties", "bitvector", "verdicts", "portfolio", "cost"):
+                setattr(cls, attr, getattr(card, attr))
 
     def refuses(self, task: Task, run: Run) -> str | None:
         """Why this engine cannot run `task` (None if it can)."""
-        if task.property.name not in self.properties:
-            return f"unsupported property: {task.property.name} (engine {self.name})"
-        if task.language not in self.languages:
-            return f"engine {self.name} does not read {task.language.upper()} input"
-        if run.bitvector and not self.bitvector:
-            return f"engine {self.name} has no bit-vector encoding"
-        return None
+        return refusal(self, task, run)
 
     def solve(self, program: Program, task: Task, run: Run) -> Verdict:
         raise NotImplementedError

@@ -429,7 +429,6 @@ class BMC(Engine):
     name = "bmc"
     summary = "bounded model checking: loops unwound with doubling bounds (incremental for integers), " \
               "CBMC-style unwinding assertions"
-    cost = 0
 
     def solve(self, program: Program, task: Task, run: Run) -> Verdict:
         forest = analyze_loops(program)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from looprover.engines.base import Engine, Run, Task
 from looprover.program.cfa import Program
-from looprover.verdict import Status, Verdict
+from looprover.verdict import Verdict
 from looprover.evidence import native
 from looprover.evidence.proofs import ClosedRunProof
 
@@ -31,9 +31,6 @@ from looprover.evidence.proofs import ClosedRunProof
 class Execute(Engine):
     name = "execute"
     summary = "closed programs (no input): run the only execution, compiled, to its end (TRUE only)"
-    verdicts = frozenset({Status.TRUE})
-    languages = frozenset({"c"})
-    cost = 0
 
     def solve(self, program: Program, task: Task, run: Run) -> Verdict:
         why = native.why_open(program) or native.why_not(program)

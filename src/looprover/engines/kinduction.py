@@ -51,7 +51,6 @@ class KInductionSettings:
 class KInduction(Engine):
     name = "kinduction"
     summary = "k-induction on the cutpoint graph, strengthened with Houdini-filtered invariant candidates"
-    cost = 0
     Settings = KInductionSettings
 
     def solve(self, program: Program, task: Task, run: Run) -> Verdict:

@@ -50,7 +50,6 @@ class MultiLoop(Engine):
     name = "multiloop"
     summary = ("Golem's multi-loop TPA: one TPA per loop of a DAG of loops (nested loops contracted into summaries), "
                "bridges by MBP and interpolation")
-    cost = 2
     Settings = TPAOptions
 
     def solve(self, program: Program, task: Task, run: Run) -> Verdict:

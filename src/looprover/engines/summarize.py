@@ -33,8 +33,6 @@ class Summarize(TransformThenEngine):
     summary = "loop summaries from domain candidates checked against one iteration, then BMC; leaping " \
               "counterexamples are UNKNOWN"
     Settings = SummarizeOptions
-    languages = frozenset({"c"})
-    cost = 1
     transform = SummarizeTransform()
     inner = BMC()
     confirm = None

@@ -38,7 +38,6 @@ from looprover.errors import GiveUp
 from looprover.program.cfa import Program
 from looprover.program.cpg import build_cpg
 from looprover.program.loops import analyze_loops
-from looprover.properties import TERMINATION
 from looprover.smt.cpg_system import CPGSystem
 from looprover.termination.lasso import LassoSearch
 from looprover.termination.proof import TerminationProof
@@ -66,9 +65,6 @@ class Termination(Engine):
     name = "termination"
     summary = "per-loop termination arguments (strict orders, linear/lexicographic ranking functions, " \
               "disjunctive transition invariants) for TRUE; a checked lasso with a recurrent set for FALSE"
-    languages = frozenset({"c"})
-    properties = frozenset({TERMINATION})
-    cost = 1
     Settings = TerminationSettings
 
     def solve(self, program: Program, task: Task, run: Run) -> Verdict:

@@ -38,7 +38,6 @@ from looprover.evidence.confirm import confirm_cpg_path
 class TPAEngine(Engine):
     name = "tpa"
     summary = "Transition Power Abstraction on one transition system (the loop's own, or the pc-encoded CPG)"
-    cost = 2
     Settings = TPAOptions
 
     def solve(self, program: Program, task: Task, run: Run) -> Verdict:

@@ -1,0 +1,63 @@
+"""What each engine accepts and what a first answer from it costs, readable without importing the engine.
+
+Why: the portfolio chooses and orders its engines from these facts before it starts any, and importing all ten
+engine modules to read them took a quarter of a second of every run -- more than a Horn-clause file's whole
+answer. The engine classes take these attributes from their card (`Engine.__init_subclass__`), so each fact is
+stated once, here; an engine module is imported only when its engine runs.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from looprover.properties import CHECK_SAT, NO_OVERFLOW, TERMINATION, UNREACH_CALL, VALID_MEMSAFETY
+from looprover.verdict import Status
+
+# safety properties: each is a set of assertions in the program (no-overflow's are added by the job,
+# `program/instrument.py`; under valid-memsafety the front-end emits `valid-deref` ones), and a safety engine
+# treats every assertion alike
+SAFETY = frozenset({UNREACH_CALL, NO_OVERFLOW, CHECK_SAT, VALID_MEMSAFETY})
+BOTH = frozenset({Status.TRUE, Status.FALSE})
+
+
+@dataclass(frozen=True)
+class EngineCard:
+    name: str
+    path: str                                   # `module:Class`
+    # the relative cost of a first answer: lower-cost engines get the portfolio's first turns (0 = cheap
+    # unrolling, 1 = a transformation plus unrolling, 2 = deep search)
+    cost: int = 1
+    languages: frozenset[str] = frozenset({"c", "chc"})
+    properties: frozenset[str] = SAFETY
+    verdicts: frozenset[Status] = BOTH
+    bitvector: bool = True                      # has the bit-precise encoding
+    portfolio: bool = True                      # the portfolio runs it
+
+
+def refusal(e: Any, task: Any, run: Any) -> str | None:
+    """Why engine (or card) `e` cannot run `task` under `run`'s options; None if it can."""
+    if task.property.name not in e.properties:
+        return f"unsupported property: {task.property.name} (engine {e.name})"
+    if task.language not in e.languages:
+        return f"engine {e.name} does not read {task.language.upper()} input"
+    if run.bitvector and not e.bitvector:
+        return f"engine {e.name} has no bit-vector encoding"
+    return None
+
+
+_C = frozenset({"c"})
+CARDS: dict[str, EngineCard] = {c.name: c for c in (
+    EngineCard("bmc", "looprover.engines.bmc:BMC", cost=0),
+    EngineCard("kinduction", "looprover.engines.kinduction:KInduction", cost=0),
+    EngineCard("labmc", "looprover.engines.labmc:LABMC"),
+    EngineCard("tpa", "looprover.engines.tpa:TPAEngine", cost=2),
+    EngineCard("multiloop", "looprover.engines.multiloop:MultiLoop", cost=2),
+    EngineCard("spacer", "looprover.engines.spacer:SpacerEngine"),
+    EngineCard("termination", "looprover.engines.termination:Termination", languages=_C,
+               properties=frozenset({TERMINATION})),
+    # Horn clauses' mathematical integers get no accelerated branch (yet)
+    EngineCard("accel", "looprover.engines.accel:Accel", languages=_C, verdicts=frozenset({Status.FALSE})),
+    EngineCard("summarize", "looprover.engines.summarize:Summarize", languages=_C),
+    EngineCard("execute", "looprover.engines.execute:Execute", cost=0, languages=_C,
+               verdicts=frozenset({Status.TRUE})),
+)}
