@@ -6,8 +6,10 @@
     python scripts/verisec.py --tables RUN1.csv RUN2.csv ...      (the tables of earlier runs together)
 
 Verisec has no `.yml` tasks: `expected.csv` lists `file,expected` (`false` for `_bad`, `true` for `_ok`), and
-`lib/stubs.c` (library stubs) is linked with every test case. Each run is
-`looprover verify FILE STUBS --property valid-memsafety -DBASE_SZ=N --json`, one at a time (the machine is
+`lib/stubs.c` (library stubs) is linked with every test case, and so is the program's own helper file where the
+suite has one (`programs/apps/<program>/<vulnerability>/<program>.c`, e.g. `bind.c`: the functions the test cases
+declare in `<program>.h`; `helper_files`). Each run is
+`looprover verify FILE [HELPER] STUBS --property valid-memsafety -DBASE_SZ=N --json`, one at a time (the machine is
 shared). The tables: per file and size the answer and time; per size found (`_bad` FALSE), proved (`_ok` TRUE),
 WRONG, unknown; the constructs that made runs UNKNOWN, most frequent first; and the time to find each
 overflow against the size.
@@ -48,8 +50,19 @@ def stubs_copy(lib: Path, into: Path) -> Path:
     return dest / "stubs.c"
 
 
+def helper_files(file: Path) -> list[Path]:
+    """The program's own helper file of a test case: `<program>.c` in the `programs/apps/<program>/<vulnerability>/`
+    directory above it, where the suite has one (see its README)."""
+    for d in file.parents:
+        if d.parent.parent.name == "apps":
+            own = d / f"{d.parent.name}.c"
+            return [own] if own.is_file() and own != file else []
+    return []
+
+
 def run_one(file: Path, stubs: Path, size: int, timeout: float, engine: str) -> dict:
-    cmd = [sys.executable, "-m", "looprover", "verify", str(file), str(stubs), "--property", "valid-memsafety",
+    cmd = [sys.executable, "-m", "looprover", "verify", str(file), *map(str, helper_files(file)), str(stubs),
+           "--property", "valid-memsafety",
            f"-DBASE_SZ={size}", "--timeout", f"{timeout:g}", "--engine", engine, "--json"]
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout + 30)

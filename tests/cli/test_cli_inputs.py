@@ -223,3 +223,19 @@ def test_undefined_functions_nondet_keeps_a_true_sound(tmp_path, capsys):
                      "--undefined-functions", "nondet"])
     data = json.loads(capsys.readouterr().out)
     assert data["status"] == "TRUE", data
+
+
+def test_verisec_links_the_programs_own_helper_file(tmp_path):
+    """`programs/apps/<program>/<vulnerability>/<program>.c` (bind.c beside bind's test cases) is linked with
+    every test case below it; a program without one gets none."""
+    verisec = _verisec_script()
+    vuln = tmp_path / "programs" / "apps" / "bind" / "CA-1999-14"
+    (vuln / "rrextract-sig").mkdir(parents=True)
+    (vuln / "bind.c").write_text("int dn_expand(void) { return 0; }\n")
+    case = vuln / "rrextract-sig" / "simp_bad.c"
+    case.write_text("int main(void) { return 0; }\n")
+    assert verisec.helper_files(case) == [vuln / "bind.c"]
+    other = tmp_path / "programs" / "apps" / "gxine" / "CVE-2007-0406" / "main_bad.c"
+    other.parent.mkdir(parents=True)
+    other.write_text("int main(void) { return 0; }\n")
+    assert verisec.helper_files(other) == []
