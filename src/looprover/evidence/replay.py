@@ -64,6 +64,31 @@ class ModelArray(ArrayValue):
 
 
 # ------------------------------------------------------------------------------------ model -> trace
+def _literal(x: z3.ExprRef) -> bool:
+    return z3.is_int_value(x) or z3.is_bv_value(x) or z3.is_true(x) or z3.is_false(x)
+
+
+def _array_literal(v: z3.ExprRef, enc: Any, t: ArrayType) -> ArrayValue | None:
+    """A model's array value written as stores over a constant array (`Store(Store(K(Int, 2), 6, 5), 7, 3)`, how
+    z3 evaluates an array in a model) as the same total `ArrayValue`, every cell exact; None for another shape
+    (a lambda), which is then read lazily (`ModelArray`). Why exact: a lazily read array knows only the cells the
+    replay read, so two arrays the model makes equal (`ha0 == ha1` of a Horn clause) could differ in a later
+    replay at a cell only one of them was read at."""
+    def elem(x: z3.ExprRef) -> Any:
+        raw = enc.to_python(x, t.elem)
+        return t.elem.wrap(raw) if isinstance(t.elem, IntType) else raw
+    cells: dict = {}
+    while z3.is_store(v):
+        a, i, x = v.children()
+        if not (_literal(i) and _literal(x)):
+            return None
+        cells.setdefault(enc.to_python(i, t.index), elem(x))      # an outer store hides an inner one
+        v = a
+    if not (z3.is_const_array(v) and _literal(v.arg(0))):
+        return None
+    return ArrayValue(elem(v.arg(0)), cells)
+
+
 class TraceBuilder:
     """Accumulates model paths (possibly several, e.g. one per transition-system step) into a trace."""
 
@@ -82,6 +107,9 @@ class TraceBuilder:
         if isinstance(t, ArrayType):
             enc = self.enc
             elem = t.elem
+            exact = _array_literal(ev(term), enc, t)
+            if exact is not None:
+                return exact
 
             def read(i: int, term=term, ev=ev) -> Any:
                 raw = enc.to_python(ev(z3.Select(term, enc.value(i, t.index))), elem)
