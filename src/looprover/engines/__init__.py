@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import sys
 from typing import Any, Mapping
 
 from looprover.engines.base import Engine, Run, Task, run_engine
@@ -41,6 +42,8 @@ def unavailable(name: str) -> str | None:
     if path is None:
         return f"unknown engine {name!r}"
     module = path.partition(":")[0]
+    if module in sys.modules:           # loaded already (or registered by hand, without a spec)
+        return None
     try:
         found = importlib.util.find_spec(module)
     except (ImportError, ValueError) as exc:
