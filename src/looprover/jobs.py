@@ -388,10 +388,12 @@ def _child_job(job: Job, options: JobOptions, start: float, deadline: Deadline, 
 
 def preload(job: Job, engine: str) -> None:
     """Load, before `--memory` applies, the code the job would otherwise load under it: the front-end with its
-    native library, the engines, the counterexample pipeline. A library that cannot be mapped under the limit
-    fails as an ImportError or a native crash, not as a MemoryError; loaded first, the limit measures what the
-    run computes. A failure here is left for the run itself to report."""
-    steps = _engine_loaders(engine, "chc" if job.is_chc else "c", every=True)
+    native library, the engines it starts first, the counterexample pipeline. A library that cannot be mapped
+    under the limit fails as an ImportError or a native crash, not as a MemoryError; loaded first, the limit
+    measures what the run computes. The other engines are pure Python (z3 is loaded by then) and load in their
+    own processes under the limit, as without `--memory` (a failure is that engine's UNKNOWN). A failure here
+    is left for the run itself to report."""
+    steps = _engine_loaders(engine, "chc" if job.is_chc else "c")
     if job.is_chc:
         steps.append(lambda: importlib.import_module("looprover.frontend.chc"))
     else:
@@ -400,12 +402,12 @@ def preload(job: Job, engine: str) -> None:
     _run_quietly(steps)
 
 
-def _engine_loaders(engine: str, language: str, every: bool = False) -> list[Callable[[], Any]]:
+def _engine_loaders(engine: str, language: str) -> list[Callable[[], Any]]:
     """Loading the engines a run of `engine` starts at once: the portfolio's cheapest ones for the input
     language (its first turns, which answer most easy tasks); the others load in their own processes when they
-    get a turn (`portfolio.run_portfolio`). `every`: all the portfolio may start."""
+    get a turn (`portfolio.run_portfolio`)."""
     from looprover.engines.cards import CARDS
-    names = [n for n, c in CARDS.items() if c.portfolio and (every or c.cost == 0) and language in c.languages] + \
+    names = [n for n, c in CARDS.items() if c.portfolio and c.cost == 0 and language in c.languages] + \
         ["portfolio"] if engine == "portfolio" else [engine]
     return [lambda n=n: get_engine(n) for n in names]
 

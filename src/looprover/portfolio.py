@@ -159,6 +159,8 @@ def _solve(name: str, program: Program, task: Task, run: Run) -> Verdict:
         engine = get_engine(name)
     except (ImportError, KeyError) as exc:
         return Verdict.unknown(name, f"engine not available: {exc}")
+    except MemoryError:
+        return Verdict.unknown(name, "out of memory while loading the engine")
     return _picklable(run_engine(engine, program, task, run))
 
 
