@@ -52,7 +52,7 @@ def _holds(ev: Evaluator, atom: Expr, samples: list[dict]) -> bool:
 def candidates(program: Program, cpg: CutpointGraph, samples: dict[int, list[dict]], bitvector: bool,
                domains: tuple[Domain, ...] = STATE_DOMAINS) -> list[Candidate]:
     """Unguarded atoms of the `everywhere` domains, then per cutpoint the atoms of `atoms_at`."""
-    consts = program_constants(program)
+    consts, guards = program_constants(program), guard_bounds(program)
     ints = [i.var for i in program.variables.values() if isinstance(i.var.type, IntType)]
     glob = [d for d in domains if d.everywhere]
     everywhere = Site(None, consts, [], bitvector)
@@ -63,24 +63,27 @@ def candidates(program: Program, cpg: CutpointGraph, samples: dict[int, list[dic
         lp = cpg.loops.loops.get(c)
         changing = lp.writes if (lp is not None and len(ints) > 24) else None
         out.extend(Candidate(c, a) for a in atoms_at(program, c, samples.get(c, []), bitvector, domains, changing,
-                                                     consts))
+                                                     consts, guards=guards))
     return out
 
 
 def atoms_at(program: Program, node: int, samples: list[dict], bitvector: bool,
              domains: tuple[Domain, ...] = STATE_DOMAINS, changing: frozenset | None = None,
-             consts: list[int] | None = None, entry: dict | None = None) -> list[Expr]:
+             consts: list[int] | None = None, entry: dict | None = None,
+             guards: dict[str, list[tuple[str, int]]] | None = None) -> list[Expr]:
     """The atoms the non-`everywhere` domains offer at `node` that every sampled state satisfies: over each
     integer variable, over each pair of integer variables of one type (a pair needs a variable in `changing`,
     when given), over each array with the integer variables as indices, and over each Boolean variable.
-    `entry`: the entry copies of a loop summary (`Site.entry`)."""
+    `entry`: the entry copies of a loop summary (`Site.entry`); `consts`, `guards`: the program's constants and
+    guard bounds when the caller has them (`candidates` asks every cutpoint)."""
     ev = Evaluator("wrap" if bitvector else "math")
     consts = consts if consts is not None else program_constants(program)
     ints = [i.var for i in program.variables.values() if isinstance(i.var.type, IntType)]
     bools = [i.var for i in program.variables.values() if isinstance(i.var.type, BoolType)]
     arrays = [i.var for i in program.variables.values() if isinstance(i.var.type, ArrayType)]
     local = [d for d in domains if not d.everywhere]
-    site = Site(node, consts, samples, bitvector, dict(entry or {}), guard_bounds(program))
+    guards = guards if guards is not None else guard_bounds(program)
+    site = Site(node, consts, samples, bitvector, dict(entry or {}), guards)
     atoms: list[Expr] = []
 
     def add(new: list[Expr]) -> None:

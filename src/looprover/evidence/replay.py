@@ -25,6 +25,7 @@ from looprover.program.interp import (
 )
 from looprover.smt.dag import EdgeEnc, Violation
 from looprover.smt.encode import Encoder
+from looprover.smt.terms import is_val
 from looprover.verdict import Counterexample, TraceStep
 
 
@@ -64,10 +65,6 @@ class ModelArray(ArrayValue):
 
 
 # ------------------------------------------------------------------------------------ model -> trace
-def _literal(x: z3.ExprRef) -> bool:
-    return z3.is_int_value(x) or z3.is_bv_value(x) or z3.is_true(x) or z3.is_false(x)
-
-
 def _array_literal(v: z3.ExprRef, enc: Any, t: ArrayType) -> ArrayValue | None:
     """A model's array value written as stores over a constant array (`Store(Store(K(Int, 2), 6, 5), 7, 3)`, how
     z3 evaluates an array in a model) as the same total `ArrayValue`, every cell exact; None for another shape
@@ -80,11 +77,11 @@ def _array_literal(v: z3.ExprRef, enc: Any, t: ArrayType) -> ArrayValue | None:
     cells: dict = {}
     while z3.is_store(v):
         a, i, x = v.children()
-        if not (_literal(i) and _literal(x)):
+        if not (is_val(i) and is_val(x)):
             return None
         cells.setdefault(enc.to_python(i, t.index), elem(x))      # an outer store hides an inner one
         v = a
-    if not (z3.is_const_array(v) and _literal(v.arg(0))):
+    if not (z3.is_const_array(v) and is_val(v.arg(0))):
         return None
     return ArrayValue(elem(v.arg(0)), cells)
 

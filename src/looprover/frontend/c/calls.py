@@ -113,7 +113,7 @@ class CallMixin(LoweringState):
         reach = sorted((v for v in self.shared_vars() if v not in self.literal_vars), key=lambda v: v.name)
         if reach:
             self.emit(Havoc(tuple(reach), self.loc))
-        where = f" at {self.loc.file}:{self.loc.line}" if self.loc is not None and self.loc.line else ""
+        where = f" at {self.loc}" if self.loc is not None and self.loc.line else ""
         note = f"undefined function '{name}'{where} returns any value and may write any global or address-taken object"
         if note not in self.assumptions:
             self.assumptions.append(note)

@@ -244,7 +244,7 @@ def _build_program(path: Path, preds: dict[str, z3.FuncDeclRef], clauses: list[C
 
     slots: dict[str, list[Var]] = {}
     for name, d in preds.items():
-        counters = {MATH_INT: 0, BOOL: 0, INT_ARRAY: 0}
+        counters = dict.fromkeys(_POOL, 0)
         vs = []
         for i in range(d.arity()):
             t = _ir_type(d.domain(i), f"{path}: predicate {name}")
@@ -267,7 +267,7 @@ def _build_program(path: Path, preds: dict[str, z3.FuncDeclRef], clauses: list[C
                 else:
                     equations.append((arg, slot))
         defs, constraint = _definitions(c, mapping)
-        counters = {MATH_INT: 0, BOOL: 0, INT_ARRAY: 0}
+        counters = dict.fromkeys(_POOL, 0)
         havoc: list[Var] = []
         for v in c.variables:
             if v.get_id() not in mapping and v.get_id() not in defs:
@@ -339,7 +339,7 @@ def _parallel_assign(targets: list[Var], values: list[Expr], temp, src: SrcLoc) 
     reads = [free_vars(v) for _, v in pending]
     needs_temp = [any(t in reads[j] for j in range(len(pending)) if j != i) for i, (t, _) in enumerate(pending)]
     first, direct, last = [], [], []
-    counters = {MATH_INT: 0, BOOL: 0, INT_ARRAY: 0}
+    counters = dict.fromkeys(_POOL, 0)
     for (t, v), via in zip(pending, needs_temp):
         if via:
             tmp = temp(t.type, counters[t.type])
