@@ -130,7 +130,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from looprover.witness.validate import Validation, validate
     deadline = Deadline(time.monotonic() + args.timeout)
     try:
-        job = resolve_job(args.file, args.property, args.data_model)
+        job = resolve_job(args.file, args.property, args.data_model, (),
+                          args.undefined_functions == "nondet")
         if job.is_chc:
             result = Validation("unknown", "SV-COMP witnesses are for C programs, not Horn clauses")
         else:
@@ -293,6 +294,12 @@ def _input_args(p: argparse.ArgumentParser, property_help: str) -> None:
     p.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]",
                    help="a preprocessor definition for C input files (repeatable)")
     p.add_argument("--property", metavar="PRP", help=property_help)
+    _undefined_functions_arg(p)
+
+
+def _undefined_functions_arg(p: argparse.ArgumentParser) -> None:
+    """`--undefined-functions`: how `verify`, `transform` and `validate` read calls of undefined functions (a
+    witness written under `nondet` is checked under it)."""
     p.add_argument("--undefined-functions", choices=("unknown", "nondet"), default="unknown",
                    help="a call of a C function with neither a body nor a model: UNKNOWN naming it (default), or "
                         "nondet: its result and every global and address-taken object take any value (a TRUE "
@@ -369,6 +376,7 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--timeout", type=positive_float, default=DEFAULT_TIMEOUT, metavar="S",
                    help=f"seconds for the solver checks (default {DEFAULT_TIMEOUT:g})")
     w.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    _undefined_functions_arg(w)
     w.set_defaults(func=cmd_validate)
 
     e = sub.add_parser("engines", parents=[common], help="list the engines, what they accept, and their options")

@@ -210,19 +210,27 @@ def test_undefined_functions_are_unknown_by_default_and_havoc_what_they_reach_wi
 
 
 def test_undefined_functions_nondet_keeps_a_true_sound(tmp_path, capsys):
-    """A global the callee may write, asserted after the call: never TRUE; one only main touches: TRUE."""
+    """A global the callee may write, asserted after the call: never TRUE; one only main touches: TRUE, with a
+    correctness witness `validate` confirms under the same option."""
     f = tmp_path / "g.c"
-    f.write_text("void reach_error(void);\nvoid touch(void);\nint g = 0;\nint main(void) {\n  int local = 1;\n"
-                 "  touch();\n  if (local != 1) reach_error();\n  if (g != 0) reach_error();\n  return 0;\n}\n")
+    f.write_text("void reach_error(void);\nvoid touch(void);\nint g = 0;\nint main(void) {\n  int local = 1, i = 0;\n"
+                 "  while (i < 10) { touch(); i++; }\n  if (local != 1) reach_error();\n  if (g != 0) reach_error();\n"
+                 "  return 0;\n}\n")
     code = cli.main(["verify", str(f), "--engine", "kinduction", "--timeout", "30", "--json",
                      "--undefined-functions", "nondet"])
     data = json.loads(capsys.readouterr().out)
     assert data["status"] == "FALSE" and "g.c:8" in json.dumps(data["counterexample"]), data
     f.write_text(f.read_text().replace("  if (g != 0) reach_error();\n", ""))
+    w = tmp_path / "w.yml"
     code = cli.main(["verify", str(f), "--engine", "kinduction", "--timeout", "30", "--json",
-                     "--undefined-functions", "nondet"])
+                     "--undefined-functions", "nondet", "--witness", str(w)])
     data = json.loads(capsys.readouterr().out)
     assert data["status"] == "TRUE", data
+    # its witness is checked under the same reading of the call (without it the program is refused)
+    cli.main(["validate", "--witness", str(w), str(f), "--undefined-functions", "nondet"])
+    assert capsys.readouterr().out.startswith("confirmed"), data
+    cli.main(["validate", "--witness", str(w), str(f)])
+    assert "undefined function 'touch'" in capsys.readouterr().out
 
 
 def test_verisec_links_the_programs_own_helper_file(tmp_path):
