@@ -27,18 +27,10 @@ from looprover.program.expr import I32, binary, cmp, const
 from looprover.verdict import Status
 from looprover.evidence.replay import validate
 
+from helpers.svcomp_c import load_main
+
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
-
-HEADER = """
-extern void abort(void);
-extern int __VERIFIER_nondet_int(void);
-extern _Bool __VERIFIER_nondet_bool(void);
-extern void __VERIFIER_assume(int cond);
-extern void __assert_fail(const char *, const char *, unsigned int, const char *);
-void reach_error(void) { __assert_fail("0", "t.c", 1, "reach_error"); }
-void __VERIFIER_assert(int cond) { if (!cond) { reach_error(); abort(); } }
-"""
 
 # s = 3n after the first loop (n <= 10); the second loop counts j up to s and fails once j > LIM
 TWO = """int n = __VERIFIER_nondet_int(); __VERIFIER_assume(0 <= n && n <= 10);
@@ -61,13 +53,8 @@ LOOPFREE = ("int x = __VERIFIER_nondet_int(); __VERIFIER_assume(0 < x && x < 10)
 
 @pytest.fixture
 def load(gcc, tmp_path):
-    frontend = pytest.importorskip("looprover.frontend.c")
-
-    def _load(name: str, body: str):
-        path = tmp_path / f"{name}.c"
-        path.write_text(HEADER + "int main(void) { " + body + " return 0; }\n")
-        return frontend.load_c_program(path)
-    return _load
+    pytest.importorskip("looprover.frontend.c")
+    return lambda name, body: load_main(tmp_path, name, body)
 
 
 def run(program, timeout: float = 30, bitvector: bool = False):

@@ -18,6 +18,7 @@ import z3
 
 from helpers import enginecases as ec
 from helpers.deep_counter import DEEP, load as load_text
+from helpers.svcomp_c import HEADER
 from looprover.deadline import Deadline
 from looprover.engines import get_engine, loop_path, spacer as engine_mod, verify
 from looprover.engines.base import make_settings
@@ -228,14 +229,6 @@ def test_timeout_is_unknown():
 
 
 # ------------------------------------------------------------------------------- C programs and CHC
-HEADER = """
-extern void abort(void);
-extern int __VERIFIER_nondet_int(void);
-extern void __VERIFIER_assume(int cond);
-extern void __assert_fail(const char *, const char *, unsigned int, const char *);
-void reach_error(void) { __assert_fail("0", "t.c", 1, "reach_error"); }
-void __VERIFIER_assert(int cond) { if (!cond) { reach_error(); abort(); } }
-"""
 # s = 3n after the first loop (n <= 10); the second loop counts j up to s and fails once j > LIM
 TWO = """int n = __VERIFIER_nondet_int(); __VERIFIER_assume(0 <= n && n <= 10);
   int i = 0, s = 0; while (i < n) { i++; s += 3; }

@@ -131,7 +131,10 @@ def test_havocked_array_reads_are_in_range():
     s.add(z3.Or(r < 0, r > 255))
     assert s.check() == z3.unsat
     s = z3.Solver()
-    s.add(a[3] == 300, r != 44)     # and the normalisation is the C conversion, 300 -> 44
+    s.add(a[3] == 300, r != 255)    # and the normalisation clamps (`IntType.clamp`), 300 -> 255
+    assert s.check() == z3.unsat
+    s = z3.Solver()
+    s.add(a[3] == 7, r != 7)        # every value of the type reads back as itself
     assert s.check() == z3.unsat
 
 

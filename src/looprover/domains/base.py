@@ -12,12 +12,15 @@ A domain answers the questions it has templates for; the others return nothing.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 import z3
 
 from looprover.program.cfa import Assert, Program
 from looprover.program.expr import Compare, Expr, IntConst, Var, walk
+
+if TYPE_CHECKING:
+    from looprover.domains.cells import CellShapes
 
 
 @dataclass
@@ -30,6 +33,7 @@ class Site:
     bitvector: bool = False
     entry: dict[str, Var] = field(default_factory=dict)
     guard_bounds: dict[str, list[tuple[str, int]]] = field(default_factory=dict)   # `guard_bounds(program)`
+    cells: "CellShapes | None" = None       # the program's quantified-invariant templates (`cells.cell_shapes`)
 
 
 @dataclass

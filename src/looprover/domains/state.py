@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from looprover.domains.affine import AffineHull
 from looprover.domains.base import Domain, Site, guard_bounds, program_constants
 from looprover.domains.booleans import Booleans
+from looprover.domains.cells import Cells, CellShapes, cell_shapes
 from looprover.domains.congruence import Congruence
 from looprover.domains.contents import Contents
 from looprover.domains.deltas import Deltas
@@ -26,8 +27,10 @@ from looprover.program.cpg import CutpointGraph
 from looprover.program.expr import ArrayType, BoolType, Expr, IntType
 from looprover.program.interp import Evaluator, UndefinedBehavior
 
-STATE_DOMAINS: tuple[Domain, ...] = (TypeRanges(), Intervals(), Zones(), Equalities(), Congruence(), Linear(),
-                                     Booleans(), AffineHull())
+QUANTIFIER_FREE_DOMAINS: tuple[Domain, ...] = (TypeRanges(), Intervals(), Zones(), Equalities(), Congruence(),
+                                               Linear(), Booleans(), AffineHull())
+# k-induction and its certificates: the quantifier-free atoms, then the quantified array facts (`cells.py`)
+STATE_DOMAINS: tuple[Domain, ...] = QUANTIFIER_FREE_DOMAINS + (Cells(),)
 # loop summaries (`transforms/summarize.py`): the state domains at one loop head, plus the buffer facts
 SUMMARY_DOMAINS: tuple[Domain, ...] = (Intervals(), Zones(), Equalities(), Congruence(), Linear(), Booleans(),
                                        Strings(), Octagon(), Deltas(), Contents(), AffineHull())
@@ -56,6 +59,7 @@ def candidates(program: Program, cpg: CutpointGraph, samples: dict[int, list[dic
     ints = [i.var for i in program.variables.values() if isinstance(i.var.type, IntType)]
     glob = [d for d in domains if d.everywhere]
     everywhere = Site(None, consts, [], bitvector)
+    shapes = cell_shapes(program, samples) if any(isinstance(d, Cells) for d in domains) else None
     out = [Candidate(None, a) for v in ints for d in glob for a in d.var_atoms(everywhere, v)]
     for c in cpg.cutpoints:
         # Relations need one side to change in the loop; with many variables, pairs of two loop-invariant
@@ -63,19 +67,21 @@ def candidates(program: Program, cpg: CutpointGraph, samples: dict[int, list[dic
         lp = cpg.loops.loops.get(c)
         changing = lp.writes if (lp is not None and len(ints) > 24) else None
         out.extend(Candidate(c, a) for a in atoms_at(program, c, samples.get(c, []), bitvector, domains, changing,
-                                                     consts, guards=guards))
+                                                     consts, guards=guards, cells=shapes))
     return out
 
 
 def atoms_at(program: Program, node: int, samples: list[dict], bitvector: bool,
              domains: tuple[Domain, ...] = STATE_DOMAINS, changing: frozenset | None = None,
              consts: list[int] | None = None, entry: dict | None = None,
-             guards: dict[str, list[tuple[str, int]]] | None = None) -> list[Expr]:
+             guards: dict[str, list[tuple[str, int]]] | None = None, cells: CellShapes | None = None
+             ) -> list[Expr]:
     """The atoms the non-`everywhere` domains offer at `node` that every sampled state satisfies: over each
     integer variable, over each pair of integer variables of one type (a pair needs a variable in `changing`,
     when given), over each array with the integer variables as indices, and over each Boolean variable.
     `entry`: the entry copies of a loop summary (`Site.entry`); `consts`, `guards`: the program's constants and
-    guard bounds when the caller has them (`candidates` asks every cutpoint)."""
+    guard bounds when the caller has them (`candidates` asks every cutpoint); `cells`: the quantified templates
+    (`cells.cell_shapes`, from every cutpoint's samples; default: from this one's)."""
     ev = Evaluator("wrap" if bitvector else "math")
     consts = consts if consts is not None else program_constants(program)
     ints = [i.var for i in program.variables.values() if isinstance(i.var.type, IntType)]
@@ -83,7 +89,9 @@ def atoms_at(program: Program, node: int, samples: list[dict], bitvector: bool,
     arrays = [i.var for i in program.variables.values() if isinstance(i.var.type, ArrayType)]
     local = [d for d in domains if not d.everywhere]
     guards = guards if guards is not None else guard_bounds(program)
-    site = Site(node, consts, samples, bitvector, dict(entry or {}), guards)
+    if cells is None and any(isinstance(d, Cells) for d in local):
+        cells = cell_shapes(program, {node: samples})
+    site = Site(node, consts, samples, bitvector, dict(entry or {}), guards, cells)
     atoms: list[Expr] = []
 
     def add(new: list[Expr]) -> None:

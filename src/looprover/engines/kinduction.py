@@ -34,6 +34,7 @@ from looprover.engines.base import Engine, Run, Task
 from looprover.program.cfa import Program
 from looprover.program.cpg import build_cpg
 from looprover.smt.cpg_system import CPGSystem
+from looprover.smt.instances import GrowingInstances
 from looprover.verdict import Verdict
 from looprover.evidence.confirm import confirm_model
 from looprover.evidence.certify import houdini
@@ -65,7 +66,7 @@ class KInduction(Engine):
         if opts.invariants:
             span = max(deadline.at - t0, 0.0) if not deadline.unlimited else 60.0
             samples = sample_states(program, set(cpg.cutpoints), seed=opts.seed, bitvector=run.bitvector,
-                                    deadline=Deadline(min(deadline.at, t0 + span / 10)))
+                                    arrays=True, deadline=Deadline(min(deadline.at, t0 + span / 10)))
             cands = candidates(program, cpg, samples, run.bitvector)
             stats["candidates"] = len(cands)
             found = houdini(sys, cands, Deadline(min(deadline.at, t0 + max(0.5, span / 3))))
@@ -77,7 +78,8 @@ class KInduction(Engine):
         base = sys.enc.solver(deadline)
         base.add(ts.at(ts.init, 0))
         step = sys.enc.solver(deadline)
-        step.add(ts.at(inv_f, 0))
+        inst = GrowingInstances()       # quantified invariants: instantiated, as in Houdini (`smt/instances.py`)
+        step.add(*inst.assume([ts.at(inv_f, 0)]))
         states: list[list[z3.ExprRef]] = [ts.step_vars(0)]
         k = 0
         while run.max_bound is None or k < run.max_bound:
@@ -98,7 +100,9 @@ class KInduction(Engine):
             if r != z3.unsat:
                 return self.unknown(f"{base.why_unknown()} in the base case at depth {j}")
             # step case k
-            step.add(ts.trans_at(k - 1), z3.Not(ts.at(ts.bad, k - 1)), ts.at(inv_f, k))
+            step.add(ts.trans_at(k - 1), z3.Not(ts.at(ts.bad, k - 1)))
+            step.add(*inst.ground([ts.trans_at(k - 1), ts.at(ts.bad, k)]))
+            step.add(*inst.assume([ts.at(inv_f, k)]))
             states.append(ts.step_vars(k))
             if opts.simple_path:
                 for i in range(k):

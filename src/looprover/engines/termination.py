@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 
 from looprover.deadline import Deadline, OutOfTime
 from looprover.domains import Candidate, candidates, sample_states
+from looprover.domains.state import QUANTIFIER_FREE_DOMAINS
 from looprover.engines.base import Engine, Run, Task
 from looprover.evidence.certify import houdini
 from looprover.errors import GiveUp
@@ -146,7 +147,8 @@ class Termination(Engine):
         span = max(deadline.at - t0, 0.0) if not deadline.unlimited else 60.0
         samples = sample_states(program, set(cpg.cutpoints), seed=opts.seed, bitvector=run.bitvector,
                                 deadline=Deadline(min(deadline.at, t0 + span / 10)))
-        cands = candidates(program, cpg, samples, run.bitvector)
+        # quantifier-free: the ranking and recurrence searches ask z3 for models under these invariants
+        cands = candidates(program, cpg, samples, run.bitvector, QUANTIFIER_FREE_DOMAINS)
         found = houdini(sys, cands, Deadline(min(deadline.at, time.monotonic() + max(0.5, span / 4))))
         run.stats["invariants"] = len(found) if found is not None else "gave up"
         return found or []

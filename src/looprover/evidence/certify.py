@@ -15,28 +15,66 @@ from looprover.domains import Candidate
 from looprover.errors import GiveUp
 from looprover.program.cfa import Program
 from looprover.program.cpg import build_cpg
-from looprover.program.expr import BINDERS, walk
+from looprover.program.expr import BINDERS, ForAll, Var, and_, cmp, implies, substitute, walk
 from looprover.smt.cpg_system import CPGSystem
-from looprover.evidence.proofs import KInductiveProof, candidate_formula, invariants_failure
+from looprover.evidence.proofs import KInductiveProof, candidate_formula
 from looprover.smt.houdini import houdini as smt_houdini
+from looprover.smt.instances import index_terms, instantiate
 
 MAX_K = 4      # the invariants may need a few steps of k-induction to exclude the violation
 
 
 def houdini(sys: CPGSystem, cands: list[Candidate], deadline: Deadline | None) -> list[Candidate] | None:
     """The largest inductive subset of `cands` (None if the solver gave up before a fixed point): initiation
-    from Init, consecution over the transition relation with valid pcs (`smt/houdini.py`)."""
+    from Init, consecution over the transition relation with valid pcs (`smt/houdini.py`).
+
+    A quantified candidate `∀k ∈ [lo, hi): φ(k)` is checked at a fresh cell c (`lo ≤ c < hi ⇒ φ(c)`; c is
+    free, so unsat means every cell; one c serves all candidates, as a round asks whether one of them fails
+    somewhere) and assumed through its instances at the query's index terms
+    (`smt/instances.py`, complete for these candidates): every query is quantifier-free, so the models Houdini
+    reads decide every check. When the solver gives up with the quantified candidates, the result is Houdini's
+    on the others alone."""
+    if not cands:
+        return []
+    plain = [c for c in cands if not _quantified(c)]
+    if len(plain) < len(cands):
+        found = _houdini(sys, cands, deadline)
+        if found is not None or (deadline is not None and deadline.expired()):
+            return found
+        cands = plain
+    return _houdini(sys, cands, deadline)
+
+
+def _houdini(sys: CPGSystem, cands: list[Candidate], deadline: Deadline | None) -> list[Candidate] | None:
     if not cands:
         return []
     enc = sys.enc
     cur = [candidate_formula(sys, c, sys.cur, sys.pc) for c in cands]
-    nxt = [candidate_formula(sys, c, sys.nxt, sys.pc_next) for c in cands]
+    nxt = [_checked_formula(sys, c, sys.nxt, sys.pc_next, "nxt") for c in cands]
+    at_init = [_checked_formula(sys, c, sys.cur, sys.pc, "init") for c in cands]
+    if len(cands) > sum(1 for c in cands if not _quantified(c)):
+        terms = index_terms([sys.ts.trans, *cur, *nxt])
+        cur = [instantiate(f, terms) for f in cur]
     try:
-        alive = smt_houdini([sys.ts.trans, sys.valid_pc()], cur, nxt, deadline, init=sys.ts.init,
+        alive = smt_houdini([sys.ts.trans, sys.valid_pc()], cur, nxt, deadline, init=sys.ts.init, at_init=at_init,
                             new_solver=lambda: enc.solver().z3)
     except (OutOfTime, GiveUp):
         return None
     return [cands[i] for i in alive]
+
+
+def _quantified(c: Candidate) -> bool:
+    return any(isinstance(n, BINDERS) for n in walk(c.atom))
+
+
+def _checked_formula(sys: CPGSystem, c: Candidate, env: dict, pc, tag: str):
+    """`c` over a state, a top-level `ForAll` of it at a fresh cell (see `houdini`)."""
+    if not isinstance(c.atom, ForAll):
+        return candidate_formula(sys, c, env, pc)
+    q = c.atom
+    cell = Var(f"{q.var.name}!{tag}", q.var.type)
+    inst = implies(and_(cmp("<=", q.lo, cell), cmp("<", cell, q.hi)), substitute(q.body, {q.var: cell}))
+    return candidate_formula(sys, Candidate(c.node, inst), {**env, cell.name: sys.enc.const(cell.name, cell.type)}, pc)
 
 
 def domain_candidates(program: Program, bitvector: bool, deadline: Deadline | None) -> list[Candidate]:
@@ -44,22 +82,20 @@ def domain_candidates(program: Program, bitvector: bool, deadline: Deadline | No
     a state of a random run falsifies."""
     from looprover.domains import candidates, sample_states
     cpg = build_cpg(program)
-    samples = sample_states(program, set(cpg.cutpoints), bitvector=bitvector, deadline=deadline)
+    samples = sample_states(program, set(cpg.cutpoints), bitvector=bitvector, deadline=deadline, arrays=True)
     return list(candidates(program, cpg, samples, bitvector))
 
 
 def certify(program: Program, atoms: list[Candidate], bitvector: bool, deadline: Deadline
             ) -> tuple[KInductiveProof | None, str]:
     """A checked proof from `atoms`: their largest inductive subset (Houdini on the program's cutpoint graph;
-    quantified ones checked apart), which must exclude every violation k-inductively for some k ≤ `MAX_K`, as
+    which must exclude every violation k-inductively for some k ≤ `MAX_K`, as
     the checks of the portfolio decide again. (None, why) when they do not."""
     try:
         sys = CPGSystem(build_cpg(program), bitvector, deadline)
-        quantified = [c for c in atoms if any(isinstance(n, BINDERS) for n in walk(c.atom))]
-        kept = houdini(sys, [c for c in atoms if c not in quantified], deadline)
+        kept = houdini(sys, atoms, deadline)
         if kept is None:
             return None, "Houdini did not finish in time"
-        kept += _inductive_with(sys, kept, quantified, deadline)
         for k in range(1, MAX_K + 1):
             proof = KInductiveProof(k, tuple(kept))
             why = proof.check(program, bitvector, deadline)
@@ -87,11 +123,3 @@ def certify_with_domains(program: Program, atoms: list[Candidate], bitvector: bo
         return None, why
     return certify(program, atoms + [c for c in more if c not in atoms], bitvector, deadline)
 
-
-def _inductive_with(sys: CPGSystem, kept: list, quantified: list, deadline: Deadline) -> list:
-    """The quantified atoms (array contents over a range) that are inductive together with `kept`: all of them
-    if they are jointly, else each one that is. They are kept out of Houdini, whose rounds read z3's models: a
-    model may not decide a quantifier, and Houdini would drop one that holds or give up."""
-    if not quantified or invariants_failure(sys, kept + quantified, deadline) is None:
-        return quantified
-    return [c for c in quantified if invariants_failure(sys, kept + [c], deadline) is None]

@@ -73,7 +73,7 @@ def _array_literal(v: z3.ExprRef, enc: Any, t: ArrayType) -> ArrayValue | None:
     replay at a cell only one of them was read at."""
     def elem(x: z3.ExprRef) -> Any:
         raw = enc.to_python(x, t.elem)
-        return t.elem.wrap(raw) if isinstance(t.elem, IntType) else raw
+        return t.elem.clamp(raw) if isinstance(t.elem, IntType) else raw
     cells: dict = {}
     while z3.is_store(v):
         a, i, x = v.children()
@@ -110,8 +110,8 @@ class TraceBuilder:
 
             def read(i: int, term=term, ev=ev) -> Any:
                 raw = enc.to_python(ev(z3.Select(term, enc.value(i, t.index))), elem)
-                # integer mode normalises reads of bounded elements with the exact wrap (see encode.py)
-                return elem.wrap(raw) if isinstance(elem, IntType) else raw
+                # integer mode clamps reads of bounded elements (see encode.py)
+                return elem.clamp(raw) if isinstance(elem, IntType) else raw
             return ModelArray(read, default_value(elem))
         return self.enc.to_python(ev(term), t)
 

@@ -57,6 +57,12 @@ class IntType:
             value -= m
         return value
 
+    def clamp(self, value: int) -> int:
+        """The nearest value of this type: how integer mode reads an array cell (`smt/encode.py`)."""
+        if self.bits is None:
+            return value
+        return min(max(value, self.min), self.max)
+
     def contains(self, value: int) -> bool:
         return self.bits is None or self.min <= value <= self.max
 

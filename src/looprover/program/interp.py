@@ -15,12 +15,15 @@ from typing import Callable, Mapping, Sequence
 from looprover.program.cfa import Assert, Assign, Assume, Edge, Havoc, Program
 from looprover.program.expr import (
     And, ArrayFill, ArrayType, Binary, BoolConst, BoolType, Cast, Compare, ConstArray, Expr, ForAll, IntConst,
-    IntType, Ite, Not, Or, Select, Store, Unary, Var,
+    BINDERS, IntType, Ite, Not, Or, Select, Store, Unary, Var, free_vars,
 )
 
 # `ForAll` and `ArrayFill` over more values than this are not evaluated (an accelerated program may quantify
 # over 2^32 iterations; executions that need it are mapped back to the original program instead)
 MAX_BINDER_RANGE = 100_000
+
+
+SPARSE_FROM = 64    # a `ForAll` over more values is evaluated at its arrays' stored cells when it can be (`_cell_points`)
 
 
 class UndefinedBehavior(Exception):
@@ -110,10 +113,11 @@ class Evaluator:
             return ArrayValue(self.eval(e.value, s))
         if isinstance(e, ForAll):
             lo, hi = self.eval(e.lo, s), self.eval(e.hi, s)
-            if hi - lo > MAX_BINDER_RANGE:
+            ks = _cell_points(e, s, lo, hi) if hi - lo > SPARSE_FROM else None
+            if ks is None and hi - lo > MAX_BINDER_RANGE:
                 raise TooLarge(f"quantifier over {hi - lo} values")
             inner = dict(s)
-            for k in range(lo, hi):
+            for k in (range(lo, hi) if ks is None else ks):
                 inner[e.var.name] = k
                 if not self.eval(e.body, inner):
                     return False
@@ -413,3 +417,38 @@ def run(program: Program, oracle: Oracle, initial: Mapping[str, Value] | None = 
     except UndefinedBehavior as ub:
         return result("undefined", detail=str(ub))
     return result("steps-exhausted")
+
+
+def _cell_points(e: ForAll, s: State, lo: int, hi: int) -> list[int] | None:
+    """The values of `e.var` in [lo, hi) at which `e.body` needs evaluating, when the body reads the variable
+    only as the index of array variables (`a[k]`, `a[(T) k]`): the cells some of those arrays store explicitly,
+    and one cell none stores (every such cell reads every array's default, so one stands for all). None when
+    the body reads the variable otherwise, or an index cast could wrap in the range (then every value counts)."""
+    arrays: set[str] = set()
+
+    def index_of_var(ix: Expr) -> bool:
+        if isinstance(ix, Cast) and isinstance(ix.type, IntType) and ix.type.contains(lo) and ix.type.contains(hi - 1):
+            ix = ix.arg
+        return ix == e.var
+
+    def ok(n: Expr) -> bool:
+        if n == e.var:
+            return False
+        if isinstance(n, Select) and isinstance(n.array, Var) and index_of_var(n.index):
+            arrays.add(n.array.name)
+            return True
+        if isinstance(n, BINDERS):
+            return e.var not in free_vars(n)
+        return all(ok(c) for c in n.children())
+
+    if not ok(e.body):
+        return None
+    stored: set[int] = set()
+    for name in arrays:
+        v = s.get(name)
+        if not isinstance(v, ArrayValue):
+            return None
+        stored.update(k for k in v.cells if lo <= k < hi)
+    points = sorted(stored)
+    gap = next((k for k in range(lo, hi) if k not in stored), None)   # at most len(stored) + 1 steps
+    return points + ([gap] if gap is not None else [])

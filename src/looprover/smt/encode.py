@@ -8,8 +8,11 @@ Two semantics (`bitvector=False` is the default):
   `/` and `%` truncate like C (z3's div/mod are Euclidean, so signs are fixed up); bitwise operators use
   exact arithmetic identities where they exist (masks `2^k-1` as `mod`, constant shifts as `*`/`div`,
   other shifts as a case split over the w amounts) and an `int2bv`/`bv2int` round trip otherwise. Fresh
-  values (havoc, initial state) get range constraints; array reads of bounded element types are normalised
-  with the exact wrap, because a havocked array is an unconstrained Int->Int map.
+  values (havoc, initial state) get range constraints; an array read of a bounded element type is clamped to
+  the type's range, because a havocked array is an unconstrained Int->Int map. Why clamping: it is linear
+  (a wrap is a `mod`), it is the identity on every value an execution without signed overflow stores, and it
+  keeps order: `a[i] = j` with `j >= 0` reads back `>= 0` even where j overflowed (with a wrap, a quantified
+  invariant `a[k] >= 0` over cells the program filled with a growing sum would not be inductive).
 * bit-vector mode: each bounded type is a bit-vector of its width (two's complement, signed overflow wraps,
   as gcc does); mathematical integers (`MATH_INT`) stay Int.
 
@@ -279,7 +282,7 @@ class Encoder:
             r = z3.Select(k[0], k[1])
             et = n.type
             if not self.bv and isinstance(et, IntType) and et.bounded:
-                r = self._wrap(r, et, None)
+                r = z3.If(r < et.min, et.min, z3.If(r > et.max, et.max, r))      # `IntType.clamp`
             return r
         if isinstance(n, Store):
             return z3.Store(k[0], k[1], k[2])
