@@ -39,9 +39,12 @@ def test_engine_cases(name, make, want, bitvector):
         assert recheck_proof(prog, v.evidence, bitvector, Deadline.after(30)) is None
 
 
-def test_arrays_are_unknown():
-    v = verify("tpa", ec.array_init(True), timeout=10)
-    assert v.status == Status.UNKNOWN and "unsupported sort" in v.reason
+def test_arrays_are_verified_on_the_cell_abstraction():
+    prog = ec.array_init(True)
+    v = verify("tpa", prog, timeout=20)
+    assert v.status == Status.TRUE and "cell abstraction" in v.reason, v.reason
+    assert recheck_proof(prog, v.evidence, False, Deadline.after(30)) is None
+    assert verify("tpa", ec.array_init(False), timeout=10).status != Status.TRUE
 
 
 def test_out_of_memory_is_unknown_with_that_reason(monkeypatch):

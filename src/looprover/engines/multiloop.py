@@ -33,11 +33,13 @@ import dataclasses
 from looprover.engines.base import Engine, Run, Task, run_engine
 from looprover.engines import loop_path
 from looprover.engines.loop_path import falsify_loop_path
+from looprover.engines.transformed import on_cells
 from looprover.program.cfa import Program
 from looprover.program.cpg import CutpointGraph, build_cpg
 from looprover.smt.cpg_system import CPGSystem
 from looprover.smt.systems import Network, cpg_network, shape_network
 from looprover.tpa import TPAOptions, TPAStatus
+from looprover.transforms.cells import has_arrays
 from looprover.tpa.nested import Summary, contract, contract_nested, expand_path, nested_heads
 from looprover.tpa.network import NetworkResult, NetworkTPA, check_proof
 from looprover.tpa.proof import NetworkProof
@@ -53,6 +55,8 @@ class MultiLoop(Engine):
     Settings = TPAOptions
 
     def solve(self, program: Program, task: Task, run: Run) -> Verdict:
+        if has_arrays(program):
+            return on_cells(self, program, task, run)
         opts: TPAOptions = self.settings(run)
         cpg = build_cpg(program)
         cycle = _cycle(cpg)

@@ -23,10 +23,12 @@ from __future__ import annotations
 import z3
 
 from looprover.engines.base import Engine, Run, Task
+from looprover.engines.transformed import on_cells
 from looprover.program.cfa import Program
 from looprover.program.cpg import build_cpg
 from looprover.smt.cpg_system import CPGSystem
 from looprover.tpa import TPAOptions, TPAStatus
+from looprover.transforms.cells import has_arrays
 from looprover.tpa.loop_solver import LoopSolver
 from looprover.tpa.program_ts import EntrySystem, LoopSystem, entry_system, single_loop_system
 from looprover.tpa.proof import TransitionInvariantProof, system_label
@@ -41,6 +43,8 @@ class TPAEngine(Engine):
     Settings = TPAOptions
 
     def solve(self, program: Program, task: Task, run: Run) -> Verdict:
+        if has_arrays(program):
+            return on_cells(self, program, task, run)
         opts: TPAOptions = self.settings(run)
         stats = run.stats
         cpg = build_cpg(program)

@@ -121,3 +121,22 @@ class TransformThenEngine(Engine):
             return self.true(f"abstract counterexample was spurious; {self.confirm.name.upper()} on the program: "
                              f"{cv.reason}", cv.evidence)
         return self.unknown(f"abstract counterexample not confirmed ({cv.reason})")
+
+
+class OnCells(TransformThenEngine):
+    """An engine without array state (tpa, multiloop) on the cell abstraction of a program with arrays
+    (`transforms/cells.py`): its TRUE carries over with the abstract program's proof, checked on the
+    abstraction again (`TransformedProof`); a counterexample is run on the program's own inputs."""
+    result = "cell abstraction"
+
+    def __init__(self, inner: Engine):
+        from looprover.transforms.cells import CellAbstraction
+        self.transform = CellAbstraction()
+        self.inner = inner
+        self.name = inner.name
+
+
+def on_cells(engine: Engine, program: Program, task: Task, run: Run) -> Verdict:
+    """`engine` on the cell abstraction of `program` (which has array variables)."""
+    run.report(f"{engine.name}: the program has arrays; running on its cell abstraction")
+    return OnCells(engine).solve(program, task, run)

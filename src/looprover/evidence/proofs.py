@@ -17,6 +17,8 @@ Proof kinds:
   each edge preserves them, no edge into the error is enabled.
 - `tpa.proof.TransitionInvariantProof` (TPA): a safe transition invariant and the system it holds for.
 - `termination.proof.TerminationProof` (termination): invariants as above and one checked argument per loop.
+- `TransformedProof` (an engine on an over-approximating transform of the program, e.g. tpa on the cell
+  abstraction, `transforms/cells.py`): the engine's proof, checked on the transform applied again.
 """
 from __future__ import annotations
 
@@ -181,3 +183,26 @@ class CutpointInvariantProof(Proof):
         label = dict(self.labels)
         return {"kind": self.kind,
                 "invariants": {label.get(n, f"L{n}"): str(from_text(t)) for n, t in self.invariants}}
+
+
+@dataclass(frozen=True)
+class TransformedProof(Proof):
+    """A proof of the program's over-approximation by the transform `technique`: checked by applying the
+    transform to the program again (it is deterministic) and checking `inner` on the result."""
+    technique: str
+    inner: Proof
+    kind: ClassVar[str] = "transformed"
+
+    def check(self, program: Program, bitvector: bool, deadline: Deadline) -> str | None:
+        from looprover.transforms import get_transform
+        t = get_transform(self.technique).apply(program)
+        if not t.guarantee.keeps_true:
+            return f"the {self.technique} transform does not over-approximate"
+        why = self.inner.check(t.program, bitvector, deadline)
+        return None if why is None else f"on the {self.technique} abstraction: {why}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "technique": self.technique, "inner": self.inner.to_json()}
+
+    def lines(self) -> list[str]:
+        return [f"on the {self.technique} abstraction of the program:"] + ["  " + x for x in self.inner.lines()]

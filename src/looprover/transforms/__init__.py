@@ -11,6 +11,7 @@ TRANSFORMS: dict[str, str] = {
     "labmc": "looprover.transforms.labmc:LABMCTransform",
     "accelerate": "looprover.transforms.accelerate:AccelerateTransform",
     "summarize": "looprover.transforms.summarize:SummarizeTransform",
+    "cells": "looprover.transforms.cells:CellAbstraction",
 }
 
 
