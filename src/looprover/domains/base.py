@@ -53,6 +53,7 @@ class Domain:
     name: str = ""
     relational: bool = False
     everywhere: bool = False        # its state atoms hold at every location (asked once, with Site.node None)
+    max_atoms: int | None = None    # at most this many of its `site_atoms` that the samples keep, in its order
 
     def var_atoms(self, site: Site, v: Var) -> list[Expr]:
         return []

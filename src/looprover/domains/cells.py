@@ -208,19 +208,20 @@ def cell_shapes(program: Program, samples: dict[int, list[dict]]) -> CellShapes:
 
 
 class Cells(Domain):
+    """Fact by fact (the program's own first), each over every range; at most `max_atoms` per cutpoint: a
+    Horn-clause system with a dozen array arguments has thousands of combinations, and Houdini over them gave
+    up where it had finished over the quantifier-free candidates alone."""
     name = "cells"
+    max_atoms = 96
 
     def site_atoms(self, site: Site, ints: list[Var]) -> list[Expr]:
         shapes = site.cells
         if shapes is None:
             return []
-        out: list[Expr] = []
-        for lo, hi in shapes.ranges:
-            k = Var(CELL.name, hi.type)
+        cells = [Var(CELL.name, hi.type) for _, hi in shapes.ranges]
 
-            def at_k(n: Expr, k: Var = k) -> Expr | None:
-                if isinstance(n, Select) and _strip(n.index) == CELL:
-                    return Select(n.array, cast(n.array.type.index, k), n.type)
-                return None
-            out += [ForAll(k, lo, hi, transform(f, at_k)) for f in shapes.facts]
-        return out
+        def at(k: Var):
+            return lambda n: (Select(n.array, cast(n.array.type.index, k), n.type)
+                              if isinstance(n, Select) and _strip(n.index) == CELL else None)
+        return [ForAll(k, lo, hi, transform(f, at(k))) for f in shapes.facts
+                for (lo, hi), k in zip(shapes.ranges, cells)]

@@ -94,10 +94,13 @@ def atoms_at(program: Program, node: int, samples: list[dict], bitvector: bool,
     site = Site(node, consts, samples, bitvector, dict(entry or {}), guards, cells)
     atoms: list[Expr] = []
 
-    def add(new: list[Expr]) -> None:
+    def add(new: list[Expr], cap: int | None = None) -> None:
         for a in new:
+            if cap is not None and cap <= 0:
+                return
             if a not in atoms and _holds(ev, a, site.samples):
                 atoms.append(a)
+                cap = cap - 1 if cap is not None else None
 
     for v in ints:
         for d in local:
@@ -111,7 +114,7 @@ def atoms_at(program: Program, node: int, samples: list[dict], bitvector: bool,
             for d in local:
                 add(d.pair_atoms(site, x, y))
     for d in local:
-        add(d.site_atoms(site, ints))
+        add(d.site_atoms(site, ints), d.max_atoms)
     for a in arrays:
         for d in local:
             add(d.array_atoms(site, a, ints))

@@ -32,17 +32,16 @@ def houdini(sys: CPGSystem, cands: list[Candidate], deadline: Deadline | None) -
     free, so unsat means every cell; one c serves all candidates, as a round asks whether one of them fails
     somewhere) and assumed through its instances at the query's index terms
     (`smt/instances.py`, complete for these candidates): every query is quantifier-free, so the models Houdini
-    reads decide every check. When the solver gives up with the quantified candidates, the result is Houdini's
-    on the others alone."""
+    reads decide every check. Houdini runs on the quantifier-free candidates first, then on all: when the
+    second run does not finish in time, the first one's result stands."""
     if not cands:
         return []
     plain = [c for c in cands if not _quantified(c)]
-    if len(plain) < len(cands):
-        found = _houdini(sys, cands, deadline)
-        if found is not None or (deadline is not None and deadline.expired()):
-            return found
-        cands = plain
-    return _houdini(sys, cands, deadline)
+    found = _houdini(sys, plain, deadline)
+    if found is None or len(plain) == len(cands):
+        return found
+    joint = _houdini(sys, cands, deadline)      # a quantifier-free invariant may need a quantified one
+    return joint if joint is not None else found
 
 
 def _houdini(sys: CPGSystem, cands: list[Candidate], deadline: Deadline | None) -> list[Candidate] | None:
