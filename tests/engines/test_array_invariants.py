@@ -6,7 +6,7 @@ from looprover.domains import candidates, sample_states
 from looprover.engines import verify
 from looprover.evidence.certify import houdini
 from looprover.program.cpg import build_cpg
-from looprover.program.expr import ForAll
+from looprover.program.expr import ArrayType, Compare, ForAll
 from looprover.program.interp import Evaluator
 from looprover.smt.cpg_system import CPGSystem
 from looprover.verdict import Status
@@ -82,3 +82,29 @@ def test_kept_quantified_invariants_hold_in_random_runs(load, name):
                 assert ev.eval(c.atom, s), f"{c} fails in {s}"
                 checked += 1
     assert checked > 0
+
+
+RELATIONAL = """(set-logic HORN)
+(declare-fun inv (Int Int (Array Int Int) (Array Int Int)) Bool)
+(assert (forall ((n Int) (a (Array Int Int)) (b (Array Int Int))) (=> (= a b) (inv 0 n a b))))
+(assert (forall ((i Int) (n Int) (a (Array Int Int)) (b (Array Int Int)) (v Int))
+  (=> (and (inv i n a b) (< i n)) (inv (+ i 1) n (store a i v) (store b i v)))))
+(assert (forall ((i Int) (n Int) (a (Array Int Int)) (b (Array Int Int)) (k Int))
+  (=> (and (inv i n a b) (not (= (select a k) (select b k)))) false)))
+"""
+
+
+@pytest.mark.parametrize("twin", [False, True], ids=["sat", "unsat"])
+def test_arrays_kept_equal_by_two_runs_side_by_side(tmp_path, twin):
+    """Two versions of a loop writing the same values (a relational Horn system, as CHC-COMP's llreve tasks):
+    `a == b` holds everywhere, with no index range; the twin writes v + 1 to b and is never sat."""
+    from looprover.frontend.chc import load_chc_program
+    path = tmp_path / "rel.smt2"
+    path.write_text(RELATIONAL.replace("(store b i v)", "(store b i (+ v 1))") if twin else RELATIONAL)
+    v = verify("kinduction", load_chc_program(path), timeout=20, max_bound=8)
+    if twin:
+        assert v.status != Status.TRUE, v.reason
+    else:
+        assert v.status == Status.TRUE, v.reason
+        assert any(isinstance(c.atom, Compare) and isinstance(c.atom.lhs.type, ArrayType)
+                   for c in v.evidence.invariants), [str(c) for c in v.evidence.invariants]

@@ -15,6 +15,8 @@ The templates come from the program and from its sampled runs (`cell_shapes`, on
   bounds of a cell, its order against each integer variable, and the difference or sum of two arrays' cells.
 Facts mined from the samples of one cutpoint are offered at every cutpoint: a loop behind a hundred thousand
 iterations has no samples of its own, and the facts of the loop before it are what it needs.
+Two arrays of one type may also be equal everywhere (`a == b`, no quantifier): what relational Horn systems
+(two versions of a function run side by side, CHC-COMP's llreve tasks) need of their array arguments.
 """
 from __future__ import annotations
 
@@ -38,9 +40,10 @@ _MIRROR = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
 
 @dataclass(frozen=True)
 class CellShapes:
-    """The program's index ranges [lo, hi) and cell facts (over `CELL`)."""
+    """The program's index ranges [lo, hi), cell facts (over `CELL`), and equalities of whole arrays."""
     ranges: tuple[tuple[Expr, Expr], ...]
     facts: tuple[Expr, ...]
+    equal: tuple[Expr, ...] = ()
 
 
 def _strip(ix: Expr) -> Expr:
@@ -204,7 +207,9 @@ def cell_shapes(program: Program, samples: dict[int, list[dict]]) -> CellShapes:
         return CellShapes((), ())
     ranges = _ranges(program)
     facts = _syntactic_facts(program) + _mined_facts(program, samples, ranges)
-    return CellShapes(tuple(ranges), tuple(dict.fromkeys(facts)))
+    arrays = _int_arrays(program)
+    equal = [cmp("==", a, b) for i, a in enumerate(arrays) for b in arrays[i + 1:] if a.type == b.type]
+    return CellShapes(tuple(ranges), tuple(dict.fromkeys(facts)), tuple(equal))
 
 
 class Cells(Domain):
@@ -223,5 +228,5 @@ class Cells(Domain):
         def at(k: Var):
             return lambda n: (Select(n.array, cast(n.array.type.index, k), n.type)
                               if isinstance(n, Select) and _strip(n.index) == CELL else None)
-        return [ForAll(k, lo, hi, transform(f, at(k))) for f in shapes.facts
-                for (lo, hi), k in zip(shapes.ranges, cells)]
+        return list(shapes.equal) + [ForAll(k, lo, hi, transform(f, at(k))) for f in shapes.facts
+                                     for (lo, hi), k in zip(shapes.ranges, cells)]
