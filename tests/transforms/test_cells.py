@@ -172,3 +172,28 @@ def test_engines_without_arrays_prove_an_array_program_on_its_cell_abstraction(e
     assert v.evidence.check(p, False, Deadline.after(30)) is None
     bad = load_main(tmp_path, "bad", body.replace("j = j + 2;", "j = j - 2;"))
     assert verify(engine, bad, timeout=10).status != Status.TRUE
+
+
+EQUAL = """(set-logic HORN)
+(declare-fun inv (Int Int (Array Int Int) (Array Int Int)) Bool)
+(assert (forall ((n Int) (a (Array Int Int)) (b (Array Int Int))) (=> (= a b) (inv 0 n a b))))
+(assert (forall ((i Int) (n Int) (a (Array Int Int)) (b (Array Int Int)) (v Int))
+  (=> (and (inv i n a b) (< i n)) (inv (+ i 1) n (store a i v) (store b i v)))))
+(assert (forall ((i Int) (n Int) (a (Array Int Int)) (b (Array Int Int)))
+  (=> (and (inv i n a b) (not (= a b))) false)))
+"""
+
+
+@pytest.mark.parametrize("twin", [False, True], ids=["sat", "unsat"])
+def test_whole_array_equalities_are_abstracted_soundly(tmp_path, twin):
+    """`a == b` of a Horn clause becomes `a@cell == b@cell ∧ fresh`: the abstraction takes the file, and tpa
+    on it never answers wrongly (the twin, which writes v + 1 to b, is unsat)."""
+    from looprover.frontend.chc import load_chc_program
+    path = tmp_path / "eq.smt2"
+    path.write_text(EQUAL.replace("(store b i v)", "(store b i (+ v 1))") if twin else EQUAL)
+    p = load_chc_program(path)
+    assert not any(isinstance(v.type, ArrayType) for v in CellAbstraction().apply(p).program.all_vars)
+    v = verify("tpa", p, timeout=10)
+    assert v.status != (Status.TRUE if twin else Status.FALSE), v.reason
+    if not twin:
+        assert v.status == Status.TRUE, v.reason

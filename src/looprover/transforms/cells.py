@@ -5,6 +5,8 @@ The abstract program keeps, per index type, an index `idx` (havocked once, at a 
 array `a`, the value `a@cell` of `a[idx]`:
   * a write `a[e] = v` becomes `a@cell = (e == idx) ? v : a@cell` (a whole-array assignment copies the cell);
   * a read `a[e]` becomes `(e == idx) ? a@cell : n`, n a fresh value havocked just before the statement;
+    an equality of whole arrays `a == b` becomes `a@cell == b@cell && f`, f a fresh Boolean (Horn clauses),
+    except that the one `a != b` of a violating edge is `a@cell != b@cell` (the arrays differ at idx);
   * an edge that ends in a violation (`Assume`s, then `assert(false)`: how `if (!cond) reach_error();`
     arrives) and reads cells at one index expression e only is taken only when `e == idx`, with every read
     exact (`a@cell`); an assertion `assert(c)` that reads cells at one index e becomes `e == idx ⇒ c`.
@@ -27,8 +29,8 @@ from looprover.errors import UnsupportedError
 from looprover.evidence.proofs import Proof, TransformedProof
 from looprover.program.cfa import Assert, Assign, Assume, Edge, Havoc, Program, Stmt, VarInfo
 from looprover.program.expr import (
-    BINDERS, FALSE, ArrayType, ConstArray, Expr, IntType, Ite, Select, Store, Var, and_, cast, cmp, implies, ite,
-    rebuild, walk,
+    BINDERS, BOOL, FALSE, ArrayType, Compare, ConstArray, Expr, IntType, Ite, Select, Store, Var, and_, cast, cmp,
+    Not, conjuncts, implies, ite, not_, rebuild, walk,
 )
 from looprover.transforms.base import Guarantee, RunOnInputs, Transform, Transformed
 
@@ -59,6 +61,7 @@ class _Abstraction:
                 self.cell[v.name] = self._declare(f"{v.name}@cell", v.type.elem)
                 del self.variables[v.name]
         self.fresh = 0
+        self.differ: Expr | None = None      # the current edge's array difference (`_violation_difference`)
 
     def _declare(self, base: str, t) -> Var:
         name, i = base, 0
@@ -83,6 +86,7 @@ class _Abstraction:
     def _edge(self, e: Edge) -> Edge:
         stmts = list(e.stmts)
         exact = self._violation_index(stmts)
+        self.differ = self._violation_difference(stmts) if exact is None else None
         out: list[Stmt] = []
         if exact is not None:
             out.append(Assume(self._at(exact)))
@@ -116,6 +120,21 @@ class _Abstraction:
             return None
         return self._single_index(and_(*(s.cond for s in stmts[:-1]))) if len(stmts) > 1 else None
 
+    def _violation_difference(self, stmts: list[Stmt]) -> Expr | None:
+        """The one `a != b` of whole arrays that a violating edge asserts (as a conjunct of its `Assume`s, no cell
+        read beside it): the cell abstraction takes it as `a@cell != b@cell`, exact when idx is a cell where the
+        arrays differ -- the abstract run that picks such an idx follows the violating run (as for a read)."""
+        if not stmts or not (isinstance(stmts[-1], Assert) and stmts[-1].cond == FALSE):
+            return None
+        if not all(isinstance(s, Assume) for s in stmts[:-1]):
+            return None
+        conds = [c for s in stmts[:-1] for c in conjuncts(s.cond)]
+        if any(isinstance(n, (Select, Store)) for c in conds for n in walk(c)):
+            return None
+        found = [c for c in conds if _array_difference(c) is not None]
+        arrays = [n for c in conds for n in walk(c) if isinstance(n, Compare) and isinstance(n.lhs.type, ArrayType)]
+        return found[0] if len(found) == 1 and len(arrays) == 1 else None
+
     @staticmethod
     def _single_index(cond: Expr) -> tuple[Expr, IntType] | None:
         """(the index expression, its arrays' index type) when `cond` reads cells of array variables at one
@@ -134,6 +153,16 @@ class _Abstraction:
     # ----------------------------------------------------------------------------------------- expressions
     def _expr(self, e: Expr, havocs: list[Var], exact: Expr | None) -> Expr:
         """A scalar expression with every cell read abstracted; reads at `exact` read the cell itself."""
+        if e == self.differ:
+            a, b = _array_difference(e)
+            return cmp("!=", self._cell_of(a, havocs, exact), self._cell_of(b, havocs, exact))
+        if isinstance(e, Compare) and isinstance(e.lhs.type, ArrayType) and e.op in ("==", "!="):
+            # a == b holds only where the cells agree, and then it may or may not: `cells equal ∧ fresh`
+            b = self._declare(f"__lr_equal{self.fresh}", BOOL)
+            self.fresh += 1
+            havocs.append(b)
+            same = and_(cmp("==", self._cell_of(e.lhs, havocs, exact), self._cell_of(e.rhs, havocs, exact)), b)
+            return same if e.op == "==" else not_(same)
         if isinstance(e, BINDERS) or isinstance(e.type, ArrayType):
             raise UnsupportedError(f"the cell abstraction does not take the expression {e}")
         if isinstance(e, Select):
@@ -163,6 +192,15 @@ class _Abstraction:
             return ite(self._expr(a.cond, havocs, exact), self._cell_of(a.then, havocs, exact),
                        self._cell_of(a.orelse, havocs, exact))
         raise UnsupportedError(f"the cell abstraction does not take the array expression {a}")
+
+
+def _array_difference(c: Expr) -> tuple[Expr, Expr] | None:
+    """(a, b) when `c` is `a != b` or `!(a == b)` of two whole arrays."""
+    if isinstance(c, Not) and isinstance(c.arg, Compare) and c.arg.op == "==":
+        c = Compare("!=", c.arg.lhs, c.arg.rhs)
+    if isinstance(c, Compare) and c.op == "!=" and isinstance(c.lhs.type, ArrayType):
+        return c.lhs, c.rhs
+    return None
 
 
 # ---------------------------------------------------------------------------------------------- evidence
