@@ -28,7 +28,7 @@ from looprover.program.expr import (
     ArrayType, Binary, Cast, Compare, Expr, ForAll, IntType, Select, Store, Var, binary, cast, cmp, const, free_vars,
     transform, walk,
 )
-from looprover.program.interp import ArrayValue, Evaluator, UndefinedBehavior
+from looprover.program.interp import Evaluator, UndefinedBehavior, cell_points
 
 CELL = Var("__lr_cell", IntType(64, True))   # the placeholder cell index of the templates
 MAX_SAMPLES = 40        # sampled states per cutpoint that facts are mined from
@@ -133,13 +133,6 @@ def _ranges(program: Program) -> list[tuple[Expr, Expr]]:
             [(lo, hi) for lo in starts for hi in ends if hi.type == lo.type and hi not in ixs])
 
 
-def _points(arrs: list[ArrayValue], lo: int, hi: int) -> list[int]:
-    """The cells of [lo, hi) to look at: the stored ones and one that none stores (it reads the defaults)."""
-    stored = sorted({k for a in arrs for k in a.cells if lo <= k < hi})[:MAX_POINTS]
-    gap = next((k for k in range(lo, hi) if not any(k in a.cells for a in arrs)), None)
-    return stored + ([gap] if gap is not None and len(stored) < MAX_POINTS else [])
-
-
 def _mined_facts(program: Program, samples: dict[int, list[dict]], ranges: list[tuple[Expr, Expr]]) -> list[Expr]:
     """Facts that every sampled state of one cutpoint satisfies over one range [lo, hi)."""
     ev = Evaluator("math")
@@ -155,7 +148,7 @@ def _mined_facts(program: Program, samples: dict[int, list[dict]], ranges: list[
             try:
                 for s in states:
                     lo, hi = ev.eval(lo_e, s), ev.eval(hi_e, s)
-                    pts = _points([s[a.name] for a in arrays], lo, hi) if hi > lo else []
+                    pts = cell_points([s[a.name] for a in arrays], lo, hi)[:MAX_POINTS]
                     if pts:
                         seen.append((s, {a.name: [s[a.name].get(k) for k in pts] for a in arrays}))
             except (UndefinedBehavior, KeyError, TypeError):

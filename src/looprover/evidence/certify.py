@@ -51,7 +51,7 @@ def _houdini(sys: CPGSystem, cands: list[Candidate], deadline: Deadline | None) 
     cur = [candidate_formula(sys, c, sys.cur, sys.pc) for c in cands]
     nxt = [_checked_formula(sys, c, sys.nxt, sys.pc_next, "nxt") for c in cands]
     at_init = [_checked_formula(sys, c, sys.cur, sys.pc, "init") for c in cands]
-    if len(cands) > sum(1 for c in cands if not _quantified(c)):
+    if any(_quantified(c) for c in cands):
         terms = index_terms([sys.ts.trans, *cur, *nxt])
         cur = [instantiate(f, terms) for f in cur]
     try:

@@ -443,12 +443,15 @@ def _cell_points(e: ForAll, s: State, lo: int, hi: int) -> list[int] | None:
 
     if not ok(e.body):
         return None
-    stored: set[int] = set()
-    for name in arrays:
-        v = s.get(name)
-        if not isinstance(v, ArrayValue):
-            return None
-        stored.update(k for k in v.cells if lo <= k < hi)
-    points = sorted(stored)
+    values = [s.get(name) for name in arrays]
+    if not all(isinstance(v, ArrayValue) for v in values):
+        return None
+    return cell_points(values, lo, hi)
+
+
+def cell_points(arrays: Sequence[ArrayValue], lo: int, hi: int) -> list[int]:
+    """The cells of [lo, hi) that tell everything about `arrays` there: those some array stores explicitly
+    (ascending), and one that none stores, if any (all such cells read the arrays' defaults alike)."""
+    stored = {k for a in arrays for k in a.cells if lo <= k < hi}
     gap = next((k for k in range(lo, hi) if k not in stored), None)   # at most len(stored) + 1 steps
-    return points + ([gap] if gap is not None else [])
+    return sorted(stored) + ([gap] if gap is not None else [])

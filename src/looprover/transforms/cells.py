@@ -114,21 +114,14 @@ class _Abstraction:
     def _violation_index(self, stmts: list[Stmt]) -> Expr | None:
         """The one index expression at which the `Assume`s of a violating edge read cells, if they read any and
         only there (see the module docstring)."""
-        if not stmts or not (isinstance(stmts[-1], Assert) and stmts[-1].cond == FALSE):
-            return None
-        if not all(isinstance(s, Assume) for s in stmts[:-1]):
-            return None
-        return self._single_index(and_(*(s.cond for s in stmts[:-1]))) if len(stmts) > 1 else None
+        conds = _violating_assumes(stmts)
+        return self._single_index(and_(*conds)) if conds else None
 
     def _violation_difference(self, stmts: list[Stmt]) -> Expr | None:
         """The one `a != b` of whole arrays that a violating edge asserts (as a conjunct of its `Assume`s, no cell
         read beside it): the cell abstraction takes it as `a@cell != b@cell`, exact when idx is a cell where the
         arrays differ -- the abstract run that picks such an idx follows the violating run (as for a read)."""
-        if not stmts or not (isinstance(stmts[-1], Assert) and stmts[-1].cond == FALSE):
-            return None
-        if not all(isinstance(s, Assume) for s in stmts[:-1]):
-            return None
-        conds = [c for s in stmts[:-1] for c in conjuncts(s.cond)]
+        conds = [c for cond in _violating_assumes(stmts) or () for c in conjuncts(cond)]
         if any(isinstance(n, (Select, Store)) for c in conds for n in walk(c)):
             return None
         found = [c for c in conds if _array_difference(c) is not None]
@@ -192,6 +185,16 @@ class _Abstraction:
             return ite(self._expr(a.cond, havocs, exact), self._cell_of(a.then, havocs, exact),
                        self._cell_of(a.orelse, havocs, exact))
         raise UnsupportedError(f"the cell abstraction does not take the array expression {a}")
+
+
+def _violating_assumes(stmts: list[Stmt]) -> list[Expr] | None:
+    """The conditions of a violating edge: `Assume`s only, then `assert(false)` (how `if (!c) reach_error();`
+    arrives); None for any other edge."""
+    if not stmts or not (isinstance(stmts[-1], Assert) and stmts[-1].cond == FALSE):
+        return None
+    if not all(isinstance(s, Assume) for s in stmts[:-1]):
+        return None
+    return [s.cond for s in stmts[:-1]]
 
 
 def _array_difference(c: Expr) -> tuple[Expr, Expr] | None:
