@@ -4,7 +4,8 @@
     python scripts/framac_witness.py BENCH.csv WITNESS_DIR [--timeout 120] [--prover cvc4,z3] [--filter SUBSTR]
     python scripts/framac_witness.py --one FILE.c WITNESS.yml [--data-model ILP32]
 
-For every correctness witness of unreach-call and no-overflow (format 2.0 `loop_invariant`s) that a
+For every correctness witness of unreach-call and no-overflow (format 2.0 `loop_invariant`s, in C or, for
+quantified invariants over arrays, already in ACSL) that a
 `bench --witnesses WITNESS_DIR` run wrote
 (the CSV names the tasks), the C file is copied with each invariant as an ACSL `loop invariant` just before its
 loop's keyword, `reach_error` gets the contract `requires \\false` (so every call of it must be unreachable),
@@ -76,7 +77,10 @@ def frama_c(path: Path, witness: Path, data_model: str, timeout: float, provers:
     with tempfile.TemporaryDirectory(prefix="looprover-framac-") as tmp:
         copy = Path(tmp, path.name if path.suffix == ".c" else path.stem + ".i")
         copy.write_text(text)
+        # `alloca_bounds`: Frama-C's own check that a variable-length array's size is valid, a run-time check of
+        # the program that neither unreach-call nor the witness speaks of
         cmd = ["frama-c", "-wp", "-wp-fct", "main", *(["-wp-rte"] if overflow else []), "-wp-prover", provers,
+               "-wp-prop=-alloca_bounds",
                "-wp-timeout", "10",
                "-machdep", MACHDEP.get(data_model, "x86_32"), *(["-inline-calls", ",".join(inline)] if inline else []),
                str(copy)]

@@ -83,3 +83,32 @@ def test_growing_instances_reach_the_terms_of_later_steps():
     s.add(*g.ground([a[3] < 0]))        # a term only the later part has
     s.add(a[3] < 0)
     assert s.check() == z3.unsat
+
+
+def test_a_consequence_checked_at_one_fresh_cell_is_checked_at_every_cell():
+    """`at_cell`: `¬at_cell(f, c)` (c fresh) is satisfiable exactly when `¬f` is, on random And/Or/Implies
+    combinations of quantified facts under ground assumptions -- including an Or of two quantified facts, which
+    one shared cell could not refute (two different cells fail them) and which therefore stays quantified."""
+    from looprover.smt.instances import at_cell
+    rng = random.Random(11)
+    a, b = z3.Array("a", z3.IntSort(), z3.IntSort()), z3.Array("b", z3.IntSort(), z3.IntSort())
+    i, n, p = z3.Int("i"), z3.Int("n"), z3.Bool("p")
+    answers: dict = {}
+    for round_ in range(80):
+        facts = [_array_fact(rng.choice([a, b]), rng.choice([0, i]), rng.choice([i, n]), rng.randint(-1, 1))
+                 for _ in range(3)]
+        f = rng.choice([z3.And(facts[0], facts[1]), z3.Or(facts[0], facts[1]), z3.Implies(p, facts[0]),
+                        z3.And(z3.Or(p, facts[0]), facts[2]), z3.Or(z3.And(facts[0], facts[1]), facts[2])])
+        ground = [a[0] == rng.randint(-1, 1), b[1] == rng.randint(-1, 1), a[2] == 1, b[3] == -1,
+                  rng.choice([i == 2, i == 4]), rng.choice([n == 3, n == 1])]
+        cell = z3.Int(f"cell{round_}")
+        want, got = z3.Solver(), z3.Solver()
+        want.add(*ground, z3.Not(f))
+        got.add(*ground, z3.Not(at_cell(f, cell)))
+        w, g = want.check(), got.check()
+        if w != z3.unknown and g != z3.unknown:
+            assert w == g, f
+            answers[str(w)] = answers.get(str(w), 0) + 1
+    assert answers.get("sat", 0) >= 5 and answers.get("unsat", 0) >= 5, answers
+    two = z3.Or(_array_fact(a, 0, n, 0), _array_fact(b, 0, n, 0))
+    assert z3.eq(at_cell(two, z3.Int("c")), two)

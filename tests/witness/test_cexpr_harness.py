@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 import z3
 
-from looprover.program.expr import BOOL, IntType
-from looprover.witness.cexpr import NotC, check, from_z3, parse, range_of, to_z3
+from looprover.program.expr import BOOL, ArrayType, IntType
+from looprover.smt.encode import cell_read
+from looprover.witness.cexpr import NotC, acsl_from_z3, check, check_acsl, from_z3, parse, range_of, to_z3
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 TYPES = {"a": IntType(32, True), "b": IntType(32, True), "u": IntType(32, False), "c": IntType(8, True),
@@ -99,6 +100,52 @@ def test_a_remainder_is_read_as_cs_truncating_one_and_z3s_mod_printed_as_its_euc
     s = z3.Solver()
     s.add(to_z3(parse(text), Z3), Z3["a"] == -1)
     assert s.check() == z3.sat
+
+
+ARRAYS = {"x": ArrayType(IntType(32, True), IntType(32, True)), "y": ArrayType(IntType(32, True), IntType(8, False))}
+ARRAY_Z3 = {n: z3.Array(n, z3.IntSort(), z3.IntSort()) for n in ARRAYS}
+
+
+def test_quantified_invariants_over_cells_read_back_in_acsl_to_equivalent_formulas():
+    """Random `∀k ∈ [lo, hi): φ(x[k], y[k], ...)` as k-induction encodes them (cells read clamped, guard as a
+    disjunction), printed in ACSL and read back: the same formula, and never C."""
+    rng = random.Random(5)
+    types = {**TYPES, **ARRAYS}
+    env = {**Z3, **{n: (lambda i, a=ARRAY_Z3[n], t=ARRAYS[n]: cell_read(a, i, t.elem, False)) for n in ARRAYS}}
+    for _ in range(100):
+        k = z3.Int("k")
+        cells = [cell_read(ARRAY_Z3[n], k + rng.choice([0, 1]), ARRAYS[n].elem, False) for n in ARRAYS]
+        other = rng.choice([Z3["a"], Z3["b"] + 1, z3.IntVal(rng.randint(-3, 3)), cells[1]])
+        body = rng.choice([cells[0] >= other, cells[0] == cells[1] + other, z3.Or(cells[1] < 2, cells[0] != other)])
+        lo, hi = rng.choice([z3.IntVal(0), Z3["a"]]), rng.choice([Z3["b"], 2 * Z3["b"] - 1, Z3["u"]])
+        f = z3.ForAll([k], z3.Or(z3.Not(lo <= k), z3.Not(k < hi), body))
+        f = f if rng.random() < 0.6 else z3.And(f, Z3["a"] <= Z3["b"])
+        text = acsl_from_z3(f, _names, types)
+        node = parse(text)
+        check_acsl(node, types)
+        with pytest.raises(NotC):
+            check(node, types)
+        s = z3.Solver()
+        s.add(z3.Not(f == to_z3(node, env)))
+        assert s.check() == z3.unsat, (f, text)
+
+
+@pytest.mark.parametrize("text,why", [(r"\forall int k; x[k] > 0", "integer"), ("z[0] > 0", "no array"),
+                                      ("x > 0", "no integer variable"), ("a[1] > 0", "no array"),
+                                      (r"\forall integer k; x[k] / a > 0", "divisor")])
+def test_acsl_we_cannot_read_exactly_is_refused(text, why):
+    with pytest.raises(NotC, match=why):
+        check_acsl(parse(text), {**TYPES, **ARRAYS})
+
+
+def test_a_read_that_is_not_the_cells_c_value_is_not_printed():
+    """A Select of a bounded element type that is not clamped to exactly its range is no C cell value."""
+    k = z3.Int("k")
+    raw = z3.ForAll([k], z3.Select(ARRAY_Z3["x"], k) >= 0)
+    narrow = z3.ForAll([k], cell_read(ARRAY_Z3["x"], k, IntType(8, True), False) >= 0)
+    for f in (raw, narrow):
+        with pytest.raises(NotC, match="not the C value"):
+            acsl_from_z3(f, _names, {**TYPES, **ARRAYS})
 
 
 def test_unsigned_comparisons_without_arithmetic_are_exact():

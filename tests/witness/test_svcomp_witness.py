@@ -3,7 +3,6 @@ own validator on safe and unsafe examples, and rejected when tampered with."""
 from __future__ import annotations
 
 import json
-import shutil
 import time
 from pathlib import Path
 
@@ -375,7 +374,7 @@ def _hints(path: Path, *atoms: str):
     from looprover.domains import Candidate
     from looprover.jobs import load_program
     from looprover.program.cpg import build_cpg
-    from looprover.program.expr import IntConst, Var, binary, cmp
+    from looprover.program.expr import IntConst, cmp
     from looprover.evidence.hints import LoopInvariantHints
     program = load_program(path, "ILP32")
     (head,) = build_cpg(program).cutpoints
@@ -585,3 +584,52 @@ def test_deep_violation_witness_is_confirmed_by_a_compiled_run(tmp_path, gcc):
     ret["constraint"]["value"] = "\\result == 8"        # returns at once: a fully pinned run without the error
     out.write_text(yaml.safe_dump(data))
     assert validate(out, job, None, Deadline(time.monotonic() + 60)).status == "rejected"
+
+
+FILL = """int main(void) {
+  int n = __VERIFIER_nondet_int();
+  if (n < 1 || n > 100000) return 0;
+  int a[100000];
+  for (int i = 0; i < n; i++) a[i] = 7;
+  for (int j = 0; j < n; j++) __VERIFIER_assert(a[j] == %s);
+  return 0;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def fill_witness(tmp_path_factory) -> tuple[Path, list]:
+    """k-induction proves the fill loop with `∀k ∈ [0, i): a[k] == 7`: the program's directory (p.c, w.yml) and
+    the witness's entries (checked against the schema and confirmed by `_true_witness`)."""
+    tmp = tmp_path_factory.mktemp("fill")
+    _, data = _true_witness(tmp, FILL % "7", "kinduction")
+    return tmp, data
+
+
+def test_a_quantified_array_invariant_is_written_in_acsl_and_confirmed(fill_witness):
+    """C cannot say `∀k ∈ [0, i): a[k] == 7`, so the writer prints it in ACSL (`acsl_expression`), and `validate`
+    reads it back and confirms it (instantiated, `smt/instances.py`)."""
+    invs = [c["invariant"] for c in fill_witness[1][0]["content"]]
+    on_cells = [i for i in invs if "a[" in i["value"]]
+    assert any("\\forall integer k;" in i["value"] for i in on_cells), invs
+    assert all(i["format"] == ("acsl_expression" if i in on_cells else "c_expression") for i in invs), invs
+
+
+@pytest.mark.parametrize("old,new,status", [
+    ("7 == a[k]", "8 == a[k]", "rejected"),          # false at the first loop's second visit
+    ("k < i)", "k < i + 1)", "rejected"),            # claims the cell the loop writes next
+    ("7 == a[k]", "7 <= a[k]", "unknown"),           # true and inductive, but not enough for `a[j] == 7`
+])
+def test_a_tampered_quantified_invariant_is_not_confirmed(fill_witness, tmp_path, old, new, status):
+    text = (fill_witness[0] / "w.yml").read_text()
+    assert old in text
+    out = tmp_path / "tampered.yml"
+    out.write_text(text.replace(old, new))
+    assert _check(out, fill_witness[0] / "p.c") == status
+
+
+def test_the_quantified_invariants_of_a_safe_program_do_not_confirm_its_unsafe_twin(fill_witness, tmp_path):
+    """The same loops asserting `a[j] == 8`: the invariants still hold, but they do not exclude the error."""
+    twin = tmp_path / "twin.c"
+    twin.write_text(ASSERT_HEADER + FILL % "8")
+    assert _check(fill_witness[0] / "w.yml", twin) != "confirmed"

@@ -84,6 +84,15 @@ def _bitwise_identity(op: str, a, cb: int, t: IntType):
     return None
 
 
+def cell_read(array: z3.ArrayRef, index: z3.ExprRef, elem: Type, bv: bool) -> z3.ExprRef:
+    """A read of `array`'s cell `index`: in integer mode, clamped to a bounded element type's range (`IntType.clamp`,
+    module docstring). The witness reader (`witness/cexpr.py`) reads a C cell `a[i]` through it too."""
+    r = z3.Select(array, index)
+    if not bv and isinstance(elem, IntType) and elem.bounded:
+        r = z3.If(r < elem.min, elem.min, z3.If(r > elem.max, elem.max, r))
+    return r
+
+
 def bitvector_reason(program: Program) -> str | None:
     """Why the integer encoding of `program` would be hopeless -- a bitwise &, |, ^ that needs the int2bv round
     trip (no linear identity) -- or None. Such programs are encoded with bit-vectors instead (`jobs.verify_job`):
@@ -279,11 +288,7 @@ class Encoder:
         if isinstance(n, Ite):
             return mk_ite(k[0], k[1], k[2])
         if isinstance(n, Select):
-            r = z3.Select(k[0], k[1])
-            et = n.type
-            if not self.bv and isinstance(et, IntType) and et.bounded:
-                r = z3.If(r < et.min, et.min, z3.If(r > et.max, et.max, r))      # `IntType.clamp`
-            return r
+            return cell_read(k[0], k[1], n.type, self.bv)
         if isinstance(n, Store):
             return z3.Store(k[0], k[1], k[2])
         if isinstance(n, ConstArray):

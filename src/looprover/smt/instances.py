@@ -59,6 +59,27 @@ def instantiate(f: z3.BoolRef, terms: list[z3.ExprRef]) -> z3.BoolRef:
     return f
 
 
+def at_cell(f: z3.BoolRef, cell: z3.ExprRef) -> z3.BoolRef:
+    """`f` with each universal quantifier of one bound variable of `cell`'s sort that it asserts (under And,
+    Implies' conclusion, and an Or with one quantified child) replaced by its body at `cell`. For a `cell` that
+    occurs nowhere else, `¬at_cell(f, cell)` is satisfiable exactly when `¬f` is: a failing quantifier fails at
+    some cell, and one cell serves a conjunction because its negation is a disjunction. (Under an Or of several
+    quantified children the negation would need a cell each: those quantifiers stay.) A check of `f` as a
+    consequence is then quantifier-free on that side, and `cell` is an index term for the other side's
+    instances."""
+    if z3.is_quantifier(f):
+        if f.is_forall() and f.num_vars() == 1 and f.var_sort(0) == cell.sort():
+            return z3.substitute_vars(f.body(), cell)
+        return f
+    if z3.is_and(f):
+        return z3.And([at_cell(c, cell) for c in f.children()])
+    if z3.is_or(f) and sum(_has_quantifier(c) for c in f.children()) == 1:
+        return z3.Or([at_cell(c, cell) for c in f.children()])
+    if z3.is_app_of(f, z3.Z3_OP_IMPLIES):
+        return z3.Implies(f.arg(0), at_cell(f.arg(1), cell))
+    return f
+
+
 def _ground(e: z3.ExprRef) -> bool:
     """No bound variable in `e` (an index term outside a quantifier's body, or a bound its body compares with)."""
     return not z3.is_var(e) and not z3.is_quantifier(e) and all(_ground(c) for c in e.children())

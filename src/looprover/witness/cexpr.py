@@ -14,16 +14,22 @@ exactly this subset (casting all variables to `long long` unless every one is a 
 an invariant it cannot print within it (division, bit-vectors, arrays, too-wide terms) is left out, never weakened.
 Format 2.1's transition invariants also name a variable's value at an earlier visit, `\at(x, AnyPrev)`: a variable
 of x's type to both directions (`at_any_prev`); the other `\at` labels are not read.
+
+Quantified invariants over arrays (`∀k ∈ [lo, hi): φ(a[k])`, k-induction's array candidates) have no C
+expression; they are written in ACSL (`acsl_expression`), as `\forall integer k; lo <= k && k < hi ==> φ(a[k])`:
+ACSL reads every arithmetic term over the mathematical integers, so no range check is needed (`check_acsl`), and
+a cell `a[k]` means the C value stored there, which our integer encoding reads clamped to the element type
+(`smt.encode.cell_read`; the same value wherever the program has no signed overflow).
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Callable, Mapping
+from typing import Callable, Iterator, Mapping
 
 import z3
 
-from looprover.program.expr import BoolType, IntType, Type
+from looprover.program.expr import ArrayType, BoolType, IntType, Type
 
 INT = (-(1 << 31), (1 << 31) - 1)
 LLONG = (-(1 << 63), (1 << 63) - 1)
@@ -36,9 +42,9 @@ class NotC(Exception):
 # ------------------------------------------------------------------------------------------------ AST
 @dataclass(frozen=True)
 class Node:
-    op: str                     # var, const, cast, neg, + - * % /, ite, cmp ops, not, and, or
-    args: tuple = ()
-    name: str = ""              # var: the C name
+    op: str                     # var, const, cast, neg, + - * % /, ite, cmp ops, not, and, or; ACSL: forall,
+    args: tuple = ()            # implies, index (cell `name[args[0]]`)
+    name: str = ""              # var: the C name; forall: the bound variable; index: the array
     value: int = 0              # const
     ll: bool = False            # const: LL suffix
 
@@ -62,6 +68,49 @@ def range_of(t: Type | None) -> tuple[int, int] | None:
 def check(n: Node, types: Mapping[str, Type]) -> None:
     """Raise NotC unless `n` is a Boolean expression of the subset (module docstring) over `types`."""
     _bool(n, types)
+
+
+def check_acsl(n: Node, types: Mapping[str, Type]) -> None:
+    """Raise NotC unless `n` is a Boolean ACSL expression over `types` that we read exactly: the C subset's
+    operators without its range conditions (ACSL's arithmetic is mathematical), `==>`, `\\forall integer k;` and
+    cells `a[e]` of arrays of integers."""
+    if n.op in ("and", "or", "not", "implies"):
+        for a in n.args:
+            check_acsl(a, types)
+    elif n.op == "forall":
+        check_acsl(n.args[0], {**types, n.name: MATH})
+    elif n.op in CMP:
+        for a in n.args:
+            _acsl_term(a, types)
+    elif n.op == "var" and isinstance(types.get(n.name), BoolType):
+        pass
+    elif not (n.op == "const" and n.value in (0, 1) and not n.ll):
+        raise NotC(f"not a condition: {to_c(n)}")
+
+
+MATH = IntType(None, True)      # ACSL's `integer`
+
+
+def _acsl_term(n: Node, types: Mapping[str, Type]) -> None:
+    if n.op == "var":
+        if not (isinstance(types.get(n.name), IntType) or isinstance(types.get(n.name), BoolType)):
+            raise NotC(f"{n.name} is no integer variable here")
+    elif n.op == "index":
+        t = types.get(n.name)
+        if not (isinstance(t, ArrayType) and isinstance(t.elem, IntType)):
+            raise NotC(f"{n.name} is no array of integers here")
+        _acsl_term(n.args[0], types)
+    elif n.op == "ite":
+        check_acsl(n.args[0], types)
+        _acsl_term(n.args[1], types)
+        _acsl_term(n.args[2], types)
+    elif n.op in ("%", "/") and not (n.args[1].op == "const" and n.args[1].value > 0):
+        raise NotC(f"{to_c(n)}: by a non-constant or non-positive divisor")
+    elif n.op in ARITH or n.op in ("neg", "cast"):
+        for a in n.args:
+            _acsl_term(a, types)
+    elif n.op != "const":
+        raise NotC(f"not an integer term: {to_c(n)}")
 
 
 def _bool(n: Node, types: Mapping[str, Type]) -> None:
@@ -162,7 +211,7 @@ def _trunc_div(a: int, c: int) -> int:
 
 
 # ------------------------------------------------------------------------------------------- printing
-_PREC = {"or": 1, "and": 2, "==": 3, "!=": 3, "<": 4, "<=": 4, ">": 4, ">=": 4, "+": 5, "-": 5, "*": 6, "%": 6,
+_PREC = {"implies": 0, "or": 1, "and": 2, "==": 3, "!=": 3, "<": 4, "<=": 4, ">": 4, ">=": 4, "+": 5, "-": 5, "*": 6, "%": 6,
          "/": 6}
 
 
@@ -180,6 +229,14 @@ def to_c(n: Node, outer: int = 0) -> str:
         return f"!{to_c(n.args[0], 9)}"
     if n.op == "ite":
         return f"({to_c(n.args[0], 1)} ? {to_c(n.args[1], 1)} : {to_c(n.args[2], 1)})"
+    if n.op == "index":
+        return f"{n.name}[{to_c(n.args[0])}]"
+    if n.op == "forall":             # extends as far right as it can: parenthesised inside anything
+        s = f"\\forall integer {n.name}; {to_c(n.args[0])}"
+        return f"({s})" if outer else s
+    if n.op == "implies":
+        s = f"{to_c(n.args[0], 1)} ==> {to_c(n.args[1])}"
+        return f"({s})" if outer else s
     if n.op in ("and", "or"):
         p = _PREC[n.op]
         s = f" {'&&' if n.op == 'and' else '||'} ".join(to_c(a, p + 1) for a in n.args)
@@ -202,6 +259,20 @@ def from_z3(f: z3.ExprRef, names: Callable[[z3.ExprRef], str | None], types: Map
         return to_c(wide)
 
 
+def acsl_from_z3(f: z3.ExprRef, names: Callable[[z3.ExprRef], str | None], types: Mapping[str, Type]) -> str:
+    """`f` as ACSL (module docstring): like `from_z3`, and also universal quantifiers over integers and reads of
+    integer arrays in integer mode (`smt.encode.cell_read`). Raises NotC for anything else."""
+    free = (n for n in ("k", "l", "m", *(f"k{i}" for i in range(1, 100))) if n not in types)
+    n = _lower_mod(_node(f, names, cast=False, types=types, bound=free), types)
+    check_acsl(n, types)
+    return to_c(n)
+
+
+def expression_format(text: str) -> str:
+    """The witness format of a printed invariant: ACSL when it quantifies or reads an array cell, else C."""
+    return "acsl_expression" if "\\forall" in text or "[" in text else "c_expression"
+
+
 def _lower_mod(n: Node, types: Mapping[str, Type]) -> Node:
     """`n` with each Euclidean remainder and quotient (`mod`, `div`, from z3's) written with C's truncating `%`
     and `/`: as they are when the dividend cannot be negative, else as `(e % c + c) % c` (the inner remainder lies
@@ -219,14 +290,25 @@ def _lower_mod(n: Node, types: Mapping[str, Type]) -> Node:
     e, c = args
     if c.op != "const" or c.value <= 0:
         raise NotC("division by a non-constant or non-positive divisor")
-    (lo, _), _ = _arith(e, types)
+    try:
+        (lo, _), _ = _arith(e, types)
+    except NotC:                # an ACSL term (a cell, a bound variable): no range known
+        lo = -1
     if lo >= 0:
         return Node("%" if n.op == "mod" else "/", (e, c))
     euclid = Node("%", (Node("+", (Node("%", (e, c)), c)), c))
     return euclid if n.op == "mod" else Node("/", (Node("-", (e, euclid)), c))
 
 
-def _node(t: z3.ExprRef, names, cast: bool) -> Node:
+def _node(t: z3.ExprRef, names, cast: bool, types: Mapping[str, Type] | None = None,
+          bound: Iterator[str] | None = None) -> Node:
+    """`t` as an AST; with `types` and `bound` (names for bound variables), ACSL's quantifiers and cells too."""
+    def sub(c: z3.ExprRef) -> Node:
+        return _node(c, names, cast, types, bound)
+    if bound is not None:
+        got = _acsl_node(t, names, types, bound, sub)
+        if got is not None:
+            return got
     if z3.is_true(t):
         return Node("const", value=1)
     if z3.is_false(t):
@@ -245,9 +327,9 @@ def _node(t: z3.ExprRef, names, cast: bool) -> Node:
     if got is not None:
         # C's truncating remainder or quotient as `smt.encode` writes it: If(a >= 0, a % c, -((-a) % c))
         op, a, c = got
-        return Node(op, (_node(a, names, cast), Node("const", value=c, ll=cast)))
+        return Node(op, (sub(a), Node("const", value=c, ll=cast)))
     k = t.decl().kind()
-    args = [_node(c, names, cast) for c in t.children()]
+    args = [sub(c) for c in t.children()]
     if k == z3.Z3_OP_ITE:
         c, a, b = args
         if t.sort() == z3.BoolSort():
@@ -288,6 +370,58 @@ def _node(t: z3.ExprRef, names, cast: bool) -> Node:
     raise NotC(f"operator {t.decl().name()} has no C counterpart here")
 
 
+def _acsl_node(t: z3.ExprRef, names, types: Mapping[str, Type], bound: Iterator[str], sub) -> Node | None:
+    """A universal quantifier over an integer (`forall`, the range guard `¬(lo ≤ k) ∨ ¬(k < hi) ∨ φ` written
+    `lo <= k && k < hi ==> φ`) or a cell read `cell_read(a, i)` (`index`) as an AST node; None for other
+    terms."""
+    if z3.is_quantifier(t):
+        if not (t.is_forall() and t.num_vars() == 1 and t.var_sort(0) == z3.IntSort()):
+            raise NotC("a quantifier other than a universal one over an integer")
+        name = next(bound)
+        k = z3.Int(f"!bound {name}")
+
+        def inner(c: z3.ExprRef) -> str | None:
+            return name if z3.eq(c, k) else names(c)
+        body = _node(z3.substitute_vars(t.body(), k), inner, False, types, bound)
+        if body.op == "or" and body.args[0].op == "not":
+            guards = [a.args[0] for a in body.args if a.op == "not"]
+            rest = [a for a in body.args if a.op != "not"] or [Node("const", value=0)]
+            if len(guards) + len(rest) == len(body.args):
+                body = Node("implies", (guards[0] if len(guards) == 1 else Node("and", tuple(guards)),
+                                        rest[0] if len(rest) == 1 else Node("or", tuple(rest))))
+        return Node("forall", (body,), name=name)
+    read = _cell(t)
+    if read is None:
+        return None
+    array, index, clamp = read
+    name = names(array)
+    elem = getattr(types.get(name), "elem", None) if name is not None else None
+    if not isinstance(elem, IntType):
+        raise NotC(f"{array} is no array of integers at this location")
+    if (clamp if elem.bounded else None) != ((elem.min, elem.max) if elem.bounded else None):
+        raise NotC(f"a read of {name} that is not the C value of its cell")
+    return Node("index", (sub(index),), name=name)
+
+
+def _cell(t: z3.ExprRef) -> tuple[z3.ExprRef, z3.ExprRef, tuple[int, int] | None] | None:
+    """(array, index, clamp range) when `t` is `cell_read(array, index)` of integer mode (clamped) or a plain
+    Select (no clamp); else None."""
+    if z3.is_select(t) and z3.is_const(t.arg(0)):
+        return t.arg(0), t.arg(1), None
+    if not z3.is_app_of(t, z3.Z3_OP_ITE):
+        return None
+    c, lo, rest = t.children()
+    if not (z3.is_app_of(c, z3.Z3_OP_LT) and z3.is_select(c.arg(0)) and z3.is_int_value(lo)
+            and z3.eq(c.arg(1), lo) and z3.is_app_of(rest, z3.Z3_OP_ITE)):
+        return None
+    r = c.arg(0)
+    c2, hi, same = rest.children()
+    if not (z3.is_app_of(c2, z3.Z3_OP_GT) and z3.eq(c2.arg(0), r) and z3.eq(c2.arg(1), hi)
+            and z3.is_int_value(hi) and z3.eq(same, r) and z3.is_const(r.arg(0))):
+        return None
+    return r.arg(0), r.arg(1), (lo.as_long(), hi.as_long())
+
+
 def _truncated(t: z3.ExprRef) -> tuple[str, z3.ExprRef, int] | None:
     """("%", a, c) when `t` is If(a >= 0, a % c, -((-a) % c)) for a constant c > 0, ("/", a, c) for the same
     with `/`, else None."""
@@ -306,8 +440,8 @@ def _truncated(t: z3.ExprRef) -> tuple[str, z3.ExprRef, int] | None:
 
 
 # -------------------------------------------------------------------------------------------- parsing
-_TOKEN = re.compile(r"\s*(?:(\d+)([uUlL]*)|([A-Za-z_]\w*)|(\|\||&&|==|!=|<=|>=|[-+*%/()<>!?:])"
-                    r"|\\at\s*\(\s*([A-Za-z_]\w*)\s*,\s*([A-Za-z_]\w*)\s*\))")
+_TOKEN = re.compile(r"\s*(?:(\d+)([uUlL]*)|([A-Za-z_]\w*)|(==>|\|\||&&|==|!=|<=|>=|[-+*%/()<>!?:;\[\]])"
+                    r"|\\at\s*\(\s*([A-Za-z_]\w*)\s*,\s*([A-Za-z_]\w*)\s*\)|(\\forall\b))")
 ANY_PREV = "AnyPrev"
 
 
@@ -318,7 +452,7 @@ def at_any_prev(name: str) -> str:
 
 
 def parse(text: str) -> Node:
-    """A C expression of the subset as an AST; NotC for anything else."""
+    """A C expression of the subset (or an ACSL one, `check_acsl`) as an AST; NotC for anything else."""
     toks: list[tuple[str, object]] = []
     pos = 0
     text = text.strip()
@@ -334,6 +468,8 @@ def parse(text: str) -> Node:
             toks.append(("num", (int(m.group(1)), suffix == "ll")))
         elif m.group(3) is not None:
             toks.append(("id", m.group(3)))
+        elif m.group(7) is not None:
+            toks.append(("op", "\\forall"))
         elif m.group(5) is not None:
             if m.group(6) != ANY_PREV:
                 raise NotC(f"\\at(..., {m.group(6)}) is not supported (only {ANY_PREV})")
@@ -341,7 +477,7 @@ def parse(text: str) -> Node:
         else:
             toks.append(("op", m.group(4)))
     p = _Parser(toks)
-    n = p.conditional()
+    n = p.top()
     if p.i != len(toks):
         raise NotC("trailing tokens")
     return n
@@ -359,6 +495,22 @@ class _Parser:
             self.i += 1
             return True
         return False
+
+    def top(self) -> Node:
+        """ACSL's `\\forall integer k; e` and `a ==> b` (both as far right as they reach), else `conditional`."""
+        if self.take("\\forall"):
+            if self.peek() != ("id", "integer"):
+                raise NotC("a bound variable other than an `integer` one")
+            self.i += 1
+            kind, name = self.peek()
+            self.i += 1
+            if kind != "id" or not self.take(";"):
+                raise NotC("malformed \\forall")
+            return Node("forall", (self.top(),), name=name)
+        a = self.conditional()
+        if self.take("==>"):
+            return Node("implies", (a, self.top()))
+        return a
 
     def conditional(self) -> Node:
         """`c ? a : b` (right-associative, below `||`) or an expression without one."""
@@ -398,7 +550,7 @@ class _Parser:
             if self.toks[self.i:self.i + 3] == [("id", "long"), ("id", "long"), ("op", ")")]:
                 self.i += 3
                 return Node("cast", (self.unary(),))
-            inner = self.conditional()
+            inner = self.top()
             if not self.take(")"):
                 raise NotC("missing )")
             return inner
@@ -406,15 +558,26 @@ class _Parser:
         self.i += 1
         if kind == "num":
             return Node("const", value=val[0], ll=val[1])
+        if kind == "id" and self.take("["):
+            index = self.top()
+            if not self.take("]"):
+                raise NotC("missing ]")
+            return Node("index", (index,), name=val)
         if kind == "id":
             return Node("var", name=val)
         raise NotC(f"unexpected {val!r}")
 
 
-def to_z3(n: Node, env: Mapping[str, z3.ExprRef]) -> z3.ExprRef:
-    """The mathematical meaning of a checked AST over `env` (C name -> z3 constant)."""
+def to_z3(n: Node, env: Mapping[str, z3.ExprRef | Callable[[z3.ExprRef], z3.ExprRef]]) -> z3.ExprRef:
+    """The mathematical meaning of a checked AST over `env` (C name -> z3 constant; for an array, the function
+    from an index to its cell's value, `smt.encode.cell_read`)."""
     if n.op == "var":
         return env[n.name]
+    if n.op == "index":
+        return env[n.name](to_z3(n.args[0], env))
+    if n.op == "forall":
+        k = z3.FreshInt(n.name)
+        return z3.ForAll([k], as_condition(to_z3(n.args[0], {**env, n.name: k})))
     if n.op == "const":
         return z3.IntVal(n.value)
     if n.op == "cast":
@@ -430,6 +593,8 @@ def to_z3(n: Node, env: Mapping[str, z3.ExprRef]) -> z3.ExprRef:
         return z3.And([as_condition(a) for a in args])
     if n.op == "or":
         return z3.Or([as_condition(a) for a in args])
+    if n.op == "implies":
+        return z3.Implies(as_condition(args[0]), as_condition(args[1]))
     a, b = args
     if n.op in ("%", "/"):
         # C's truncating remainder and quotient (`check` admits only positive constant divisors)

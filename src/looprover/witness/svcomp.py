@@ -31,11 +31,11 @@ from z3.z3util import get_vars
 
 from looprover.deadline import Deadline
 from looprover.program.cfa import Assert, Havoc, Program, SrcLoc
-from looprover.program.expr import BoolType, IntType
+from looprover.program.expr import IntType
 from looprover.smt.terms import conjuncts
 from looprover.properties import NO_OVERFLOW, TERMINATION, UNREACH_CALL
 from looprover.verdict import Counterexample, Status, Verdict
-from looprover.witness.cexpr import NotC, from_z3
+from looprover.witness.cexpr import NotC, acsl_from_z3, expression_format, from_z3
 from looprover.witness.csource import CSource
 
 FORMAT_VERSION = "2.0"
@@ -171,8 +171,8 @@ def proof_invariants(proof: Any, program: Program, deadline: Deadline | None = N
     printing (`_checked`)."""
     from looprover.smt.encode import Encoder
     from looprover.evidence.proofs import CutpointInvariantProof, KInductiveProof
-    consts = {name: (z3.Bool(name) if isinstance(info.var.type, BoolType) else z3.Int(name))
-              for name, info in program.variables.items()}
+    sorts = Encoder(program, False)
+    consts = {name: z3.Const(name, sorts.sort(info.var.type)) for name, info in program.variables.items()}
     from looprover.evidence.hints import LoopInvariantHints
     if isinstance(proof, (KInductiveProof, LoopInvariantHints)):
         enc = Encoder(program, False)
@@ -302,8 +302,13 @@ def printed_loop_invariants(per_node: dict[int | None, list[z3.BoolRef]], ir_nam
                 try:
                     text = from_z3(conj, names, types)
                 except NotC:
-                    left_out += 1
-                    continue
+                    try:       # a quantified one or one on array cells: ACSL (`cexpr`), else nothing
+                        if not _on_cells(conj):
+                            raise
+                        text = acsl_from_z3(conj, names, types)
+                    except NotC:
+                        left_out += 1
+                        continue
                 if text not in printed:
                     printed.append(text)
         if printed:
@@ -311,10 +316,26 @@ def printed_loop_invariants(per_node: dict[int | None, list[z3.BoolRef]], ir_nam
     return loops, left_out, skipped
 
 
+def _on_cells(f: z3.ExprRef) -> bool:
+    """Whether `f` quantifies or reads an array: what only the ACSL form can say."""
+    seen, stack = set(), [f]
+    while stack:
+        e = stack.pop()
+        if z3.is_quantifier(e) or z3.is_select(e):
+            return True
+        if e.get_id() not in seen:
+            seen.add(e.get_id())
+            stack.extend(e.children())
+    return False
+
+
 def _quantifier_free(f: z3.BoolRef) -> z3.BoolRef:
     """`f` without its quantifiers (Spacer's invariants may carry `∃`, which C cannot say) when QE manages in a
-    second; else `f` itself, whose quantified conjuncts are then left out."""
+    second; else `f` itself, whose quantified conjuncts are then left out (or written in ACSL). A universal
+    quantifier over array cells stays: the ACSL form says it exactly, QE would not."""
     from looprover.smt.mbp import QEError, eliminate_quantifiers
+    if _on_cells(f):
+        return f
     try:
         return eliminate_quantifiers(f, deadline=Deadline.after(1.0))
     except (QEError, z3.Z3Exception):
@@ -379,7 +400,7 @@ def invariant_item(loop: Any, value: str, input_name: str, kind: str = "loop_inv
 
 def loop_invariants_content(loops: list, input_name: str, split: bool = False) -> list[dict[str, Any]]:
     """One `loop_invariant` per loop (its conjuncts joined by `&&`), or per conjunct with `split`."""
-    return [invariant_item(loop, value, input_name)
+    return [invariant_item(loop, value, input_name, fmt=expression_format(value))
             for loop, printed in loops for value in (printed if split else [conjunction(printed)])]
 
 

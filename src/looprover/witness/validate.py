@@ -16,7 +16,10 @@ gets that property's checks, so an overflow is an assertion like any other; term
   pc-encoded system with fresh solvers: an invariant that fails on a real execution within a few cutpoint
   steps rejects the witness; if the invariants (with "no error") are inductive together, they prove the property
   and the witness is confirmed; otherwise it is not confirmed (unknown), since invariants that are true but not
-  inductive alone are no error of the witness.
+  inductive alone are no error of the witness. An `acsl_expression` invariant (a quantified one over array
+  cells, `cexpr.check_acsl`) is assumed through its instances at the query's index terms and checked at one
+  fresh cell (`smt/instances.py`): every query stays quantifier-free, an unsat answer is a proof, and for the
+  array property fragment a sat one is a real counterexample to induction.
 """
 from __future__ import annotations
 
@@ -34,7 +37,10 @@ from looprover.errors import InputError
 from looprover.program.cfa import Program
 from looprover.program.interp import InputOracle
 from looprover.properties import NO_OVERFLOW, TERMINATION, UNREACH_CALL, load_property
-from looprover.witness.cexpr import NotC, as_condition, at_any_prev, c_syntax_error, check, parse, to_z3
+from looprover.smt.instances import at_cell, index_terms, instantiate
+from looprover.witness.cexpr import (
+    NotC, as_condition, at_any_prev, c_syntax_error, check, check_acsl, parse, to_z3,
+)
 from looprover.witness.csource import CSource
 
 if TYPE_CHECKING:
@@ -282,9 +288,10 @@ def _loop_invariants(entries, program: Program, src: CSource, sys, prev: dict[st
             kind = inv.get("type")
             if kind not in kinds:
                 return Validation("unknown", f"{kind} entries are not supported here", "correctness")
-            formats = ("c_expression", "ext_c_expression") if kind == TRANSITION else ("c_expression",)
-            if inv.get("format", "c_expression") not in formats:
-                return Validation("unknown", f"invariant format {inv.get('format')} is not supported", "correctness")
+            formats = ("c_expression", "ext_c_expression") if kind == TRANSITION else ("c_expression", ACSL)
+            fmt = inv.get("format", "c_expression")
+            if fmt not in formats:
+                return Validation("unknown", f"invariant format {fmt} is not supported", "correctness")
             line, col = loc.get("line"), loc.get("column")
             at = [h for h, lp in heads.items() if lp is not None and lp.line == line and (col is None or lp.col == col)]
             if len(at) != 1:
@@ -292,18 +299,33 @@ def _loop_invariants(entries, program: Program, src: CSource, sys, prev: dict[st
             h = at[0]
             c_to_ir = src.ir_variables_at(program, heads[h])
             types = {c: program.variables[ir].var.type for c, ir in c_to_ir.items()}
-            env = {c: sys.cur[ir] for c, ir in c_to_ir.items()}
+            env = {c: _reader(sys.cur[ir], types[c]) for c, ir in c_to_ir.items()}
             if kind == TRANSITION:
                 types.update({at_any_prev(c): t for c, t in types.items()})
                 env.update({at_any_prev(c): prev[ir] for c, ir in c_to_ir.items()})
             text = str(inv.get("value", ""))
             try:
                 node = parse(text)
-                check(node, types)
+                (check_acsl if fmt == ACSL else check)(node, types)
             except NotC as exc:
+                if fmt == ACSL:
+                    return Validation("unknown", f"invariant {text!r} at line {line} is outside the ACSL subset "
+                                                 f"looprover reads ({exc})", "correctness")
                 return unread(text, f"invariant {text!r} at line {line}", exc, "correctness")
             out.append((h, f"{text!r} at line {line}", as_condition(to_z3(node, env)), kind))
     return out
+
+
+ACSL = "acsl_expression"
+
+
+def _reader(const: z3.ExprRef, t) -> Any:
+    """What a C name reads in `cexpr.to_z3`: the state constant, or for an array the reading of its cells."""
+    from looprover.program.expr import ArrayType
+    from looprover.smt.encode import cell_read
+    if isinstance(t, ArrayType):
+        return lambda i: cell_read(const, i, t.elem, False)
+    return const
 
 
 def unread(text: str, what: str, exc: NotC, kind: str) -> Validation:
@@ -359,7 +381,8 @@ def _check_invariants(sys, invs: Invariants, program: Program, deadline: Deadlin
         return Validation("rejected", f"invariant {invs[h][i][0]} fails on an execution that reaches the loop "
                                       f"({j} cutpoint step(s) from the start)", "correctness")
     inv = _guarded(sys, invs, exclude_error)
-    nxt = z3.substitute(inv, *zip(ts.state, ts.next))
+    nxt = at_cell(z3.substitute(inv, *zip(ts.state, ts.next)), z3.FreshInt("cell"))
+    inv = instantiate(inv, index_terms([inv, ts.trans, nxt]))
     s = sys.enc.solver(deadline)
     s.add(inv, ts.trans, z3.Not(nxt), *sys.unsigned_ranges())    # the writer leaves these facts out
     r = s.check()
@@ -395,8 +418,12 @@ def inductive_subset(entries, program: Program, src: CSource, deadline: Deadline
     from looprover.smt.houdini import consecutive, unrefuted
     ts = sys.ts
     nxt = list(zip(ts.state, ts.next))
+    # a quantified invariant is checked at one fresh cell and assumed through its instances (`_check_invariants`)
+    cell = z3.FreshInt("cell")
     pre = [z3.Implies(sys.pc == sys.pc_id[h], f) for h, _, f, _ in items]
-    post = [z3.Implies(sys.pc_next == sys.pc_id[h], z3.substitute(f, *nxt)) for h, _, f, _ in items]
+    post = [at_cell(z3.Implies(sys.pc_next == sys.pc_id[h], z3.substitute(f, *nxt)), cell) for h, _, f, _ in items]
+    refutable = [at_cell(p, cell) for p in pre]
+    assumed = [instantiate(p, index_terms([*pre, ts.trans, *post])) for p in pre]
     alive = list(range(len(items)))
     # refuted on an execution within BOUNDED_STEPS (each on its own, as `_fails_early` checks them), then
     # Houdini's consecution under all kept ones (`smt/houdini.py`)
@@ -405,9 +432,9 @@ def inductive_subset(entries, program: Program, src: CSource, deadline: Deadline
             s = sys.enc.solver(deadline).z3
             s.add(ts.at(ts.init, 0), *[ts.trans_at(i) for i in range(j)])
             at_j = list(zip(ts.state, ts.step_vars(j)))
-            alive = unrefuted(s, [z3.substitute(p, *at_j) for p in pre], alive, deadline)
+            alive = unrefuted(s, [z3.substitute(p, *at_j) for p in refutable], alive, deadline)
         alive = consecutive([sys.valid_pc(), ts.trans, *sys.unsigned_ranges(), sys.pc != sys.pc_id[ERROR]],
-                            pre, post, alive, deadline, lambda: sys.enc.solver().z3)
+                            assumed, post, alive, deadline, lambda: sys.enc.solver().z3)
     except (OutOfTime, GiveUp) as exc:
         return Validation("unknown", f"the solver could not decide which invariants are inductive "
                                      f"({exc or 'out of time'})", "correctness")
@@ -418,7 +445,8 @@ def inductive_subset(entries, program: Program, src: CSource, deadline: Deadline
         others = [g for i, (hh, _, g, _) in enumerate(items) if keep[i] and i != k and hh == h]
         if keep[k] and others:
             s = sys.enc.solver(deadline)
-            s.add(*others, z3.Not(f))
+            g = at_cell(f, cell)
+            s.add(*(instantiate(o, index_terms([*others, g])) for o in others), z3.Not(g))
             if s.check() == z3.unsat:
                 keep[k] = False
     return keep
