@@ -1,4 +1,5 @@
-"""Command line: `looprover verify | engines | transform | bench`: arguments, commands, exit codes.
+"""Command line: `looprover verify | check | validate | engines | transform | bench`: arguments, commands, exit
+codes.
 
 Why the care about exit codes and errors: looprover runs inside benchmark scripts and CI, which read the exit
 code and the first line of output. So user mistakes are one `error: ...` line (exit 1), usage mistakes are
@@ -104,6 +105,54 @@ def cmd_verify(args: argparse.Namespace) -> int:
     else:
         print("\n".join(outcome.text[:1] if args.chc_comp else outcome.text))
     return EXIT_VERDICT
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """`check FILE...`: every run-time check of a C program, one verdict each (`runtime_checks.py`); a line per
+    check as it is settled, then the totals (or one JSON object), and with `--sarif` a SARIF 2.1.0 log."""
+    from looprover.runtime_checks import checked_program, checks_of, run_checks, summary, table
+    from looprover.sarif import sarif_log
+    start = time.monotonic()
+    deadline = Deadline(start + args.timeout)
+    progress = _Progress(start) if args.verbose else None
+    try:
+        job = resolve_job(args.file, None, args.data_model, tuple(args.defines), args.undefined_functions == "nondet")
+        if job.is_chc:
+            raise InputError(f"{job.input}: `check` verifies the run-time checks of C programs, not Horn clauses")
+        program = checked_program(job)
+    except InputError as exc:
+        return _error(str(exc), args.json, file=args.file[0])
+    except UnsupportedError as exc:
+        # nothing can be checked in a program the front-end cannot build: UNKNOWN for the file, with the reason
+        if args.sarif:
+            _write_json(args.sarif, sarif_log([], f"UNKNOWN: {exc}"))
+        print(json.dumps({"file": args.file[0], "status": "UNKNOWN", "reason": str(exc), "checks": []})
+              if args.json else f"UNKNOWN\n  reason:   {exc}")
+        return EXIT_VERDICT
+    checks = checks_of(program)
+    base = Path(args.file[0])
+    if not args.json:
+        print(f"{len(checks)} checks in {args.file[0]} (at most {args.check_timeout:g} s each, "
+              f"{args.timeout:g} s in all)", flush=True)
+    options = JobOptions(args.engine, None, args.settings, progress)
+    results = run_checks(program, checks, job.data_model, options, deadline, args.check_timeout,
+                         done=(lambda r: None) if args.json else
+                         (lambda r: print(table([r], base)[0], flush=True)))
+    if args.sarif:
+        _write_json(args.sarif, sarif_log(results))
+    if args.json:
+        print(json.dumps({"file": args.file[0], "checks": [r.to_json() for r in results],
+                          "summary": summary(results), "time": round(time.monotonic() - start, 3)}))
+    else:
+        print(table(results)[-1] + f" ({time.monotonic() - start:.1f} s)")
+    return EXIT_VERDICT
+
+
+def _write_json(path: str, data) -> None:
+    try:
+        Path(path).write_text(json.dumps(data, indent=1) + "\n")
+    except OSError as exc:
+        print(f"error: cannot write {path}: {exc.strerror}", file=sys.stderr)
 
 
 def _write_witness(path: str, outcome) -> None:
@@ -350,6 +399,32 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument("--chc-comp", action="store_true",
                      help="for .smt2 input: print only the answer line (sat, unsat or unknown), as CHC-COMP expects")
     v.set_defaults(func=cmd_verify)
+
+    c = sub.add_parser("check", parents=[common], formatter_class=argparse.RawDescriptionHelpFormatter,
+                       help="verify every run-time check of a C program, one verdict per check",
+                       description="Instruments every array index and pointer dereference, signed arithmetic "
+                                   "operation, division, remainder and shift, and assertion (reach_error) as a "
+                                   "check of its own, and verifies each: safe (a checked proof), violated (a "
+                                   "counterexample replayed on the program) or unknown (with the reason). A check "
+                                   "speaks of the executions that reach it without an earlier run-time error.",
+                       epilog=EXIT_CODES_HELP)
+    c.add_argument("file", metavar="FILE", nargs="+", help="a .c/.i program (several files are linked) or a .yml task")
+    c.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]",
+                   help="a preprocessor definition (repeatable)")
+    _undefined_functions_arg(c)
+    c.add_argument("--engine", default="portfolio", choices=engine_names(),
+                   help="the engine for every check (default: portfolio)")
+    c.add_argument("--option", action="append", type=engine_option, default=[], metavar="ENGINE.OPTION=VALUE",
+                   help="an engine setting (repeatable)")
+    c.add_argument("--timeout", type=positive_float, default=600.0, metavar="S",
+                   help="wall-clock seconds for all checks together (default 600)")
+    c.add_argument("--check-timeout", type=positive_float, default=30.0, metavar="S",
+                   help="wall-clock seconds for one check (default 30)")
+    c.add_argument("--data-model", choices=DATA_MODELS, default=None,
+                   help="C data model (default: the task's, else ILP32)")
+    c.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    c.add_argument("--sarif", metavar="FILE", help="also write the results as a SARIF 2.1.0 log to FILE")
+    c.set_defaults(func=cmd_check)
 
     t = sub.add_parser("transform", parents=[common], help="print the program (after a transformation) as C",
                        formatter_class=_TransformHelp, epilog=_TECHNIQUES,

@@ -42,11 +42,11 @@ PHASES = ("starting", "loading the program", "running the engine", "rendering th
 
 
 def load_program(path: Path, data_model: str = "ILP32", more: tuple[Path, ...] = (), memsafety: bool = False,
-                 defines: tuple[str, ...] = (), keep_values: bool = False, nondet_undefined: bool = False
-                 ) -> Program:
+                 defines: tuple[str, ...] = (), keep_values: bool = False, nondet_undefined: bool = False,
+                 reach_checks: bool = False) -> Program:
     """Parse a C file (`.c`, `.i`) or a Horn-clause file (`.smt2`) into the IR. `more`: further C files linked
     with it; `memsafety`: instrument memory accesses (valid-memsafety); `defines`: `-D` definitions for C;
-    `keep_values`, `nondet_undefined`: see `load_c_program`."""
+    `keep_values`, `nondet_undefined`, `reach_checks`: see `load_c_program`."""
     for f in (path, *more):
         if not f.exists():
             raise InputError(f"{f}: no such file")
@@ -65,7 +65,8 @@ def load_program(path: Path, data_model: str = "ILP32", more: tuple[Path, ...] =
         return load_chc_program(path)
     from looprover.frontend.c import load_c_program
     return load_c_program([path, *more] if more else path, data_model=data_model, memsafety=memsafety,
-                          defines=defines, keep_values=keep_values, nondet_undefined=nondet_undefined)
+                          defines=defines, keep_values=keep_values, nondet_undefined=nondet_undefined,
+                          reach_checks=reach_checks)
 
 
 @dataclass
@@ -183,10 +184,23 @@ def verify_job(job: Job, options: JobOptions, deadline: Deadline, phase: Callabl
     if job.property.name == NO_OVERFLOW:
         report(f"no-overflow: {sum(1 for _, a in program.assertions() if a.prop == NO_OVERFLOW)} overflow "
                f"checks added")
-    engine = get_engine(options.engine)
     task = Task(job.property, "chc" if job.is_chc else "c", job.data_model)
-    report(f"running {engine.name} (timeout {max(deadline.left(), 0):.1f} s)")
+    report(f"running {options.engine} (timeout {max(deadline.left(), 0):.1f} s)")
     phase(2)
+    verdict = checked_verdict(program, task, options, deadline)
+    if job.property.name == NO_OVERFLOW:
+        verdict = undecided_overflow(verdict)
+    if verdict.status == Status.FALSE and program.assumptions:
+        verdict = dataclasses.replace(verdict, reason=f"{verdict.reason}; resting on the assumption that "
+                                                      + "; ".join(program.assumptions))
+    return verdict, program
+
+
+def checked_verdict(program: Program, task: Task, options: JobOptions, deadline: Deadline) -> Verdict:
+    """The engine's verdict on `program`, its evidence checked: by the portfolio itself, or for another engine
+    here, with fresh solvers (`evidence/recheck.py`); evidence that fails the check makes the verdict UNKNOWN."""
+    report = options.progress or (lambda msg: None)
+    engine = get_engine(options.engine)
     bitvector, encoding = _encoding(program, options.bitvector, engine.bitvector)
     if bitvector and options.bitvector is None:
         report(f"{encoding}")
@@ -199,13 +213,8 @@ def verify_job(job: Job, options: JobOptions, deadline: Deadline, phase: Callabl
             verdict = rejected(verdict, why, "the job's check with fresh solvers")
         elif verdict.status in (Status.FALSE, Status.TRUE):
             verdict.stats["evidence_checked_by"] = "job"
-    if job.property.name == NO_OVERFLOW:
-        verdict = undecided_overflow(verdict)
-    if verdict.status == Status.FALSE and program.assumptions:
-        verdict = dataclasses.replace(verdict, reason=f"{verdict.reason}; resting on the assumption that "
-                                                      + "; ".join(program.assumptions))
     verdict.stats["encoding"] = encoding
-    return verdict, program
+    return verdict
 
 
 def _import_engines_meanwhile(engine: str, language: str) -> threading.Thread:

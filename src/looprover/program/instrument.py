@@ -53,9 +53,10 @@ UNDECIDED = "no-overflow-undecided"     # undefined behaviour SV-COMP's definiti
 I128 = IntType(128, True)
 
 
-def instrument_no_overflow(program: Program) -> Program:
-    """The program with an overflow check before each statement and without its other assertions."""
-    edges = [Edge(e.src, e.dst, tuple(_edge_stmts(e))) for e in program.edges]
+def instrument_no_overflow(program: Program, keep_assertions: bool = False) -> Program:
+    """The program with an overflow check before each statement and without its other assertions (with
+    `keep_assertions`, with them: `looprover check` verifies every kind at once)."""
+    edges = [Edge(e.src, e.dst, tuple(_edge_stmts(e, keep_assertions))) for e in program.edges]
     return program.with_edges(edges)
 
 
@@ -66,7 +67,7 @@ def undecided_reason(assertion: Assert) -> str:
             f"arithmetic): {assertion.cond}")
 
 
-def _edge_stmts(edge: Edge) -> list[Stmt]:
+def _edge_stmts(edge: Edge, keep_assertions: bool) -> list[Stmt]:
     out: list[Stmt] = []
     for s in edge.stmts:
         if isinstance(s, Havoc):
@@ -76,7 +77,7 @@ def _edge_stmts(edge: Edge) -> list[Stmt]:
         checks: list[tuple[str, Expr]] = []
         _collect(expr, TRUE, False, checks)
         out.extend(_asserts(checks, s.src))
-        if isinstance(s, Assert) and s.prop not in (NO_OVERFLOW, UNDECIDED):
+        if isinstance(s, Assert) and s.prop not in (NO_OVERFLOW, UNDECIDED) and not keep_assertions:
             continue            # reachability is not this property
         out.append(s)
     return out

@@ -36,10 +36,10 @@ class CallMixin(LoweringState):
         args = ks[1:]
         self.loc = self.where(c)
         rt = self.ctype(c)
-        if self.memsafety and name in ("reach_error", "__VERIFIER_assert") and ref.get_definition() is None:
+        if not self.reach_checks and name in ("reach_error", "__VERIFIER_assert") and ref.get_definition() is None:
             # not part of valid-memsafety, and what such a call does is then unknown
             raise self.unsupported(f"call to undefined function '{name}' (valid-memsafety)", c)
-        if name == "reach_error" and not self.memsafety:
+        if name == "reach_error" and self.reach_checks:
             self.emit(Assert(FALSE, "unreach-call", self.loc))
             fdef = ref.get_definition()
             if fdef is not None:

@@ -116,11 +116,11 @@ class Lowerer(StatementMixin, ExpressionMixin, CallMixin, LValueMixin, SideEffec
 
 
 def lower(parsed: Parsed, data_model: str, memsafety: bool = False, keep_values: bool = False,
-          nondet_undefined: bool = False) -> Program:
+          nondet_undefined: bool = False, reach_checks: bool = False) -> Program:
     """The CFA of a parsed translation unit (main with every call inlined); `InputError` or `UnsupportedError`
     (with the location being lowered) for anything else that goes wrong. `memsafety`: instrument the
     accesses for valid-memsafety (see `memory.py`). `keep_values`: see `ExpressionMixin.discard`."""
-    lw = Lowerer(parsed, data_model, memsafety, keep_values, nondet_undefined)
+    lw = Lowerer(parsed, data_model, memsafety, keep_values, nondet_undefined, reach_checks)
     old = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old, 200_000))  # load_c_program runs us on a thread with a large stack
     try:

@@ -47,9 +47,10 @@ class LoweringState:
     variables, clang type translation, and building the CFA edge by edge."""
 
     def __init__(self, parsed: Parsed, data_model: str, memsafety: bool = False, keep_values: bool = False,
-                 nondet_undefined: bool = False):
+                 nondet_undefined: bool = False, reach_checks: bool = False):
         self.parsed = parsed
         self.memsafety = memsafety       # valid-memsafety: accesses are asserted valid, not assumed (memory.py)
+        self.reach_checks = reach_checks or not memsafety   # calls of reach_error are asserted unreachable
         self.alive: dict[int, Var] = {}  # memsafety: object id -> whether the (local) object is live
         self.literals: dict = {}         # memsafety: string literal cursor -> its (read-only) object
         self.literal_vars: set = set()   # the IR variables of those objects

@@ -1,0 +1,145 @@
+"""`looprover check FILE…`: every run-time check of a C program, one verdict per check.
+
+What a user with real C code asks is "which of these possible run-time errors can happen?" (the LABMC seed's
+setting: static-analysis alarms settled one by one). The program is built once with every kind of check as an
+assertion: each array index and pointer dereference (valid-deref, the front-end's memory-safety lowering),
+each signed arithmetic operation (overflow), each division, remainder and shift (operand ranges; the
+`no-overflow` instrumentation's undecided kind), and each `reach_error` call (`__VERIFIER_assert`, `assert`).
+Each assertion is one check, with an id and its source location.
+
+A check is verified on the program in which it is the only assertion and every other check is an assumption:
+its verdict speaks of the executions that reach it without an earlier run-time error (what happens after
+undefined behaviour is not C's business; an earlier error is a verdict of its own check). That program goes
+through the same engine and the same evidence checks as `verify` (`jobs.checked_verdict`): `safe` only with a
+checked proof, `violated` only with a counterexample replayed on the program, `unknown` with the reason. The
+checks share one time budget, each within its own (`--check-timeout`).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from looprover.deadline import Deadline
+from looprover.engines.base import Task
+from looprover.jobs import Job, JobOptions, checked_verdict, load_program
+from looprover.program.cfa import Assert, Assume, Edge, Program, SrcLoc
+from looprover.program.instrument import UNDECIDED, instrument_no_overflow
+from looprover.properties import NO_OVERFLOW, UNREACH_CALL, Property
+from looprover.verdict import Counterexample, Status
+
+# assertion property -> (check kind, what a violation is)
+KINDS = {
+    "valid-deref": ("memory-access", "an array index or pointer dereference outside a live object"),
+    NO_OVERFLOW: ("signed-overflow", "signed arithmetic leaves its type's range"),
+    UNDECIDED: ("undefined-operation", "a division or remainder by zero, a shift amount out of range, a left "
+                                       "shift of a negative value, or overflowing index arithmetic"),
+    UNREACH_CALL: ("assertion", "an assertion fails (reach_error is called)"),
+}
+SAFE, VIOLATED, UNKNOWN = "safe", "violated", "unknown"
+
+
+@dataclass(frozen=True)
+class Check:
+    """One run-time check: where its assertion is in the program (edge, statement), its kind and source."""
+    id: str
+    kind: str
+    src: SrcLoc | None
+    site: tuple[int, int]
+
+    @property
+    def description(self) -> str:
+        return next(d for k, d in KINDS.values() if k == self.kind)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "kind": self.kind,
+                "file": self.src.file if self.src else None, "line": self.src.line if self.src else None,
+                "column": (self.src.col or None) if self.src else None}
+
+
+@dataclass
+class CheckResult:
+    check: Check
+    status: str                 # SAFE, VIOLATED, UNKNOWN
+    reason: str
+    engine: str = ""
+    time: float = 0.0
+    inputs: list[Any] = field(default_factory=list)     # a violation's nondet inputs, in order
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.check.to_json(), "status": self.status, "reason": self.reason, "engine": self.engine,
+                "time": round(self.time, 3), **({"inputs": self.inputs} if self.status == VIOLATED else {})}
+
+
+def checked_program(job: Job) -> Program:
+    """The job's program with every check as an assertion (module docstring)."""
+    program = load_program(job.input, job.data_model, job.more_inputs, memsafety=True, defines=job.defines,
+                           keep_values=True, nondet_undefined=job.nondet_undefined, reach_checks=True)
+    return instrument_no_overflow(program, keep_assertions=True)
+
+
+def checks_of(program: Program) -> list[Check]:
+    """The program's assertions as checks, numbered in source order."""
+    found = []
+    for ei, e in enumerate(program.edges):
+        for si, s in enumerate(e.stmts):
+            if isinstance(s, Assert):
+                kind = KINDS.get(s.prop, (s.prop, ""))[0]
+                found.append((s.src, kind, (ei, si)))
+    found.sort(key=lambda f: ((f[0].file, f[0].line, f[0].col) if f[0] else ("", 0, 0), f[1], f[2]))
+    return [Check(f"C{i}", kind, src, site) for i, (src, kind, site) in enumerate(found, 1)]
+
+
+def only(program: Program, check: Check) -> Program:
+    """`program` with `check` its only assertion (of property unreach-call, which every engine checks) and
+    every other check an assumption."""
+    edges = []
+    for ei, e in enumerate(program.edges):
+        stmts = []
+        for si, s in enumerate(e.stmts):
+            if isinstance(s, Assert):
+                s = Assert(s.cond, UNREACH_CALL, s.src) if (ei, si) == check.site else Assume(s.cond, s.src)
+            stmts.append(s)
+        edges.append(Edge(e.src, e.dst, tuple(stmts)))
+    return program.with_edges(edges)
+
+
+def run_checks(program: Program, checks: list[Check], data_model: str, options: JobOptions, deadline: Deadline,
+               per_check: float, done: Callable[[CheckResult], None] = lambda r: None) -> list[CheckResult]:
+    """Each check's verdict (module docstring), in order; `done` hears of each as it is settled."""
+    task = Task(Property(UNREACH_CALL), "c", data_model)
+    out = []
+    for c in checks:
+        start = time.monotonic()
+        if deadline.left() <= 0.5:
+            r = CheckResult(c, UNKNOWN, "not run: the total time budget is spent")
+        else:
+            mine = Deadline(min(deadline.at, start + per_check))
+            verdict = checked_verdict(only(program, c), task, options, mine)
+            status = {Status.TRUE: SAFE, Status.FALSE: VIOLATED}.get(verdict.status, UNKNOWN)
+            cex = verdict.evidence if status == VIOLATED else None
+            r = CheckResult(c, status, verdict.reason, verdict.engine, time.monotonic() - start,
+                            list(cex.inputs) if isinstance(cex, Counterexample) else [])
+        out.append(r)
+        done(r)
+    return out
+
+
+def summary(results: list[CheckResult]) -> dict[str, int]:
+    return {s: sum(1 for r in results if r.status == s) for s in (SAFE, VIOLATED, UNKNOWN)}
+
+
+def table(results: list[CheckResult], base: Path | None = None) -> list[str]:
+    """The results as text lines: one per check, then the totals."""
+    def where(src: SrcLoc | None) -> str:
+        if src is None:
+            return "?"
+        f = Path(src.file)
+        name = f.name if base is None or f.resolve() == base.resolve() else str(f)
+        return f"{name}:{src.line}" + (f":{src.col}" if src.col else "")
+    lines = [f"{r.check.id:<5} {r.check.kind:<20} {where(r.check.src):<24} {r.status:<9} "
+             f"{r.time:6.2f} s  {r.engine}: {r.reason}" for r in results]
+    s = summary(results)
+    lines.append(f"{len(results)} checks: {s[SAFE]} safe, {s[VIOLATED]} violated, {s[UNKNOWN]} unknown")
+    return lines

@@ -1,0 +1,155 @@
+"""`looprover check`: every run-time check of a program, one verdict each, on safe and unsafe programs; the
+SARIF log valid against our schema of SARIF 2.1.0; bad input costs a clear answer, never a traceback."""
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from looprover import cli
+from looprover.jobs import Job
+from looprover.program.cfa import Assert
+from looprover.properties import default_property
+from looprover.runtime_checks import checked_program, checks_of, only
+
+HEADER = """extern int __VERIFIER_nondet_int(void);
+extern void abort(void);
+void reach_error(void) { abort(); }
+void __VERIFIER_assert(int cond) { if (!cond) { reach_error(); abort(); } }
+"""
+SCHEMA = json.loads((Path(__file__).parent / "sarif-2.1.0.schema.json").read_text())
+SARIF = jsonschema.Draft202012Validator(SCHEMA, format_checker=jsonschema.FormatChecker())
+
+# one check of each kind that fails (line: kind) and one of each that holds
+MIXED = HEADER + """int ratio(int x) { return 100 / x; }
+int main(void) {
+  int a[10];
+  int n = __VERIFIER_nondet_int();
+  int s = 0;
+  for (int i = 0; i < 10; i++) { a[i] = i; s += a[i]; }
+  __VERIFIER_assert(s == 45);
+  if (n > 0 && n <= 10) s = a[n];
+  int y = ratio(n);
+  int z = n + 1;
+  __VERIFIER_assert(s >= 0);
+  return 0;
+}
+"""
+
+
+def _check(tmp_path: Path, text: str, *more: str) -> dict:
+    path = tmp_path / "p.c"
+    path.write_text(text)
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        code = cli.main(["check", str(path), "--json", "--check-timeout", "20", *more])
+    assert code == cli.EXIT_VERDICT
+    return json.loads(buf.getvalue())
+
+
+def _by_line(result: dict) -> dict[tuple[int, str], str]:
+    return {(c["line"], c["kind"]): c["status"] for c in result["checks"]}
+
+
+def test_each_kind_of_check_is_violated_or_safe_on_its_own(tmp_path):
+    sarif = tmp_path / "log.sarif"
+    got = _check(tmp_path, MIXED, "--sarif", str(sarif))
+    by_line = _by_line(got)
+    assert by_line[(5, "undefined-operation")] == "violated"      # 100 / x with n == 0
+    assert by_line[(12, "memory-access")] == "violated"           # a[10]
+    assert by_line[(14, "signed-overflow")] == "violated"         # n + 1 with n == INT_MAX
+    assert by_line[(10, "memory-access")] == "safe"
+    assert by_line[(10, "signed-overflow")] == "safe"
+    assert by_line[(11, "assertion")] == "safe" and by_line[(15, "assertion")] == "safe"
+    violated = [c for c in got["checks"] if c["status"] == "violated"]
+    assert all(c["inputs"] for c in violated)                     # the counterexample's nondet values
+    assert got["summary"] == {"safe": len(got["checks"]) - 3, "violated": 3, "unknown": 0}
+    log = json.loads(sarif.read_text())
+    assert not [e.message for e in SARIF.iter_errors(log)]
+    results = log["runs"][0]["results"]
+    assert sorted(r["kind"] for r in results) == sorted("fail" if c["status"] == "violated" else "pass"
+                                                         for c in got["checks"])
+    rules = log["runs"][0]["tool"]["driver"]["rules"]
+    assert all(rules[r["ruleIndex"]]["id"] == r["ruleId"] for r in results)
+
+
+def test_a_safe_twin_has_every_check_safe(tmp_path):
+    got = _check(tmp_path, HEADER + """int main(void) {
+  int a[10];
+  int n = __VERIFIER_nondet_int();
+  if (n < 1 || n > 9) return 0;
+  int s = a[n] = 100 / n;
+  __VERIFIER_assert(s >= 0);
+  return n + 1;
+}
+""")
+    assert got["checks"] and all(c["status"] == "safe" for c in got["checks"]), got
+
+
+def test_a_violation_through_a_global_written_in_another_function_is_found(tmp_path):
+    """What the check depends on is written elsewhere (a slice of the program must keep it)."""
+    got = _check(tmp_path, HEADER + """int g;
+void set(int v) { g = v; }
+int main(void) {
+  int a[4];
+  set(__VERIFIER_nondet_int() ? 4 : 0);
+  a[g] = 1;
+  return 0;
+}
+""")
+    assert _by_line(got)[(10, "memory-access")] == "violated"
+
+
+def test_a_check_speaks_of_executions_without_an_earlier_error(tmp_path):
+    """Only an execution that has already indexed out of bounds reaches the assertion: the bounds check is
+    violated, the assertion is not (what follows undefined behaviour is no verdict of a later check)."""
+    got = _check(tmp_path, HEADER + """int main(void) {
+  int a[5];
+  int n = __VERIFIER_nondet_int();
+  if (n < 0) return 0;
+  a[n] = 1;
+  if (n >= 5) __VERIFIER_assert(0);
+  return 0;
+}
+""")
+    assert _by_line(got)[(9, "memory-access")] == "violated"
+    assert _by_line(got)[(10, "assertion")] == "safe"
+
+
+def test_each_single_check_program_has_that_assertion_only_and_assumes_the_others(tmp_path):
+    path = tmp_path / "p.c"
+    path.write_text(MIXED)
+    program = checked_program(Job(path, default_property(), "ILP32"))
+    checks = checks_of(program)
+    assert len({c.id for c in checks}) == len(checks) >= 8
+    for c in checks:
+        one = only(program, c)
+        asserts = [(ei, si) for ei, e in enumerate(one.edges) for si, s in enumerate(e.stmts) if isinstance(s, Assert)]
+        assert asserts == [c.site]
+        assert sum(len(e.stmts) for e in one.edges) == sum(len(e.stmts) for e in program.edges)
+
+
+def test_a_program_the_front_end_cannot_build_is_unknown_with_the_reason(tmp_path, capsys):
+    path = tmp_path / "f.c"
+    path.write_text("int main(void) { float x = 1.5f; return x > 1.0f; }\n")
+    sarif = tmp_path / "log.sarif"
+    assert cli.main(["check", str(path), "--sarif", str(sarif)]) == cli.EXIT_VERDICT
+    out = capsys.readouterr().out
+    assert out.startswith("UNKNOWN") and "float" in out, out
+    log = json.loads(sarif.read_text())
+    assert not [e.message for e in SARIF.iter_errors(log)]
+    assert log["runs"][0]["invocations"][0]["executionSuccessful"] is False
+
+
+@pytest.mark.parametrize("text,words", [("int main(void) { return 0 }\n", "p.c"),
+                                         ("", "empty")])
+def test_a_file_that_does_not_compile_is_one_error_line(tmp_path, capsys, text, words):
+    path = tmp_path / "p.c"
+    path.write_text(text)
+    assert cli.main(["check", str(path)]) == cli.EXIT_INPUT_ERROR
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: ") and words in err[0], err
