@@ -190,6 +190,9 @@ def verify_job(job: Job, options: JobOptions, deadline: Deadline, phase: Callabl
     verdict = checked_verdict(program, task, options, deadline)
     if job.property.name == NO_OVERFLOW:
         verdict = undecided_overflow(verdict)
+    if verdict.status == Status.TRUE and program.unchecked:
+        verdict = Verdict.unknown(verdict.engine, f"{verdict.reason}, but {', '.join(program.unchecked)} is not "
+                                                  f"checked for programs that allocate memory")
     if verdict.status == Status.FALSE and program.assumptions:
         verdict = dataclasses.replace(verdict, reason=f"{verdict.reason}; resting on the assumption that "
                                                       + "; ".join(program.assumptions))

@@ -23,7 +23,8 @@ UNREACH_CALL = "unreach-call"
 TERMINATION = "termination"   # every execution of main ends (exit, abort, reach_error, or return)
 CHECK_SAT = "check-sat"       # CHC-COMP tasks: the clauses are satisfiable (= the program is safe)
 # valid-deref, valid-free, valid-memtrack: C only; the front-end asserts every access valid (`valid-deref`
-# assertions) and refuses malloc/free, so without a heap valid-free and valid-memtrack hold trivially
+# assertions) and every free (`valid-free`, `frontend/c/heap.py`); valid-memtrack is not checked, so a program
+# that allocates is never TRUE for it (`Program.unchecked`)
 VALID_MEMSAFETY = "valid-memsafety"
 
 NO_OVERFLOW = "no-overflow"   # no signed arithmetic leaves its type (checked as assertions: program/instrument.py)

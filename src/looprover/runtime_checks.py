@@ -32,6 +32,7 @@ from looprover.verdict import Counterexample, Status
 # assertion property -> (check kind, what a violation is)
 KINDS = {
     "valid-deref": ("memory-access", "an array index or pointer dereference outside a live object"),
+    "valid-free": ("free", "a free of a pointer that is neither NULL nor the start of a live heap object"),
     NO_OVERFLOW: ("signed-overflow", "signed arithmetic leaves its type's range"),
     UNDECIDED: ("undefined-operation", "a division or remainder by zero, a shift amount out of range, a left "
                                        "shift of a negative value, or overflowing index arithmetic"),

@@ -12,7 +12,8 @@ preprocessed; libclang parses the text for `i386-pc-linux-gnu` (ILP32) or `x86_6
 
 Errors: `InputError` (missing/unreadable/empty file, preprocessor or compiler errors with file:line, no `main`,
 unknown data model) and `UnsupportedError(construct, SrcLoc)` for anything that cannot be modelled soundly
-(floating point, unions, bit-fields, recursion, calls to undefined functions such as malloc or printf,
+(floating point, unions, bit-fields, recursion, calls to undefined functions such as printf, an allocation
+that a loop executes more than once (`heap.py`: malloc, calloc, alloca and free are modelled),
 function pointers, pointer/integer casts, string literals other than char-array initialisers (except under
 valid-memsafety, where they are read-only objects), inline asm...).
 

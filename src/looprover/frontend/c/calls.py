@@ -15,6 +15,7 @@ from looprover.frontend.c.cursors import INCDEC_OPS, TK, K, base_decl, children,
 from looprover.frontend.c.known_functions import (
     ASSUME_FUNCTIONS, NONDET_TYPES, TERMINATING_FUNCTIONS, nondet_suffix,
 )
+from looprover.frontend.c.heap import ALLOCATORS
 from looprover.frontend.c.memory import Val, scalar
 from looprover.frontend.c.state import Frame, LoweringState
 from looprover.program.cfa import Assert, Assign, Assume, Havoc
@@ -84,6 +85,12 @@ class CallMixin(LoweringState):
             for a in args[1:]:
                 self.discard(a)
             return self.convert(v, rt, c)
+        if name in ALLOCATORS and ref.get_definition() is None:
+            raise self.unsupported(f"{name} whose result is not converted to a pointer to an object type at once "
+                                   f"(used as void *)", c)
+        if name == "free" and ref.get_definition() is None:
+            self.free_call(c, args)
+            return Val(rt, {})
         if name == "__builtin_unreachable":
             self.emit(Assume(FALSE, self.loc))
             self.block()

@@ -12,7 +12,7 @@ import clang.cindex as ci
 from looprover.frontend.c import clang_api as capi
 from looprover.frontend.c.ctype import CBool, CFunc, CInt, CPtr, CStruct, CType, CVoid, compatible, is_char
 from looprover.frontend.c.cursors import (
-    ARRAY_KINDS, INCDEC_OPS, TK, K, canonical_kind, children, expr_children, is_array_expr,
+    ARRAY_KINDS, INCDEC_OPS, TK, K, canonical_kind, children, expr_children, is_array_expr, strip_parens,
 )
 from looprover.frontend.c.memory import Val, idx_const, pointer, scalar
 from looprover.frontend.c.state import LoweringState
@@ -93,6 +93,9 @@ class ExpressionMixin(LoweringState):
                 return Val(to, {})
             if is_array_expr(ch):
                 return self.convert(self.decay_array(ch), to, c)
+            alloc = self.allocation_call(ch) if isinstance(to, CPtr) else None
+            if alloc is not None:
+                return self.allocate(strip_parens(ch), *alloc, to, c)
             return self.convert(self.rv(ch), to, c)
         if k == K.DECL_REF_EXPR:
             ref = c.referenced
@@ -160,6 +163,9 @@ class ExpressionMixin(LoweringState):
             if isinstance(to, CVoid) or not want:
                 self.rv(ch, want=False)
                 return Val(to, {})
+            alloc = self.allocation_call(ch) if isinstance(to, CPtr) else None
+            if alloc is not None:
+                return self.allocate(strip_parens(ch), *alloc, to, c)
             return self.convert(self.rv(ch), to, c)
         if len(ks) == 4 and self._is_binary_conditional(c):  # GNU `a ?: b`
             common, _, _, other = ks

@@ -26,6 +26,7 @@ another's class:
     lvalues.py       lvalues, member/subscript/dereference, reads and writes
     expressions.py   rvalues, operators, assignments, conversions
     calls.py         modelled built-ins and inlining
+    heap.py          malloc, calloc, alloca and free
 with `cursors.py` (questions about clang cursors) and `known_functions.py` (names modelled as built-ins).
 """
 from __future__ import annotations
@@ -39,6 +40,7 @@ from looprover.frontend.c.calls import CallMixin
 from looprover.frontend.c.cursors import ARRAY_KINDS, TK, K, children
 from looprover.frontend.c.effects import SideEffectMixin
 from looprover.frontend.c.expressions import ExpressionMixin
+from looprover.frontend.c.heap import HeapMixin, allocation_in_loop
 from looprover.frontend.c.initialisers import InitialiserMixin
 from looprover.frontend.c.lvalues import LValueMixin
 from looprover.frontend.c.parse import Parsed
@@ -52,7 +54,7 @@ from looprover.program.expr import FALSE, IntConst
 __all__ = ["lower"]
 
 
-class Lowerer(StatementMixin, ExpressionMixin, CallMixin, LValueMixin, SideEffectMixin, InitialiserMixin,
+class Lowerer(StatementMixin, ExpressionMixin, CallMixin, HeapMixin, LValueMixin, SideEffectMixin, InitialiserMixin,
               StorageMixin):
     """The lowering of one translation unit, composed from one mixin per responsibility over the shared
     `LoweringState`; `run` lowers main (inlining every call) and the static initialisers, then simplifies the
@@ -92,8 +94,14 @@ class Lowerer(StatementMixin, ExpressionMixin, CallMixin, LValueMixin, SideEffec
         self.jump(entry)
         edges, init, exit_, n, srcs, names = simplify(self.bld.edges, self.bld.init, self.exit, self.bld.num_locs,
                                                       dict(self.bld.loc_src), dict(self.bld.loc_names))
+        if self.allocations:
+            where = allocation_in_loop(edges, n, self.allocations)
+            if where is not False:
+                raise UnsupportedError("an allocation that a loop executes more than once (one object per "
+                                       "allocation is modelled)", where)
         p = Program(self.bld.name, dict(self.bld.variables), tuple(edges), init, exit_, n, srcs, names,
-                    self.bld.data_model, self.bld.source_file, assumptions=tuple(self.assumptions))
+                    self.bld.data_model, self.bld.source_file, assumptions=tuple(self.assumptions),
+                    unchecked=("valid-memtrack",) if self.memsafety and self.heap_flags else ())
         p.check()
         return p
 

@@ -209,7 +209,7 @@ class LValueMixin(LoweringState):
                 for lf in self.types.leaves(pt):
                     v = o.vars[lf.path]
                     cells[lf.path] = Cell(v, idx_const(0, self.IDX) if lf.in_array else None)
-            if self.memsafety and o.id in self.alive:
+            if o.id in self.alive:       # a local under valid-memsafety, a heap object in any mode
                 valids[-1] = and_(valids[-1], self.alive[o.id])
             alts.append((g, cells))
         valid = or_(*valids)
@@ -234,6 +234,9 @@ class LValueMixin(LoweringState):
         """0 <= off < the number of `pt` elements in array object `o` (valid-memsafety)."""
         lf = self.types.leaves(pt)[0]
         size = o.vars[lf.path].type.size
+        if o.length is not None and isinstance(o.ctype, CArray) and \
+                self.types.leaves(o.ctype.elem)[0].count == lf.count:     # a heap object of pt's
+            return and_(Compare(">=", off, idx_const(0, self.IDX)), Compare("<", off, o.length))
         if not isinstance(size, int) or not isinstance(lf.count, int) or lf.count <= 0:
             raise self.unsupported("pointer into a variable-length array (valid-memsafety)", c)
         return self.in_range(off, size // lf.count)

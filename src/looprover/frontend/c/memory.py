@@ -43,6 +43,7 @@ class Obj:
     id: int | None = None
     is_array: bool = False  # leaves stored in IR arrays at the top level (the object is a C array)
     id_var: Var | None = None   # memsafety, a local whose declaration may run again: its current id (`born`)
+    length: Expr | None = None  # a heap object (`heap.py`): its number of elements
 
 
 @dataclass(frozen=True)

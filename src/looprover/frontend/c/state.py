@@ -51,7 +51,9 @@ class LoweringState:
         self.parsed = parsed
         self.memsafety = memsafety       # valid-memsafety: accesses are asserted valid, not assumed (memory.py)
         self.reach_checks = reach_checks or not memsafety   # calls of reach_error are asserted unreachable
-        self.alive: dict[int, Var] = {}  # memsafety: object id -> whether the (local) object is live
+        self.alive: dict[int, Var] = {}  # memsafety: object id -> whether the (local) object is live; heap objects
+        self.heap_flags: dict[int, Var] = {}   # heap object id -> whether it is live (`heap.py`), in any mode
+        self.allocations: list = []      # (success flag, source) per allocation (`heap.allocation_in_loop`)
         self.literals: dict = {}         # memsafety: string literal cursor -> its (read-only) object
         self.literal_vars: set = set()   # the IR variables of those objects
         self.static_init = False         # lowering the initialisers of static storage (before main)

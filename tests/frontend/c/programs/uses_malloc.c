@@ -1,6 +1,8 @@
 #include <stdlib.h>
 int main(void) {
-  int *p = malloc(sizeof(int) * 4);
-  p[0] = 1;
-  return p[0];
+  for (int k = 0; k < 2; k++) {
+    int *p = malloc(sizeof(int) * 4);
+    if (p) free(p);
+  }
+  return 0;
 }

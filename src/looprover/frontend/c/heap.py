@@ -1,0 +1,159 @@
+"""Heap objects: `malloc`, `calloc`, `alloca` and `free` (when the program gives no body for them).
+
+An allocation whose result is converted at once to a pointer to an object type T (`int *a = malloc(n *
+sizeof *a)`, `(struct s *)calloc(1, sizeof(struct s))`) is a fresh object: an array of the T's that fit in the
+requested bytes (C11 7.22.3: the object is that many bytes; a trailing partial T is no element), with a
+liveness flag. `malloc` and `calloc` may fail and return NULL (C11 7.22.3; SV-COMP's rules from 2027 on
+allow it too), and a `calloc` whose `count * size` does not fit in `size_t` does; `alloca` does not fail.
+`calloc` zero-fills, `malloc` and `alloca` leave the contents indeterminate (any values). `free(p)` needs p to
+be NULL or the start of a live heap object (valid-free: asserted under valid-memsafety, assumed otherwise,
+as undefined behaviour is) and ends that object's life: later accesses through any pointer to it are invalid
+(asserted or assumed against, as for a dead local, `memory.py`).
+
+Why only allocations outside loops: an object is one set of IR variables, so an allocation executed twice
+in a run (a list built in a loop) would need two live objects in one place. Such a program is refused, naming
+the allocation, rather than modelled unsoundly: the finished CFA is checked for an allocation on a cycle
+(`allocation_in_loop`). `realloc` and an allocation used as `void *` are refused as well.
+"""
+from __future__ import annotations
+
+import clang.cindex as ci
+
+from looprover.frontend.c.ctype import CArray, CPtr, CVoid
+from looprover.frontend.c.cursors import K, children, strip_parens
+from looprover.frontend.c.memory import Val, idx_const, pointer
+from looprover.frontend.c.state import LoweringState
+from looprover.program.cfa import Assert, Assign, Assume, Edge, Havoc, SrcLoc
+from looprover.program.expr import (
+    BOOL, TRUE, Binary, BoolConst, Compare, ConstArray, Expr, IntConst, IntType, and_, cast, ite, not_, or_,
+)
+
+ALLOCATORS = ("malloc", "calloc", "alloca", "__builtin_alloca")
+MAY_FAIL = ("malloc", "calloc")
+
+
+class HeapMixin(LoweringState):
+    def allocation_call(self, c: ci.Cursor) -> tuple[str, list] | None:
+        """(name, argument cursors) when `c` is a call of an allocation function without a body (whose result a
+    conversion to T* then gives to `allocate`)."""
+        c = strip_parens(c)
+        if c.kind != K.CALL_EXPR:
+            return None
+        ks = children(c)
+        callee = strip_parens(ks[0]) if ks else None
+        while callee is not None and callee.kind == K.UNEXPOSED_EXPR and len(children(callee)) == 1:
+            callee = strip_parens(children(callee)[0])
+        ref = callee.referenced if callee is not None and callee.kind == K.DECL_REF_EXPR else None
+        if ref is None or ref.kind != K.FUNCTION_DECL or ref.spelling not in ALLOCATORS:
+            return None
+        if ref.get_definition() is not None:
+            return None
+        return ref.spelling, ks[1:]
+
+    def allocate(self, call: ci.Cursor, name: str, args: list, to: CPtr, c: ci.Cursor) -> Val:
+        """The pointer a converted allocation returns (module docstring)."""
+        pt = to.pointee
+        size = c.type.get_canonical().get_pointee().get_size()
+        if isinstance(pt, CVoid) or size <= 0:
+            raise self.unsupported(f"{name} converted to {to}", c)
+        expected = 2 if name == "calloc" else 1
+        if len(args) != expected:
+            raise self.unsupported(f"{name} with {len(args)} arguments", call)
+        self.loc = self.where(call)
+        size_t = IntType(self.types.ptr_bits, False)
+        wide = IntType(2 * self.types.ptr_bits, False)       # count * size cannot wrap here (and is no C operation)
+        vals = [self.protect(self.rv(a), args[i + 1:]) for i, a in enumerate(args)]
+        ops = [cast(wide, cast(size_t, v.e)) for v in vals]
+        nbytes = ops[0] if len(ops) == 1 else Binary("*", ops[0], ops[1], wide)
+        count = Binary("/", nbytes, IntConst(size, wide), wide)
+        fits = Compare("<=", count, IntConst(self.IDX.max, wide))
+        if name == "calloc":
+            fits = and_(fits, Compare("<=", nbytes, IntConst(size_t.max, wide)))
+        ok = self.new_var(f"{name}@{self.loc.line if self.loc else 0}.ok", BOOL, "local",
+                          c_name=f"{name} succeeded")
+        if name in MAY_FAIL:
+            self.emit(Havoc((ok,), self.loc), Assign(ok, and_(ok, fits), self.loc))
+        else:
+            self.emit(Assume(fits, self.loc), Assign(ok, TRUE, self.loc))   # larger: undefined behaviour
+        n = self.new_var(f"{name}@{self.loc.line if self.loc else 0}.len", self.IDX, "local",
+                         c_name=f"length of the {name} object")
+        self.emit(Assign(n, ite(ok, cast(self.IDX, count), idx_const(0, self.IDX)), self.loc))
+        obj = self.make_obj(f"{name}@{self.loc.line if self.loc else 0}", CArray(pt, n), "local")
+        obj.length = n
+        self.register(obj)
+        flag = self.alive[obj.id] = self.new_var(f"{obj.name}@alive", BOOL, "local", f"{obj.name}@alive")
+        self.heap_flags[obj.id] = flag
+        cells = tuple(obj.vars.values())
+        if name == "calloc":
+            self.emit(*(Assign(v, ConstArray(_zero(v.type.elem), v.type), self.loc) for v in cells))
+        else:
+            self.emit(Havoc(cells, self.loc))
+        self.emit(Assign(flag, ok, self.loc))
+        self.allocations.append((ok, self.loc))     # `allocation_in_loop` finds the allocation by its flag
+        oid = ite(ok, IntConst(obj.id, self.OBJ), IntConst(0, self.OBJ))
+        return pointer(to, oid, idx_const(0, self.IDX))
+
+    def free_call(self, call: ci.Cursor, args: list) -> None:
+        """`free(p)` (module docstring)."""
+        if len(args) != 1:
+            raise self.unsupported(f"free with {len(args)} arguments", call)
+        self.loc = self.where(call)
+        arg = strip_parens(args[0])
+        while arg.kind in (K.UNEXPOSED_EXPR, K.CSTYLE_CAST_EXPR) and len(children(arg)) >= 1 and \
+                isinstance(self.ctype(arg), CPtr) and isinstance(self.ctype(arg).pointee, CVoid):
+            arg = strip_parens(children(arg)[-1])      # the conversion to void *: free sees the object
+        p = self.rv(arg)
+        if not isinstance(p.ctype, CPtr):
+            raise self.unsupported("free of a non-pointer", call)
+        heap = [o for o in self.objects if o.id in self.heap_flags]
+        hit = [and_(Compare("==", p.obj, IntConst(o.id, self.OBJ)), self.heap_flags[o.id]) for o in heap]
+        valid = or_(Compare("==", p.obj, IntConst(0, self.OBJ)),
+                    and_(or_(*hit), Compare("==", p.off, idx_const(0, self.IDX))))
+        if self.memsafety:
+            self.emit(Assert(valid, "valid-free", self.loc))
+        else:
+            self.emit(Assume(valid, self.loc))
+        self.emit(*(Assign(self.heap_flags[o.id], and_(self.heap_flags[o.id],
+                                                       not_(Compare("==", p.obj, IntConst(o.id, self.OBJ)))),
+                           self.loc) for o in heap))
+
+
+def _zero(t) -> Expr:
+    return IntConst(0, t) if isinstance(t, IntType) else BoolConst(False)
+
+
+def on_cycle(edges: list[Edge], num_locs: int, writes: set[str]) -> list[Edge]:
+    """The edges that write one of `writes` and lie on a cycle of the CFA (their target reaches their source)."""
+    succ: dict[int, list[int]] = {i: [] for i in range(num_locs)}
+    for e in edges:
+        succ[e.src].append(e.dst)
+    out = []
+    for e in edges:
+        if not any(v.name in writes for s in e.stmts for v in s.writes()):
+            continue
+        seen, todo = {e.dst}, [e.dst]
+        while todo:
+            x = todo.pop()
+            if x == e.src:
+                out.append(e)
+                break
+            for y in succ[x]:
+                if y not in seen:
+                    seen.add(y)
+                    todo.append(y)
+    return out
+
+
+def allocation_in_loop(edges: list[Edge], num_locs: int, allocations: list[tuple[object, SrcLoc | None]]
+                       ) -> SrcLoc | None | bool:
+    """Where an allocation that a loop can execute more than once is (None: somewhere; False when there is
+    none). For `lower.Lowerer.run` (module docstring)."""
+    names = {ok.name: src for ok, src in allocations}
+    bad = on_cycle(edges, num_locs, set(names))
+    if not bad:
+        return False
+    for s in bad[0].stmts:
+        for v in s.writes():
+            if v.name in names:
+                return names[v.name]
+    return None
