@@ -10,7 +10,7 @@ from __future__ import annotations
 import clang.cindex as ci
 
 from looprover.frontend.c import clang_api as capi
-from looprover.frontend.c.ctype import CBool, CInt, CPtr, CVoid
+from looprover.frontend.c.ctype import OFF, CBool, CInt, CPtr, CVoid
 from looprover.frontend.c.cursors import INCDEC_OPS, TK, K, base_decl, children, strip_parens
 from looprover.frontend.c.known_functions import (
     ASSUME_FUNCTIONS, NONDET_TYPES, TERMINATING_FUNCTIONS, nondet_suffix,
@@ -118,6 +118,12 @@ class CallMixin(LoweringState):
             if defined:             # globals get their objects when first used: the ones used later too
                 self.global_obj(decl, c)
         reach = sorted((v for v in self.shared_vars() if v not in self.literal_vars), key=lambda v: v.name)
+        pointers = [o.name for o in list(self.globals.values()) + self.objects
+                    if any(OFF in lf.path for lf in self.types.leaves(o.ctype))]
+        if pointers:
+            # the callee could store a pointer to storage of its own (a malloc), which no object models
+            raise self.unsupported(f"call to undefined function '{name}' that can reach pointers "
+                                   f"({', '.join(sorted(pointers)[:3])}): fresh storage is not modelled", c)
         if reach:
             self.emit(Havoc(tuple(reach), self.loc))
         where = f" at {self.loc}" if self.loc is not None and self.loc.line else ""

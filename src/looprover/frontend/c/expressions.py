@@ -377,8 +377,11 @@ class ExpressionMixin(LoweringState):
         a, b = children(c)
         target = self.protect_lv(self.lv(a), [b])
         t = target.ctype
+        checks = list(target.checks)
         old = self.protect(self.read(target), [b])
         r = self.rv(b)
+        if checks and self.effectful(b):
+            target.checks = checks      # a call in between may have freed the object: the write is checked too
         if isinstance(t, CPtr):
             if op not in ("+", "-"):
                 raise self.unsupported(f"pointer operator '{op}='", c)

@@ -2,15 +2,19 @@
 
 An allocation whose result is converted at once to a pointer to an object type T (`int *a = malloc(n *
 sizeof *a)`, `(struct s *)calloc(1, sizeof(struct s))`) is a fresh object: an array of the T's that fit in the
-requested bytes (C11 7.22.3: the object is that many bytes; a trailing partial T is no element), with a
-liveness flag. `malloc` and `calloc` may fail and return NULL (C11 7.22.3; SV-COMP's rules from 2027 on
+requested bytes (C11 7.22.3: the object is that many bytes; a trailing partial scalar is no element; under
+valid-memsafety a struct T needs a byte count that is visibly a multiple of its size, since accesses to the
+fields of a partial struct would be valid), with a liveness flag. `malloc` and `calloc` may fail and return NULL (C11 7.22.3; SV-COMP's rules from 2027 on
 allow it too), and a `calloc` whose `count * size` does not fit in `size_t` does; `alloca` does not fail.
-`calloc` zero-fills, `malloc` and `alloca` leave the contents indeterminate (any values). `free(p)` needs p to
-be NULL or the start of a live heap object (valid-free: asserted under valid-memsafety, assumed otherwise,
+`calloc` zero-fills, `malloc` and `alloca` leave the contents indeterminate (any values). An `alloca` object
+lives until its function returns, like an address-taken local. `free(p)` needs p to be NULL or the start of a
+live `malloc`/`calloc` object (valid-free: asserted under valid-memsafety, assumed otherwise,
 as undefined behaviour is) and ends that object's life: later accesses through any pointer to it are invalid
 (asserted or assumed against, as for a dead local, `memory.py`).
 
-Why only allocations outside loops: an object is one set of IR variables, so an allocation executed twice
+Why only allocations outside loops, and no `goto` in a program that allocates: a dereference is a case split
+over the objects known when it is lowered, and without loops and gotos no code lowered before an allocation
+runs after it. Moreover an object is one set of IR variables, so an allocation executed twice
 in a run (a list built in a loop) would need two live objects in one place. Such a program is refused, naming
 the allocation, rather than modelled unsoundly: the finished CFA is checked for an allocation on a cycle
 (`allocation_in_loop`). `realloc` and an allocation used as `void *` are refused as well.
@@ -19,13 +23,13 @@ from __future__ import annotations
 
 import clang.cindex as ci
 
-from looprover.frontend.c.ctype import CArray, CPtr, CVoid
+from looprover.frontend.c.ctype import CArray, CBool, CInt, CPtr, CVoid
 from looprover.frontend.c.cursors import K, children, strip_parens
 from looprover.frontend.c.memory import Val, idx_const, pointer
 from looprover.frontend.c.state import LoweringState
 from looprover.program.cfa import Assert, Assign, Assume, Edge, Havoc, SrcLoc
 from looprover.program.expr import (
-    BOOL, TRUE, Binary, BoolConst, Compare, ConstArray, Expr, IntConst, IntType, and_, cast, ite, not_, or_,
+    BOOL, TRUE, Binary, BoolConst, Cast, Compare, ConstArray, Expr, IntConst, IntType, and_, cast, ite, not_, or_,
 )
 
 ALLOCATORS = ("malloc", "calloc", "alloca", "__builtin_alloca")
@@ -63,6 +67,9 @@ class HeapMixin(LoweringState):
         size_t = IntType(self.types.ptr_bits, False)
         wide = IntType(2 * self.types.ptr_bits, False)       # count * size cannot wrap here (and is no C operation)
         vals = [self.protect(self.rv(a), args[i + 1:]) for i, a in enumerate(args)]
+        if self.memsafety and not self.types.is_scalar(pt) and not any(_multiple(v.e, size) for v in vals):
+            raise self.unsupported(f"{name} of a byte count that is not visibly a multiple of sizeof({pt}) "
+                                   f"(valid-memsafety)", call)
         ops = [cast(wide, cast(size_t, v.e)) for v in vals]
         nbytes = ops[0] if len(ops) == 1 else Binary("*", ops[0], ops[1], wide)
         count = Binary("/", nbytes, IntConst(size, wide), wide)
@@ -82,7 +89,10 @@ class HeapMixin(LoweringState):
         obj.length = n
         self.register(obj)
         flag = self.alive[obj.id] = self.new_var(f"{obj.name}@alive", BOOL, "local", f"{obj.name}@alive")
-        self.heap_flags[obj.id] = flag
+        if name in MAY_FAIL:
+            self.heap_flags[obj.id] = flag          # what free may end
+        else:
+            self.frames[-1].born.append(flag)       # alloca: dies when its function returns
         cells = tuple(obj.vars.values())
         if name == "calloc":
             self.emit(*(Assign(v, ConstArray(_zero(v.type.elem), v.type), self.loc) for v in cells))
@@ -103,6 +113,8 @@ class HeapMixin(LoweringState):
                 isinstance(self.ctype(arg), CPtr) and isinstance(self.ctype(arg).pointee, CVoid):
             arg = strip_parens(children(arg)[-1])      # the conversion to void *: free sees the object
         p = self.rv(arg)
+        if isinstance(p.ctype, (CInt, CBool)) and isinstance(p.e, IntConst) and p.e.value == 0:
+            return                                      # free(0), free(NULL): nothing happens
         if not isinstance(p.ctype, CPtr):
             raise self.unsupported("free of a non-pointer", call)
         heap = [o for o in self.objects if o.id in self.heap_flags]
@@ -116,6 +128,20 @@ class HeapMixin(LoweringState):
         self.emit(*(Assign(self.heap_flags[o.id], and_(self.heap_flags[o.id],
                                                        not_(Compare("==", p.obj, IntConst(o.id, self.OBJ)))),
                            self.loc) for o in heap))
+
+
+def _multiple(e: Expr, size: int) -> bool:
+    """Whether the value of `e` is a multiple of `size` whatever its variables are (a constant, or a product or
+    sum of such terms, through casts)."""
+    while isinstance(e, Cast):
+        e = e.arg
+    if isinstance(e, IntConst):
+        return e.value % size == 0
+    if isinstance(e, Binary) and e.op == "*":
+        return _multiple(e.lhs, size) or _multiple(e.rhs, size)
+    if isinstance(e, Binary) and e.op == "+":
+        return _multiple(e.lhs, size) and _multiple(e.rhs, size)
+    return False
 
 
 def _zero(t) -> Expr:

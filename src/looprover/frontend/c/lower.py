@@ -94,6 +94,10 @@ class Lowerer(StatementMixin, ExpressionMixin, CallMixin, HeapMixin, LValueMixin
         self.jump(entry)
         edges, init, exit_, n, srcs, names = simplify(self.bld.edges, self.bld.init, self.exit, self.bld.num_locs,
                                                       dict(self.bld.loc_src), dict(self.bld.loc_names))
+        if self.allocations and self.first_goto is not None:
+            # a dereference lowered before an allocation knows no object of it; without goto, code lowered
+            # earlier never runs after an allocation outside loops
+            raise UnsupportedError("goto in a program that allocates memory", self.first_goto)
         if self.allocations:
             where = allocation_in_loop(edges, n, self.allocations)
             if where is not False:

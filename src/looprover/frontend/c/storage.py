@@ -98,6 +98,7 @@ class StorageMixin(LoweringState):
         for decl in list(self.addr_taken):
             obj = self.storage(decl, None)
             self.register(obj)
+        self.id_step = len(self.objects)    # heap objects come later, with static ids above (`_new_instance`)
 
     def literal_obj(self, lit: ci.Cursor) -> Obj:
         """The object of a string literal used as an array (valid-memsafety only, so that the unreach-call
@@ -224,10 +225,11 @@ class StorageMixin(LoweringState):
 
     def _new_instance(self, obj: Obj) -> None:
         """The next id of `obj` (see `memory.py`): object k's ids are -k, -k - N, -k - 2N, ... (N objects with
-        an id), one per birth, so no two activations of any objects share one, static ids are positive and NULL
-        is 0. A counter rather than a chosen value: the run stays deterministic (BMC folds it as a constant;
-        a havoc with distinctness assumptions made BMC of a Verisec scan 40 times slower)."""
-        step = IntConst(len(self.objects), self.OBJ)
+        an id after the pre-pass; heap objects registered later have static ids above N), one per birth, so no
+        two activations of any objects share one, static ids are positive and NULL is 0. A counter rather than
+        a chosen value: the run stays deterministic (BMC folds it as a constant; a havoc with distinctness
+        assumptions made BMC of a Verisec scan 40 times slower)."""
+        step = IntConst(self.id_step, self.OBJ)
         self.emit(Assign(obj.id_var, Binary("-", obj.id_var, step, self.OBJ), self.loc))
 
     def obj_id(self, obj: Obj) -> Expr:
