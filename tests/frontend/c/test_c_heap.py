@@ -24,6 +24,9 @@ extern void free(void *);
 void reach_error(void) { abort(); }
 void __VERIFIER_assert(int cond) { if (!cond) { reach_error(); abort(); } }
 int release(int *p) { free(p); return 1; }
+struct node { int val; struct node *next; };
+struct node *head;
+int pop(void) { struct node *n = head; int v = n->val; head = n->next; free(n); return v; }
 int *stack_object(void) { int *p = alloca(sizeof(int)); *p = 1; return p; }
 int main(void) {
 """
@@ -57,6 +60,11 @@ CASES = {
     # a call between the read and the write of `*p += ...` frees the object: the write is an access too
     "free_in_compound": ("int *p = malloc(sizeof(int)); if (!p) return 0; *p = 0; *p += release(p);", "T",
                          "F(valid-deref)"),
+    # the call frees the node and moves the pointer the store goes through: a use after free (or NULL)
+    "free_in_assignment": ("struct node *a = malloc(sizeof(struct node)); if (!a) return 0;\n"
+                           "a->val = 1; a->next = 0; head = a; head->val = pop();", "T", "F(valid-deref)"),
+    # glibc refuses more than PTRDIFF_MAX bytes, whatever the element type
+    "too_large_fails": ("int *p = malloc(0x80000000u); __VERIFIER_assert(p == 0);", "T", "U"),
     # a struct on the heap, reached through the pointer
     "struct": ("struct S { int v; int w[2]; }; struct S *s = malloc(sizeof(struct S));\n"
                "if (!s) return 0; s->v = 3; s->w[1] = s->v; __VERIFIER_assert(s->w[1] == 3); free(s);", "T", "U"),
@@ -95,6 +103,9 @@ def test_heap_programs(tmp_path, name, prop):
     ("int *p = 0; goto A;\nB: *p = 1; return 0;\nA: p = malloc(4); if (p) goto B;", "goto", (False, True)),
     # accesses to the fields of a partial struct would be valid: its byte count must be a visible multiple
     ("struct S { int a; char c; }; struct S *s = malloc(5);", "multiple of sizeof(struct S)", (True,)),
+    # n * sizeof(struct S) wraps around in size_t: not a multiple
+    ("struct S { int a; int b; int c; }; unsigned n = __VERIFIER_nondet_uint(); "
+     "struct S *s = malloc(n * sizeof(struct S));", "multiple of sizeof(struct S)", (True,)),
 ])
 def test_what_the_heap_model_does_not_cover_is_unsupported_with_its_place(tmp_path, body, words, memsafety):
     path = tmp_path / "h.c"
@@ -103,7 +114,7 @@ def test_what_the_heap_model_does_not_cover_is_unsupported_with_its_place(tmp_pa
     for m in memsafety:
         with pytest.raises(UnsupportedError) as e:
             load_c_program(path, memsafety=m)
-        assert words in str(e.value) and "h.c:14" in str(e.value), str(e.value)
+        assert words in str(e.value) and "h.c:17" in str(e.value), str(e.value)
 
 
 def test_ids_of_locals_do_not_collide_with_heap_objects(tmp_path, capsys):

@@ -18,7 +18,7 @@ from looprover.frontend.c.known_functions import ASSUME_FUNCTIONS, TERMINATING_F
 from looprover.frontend.c.memory import LV, Cell, Val
 from looprover.frontend.c.state import LoweringState
 from looprover.program.cfa import Assign
-from looprover.program.expr import BoolConst, Expr, IntConst, free_vars
+from looprover.program.expr import BoolConst, Expr, IntConst, free_vars, substitute
 
 _MAY_OVERFLOW = frozenset({"+", "-", "*", "/", "%", "<<", ">>"})   # binary operators that may overflow or be undefined
 _ALL = object()  # may_write: "any global, static or address-taken variable"
@@ -172,5 +172,15 @@ class SideEffectMixin(LoweringState):
         addr = lv.addr
         if addr is not None and (self.threatened(addr[0], mw) or self.threatened(addr[1], mw)):
             addr = (self.snap(addr[0]), self.snap(addr[1]))
-        checks = [(self.snap(cond) if self.threatened(cond, mw) else cond, where) for cond, where in lv.checks]
+        checks = [(self._protect_check(cond, mw), where) for cond, where in lv.checks]
         return LV(lv.ctype, alts, addr, checks)
+
+    def _protect_check(self, cond: Expr, mw) -> Expr:
+        """A pending access check with the values it reads that later code may change kept, except the liveness
+        flags: the access reads those when it happens (a call in between may free the object)."""
+        if not self.threatened(cond, mw):
+            return cond
+        live = set(self.alive.values())
+        keep = {v: self.snap(v) for v in sorted(free_vars(cond), key=lambda v: v.name)
+                if v not in live and self.threatened(v, mw)}
+        return substitute(cond, keep) if keep else cond

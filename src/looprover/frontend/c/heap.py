@@ -2,21 +2,22 @@
 
 An allocation whose result is converted at once to a pointer to an object type T (`int *a = malloc(n *
 sizeof *a)`, `(struct s *)calloc(1, sizeof(struct s))`) is a fresh object: an array of the T's that fit in the
-requested bytes (C11 7.22.3: the object is that many bytes; a trailing partial scalar is no element; under
-valid-memsafety a struct T needs a byte count that is visibly a multiple of its size, since accesses to the
-fields of a partial struct would be valid), with a liveness flag. `malloc` and `calloc` may fail and return NULL (C11 7.22.3; SV-COMP's rules from 2027 on
-allow it too), and a `calloc` whose `count * size` does not fit in `size_t` does; `alloca` does not fail.
-`calloc` zero-fills, `malloc` and `alloca` leave the contents indeterminate (any values). An `alloca` object
-lives until its function returns, like an address-taken local. `free(p)` needs p to be NULL or the start of a
-live `malloc`/`calloc` object (valid-free: asserted under valid-memsafety, assumed otherwise,
-as undefined behaviour is) and ends that object's life: later accesses through any pointer to it are invalid
-(asserted or assumed against, as for a dead local, `memory.py`).
+requested bytes (C11 7.22.3: the object is that many bytes; a trailing partial scalar is no element), with a
+liveness flag. Under valid-memsafety a struct T needs a byte count that is a constant multiple of its size (or
+a `calloc` size that is): accesses to the fields of a partial struct would be valid, and `n * sizeof(T)` wraps
+around in `size_t`. `malloc` and `calloc` may fail and return NULL (C11 7.22.3; SV-COMP's rules from 2027 on
+allow it too), and a request of more than PTRDIFF_MAX bytes fails (as glibc's do; `calloc`'s `count * size` is
+computed exactly); `alloca` does not fail. `calloc` zero-fills, `malloc` and `alloca` leave the contents
+indeterminate (any values). An `alloca` object lives until its function returns, like an address-taken local.
+`free(p)` needs p to be NULL or the start of a live `malloc`/`calloc` object (valid-free: asserted under
+valid-memsafety, assumed otherwise, as undefined behaviour is) and ends that object's life: later accesses
+through any pointer to it are invalid (asserted or assumed against, as for a dead local, `memory.py`).
 
 Why only allocations outside loops, and no `goto` in a program that allocates: a dereference is a case split
 over the objects known when it is lowered, and without loops and gotos no code lowered before an allocation
-runs after it. Moreover an object is one set of IR variables, so an allocation executed twice
-in a run (a list built in a loop) would need two live objects in one place. Such a program is refused, naming
-the allocation, rather than modelled unsoundly: the finished CFA is checked for an allocation on a cycle
+runs after it. Moreover an object is one set of IR variables, so an allocation executed twice in a run (a list
+built in a loop) would need two live objects in one place. Such a program is refused, naming the allocation,
+rather than modelled unsoundly: the finished CFA is checked for an allocation on a cycle
 (`allocation_in_loop`). `realloc` and an allocation used as `void *` are refused as well.
 """
 from __future__ import annotations
@@ -67,15 +68,15 @@ class HeapMixin(LoweringState):
         size_t = IntType(self.types.ptr_bits, False)
         wide = IntType(2 * self.types.ptr_bits, False)       # count * size cannot wrap here (and is no C operation)
         vals = [self.protect(self.rv(a), args[i + 1:]) for i, a in enumerate(args)]
-        if self.memsafety and not self.types.is_scalar(pt) and not any(_multiple(v.e, size) for v in vals):
-            raise self.unsupported(f"{name} of a byte count that is not visibly a multiple of sizeof({pt}) "
+        if self.memsafety and not self.types.is_scalar(pt) and \
+                not any(_constant(v.e) is not None and _constant(v.e) % size == 0 for v in vals):
+            raise self.unsupported(f"{name} of a byte count that is not a constant multiple of sizeof({pt}) "
                                    f"(valid-memsafety)", call)
         ops = [cast(wide, cast(size_t, v.e)) for v in vals]
         nbytes = ops[0] if len(ops) == 1 else Binary("*", ops[0], ops[1], wide)
         count = Binary("/", nbytes, IntConst(size, wide), wide)
-        fits = Compare("<=", count, IntConst(self.IDX.max, wide))
-        if name == "calloc":
-            fits = and_(fits, Compare("<=", nbytes, IntConst(size_t.max, wide)))
+        # at most PTRDIFF_MAX bytes (what glibc allocates; larger requests fail); calloc's product is exact
+        fits = Compare("<=", nbytes, IntConst(self.IDX.max, wide))
         ok = self.new_var(f"{name}@{self.loc.line if self.loc else 0}.ok", BOOL, "local",
                           c_name=f"{name} succeeded")
         if name in MAY_FAIL:
@@ -130,18 +131,17 @@ class HeapMixin(LoweringState):
                            self.loc) for o in heap))
 
 
-def _multiple(e: Expr, size: int) -> bool:
-    """Whether the value of `e` is a multiple of `size` whatever its variables are (a constant, or a product or
-    sum of such terms, through casts)."""
-    while isinstance(e, Cast):
-        e = e.arg
+def _constant(e: Expr) -> int | None:
+    """The value of `e` when it is a constant (through the conversions applied to it), else None."""
     if isinstance(e, IntConst):
-        return e.value % size == 0
-    if isinstance(e, Binary) and e.op == "*":
-        return _multiple(e.lhs, size) or _multiple(e.rhs, size)
-    if isinstance(e, Binary) and e.op == "+":
-        return _multiple(e.lhs, size) and _multiple(e.rhs, size)
-    return False
+        return e.value
+    if isinstance(e, Cast) and isinstance(e.type, IntType):
+        inner = _constant(e.arg)
+        return None if inner is None else e.type.wrap(inner)
+    if isinstance(e, Binary) and e.op in ("*", "+") and isinstance(e.type, IntType):
+        a, b = _constant(e.lhs), _constant(e.rhs)
+        return None if a is None or b is None else e.type.wrap(a * b if e.op == "*" else a + b)
+    return None
 
 
 def _zero(t) -> Expr:
