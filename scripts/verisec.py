@@ -2,7 +2,7 @@
 """Run looprover on the Verisec buffer-overflow suite (valid-memsafety) at one or more buffer sizes.
 
     python scripts/verisec.py VERISEC_DIR [--size 2 --size 10] [--timeout 10] [--limit 30] [--filter SUBSTR]
-                              [--engine portfolio] [--csv OUT.csv [--resume]]
+                              [--engine portfolio] [--command verify|check] [--csv OUT.csv [--resume]]
     python scripts/verisec.py --tables RUN1.csv RUN2.csv ...      (the tables of earlier runs together)
 
 Verisec has no `.yml` tasks: `expected.csv` lists `file,expected` (`false` for `_bad`, `true` for `_ok`), and
@@ -10,7 +10,9 @@ Verisec has no `.yml` tasks: `expected.csv` lists `file,expected` (`false` for `
 suite has one (`programs/apps/<program>/<vulnerability>/<program>.c`, e.g. `bind.c`: the functions the test cases
 declare in `<program>.h`; `helper_files`). Each run is
 `looprover verify FILE [HELPER] STUBS --property valid-memsafety -DBASE_SZ=N --json`, one at a time (the machine is
-shared). The tables: per file and size the answer and time; per size found (`_bad` FALSE), proved (`_ok` TRUE),
+shared). With `--command check`, each run is `looprover check ... --kinds memory-access --json` instead (the
+same time budget for all of a file's checks): a file counts FALSE when one access check is violated, TRUE when
+all are safe, else UNKNOWN. The tables: per file and size the answer and time; per size found (`_bad` FALSE), proved (`_ok` TRUE),
 WRONG, unknown; the constructs that made runs UNKNOWN, most frequent first; and the time to find each
 overflow against the size.
 
@@ -60,10 +62,14 @@ def helper_files(file: Path) -> list[Path]:
     return []
 
 
-def run_one(file: Path, stubs: Path, size: int, timeout: float, engine: str) -> dict:
-    cmd = [sys.executable, "-m", "looprover", "verify", str(file), *map(str, helper_files(file)), str(stubs),
-           "--property", "valid-memsafety",
-           f"-DBASE_SZ={size}", "--timeout", f"{timeout:g}", "--engine", engine, "--json"]
+def run_one(file: Path, stubs: Path, size: int, timeout: float, engine: str, command: str = "verify") -> dict:
+    files = [str(file), *map(str, helper_files(file)), str(stubs)]
+    if command == "check":
+        cmd = [sys.executable, "-m", "looprover", "check", *files, "--kinds", "memory-access", f"-DBASE_SZ={size}",
+               "--timeout", f"{timeout:g}", "--check-timeout", f"{timeout:g}", "--engine", engine, "--json"]
+    else:
+        cmd = [sys.executable, "-m", "looprover", "verify", *files, "--property", "valid-memsafety",
+               f"-DBASE_SZ={size}", "--timeout", f"{timeout:g}", "--engine", engine, "--json"]
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout + 30)
     except subprocess.TimeoutExpired:
@@ -75,7 +81,22 @@ def run_one(file: Path, stubs: Path, size: int, timeout: float, engine: str) -> 
                 "time": 0.0}
     if data.get("status") == "ERROR":
         return {"status": "UNKNOWN", "reason": "input error: " + data.get("error", ""), "time": 0.0}
-    return data
+    return data if command == "verify" else file_verdict(data)
+
+
+def file_verdict(data: dict) -> dict:
+    """A `check --json` answer as one verdict for the file: FALSE when an access check is violated, TRUE when
+    every one is safe, else UNKNOWN."""
+    checks = data.get("checks") or []
+    if "status" in data:            # the file itself is UNKNOWN (a construct the front-end refuses)
+        return {"status": data["status"], "reason": data.get("reason", ""), "time": data.get("time", 0.0)}
+    bad = [c for c in checks if c["status"] == "violated"]
+    open_ = [c for c in checks if c["status"] == "unknown"]
+    status = "FALSE" if bad else "UNKNOWN" if open_ else "TRUE"
+    first = (bad or open_ or [{}])[0]
+    reason = (f"{len(checks)} checks, {len(bad)} violated, {len(open_)} unknown"
+              + (f"; first: {first.get('reason', '')}" if first else ""))
+    return {"status": status, "reason": reason, "time": data.get("time", 0.0), "engine": first.get("engine", "")}
 
 
 def category(reason: str) -> str:
@@ -150,6 +171,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--limit", type=int, default=30, help="at most this many files, spread over the suite")
     ap.add_argument("--filter", help="only files whose path contains this")
     ap.add_argument("--engine", default="portfolio")
+    ap.add_argument("--command", choices=("verify", "check"), default="verify",
+                    help="verify each file (valid-memsafety), or check each of its accesses (`looprover check`)")
     ap.add_argument("--csv", type=Path, help="also write one row per run here, as each run ends")
     ap.add_argument("--resume", action="store_true",
                     help="keep the rows already in --csv and run only the (file, size) pairs it lacks (a run of "
@@ -176,10 +199,10 @@ def main(argv: list[str] | None = None) -> int:
             todo = [row for row in rows if (row["file"], size) not in done]
             print(f"== BASE_SZ={size}: {len(todo)} files" + (f" ({len(rows) - len(todo)} done earlier)"
                                                            if len(todo) < len(rows) else "")
-                  + f", --timeout {args.timeout:g}, --engine {args.engine}")
+                  + f", --timeout {args.timeout:g}, --engine {args.engine}, {args.command}")
             for row in todo:
                 expected = row["expected"].strip().lower() == "true"
-                data = run_one(args.dir / row["file"], stubs, size, args.timeout, args.engine)
+                data = run_one(args.dir / row["file"], stubs, size, args.timeout, args.engine, args.command)
                 res = {"file": row["file"], "size": size, "expected": expected, "status": data["status"],
                        "outcome": outcome(expected, data["status"]), "time": float(data.get("time") or 0.0),
                        "engine": data.get("engine") or "", "reason": data.get("reason") or ""}

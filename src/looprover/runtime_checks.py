@@ -80,14 +80,25 @@ def checked_program(job: Job) -> Program:
     return instrument_no_overflow(program, keep_assertions=True)
 
 
+def kind_of(prop: str) -> str:
+    return KINDS.get(prop, (prop, ""))[0]
+
+
+def of_kinds(program: Program, kinds: frozenset[str]) -> Program:
+    """`program` without the assertions of other kinds: they are neither checked nor assumed (`--kinds`), so
+    the selected checks speak of every execution, as `verify` of their property does."""
+    return program.with_edges(
+        Edge(e.src, e.dst, tuple(s for s in e.stmts if not isinstance(s, Assert) or kind_of(s.prop) in kinds))
+        for e in program.edges)
+
+
 def checks_of(program: Program) -> list[Check]:
     """The program's assertions as checks, numbered in source order."""
     found = []
     for ei, e in enumerate(program.edges):
         for si, s in enumerate(e.stmts):
             if isinstance(s, Assert):
-                kind = KINDS.get(s.prop, (s.prop, ""))[0]
-                found.append((s.src, kind, (ei, si)))
+                found.append((s.src, kind_of(s.prop), (ei, si)))
     found.sort(key=lambda f: ((f[0].file, f[0].line, f[0].col) if f[0] else ("", 0, 0), f[1], f[2]))
     return [Check(f"C{i}", kind, src, site) for i, (src, kind, site) in enumerate(found, 1)]
 

@@ -153,3 +153,18 @@ def test_a_file_that_does_not_compile_is_one_error_line(tmp_path, capsys, text, 
     assert cli.main(["check", str(path)]) == cli.EXIT_INPUT_ERROR
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: ") and words in err[0], err
+
+
+def test_kinds_keeps_only_those_checks_and_assumes_none_of_the_others(tmp_path):
+    """With `--kinds assertion` the out-of-bounds write is neither checked nor assumed: the assertion behind it
+    is then reached (as `verify` of unreach-call reaches it), and violated."""
+    got = _check(tmp_path, HEADER + """int main(void) {
+  int a[5];
+  int n = __VERIFIER_nondet_int();
+  if (n < 0) return 0;
+  a[n] = 1;
+  if (n >= 5) __VERIFIER_assert(0);
+  return 0;
+}
+""", "--kinds", "assertion")
+    assert [(c["kind"], c["status"]) for c in got["checks"]] == [("assertion", "violated")]

@@ -247,3 +247,16 @@ def test_verisec_links_the_programs_own_helper_file(tmp_path):
     other.parent.mkdir(parents=True)
     other.write_text("int main(void) { return 0; }\n")
     assert verisec.helper_files(other) == []
+
+
+def test_verisec_check_mode_reads_one_verdict_per_file():
+    """`scripts/verisec.py --command check`: a violated access makes the file FALSE, all safe TRUE, an open one
+    UNKNOWN; a file `check` could not build keeps its own UNKNOWN."""
+    verdict = _verisec_script().file_verdict
+
+    def checks(*statuses):
+        return {"checks": [{"status": s, "reason": s, "engine": "bmc"} for s in statuses], "time": 1.0}
+    assert verdict(checks("safe", "violated", "unknown"))["status"] == "FALSE"
+    assert verdict(checks("safe", "safe"))["status"] == "TRUE"
+    assert verdict(checks("safe", "unknown"))["status"] == "UNKNOWN"
+    assert verdict({"status": "UNKNOWN", "reason": "unsupported: x", "checks": []})["reason"] == "unsupported: x"
