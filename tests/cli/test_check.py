@@ -168,3 +168,22 @@ def test_kinds_keeps_only_those_checks_and_assumes_none_of_the_others(tmp_path):
 }
 """, "--kinds", "assertion")
     assert [(c["kind"], c["status"]) for c in got["checks"]] == [("assertion", "violated")]
+
+
+@pytest.mark.parametrize("header", ["#include <assert.h>\n", "void assert(int);\n"])
+def test_cs_assert_is_a_check_of_its_own(tmp_path, header):
+    """`assert` from <assert.h> (its failure calls __assert_fail) or as a function the program leaves undefined:
+    each is an assertion check; after a failing one the run ends (the access behind it is in bounds)."""
+    got = _check(tmp_path, header + """extern int __VERIFIER_nondet_int(void);
+int main(void) {
+  int a[10];
+  int n = __VERIFIER_nondet_int();
+  if (n < 0 || n > 10) return 0;
+  assert(n != 10);
+  a[n] = 1;
+  assert(n != 3);
+  return 0;
+}
+""")
+    assert [(c["line"], c["kind"], c["status"]) for c in got["checks"]] == [
+        (7, "assertion", "violated"), (8, "memory-access", "safe"), (9, "assertion", "violated")]

@@ -13,7 +13,7 @@ from looprover.frontend.c import clang_api as capi
 from looprover.frontend.c.ctype import OFF, CBool, CInt, CPtr, CVoid
 from looprover.frontend.c.cursors import INCDEC_OPS, TK, K, base_decl, children, strip_parens
 from looprover.frontend.c.known_functions import (
-    ASSUME_FUNCTIONS, NONDET_TYPES, TERMINATING_FUNCTIONS, nondet_suffix,
+    ASSERT_FAILURES, ASSUME_FUNCTIONS, NONDET_TYPES, TERMINATING_FUNCTIONS, nondet_suffix,
 )
 from looprover.frontend.c.heap import ALLOCATORS
 from looprover.frontend.c.memory import Val, scalar
@@ -75,7 +75,16 @@ class CallMixin(LoweringState):
                 raise self.unsupported(f"{name} with {len(args)} arguments", c)
             self.emit(Assert(self.to_bool(self.rv(args[0])), "unreach-call", self.loc))
             return Val(rt, {})
+        if name == "assert" and ref.get_definition() is None and len(args) == 1:
+            # <assert.h>'s assert, which the program calls as a function of its own (undeclared, or declared
+            # without a body): a failure ends the run; under `check` it is a check too
+            cond = self.to_bool(self.rv(args[0]))
+            self.emit(Assert(cond, "unreach-call", self.loc) if self.assert_checks else Assume(cond, self.loc))
+            return Val(rt, {})
         if name in TERMINATING_FUNCTIONS:
+            if self.assert_checks and name in ASSERT_FAILURES and not any(f.name == "reach_error"
+                                                                            for f in self.frames):
+                self.emit(Assert(FALSE, "unreach-call", self.loc))   # a failed assert (reach_error asserted it)
             for a in args:
                 self.discard(a)
             self.jump(self.exit)
