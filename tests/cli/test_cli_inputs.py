@@ -154,7 +154,7 @@ def test_verisec_rows_are_written_as_runs_end_and_a_resumed_run_skips_them(tmp_p
     (suite / "expected.csv").write_text("file,expected\na_bad.c,false\nb_ok.c,true\n")
     ran = []
 
-    def fake_run(file, stubs, size, timeout, engine):
+    def fake_run(file, stubs, size, timeout, engine, command="verify"):
         ran.append((file.name, size))
         if file.name == "b_ok.c" and size == 10 and len(ran) == 2:
             raise KeyboardInterrupt                     # the first run is cut off here
