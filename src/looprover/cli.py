@@ -110,7 +110,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     """`check FILE...`: every run-time check of a C program, one verdict each (`runtime_checks.py`); a line per
     check as it is settled, then the totals (or one JSON object), and with `--sarif` a SARIF 2.1.0 log."""
-    from looprover.runtime_checks import KINDS, checked_program, checks_of, of_kinds, run_checks, summary, table
+    from looprover.runtime_checks import checked_program, checks_of, of_kinds, run_checks, summary, table
     from looprover.sarif import sarif_log
     start = time.monotonic()
     deadline = Deadline(start + args.timeout)
@@ -121,13 +121,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             raise InputError(f"{job.input}: `check` verifies the run-time checks of C programs, not Horn clauses")
         program = checked_program(job)
         if args.kinds:
-            known = [k for k, _ in KINDS.values()]
-            kinds = frozenset(k.strip() for k in args.kinds.split(",") if k.strip())
-            if not kinds or kinds - set(known):
-                print(f"looprover check: error: --kinds: unknown kind {', '.join(sorted(kinds - set(known))) or '?'} "
-                      f"(known: {', '.join(known)})", file=sys.stderr)
-                return EXIT_USAGE
-            program = of_kinds(program, kinds)
+            program = of_kinds(program, args.kinds)
     except InputError as exc:
         return _error(str(exc), args.json, file=args.file[0])
     except UnsupportedError as exc:
@@ -297,6 +291,17 @@ def _engine_list(text: str) -> list[str]:
     return names
 
 
+def _check_kinds(text: str) -> frozenset[str]:
+    """`check --kinds`: a comma-separated list of kinds of checks (`runtime_checks.KINDS`)."""
+    from looprover.runtime_checks import KINDS
+    known = [k for k, _ in KINDS.values()]
+    kinds = frozenset(k.strip() for k in text.split(",") if k.strip())
+    if not kinds or kinds - set(known):
+        raise argparse.ArgumentTypeError(f"unknown kind {', '.join(sorted(kinds - set(known))) or repr(text)} "
+                                         f"(known: {', '.join(known)})")
+    return kinds
+
+
 def _techniques() -> list[str]:
     from looprover.transforms import TRANSFORMS
     return sorted(TRANSFORMS)
@@ -430,7 +435,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="wall-clock seconds for one check (default 30)")
     c.add_argument("--data-model", choices=DATA_MODELS, default=None,
                    help="C data model (default: the task's, else ILP32)")
-    c.add_argument("--kinds", metavar="K[,K...]",
+    c.add_argument("--kinds", metavar="K[,K...]", type=_check_kinds,
                    help="only these kinds of checks (memory-access, free, signed-overflow, undefined-operation, "
                         "assertion); the others are neither checked nor assumed")
     c.add_argument("--json", action="store_true", help="print one JSON object instead of text")

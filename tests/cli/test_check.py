@@ -41,6 +41,18 @@ int main(void) {
 """
 
 
+# only an execution that has already indexed out of bounds reaches the assertion
+AFTER_AN_ERROR = HEADER + """int main(void) {
+  int a[5];
+  int n = __VERIFIER_nondet_int();
+  if (n < 0) return 0;
+  a[n] = 1;
+  if (n >= 5) __VERIFIER_assert(0);
+  return 0;
+}
+"""
+
+
 def _check(tmp_path: Path, text: str, *more: str) -> dict:
     path = tmp_path / "p.c"
     path.write_text(text)
@@ -107,15 +119,7 @@ int main(void) {
 def test_a_check_speaks_of_executions_without_an_earlier_error(tmp_path):
     """Only an execution that has already indexed out of bounds reaches the assertion: the bounds check is
     violated, the assertion is not (what follows undefined behaviour is no verdict of a later check)."""
-    got = _check(tmp_path, HEADER + """int main(void) {
-  int a[5];
-  int n = __VERIFIER_nondet_int();
-  if (n < 0) return 0;
-  a[n] = 1;
-  if (n >= 5) __VERIFIER_assert(0);
-  return 0;
-}
-""")
+    got = _check(tmp_path, AFTER_AN_ERROR)
     assert _by_line(got)[(9, "memory-access")] == "violated"
     assert _by_line(got)[(10, "assertion")] == "safe"
 
@@ -158,15 +162,7 @@ def test_a_file_that_does_not_compile_is_one_error_line(tmp_path, capsys, text, 
 def test_kinds_keeps_only_those_checks_and_assumes_none_of_the_others(tmp_path):
     """With `--kinds assertion` the out-of-bounds write is neither checked nor assumed: the assertion behind it
     is then reached (as `verify` of unreach-call reaches it), and violated."""
-    got = _check(tmp_path, HEADER + """int main(void) {
-  int a[5];
-  int n = __VERIFIER_nondet_int();
-  if (n < 0) return 0;
-  a[n] = 1;
-  if (n >= 5) __VERIFIER_assert(0);
-  return 0;
-}
-""", "--kinds", "assertion")
+    got = _check(tmp_path, AFTER_AN_ERROR, "--kinds", "assertion")
     assert [(c["kind"], c["status"]) for c in got["checks"]] == [("assertion", "violated")]
 
 

@@ -93,7 +93,7 @@ MATH = IntType(None, True)      # ACSL's `integer`
 
 def _acsl_term(n: Node, types: Mapping[str, Type]) -> None:
     if n.op == "var":
-        if not (isinstance(types.get(n.name), IntType) or isinstance(types.get(n.name), BoolType)):
+        if not isinstance(types.get(n.name), (IntType, BoolType)):
             raise NotC(f"{n.name} is no integer variable here")
     elif n.op == "index":
         t = types.get(n.name)
@@ -211,8 +211,8 @@ def _trunc_div(a: int, c: int) -> int:
 
 
 # ------------------------------------------------------------------------------------------- printing
-_PREC = {"implies": 0, "or": 1, "and": 2, "==": 3, "!=": 3, "<": 4, "<=": 4, ">": 4, ">=": 4, "+": 5, "-": 5, "*": 6, "%": 6,
-         "/": 6}
+_PREC = {"implies": 0, "or": 1, "and": 2, "==": 3, "!=": 3, "<": 4, "<=": 4, ">": 4, ">=": 4, "+": 5, "-": 5,
+         "*": 6, "%": 6, "/": 6}
 
 
 def to_c(n: Node, outer: int = 0) -> str:

@@ -299,21 +299,27 @@ def printed_loop_invariants(per_node: dict[int | None, list[z3.BoolRef]], ir_nam
             for conj in conjuncts(_quantifier_free(f)):
                 if _implied_by_types(conj, ir_name, program, ranges):
                     continue
-                try:
-                    text = from_z3(conj, names, types)
-                except NotC:
-                    try:       # a quantified one or one on array cells: ACSL (`cexpr`), else nothing
-                        if not _on_cells(conj):
-                            raise
-                        text = acsl_from_z3(conj, names, types)
-                    except NotC:
-                        left_out += 1
-                        continue
+                text = _printed(conj, names, types)
+                if text is None:
+                    left_out += 1
+                    continue
                 if text not in printed:
                     printed.append(text)
         if printed:
             loops.append((loop, printed))
     return loops, left_out, skipped
+
+
+def _printed(f: z3.BoolRef, names, types) -> str | None:
+    """`f` in C, or when it quantifies or reads array cells in ACSL (`cexpr`); None when neither can say it."""
+    try:
+        return from_z3(f, names, types)
+    except NotC:
+        pass
+    try:
+        return acsl_from_z3(f, names, types) if _on_cells(f) else None
+    except NotC:
+        return None
 
 
 def _on_cells(f: z3.ExprRef) -> bool:

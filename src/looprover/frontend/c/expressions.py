@@ -93,10 +93,7 @@ class ExpressionMixin(LoweringState):
                 return Val(to, {})
             if is_array_expr(ch):
                 return self.convert(self.decay_array(ch), to, c)
-            alloc = self.allocation_call(ch) if isinstance(to, CPtr) else None
-            if alloc is not None:
-                return self.allocate(strip_parens(ch), *alloc, to, c)
-            return self.convert(self.rv(ch), to, c)
+            return self._converted(ch, to, c)
         if k == K.DECL_REF_EXPR:
             ref = c.referenced
             if ref is not None and ref.kind == K.ENUM_CONSTANT_DECL:
@@ -163,10 +160,7 @@ class ExpressionMixin(LoweringState):
             if isinstance(to, CVoid) or not want:
                 self.rv(ch, want=False)
                 return Val(to, {})
-            alloc = self.allocation_call(ch) if isinstance(to, CPtr) else None
-            if alloc is not None:
-                return self.allocate(strip_parens(ch), *alloc, to, c)
-            return self.convert(self.rv(ch), to, c)
+            return self._converted(ch, to, c)
         if len(ks) == 4 and self._is_binary_conditional(c):  # GNU `a ?: b`
             common, _, _, other = ks
             if self.effectful(common):
@@ -418,6 +412,14 @@ class ExpressionMixin(LoweringState):
         return self.convert(self.rv(last, want), t, last) if want else self.rv(last, want=False)
 
     # ================================================================================ conversions
+    def _converted(self, ch, to: CType, c) -> Val:
+        """The operand `ch` converted to `to` by the cast `c`; an allocation converted to T* makes its object
+        (`heap.py`)."""
+        alloc = self.allocation_call(ch) if isinstance(to, CPtr) else None
+        if alloc is not None:
+            return self.allocate(strip_parens(ch), *alloc, to, c)
+        return self.convert(self.rv(ch), to, c)
+
     def convert(self, v: Val, to: CType, c=None) -> Val:
         fr = v.ctype
         if isinstance(to, CVoid):

@@ -18,7 +18,7 @@ over the objects known when it is lowered, and without loops and gotos no code l
 runs after it. Moreover an object is one set of IR variables, so an allocation executed twice in a run (a list
 built in a loop) would need two live objects in one place. Such a program is refused, naming the allocation,
 rather than modelled unsoundly: the finished CFA is checked for an allocation on a cycle
-(`allocation_in_loop`). `realloc` and an allocation used as `void *` are refused as well.
+(`allocations_in_loops`). `realloc` and an allocation used as `void *` are refused as well.
 """
 from __future__ import annotations
 
@@ -30,7 +30,8 @@ from looprover.frontend.c.memory import Val, idx_const, pointer
 from looprover.frontend.c.state import LoweringState
 from looprover.program.cfa import Assert, Assign, Assume, Edge, Havoc, SrcLoc
 from looprover.program.expr import (
-    BOOL, TRUE, Binary, BoolConst, Cast, Compare, ConstArray, Expr, IntConst, IntType, and_, cast, ite, not_, or_,
+    BOOL, TRUE, Binary, BoolConst, Cast, Compare, ConstArray, Expr, IntConst, IntType, Var, and_, cast, ite, not_,
+    or_,
 )
 
 ALLOCATORS = ("malloc", "calloc", "alloca", "__builtin_alloca")
@@ -40,7 +41,7 @@ MAY_FAIL = ("malloc", "calloc")
 class HeapMixin(LoweringState):
     def allocation_call(self, c: ci.Cursor) -> tuple[str, list] | None:
         """(name, argument cursors) when `c` is a call of an allocation function without a body (whose result a
-    conversion to T* then gives to `allocate`)."""
+        conversion to T* then gives to `allocate`)."""
         c = strip_parens(c)
         if c.kind != K.CALL_EXPR:
             return None
@@ -77,16 +78,15 @@ class HeapMixin(LoweringState):
         count = Binary("/", nbytes, IntConst(size, wide), wide)
         # at most PTRDIFF_MAX bytes (what glibc allocates; larger requests fail); calloc's product is exact
         fits = Compare("<=", nbytes, IntConst(self.IDX.max, wide))
-        ok = self.new_var(f"{name}@{self.loc.line if self.loc else 0}.ok", BOOL, "local",
-                          c_name=f"{name} succeeded")
+        site = f"{name}@{self.loc.line if self.loc else 0}"
+        ok = self.new_var(f"{site}.ok", BOOL, "local", c_name=f"{name} succeeded")
         if name in MAY_FAIL:
             self.emit(Havoc((ok,), self.loc), Assign(ok, and_(ok, fits), self.loc))
         else:
             self.emit(Assume(fits, self.loc), Assign(ok, TRUE, self.loc))   # larger: undefined behaviour
-        n = self.new_var(f"{name}@{self.loc.line if self.loc else 0}.len", self.IDX, "local",
-                         c_name=f"length of the {name} object")
+        n = self.new_var(f"{site}.len", self.IDX, "local", c_name=f"length of the {name} object")
         self.emit(Assign(n, ite(ok, cast(self.IDX, count), idx_const(0, self.IDX)), self.loc))
-        obj = self.make_obj(f"{name}@{self.loc.line if self.loc else 0}", CArray(pt, n), "local")
+        obj = self.make_obj(site, CArray(pt, n), "local")
         obj.length = n
         self.register(obj)
         flag = self.alive[obj.id] = self.new_var(f"{obj.name}@alive", BOOL, "local", f"{obj.name}@alive")
@@ -100,7 +100,7 @@ class HeapMixin(LoweringState):
         else:
             self.emit(Havoc(cells, self.loc))
         self.emit(Assign(flag, ok, self.loc))
-        self.allocations.append((ok, self.loc))     # `allocation_in_loop` finds the allocation by its flag
+        self.allocations.append((ok, self.loc))     # `allocations_in_loops` finds the allocation by its flag
         oid = ite(ok, IntConst(obj.id, self.OBJ), IntConst(0, self.OBJ))
         return pointer(to, oid, idx_const(0, self.IDX))
 
@@ -148,38 +148,26 @@ def _zero(t) -> Expr:
     return IntConst(0, t) if isinstance(t, IntType) else BoolConst(False)
 
 
-def on_cycle(edges: list[Edge], num_locs: int, writes: set[str]) -> list[Edge]:
-    """The edges that write one of `writes` and lie on a cycle of the CFA (their target reaches their source)."""
+def allocations_in_loops(edges: list[Edge], num_locs: int, allocations: list[tuple[Var, SrcLoc | None]]
+                         ) -> list[SrcLoc | None]:
+    """Where the allocations are that a loop can execute more than once: those whose edge (the one writing the
+    success flag) lies on a cycle of the CFA, i.e. its target reaches its source. For `lower.Lowerer.run`
+    (module docstring)."""
+    where = {ok.name: src for ok, src in allocations}
     succ: dict[int, list[int]] = {i: [] for i in range(num_locs)}
     for e in edges:
         succ[e.src].append(e.dst)
     out = []
     for e in edges:
-        if not any(v.name in writes for s in e.stmts for v in s.writes()):
+        sites = [where[v.name] for s in e.stmts for v in s.writes() if v.name in where]
+        if not sites:
             continue
         seen, todo = {e.dst}, [e.dst]
-        while todo:
-            x = todo.pop()
-            if x == e.src:
-                out.append(e)
-                break
-            for y in succ[x]:
+        while todo and e.src not in seen:
+            for y in succ[todo.pop()]:
                 if y not in seen:
                     seen.add(y)
                     todo.append(y)
+        if e.src in seen:
+            out.append(sites[0])
     return out
-
-
-def allocation_in_loop(edges: list[Edge], num_locs: int, allocations: list[tuple[object, SrcLoc | None]]
-                       ) -> SrcLoc | None | bool:
-    """Where an allocation that a loop can execute more than once is (None: somewhere; False when there is
-    none). For `lower.Lowerer.run` (module docstring)."""
-    names = {ok.name: src for ok, src in allocations}
-    bad = on_cycle(edges, num_locs, set(names))
-    if not bad:
-        return False
-    for s in bad[0].stmts:
-        for v in s.writes():
-            if v.name in names:
-                return names[v.name]
-    return None

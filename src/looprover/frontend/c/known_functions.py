@@ -6,12 +6,12 @@ on exactly which names are modelled.
 """
 from __future__ import annotations
 
-# Functions that end the program (not an error): the edge goes to Program.exit.
-TERMINATING_FUNCTIONS = {"abort", "exit", "_exit", "_Exit", "__assert_fail", "__assert", "__assert_perror_fail",
-                         "__builtin_abort", "__builtin_exit", "__builtin_trap", "__assert_rtn"}
-ASSUME_FUNCTIONS = {"__VERIFIER_assume", "assume_abort_if_not"}
 # What <assert.h>'s `assert` calls when its condition fails (terminating; under `looprover check` also a check).
 ASSERT_FAILURES = {"__assert_fail", "__assert", "__assert_perror_fail", "__assert_rtn"}
+# Functions that end the program (not an error): the edge goes to Program.exit.
+TERMINATING_FUNCTIONS = {"abort", "exit", "_exit", "_Exit", "__builtin_abort", "__builtin_exit",
+                         "__builtin_trap"} | ASSERT_FAILURES
+ASSUME_FUNCTIONS = {"__VERIFIER_assume", "assume_abort_if_not"}
 
 # SV-COMP: `__VERIFIER_nondet_X()` returns an arbitrary value of type X, whatever the program declares.
 # (bits, signed); "long" means the data model's long; None: _Bool.

@@ -40,7 +40,7 @@ from looprover.frontend.c.calls import CallMixin
 from looprover.frontend.c.cursors import ARRAY_KINDS, TK, K, children
 from looprover.frontend.c.effects import SideEffectMixin
 from looprover.frontend.c.expressions import ExpressionMixin
-from looprover.frontend.c.heap import HeapMixin, allocation_in_loop
+from looprover.frontend.c.heap import HeapMixin, allocations_in_loops
 from looprover.frontend.c.initialisers import InitialiserMixin
 from looprover.frontend.c.lvalues import LValueMixin
 from looprover.frontend.c.parse import Parsed
@@ -98,11 +98,10 @@ class Lowerer(StatementMixin, ExpressionMixin, CallMixin, HeapMixin, LValueMixin
             # a dereference lowered before an allocation knows no object of it; without goto, code lowered
             # earlier never runs after an allocation outside loops
             raise UnsupportedError("goto in a program that allocates memory", self.first_goto)
-        if self.allocations:
-            where = allocation_in_loop(edges, n, self.allocations)
-            if where is not False:
-                raise UnsupportedError("an allocation that a loop executes more than once (one object per "
-                                       "allocation is modelled)", where)
+        looped = allocations_in_loops(edges, n, self.allocations) if self.allocations else []
+        if looped:
+            raise UnsupportedError("an allocation that a loop executes more than once (one object per allocation "
+                                   "is modelled)", looped[0])
         p = Program(self.bld.name, dict(self.bld.variables), tuple(edges), init, exit_, n, srcs, names,
                     self.bld.data_model, self.bld.source_file, assumptions=tuple(self.assumptions),
                     unchecked=("valid-memtrack",) if self.memsafety and self.heap_flags else ())

@@ -54,7 +54,7 @@ class LoweringState:
         self.assert_checks = memsafety and reach_checks     # `looprover check`: C's assert is a check too
         self.alive: dict[int, Var] = {}  # memsafety: object id -> whether the (local) object is live; heap objects
         self.heap_flags: dict[int, Var] = {}   # heap object id -> whether it is live (`heap.py`), in any mode
-        self.allocations: list = []      # (success flag, source) per allocation (`heap.allocation_in_loop`)
+        self.allocations: list = []      # (success flag, source) per allocation (`heap.allocations_in_loops`)
         self.id_step = 0                 # objects with an id after the pre-pass (`StorageMixin._new_instance`)
         self.first_goto = None           # where the first `goto` is (`heap.py`: lowering order)
         self.literals: dict = {}         # memsafety: string literal cursor -> its (read-only) object
