@@ -39,8 +39,13 @@ class TransitionSystem:
 
     # ------------------------------------------------------------------------------------------ unrolling
     def step_vars(self, j: int) -> list[z3.ExprRef]:
-        """The copy of the state variables for time step j (fresh constants named `x@j`)."""
-        return [step_var(v, j) for v in self.state]
+        """The copy of the state variables for time step j (fresh constants named `x@j`). Memoised: replaying a
+        1000-step TPA counterexample made 43,000 of these constants, 6 s of a 30 s run."""
+        memo = self.__dict__.setdefault("_step_memo", {})
+        vs = memo.get(j)
+        if vs is None:
+            vs = memo[j] = [step_var(v, j) for v in self.state]
+        return list(vs)
 
     @cached_property
     def aux_vars(self) -> list[z3.ExprRef]:
@@ -56,7 +61,13 @@ class TransitionSystem:
                           ) -> list[tuple[z3.ExprRef, z3.ExprRef]]:
         """The renaming of step j: state -> @j, next -> @j+1, auxiliaries (`aux_vars`, or `aux`) -> @auxj."""
         pairs = list(zip(self.state, self.step_vars(j))) + list(zip(self.next, self.step_vars(j + 1)))
-        pairs += [(a, z3.Const(f"{a}@aux{j}", a.sort())) for a in (self.aux_vars if aux is None else aux)]
+        memo = self.__dict__.setdefault("_aux_memo", {})
+        for a in self.aux_vars if aux is None else aux:
+            key = (a.get_id(), j)
+            hit = memo.get(key)
+            if hit is None:
+                hit = memo[key] = (a, z3.Const(f"{a}@aux{j}", a.sort()))     # a kept alive: ids are reused
+            pairs.append(hit)
         return pairs
 
     def trans_at(self, j: int) -> z3.ExprRef:
