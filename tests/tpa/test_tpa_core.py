@@ -10,12 +10,13 @@ import time
 import pytest
 import z3
 
-from looprover.deadline import Deadline
+from looprover.deadline import Deadline, OutOfTime
 from looprover.tpa import (
     SafeCertificate, TPAOptions, TPAStatus, check_safe_certificate, check_state_invariant,
     replay_counterexample, solve_tpa,
 )
 from looprover.smt.ts import TransitionSystem
+from looprover.tpa import core
 from looprover.tpa.core import TPA
 from looprover.tpa.result import Vocabulary
 from looprover.tpa.seeds import transitive_seeds
@@ -159,6 +160,47 @@ def test_level_closing_during_a_deeper_query_ends_the_run(monkeypatch):
     r = solve_tpa(ts, timeout=TIMEOUT)
     cert = assert_safe(ts, r)
     assert cert.level < r.stats["level"]
+
+
+def test_a_fixed_point_check_stopped_by_its_cap_is_tried_again(monkeypatch):
+    """A closure check that runs past its cap finds nothing this time; the level is not marked as failed but
+    checked again (with a doubled cap), so the run closes at the same level as without the interruption."""
+    ts = counter(10)
+    plain = assert_safe(ts, solve_tpa(ts, timeout=TIMEOUT))
+    closure, stopped = TPA._closure, []
+
+    def first_checks_run_out(self, i, side):
+        if len(stopped) < 2:              # both sides of the first level checked
+            stopped.append((i, side))
+            raise OutOfTime()
+        return closure(self, i, side)
+    monkeypatch.setattr(TPA, "_closure", first_checks_run_out)
+    r = solve_tpa(ts, timeout=TIMEOUT)
+    cert = assert_safe(ts, r)
+    assert stopped == [(plain.level, "right"), (plain.level, "left")] and r.stats["fixpoint_capped"] == 2
+    assert cert.level == plain.level
+
+
+def test_the_cap_of_fixed_point_checks_grows_until_they_can_answer(monkeypatch):
+    """With a first cap no check can meet, the doubling cap still lets the safe counter be proved."""
+    monkeypatch.setattr(core, "FIXPOINT_CAP", 1e-9)
+    ts = counter(10)
+    r = solve_tpa(ts, timeout=TIMEOUT)
+    assert_safe(ts, r)
+    assert r.stats["fixpoint_capped"] >= 1
+
+
+@pytest.mark.parametrize("variant", ["basic", "split"])
+def test_division_by_constants_is_searched_linearly_and_answered_on_the_original(variant):
+    """x += 3 from 0 with q = x div 3 tracked: the search steps with Tr's div as auxiliary quotient and
+    remainder; the safe query is proved and the unsafe one's path replays on the original Tr (`assert_path`)."""
+    (x, q), (x1, q1) = ints("x", "q")
+    tr = z3.And(x < 300, x1 == x + 3, q1 == x1 / 3)
+    init = z3.And(x == 0, q == 0)
+    safe = TransitionSystem([x, q], [x1, q1], init, tr, z3.And(x >= 300, q != 100))
+    assert_safe(safe, solve_tpa(safe, timeout=TIMEOUT, options=TPAOptions(variant=variant)))
+    unsafe = TransitionSystem([x, q], [x1, q1], init, tr, q == 77)
+    assert_unsafe(unsafe, solve_tpa(unsafe, timeout=TIMEOUT, options=TPAOptions(variant=variant)), depth=77)
 
 
 # ------------------------------------------------------------------------------------------ plain TPA

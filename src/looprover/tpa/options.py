@@ -39,6 +39,8 @@ class TPAOptions:
         "help": "conjoin checked reflexive-transitive template facts to every level (seeds.py)"})
     lemma_clauses: int = field(default=0, metadata={
         "help": "split a learned disjunctive lemma into at most this many clauses (0: keep it whole)"})
+    divmod: bool = field(default=True, metadata={
+        "help": "division and remainder by constants in Tr as auxiliary quotient and remainder (smt/divmod.py)"})
     qe_timeout: float = 2.0
 
     def __post_init__(self) -> None:

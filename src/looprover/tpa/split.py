@@ -105,14 +105,14 @@ class SplitTPA(TPA):
         if n == 0:
             return self.voc.trans(a, b, tag)
         self._ensure_exact(n)
-        return self.voc.rel_to(all_of(self.exact[n], self.ctx), a, b)
+        return self.voc.rel_to(self._conj(self.exact[n]), a, b)
 
     def _l(self, n: int, a: list[z3.ExprRef], b: list[z3.ExprRef]) -> z3.BoolRef:
         """L[n](a, b); L[0] is Id."""
         if n == 0:
             return self.voc.identity(a, b)
         self._ensure_level(n)
-        return self.voc.rel_to(all_of(self.levels[n], self.ctx), a, b)
+        return self.voc.rel_to(self._conj(self.levels[n]), a, b)
 
     def _lt_parts(self, n: int) -> list[z3.BoolRef]:
         """`L[n](x,x') ∧ (sel ⇒ x' = x'') ∧ (¬sel ⇒ E[n](x',x''))`, one part per lemma."""
@@ -282,8 +282,10 @@ class SplitTPA(TPA):
                 if self._efp_seen.get(i) == sig:
                     continue
                 self.stats["efp"] += 1
+                self._fp_capped = False
                 cert = self._undecided_is_none(self._exact_closure, i)
-                self._efp_seen[i] = sig
+                if not self._fp_capped:
+                    self._efp_seen[i] = sig
                 if cert is not None:
                     return cert
             return None
@@ -295,7 +297,7 @@ class SplitTPA(TPA):
         voc = self.voc
         x, x1, x2 = voc.x, voc.x1, voc.x2
         w = [z3.Const(f"{v}!tpa3", v.sort()) for v in x]
-        lt = all_of(self.levels[i], self.ctx)
+        lt = self._conj(self.levels[i])
         init, bad = self.init, self.bad
 
         def safe(e: z3.BoolRef, side: str) -> bool:
@@ -308,10 +310,10 @@ class SplitTPA(TPA):
             return self._unsat(e, voc.rel_to(e, x1, x2), z3.Not(voc.rel_to(e, x, x2)), *restriction)
 
         def cert(e: z3.BoolRef, side: str, restricted: bool) -> SafeCertificate:
-            chain = tuple((all_of(self.exact[k], self.ctx), all_of(self.levels[k], self.ctx)) for k in range(1, i))
+            chain = tuple((self._conj(self.exact[k]), self._conj(self.levels[k])) for k in range(1, i))
             return SafeCertificate(side, e, i, restricted, chain=chain + ((e, lt),))
 
-        e = all_of(self.exact[i], self.ctx)
+        e = self._conj(self.exact[i])
         if transitive(e):
             return cert(e, "split-right", False) if safe(e, "split-right") else None
         kept = self._transitive_subset(self.exact[i])
