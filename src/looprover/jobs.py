@@ -419,7 +419,7 @@ def _engine_loaders(engine: str, language: str) -> list[Callable[[], Any]]:
     language (its first turns, which answer most easy tasks); the others load in their own processes when they
     get a turn (`portfolio.run_portfolio`)."""
     from looprover.engines.cards import CARDS
-    names = [n for n, c in CARDS.items() if c.portfolio and c.cost == 0 and language in c.languages] + \
+    names = [n for n, c in CARDS.items() if c.portfolio and c.cost_for(language) == 0 and language in c.languages] + \
         ["portfolio"] if engine == "portfolio" else [engine]
     return [lambda n=n: get_engine(n) for n in names]
 

@@ -467,7 +467,7 @@ def test_a_program_file_job_does_not_load_the_task_reader(tmp_path):
 
 
 def test_engines_are_imported_beside_the_front_end_and_joined_before_the_run(chc_file):
-    """The job imports the engines the portfolio starts first (the cheapest for Horn clauses: bmc, kinduction)
+    """The job imports the engines the portfolio starts first (the cheapest for Horn clauses: bmc, spacer)
     in a thread while the front-end works; that thread must be gone before the engine runs (a fork while it
     holds an import lock would hang the portfolio's children). The other engines load in their own processes
     only when they get a turn: the parent never imports them."""
@@ -486,4 +486,4 @@ v, _ = jobs.verify_job(job, jobs.JobOptions(engine="portfolio"), Deadline.after(
 print(v.status.name, seen, ",".join(n for n, m in engines.ENGINES.items() if m.partition(":")[0] in sys.modules))
 """
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert r.stdout.split() == ["TRUE", "[[]]", "bmc,kinduction"], r.stderr
+    assert r.stdout.split() == ["TRUE", "[[]]", "bmc,spacer"], r.stderr

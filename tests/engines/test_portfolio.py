@@ -216,6 +216,9 @@ def test_engines_are_chosen_by_what_they_declare():
     assert portfolio.choose_engines(Task(Property("termination")), run) == ["termination"]
     bv = portfolio.choose_engines(Task(), Run.with_timeout(10, bitvector=True))
     assert bv == [n for n in names if get_engine(n).bitvector]
+    # Horn clauses: Spacer's measured cost there puts it beside bmc in the first turns, k-induction after it
+    chc = portfolio.choose_engines(Task(Property("check-sat"), "chc"), run)
+    assert chc[:3] == ["bmc", "spacer", "kinduction"] and "execute" not in chc
 
 
 def test_no_engine_for_the_task_is_unknown_with_the_reason(chc_program):
