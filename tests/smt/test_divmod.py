@@ -6,6 +6,7 @@ import random
 import z3
 
 from looprover.smt.divmod import purify_divmod
+from looprover.smt.terms import subterms
 
 
 def _random_term(rng: random.Random, xs: list[z3.ArithRef], depth: int) -> z3.ArithRef:
@@ -38,12 +39,12 @@ def test_purified_formula_is_equivalent_with_its_fresh_variables_existential():
     for _ in range(150):
         f = _random_formula(rng, xs)
         g, fresh = purify_divmod(f)
-        has = any(z3.is_app_of(t, k) for t in _subterms(f) for k in (z3.Z3_OP_IDIV, z3.Z3_OP_MOD))
+        has = any(z3.is_app_of(t, k) for t in subterms(f) for k in (z3.Z3_OP_IDIV, z3.Z3_OP_MOD))
         assert bool(fresh) == has
         if not fresh:
             assert g.eq(f)
             continue
-        assert not any(z3.is_app_of(t, k) for t in _subterms(g) for k in (z3.Z3_OP_IDIV, z3.Z3_OP_MOD))
+        assert not any(z3.is_app_of(t, k) for t in subterms(g) for k in (z3.Z3_OP_IDIV, z3.Z3_OP_MOD))
         for _ in range(8):
             at = [(x, z3.IntVal(rng.randint(-120, 120))) for x in xs]
             truth = z3.is_true(z3.simplify(z3.substitute(f, *at)))
@@ -65,12 +66,3 @@ def test_quantified_formulas_are_left_alone():
     f = z3.ForAll([k], z3.Implies(k % 2 == 0, x != k))
     assert purify_divmod(f) == (f, [])
 
-
-def _subterms(f: z3.ExprRef):
-    seen, stack = set(), [f]
-    while stack:
-        t = stack.pop()
-        if t.get_id() not in seen:
-            seen.add(t.get_id())
-            yield t
-            stack.extend(t.children())

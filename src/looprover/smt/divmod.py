@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import z3
 
+from looprover.smt.terms import subterms
+
 _DIVMOD = (z3.Z3_OP_IDIV, z3.Z3_OP_MOD)
 
 
@@ -26,18 +28,10 @@ def purify_divmod(f: z3.BoolRef, prefix: str = "dm") -> tuple[z3.BoolRef, list[z
     found: dict[tuple[int, int], tuple[z3.ExprRef, z3.ExprRef]] = {}     # (id of t, c) -> (q, r)
     defs: list[z3.BoolRef] = []
     subst: list[tuple[z3.ExprRef, z3.ExprRef]] = []
-    seen: set[int] = set()
-    stack = [f]
-    while stack:
-        t = stack.pop()
-        if t.get_id() in seen:
-            continue
-        seen.add(t.get_id())
+    for t in subterms(f):
         if z3.is_quantifier(t):
             return f, []
-        if not z3.is_app(t):
-            continue
-        if t.decl().kind() in _DIVMOD and z3.is_int(t):
+        if z3.is_app(t) and t.decl().kind() in _DIVMOD and z3.is_int(t):
             a, b = t.arg(0), t.arg(1)
             c = _numeral(b)
             if c is not None:
@@ -49,7 +43,6 @@ def purify_divmod(f: z3.BoolRef, prefix: str = "dm") -> tuple[z3.BoolRef, list[z
                     defs += [a == c * q + r, r >= 0, r < abs(c)]
                 q, r = found[key]
                 subst.append((t, q if t.decl().kind() == z3.Z3_OP_IDIV else r))
-        stack.extend(t.children())
     if not subst:
         return f, []
     # innermost first is not needed: substitute replaces whole subterms, and a div inside the dividend of

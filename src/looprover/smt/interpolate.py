@@ -50,7 +50,7 @@ from looprover.deadline import Deadline
 from looprover.smt.horn import relation_body
 from looprover.smt.itp_farkas import Farkas
 from looprover.smt.itp_problem import MAX_ROUNDS, MethodFailed, Problem, as_formula, weaken
-from looprover.smt.terms import any_of
+from looprover.smt.terms import any_of, subterms
 from looprover.smt.mbp import QEError, eliminate_quantifiers, free_constants, project, qe, vocabulary
 from looprover.smt.tactics import apply as tactics_apply
 
@@ -123,16 +123,7 @@ class ItpStats:
 
 def term_size(f: z3.ExprRef) -> int:
     """Number of distinct sub-terms (DAG size): the size measure we report and compare."""
-    seen: set[int] = set()
-    todo = [f]
-    while todo:
-        t = todo.pop()
-        if t.get_id() in seen:
-            continue
-        seen.add(t.get_id())
-        if z3.is_app(t):
-            todo.extend(t.children())
-    return len(seen)
+    return sum(1 for _ in subterms(f))
 
 
 # --------------------------------------------------------------------------------------------------------------------

@@ -7,6 +7,8 @@ and the engines share one definition.
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import z3
 
 TRUE = z3.BoolVal(True)
@@ -86,6 +88,21 @@ def all_of(fs: list[z3.BoolRef], ctx: z3.Context) -> z3.BoolRef:
 def any_of(fs: list[z3.BoolRef], ctx: z3.Context) -> z3.BoolRef:
     """The disjunction of `fs` in context `ctx` (false for none), without folding."""
     return z3.BoolVal(False, ctx) if not fs else fs[0] if len(fs) == 1 else z3.Or(fs)
+
+
+def subterms(f: z3.ExprRef) -> Iterator[z3.ExprRef]:
+    """Each distinct sub-term of `f` once (parents before their children); a quantifier is yielded but not
+    entered."""
+    seen: set[int] = set()
+    todo = [f]
+    while todo:
+        t = todo.pop()
+        if t.get_id() in seen:
+            continue
+        seen.add(t.get_id())
+        yield t
+        if z3.is_app(t):
+            todo.extend(t.children())
 
 
 def conjuncts(f: z3.BoolRef) -> list[z3.BoolRef]:

@@ -136,7 +136,6 @@ class TPA:
         self.times: Counter = Counter()
         self.deadline = Deadline(time.monotonic())
         self._fp_cap = FIXPOINT_CAP
-        self._fp_capped = False
         self._conjs: dict[int, tuple[int, z3.BoolRef, list]] = {}
         self._check_vocabulary()
 
@@ -520,10 +519,10 @@ class TPA:
             if not self.levels[i] and not self._empty_query():
                 self._fp_seen[i] = sig
                 return None
-            self._fp_capped = False
+            capped = self.stats["fixpoint_capped"]
             cert = self._undecided_is_none(self._closure, i, "right") or \
                 self._undecided_is_none(self._closure, i, "left")
-            if not self._fp_capped:        # a check stopped by its cap is tried again, with the doubled cap
+            if self.stats["fixpoint_capped"] == capped:     # a check stopped by its cap is tried again later
                 self._fp_seen[i] = (len(self.levels[i]), len(self.right_inv), len(self.left_inv))
             return cert
         finally:
@@ -546,7 +545,6 @@ class TPA:
                 raise
             self.stats["fixpoint_capped"] += 1
             self._fp_cap *= 2
-            self._fp_capped = True
             return None
         finally:
             self.deadline = real

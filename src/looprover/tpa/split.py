@@ -282,9 +282,9 @@ class SplitTPA(TPA):
                 if self._efp_seen.get(i) == sig:
                     continue
                 self.stats["efp"] += 1
-                self._fp_capped = False
+                capped = self.stats["fixpoint_capped"]
                 cert = self._undecided_is_none(self._exact_closure, i)
-                if not self._fp_capped:
+                if self.stats["fixpoint_capped"] == capped:     # capped checks are tried again later
                     self._efp_seen[i] = sig
                 if cert is not None:
                     return cert
