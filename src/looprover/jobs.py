@@ -30,7 +30,9 @@ from looprover.processes import (
 )
 from looprover.program.cfa import Program
 from looprover.program.instrument import UNDECIDED, instrument_no_overflow, undecided_reason
-from looprover.properties import CHECK_SAT, NO_OVERFLOW, VALID_MEMSAFETY, Property, default_property, load_property
+from looprover.properties import (
+    CHECK_SAT, NO_OVERFLOW, UNDEFINED_ASSERT, VALID_MEMSAFETY, Property, default_property, load_property,
+)
 from looprover.report import split_tracebacks, verdict_json, verdict_text
 from looprover.smt.encode import bitvector_reason
 from looprover.verdict import Counterexample, Status, Verdict
@@ -188,8 +190,7 @@ def verify_job(job: Job, options: JobOptions, deadline: Deadline, phase: Callabl
     report(f"running {options.engine} (timeout {max(deadline.left(), 0):.1f} s)")
     phase(2)
     verdict = checked_verdict(program, task, options, deadline)
-    if job.property.name == NO_OVERFLOW:
-        verdict = undecided_overflow(verdict)
+    verdict = undecided_verdict(verdict)
     if verdict.status == Status.TRUE and program.unchecked:
         verdict = Verdict.unknown(verdict.engine, f"{verdict.reason}, but {', '.join(program.unchecked)} is not "
                                                   f"checked for programs that allocate memory")
@@ -254,17 +255,22 @@ def _instrument_for(job: Job, program: Program) -> Program:
     return instrument_no_overflow(program) if job.property.name == NO_OVERFLOW else program
 
 
-def undecided_overflow(verdict: Verdict) -> Verdict:
-    """A no-overflow FALSE whose trace ends at undefined behaviour that SV-COMP's overflow definition leaves
-    open (`program/instrument.py`) is UNKNOWN, its trace kept as the unconfirmed counterexample. When the run
-    did not record which assertion failed, an undecided one on the last edge is enough for UNKNOWN."""
+def undecided_verdict(verdict: Verdict) -> Verdict:
+    """A FALSE whose trace ends at an assertion no property defines a violation by is UNKNOWN, its trace kept as
+    the unconfirmed counterexample: undefined behaviour that SV-COMP's overflow definition leaves open
+    (`program/instrument.py`), or a failing call of an undefined `assert` (`properties.UNDEFINED_ASSERT`). When
+    the run did not record which assertion failed, such an assertion on the last edge is enough for UNKNOWN."""
     cex = verdict.evidence
     if verdict.status != Status.FALSE or not isinstance(cex, Counterexample) or not cex.steps:
         return verdict
-    failed = cex.failed_check(UNDECIDED)
-    if failed is None:
-        return verdict
-    return dataclasses.replace(verdict, status=Status.UNKNOWN, reason=undecided_reason(failed))
+    if (failed := cex.failed_check(UNDECIDED)) is not None:
+        return dataclasses.replace(verdict, status=Status.UNKNOWN, reason=undecided_reason(failed))
+    if (failed := cex.failed_check(UNDEFINED_ASSERT)) is not None:
+        where = f" at {failed.src}" if failed.src else ""
+        return dataclasses.replace(verdict, status=Status.UNKNOWN, reason=(
+            f"the program's assert{where} can fail, and assert is a function it leaves undefined (no <assert.h>), "
+            f"so what happens then is unknown: {failed.cond}"))
+    return verdict
 
 
 def _encoding(program: Program, requested: bool | None, engine_has_bv: bool) -> tuple[bool, str]:

@@ -29,6 +29,13 @@ VALID_MEMSAFETY = "valid-memsafety"
 
 NO_OVERFLOW = "no-overflow"   # no signed arithmetic leaves its type (checked as assertions: program/instrument.py)
 
+# Not a property one verifies, the tag of an assertion whose failure no property defines: a call of `assert` that
+# the program leaves undefined (no <assert.h>, no body; Verisec's inlined cases). What such a call does when its
+# condition is false is unknown (C's macro would abort, an external function could return), so the condition is
+# asserted: a TRUE proves it never fails, and a counterexample that fails it is UNKNOWN naming the call
+# (`jobs.undecided_verdict`), never FALSE and never a path cut off as if the run had ended.
+UNDEFINED_ASSERT = "undefined-assert"
+
 # properties the engines can check (others are recognised and reported as unsupported)
 VERIFIABLE = frozenset({UNREACH_CALL, TERMINATION, NO_OVERFLOW, CHECK_SAT, VALID_MEMSAFETY})
 

@@ -260,3 +260,29 @@ def test_verisec_check_mode_reads_one_verdict_per_file():
     assert verdict(checks("safe", "safe"))["status"] == "TRUE"
     assert verdict(checks("safe", "unknown"))["status"] == "UNKNOWN"
     assert verdict({"status": "UNKNOWN", "reason": "unsupported: x", "checks": []})["reason"] == "unsupported: x"
+
+
+UNDEFINED_ASSERT = """extern int __VERIFIER_nondet_int(void);
+int main(void) {
+  int a[10];
+  int n = __VERIFIER_nondet_int();
+  if (n < 0 || n > 10) return 0;
+  assert(n < LIMIT);
+  if (n < 10) a[n] = 1; else a[n - 1] = 2;
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("prop", ["valid-memsafety", "unreach-call", "no-overflow"])
+def test_an_undefined_assert_that_can_fail_is_unknown_and_one_that_holds_is_proved(tmp_path, capsys, prop):
+    """A call of `assert` the program leaves undefined (Verisec's inlined cases): what it does when its condition
+    is false is unknown, so a failing one is UNKNOWN naming the call (it was taken as ending the run, which made
+    programs TRUE whose later code the failing call may reach), and one that never fails does not stand in the
+    way of TRUE."""
+    (tmp_path / "a.c").write_text(UNDEFINED_ASSERT)
+    code, data = _verify(capsys, tmp_path / "a.c", "-DLIMIT=10", "--property", prop)
+    assert code == 0 and data["status"] == "UNKNOWN", data
+    assert "assert at" in data["reason"] and "a.c:6" in data["reason"] and "undefined" in data["reason"], data
+    code, data = _verify(capsys, tmp_path / "a.c", "-DLIMIT=11", "--property", prop)
+    assert code == 0 and data["status"] == "TRUE", data

@@ -20,6 +20,7 @@ from looprover.frontend.c.memory import Val, scalar
 from looprover.frontend.c.state import Frame, LoweringState
 from looprover.program.cfa import Assert, Assign, Assume, Havoc
 from looprover.program.expr import FALSE
+from looprover.properties import UNDEFINED_ASSERT
 
 
 class CallMixin(LoweringState):
@@ -76,10 +77,10 @@ class CallMixin(LoweringState):
             self.emit(Assert(self.to_bool(self.rv(args[0])), "unreach-call", self.loc))
             return Val(rt, {})
         if name == "assert" and ref.get_definition() is None and len(args) == 1:
-            # <assert.h>'s assert, which the program calls as a function of its own (undeclared, or declared
-            # without a body): a failure ends the run; under `check` it is a check too
+            # the program calls assert as a function of its own (undeclared, or declared without a body): under
+            # `check` a check like any other; in verify what a failure does is unknown (`UNDEFINED_ASSERT`)
             cond = self.to_bool(self.rv(args[0]))
-            self.emit(Assert(cond, "unreach-call", self.loc) if self.assert_checks else Assume(cond, self.loc))
+            self.emit(Assert(cond, "unreach-call" if self.assert_checks else UNDEFINED_ASSERT, self.loc))
             return Val(rt, {})
         if name in TERMINATING_FUNCTIONS:
             if self.assert_checks and name in ASSERT_FAILURES and not any(f.name == "reach_error"
