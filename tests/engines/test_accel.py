@@ -234,3 +234,45 @@ def test_quantified_branches_come_second():
     assert acc.edge not in first.program.edges and acc.edge in second.program.edges and share == 0.5
     v = verify("accel", p.build(), timeout=20)
     assert v.status == Status.FALSE and len(v.stats["stages"]) == 1
+
+
+COPY_THROUGH_POINTER = """extern char __VERIFIER_nondet_char(void);
+char *copy(char *dest, const char *src) {
+  int i;
+  for (i = 0; ; i++) { dest[i] = src[i]; if (src[i] == 0) break; }
+  return dest;
+}
+void keep(char *line) {
+  char user[SMALL];
+  copy(user, line);
+}
+int main(void) {
+  char in[N + 5];
+  int k;
+  for (k = 0; k < N + 4; k++) in[k] = __VERIFIER_nondet_char();
+  in[N + 4] = 0;
+  keep(in);
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("n", [4, 1000])
+def test_a_copy_into_a_local_of_a_called_function_overflows_at_any_size(tmp_path, n):
+    """`user`'s object id is a variable (a new one per activation of `keep`), so the front-end writes the copy's
+    `dest[i] = src[i]` as writes of both objects, `in[i] = id == in's id ? src[i] : in[i]`: a path that reads what it
+    writes until the write of `in` is recognised as `in[i] = in[i]` (or split on the id, tests/transforms/
+    test_accelerate.py). The overflow after N iterations is found at N = 1000 as at 4, replayed."""
+    from looprover.engines import run_engine
+    from looprover.engines.base import Run, Task
+    from looprover.frontend.c import load_c_program
+    from looprover.properties import Property
+    f = tmp_path / "copy.c"
+    f.write_text(COPY_THROUGH_POINTER)
+    program = load_c_program(f, memsafety=True, defines=(f"N={n}", f"SMALL={n}"))
+    v = run_engine(get_engine("accel"), program, Task(Property("valid-memsafety"), "c", "ILP32"),
+                   Run.with_timeout(30))
+    assert v.status == Status.FALSE and v.evidence.validated, v.reason
+    safe = load_c_program(f, memsafety=True, defines=(f"N={n}", f"SMALL={n + 5}"))
+    v = run_engine(get_engine("accel"), safe, Task(Property("valid-memsafety"), "c", "ILP32"), Run.with_timeout(5))
+    assert v.status == Status.UNKNOWN, v.reason

@@ -27,7 +27,7 @@ from looprover.transforms.expand import ExpandAccelerated
 from looprover.verdict import TraceStep
 from looprover.evidence.replay import ModelCounterexample
 
-from helpers.progdsl import Prog, add, c, lt, mul, ne, sel
+from helpers.progdsl import Prog, add, c, eq, ge, le, lt, mul, ne, sel, sub
 from helpers.randprog import random_program
 
 W = wide_type(32)
@@ -390,3 +390,45 @@ def test_array_fill_interpreter_and_range():
     with pytest.raises(UndefinedBehavior):
         ev.eval(ArrayFill(a, const(2**31 - 1, W), 1, Var("n", W), k, const(0, I32), a.type), {"a": ArrayValue(0), "n": 2})
 
+
+
+def pointer_copy_program(bound: int = 30, self_read: bool = False):
+    """A copy through a pointer that may designate either of two arrays: as the front-end writes it, each write
+    is a write of both, `a[i] = id == 1 ? v : a[i]`; `id` (which object) is the same in every iteration."""
+    from looprover.program.expr import ite
+    p = Prog("ptrcopy")
+    a = p.var("a", ArrayType(I32, I32, 100))
+    b = p.var("b", ArrayType(I32, I32, 100))
+    src = p.var("src", ArrayType(I32, I32, 100))
+    i = p.var("i", I32)
+    pid = p.var("id", I32, kind="nondet")
+    p.havoc(pid)
+    p.assume(ge(pid, c(1)))
+    p.assume(le(pid, c(3)))
+    p.assign(i, c(0))
+    with p.while_(lt(i, c(bound))):
+        v = sel(a, sub(i, c(1))) if self_read else add(sel(src, i), c(5))
+        p.store(a, i, ite(eq(pid, c(1)), v, sel(a, i)))
+        p.store(b, i, ite(eq(pid, c(2)), v, sel(b, i)))
+        p.assign(i, add(i, c(1)))
+    p.assert_(ne(sel(b, c(20)), c(9)))
+    return p.build()
+
+
+def test_a_write_through_a_pointer_to_one_of_several_arrays_is_split_on_which_one():
+    """The path reads the arrays it writes (`a[i] = id == 1 ? v : a[i]`) until it is split on `id == 1` and
+    `id == 2`, which no iteration changes: each variant writes at most one array, as a fill."""
+    notes = notes_of(pointer_copy_program())
+    assert "assuming (!(id == 1)), (!(id == 2))" in notes and "assuming (id == 1), (!(id == 2))" in notes, notes
+    assert notes.count("fill, stride 1") >= 2, notes
+    # a variant whose write reads the array it writes stays refused; the others are still accelerated
+    notes = notes_of(pointer_copy_program(self_read=True))
+    assert "reads array(s) it writes: a" in notes and "assuming (id == 1)" not in notes.split("reads")[0], notes
+    assert "b: fill, stride 1" in notes, notes
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_runs_through_the_split_branches_are_runs_of_the_original(seed):
+    """Each variant under-approximates the path: every run through its branch expands to a run of the original
+    to the same state (the iteration counts and `id` are random; `id` == 3 writes neither array)."""
+    assert check_runs_map_back(pointer_copy_program(bound=6), 30, seed) > 0

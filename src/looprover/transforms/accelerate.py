@@ -33,6 +33,11 @@ it), `paths.loop_paths` picks up to `max_paths` paths that can run twice in a ro
   branch keeps `ForAll`.
 * **Arrays**: π may write each array once, at an index linear in the iteration (stride s from a model, then
   checked valid), and must not read an array it writes; the n writes become one `ArrayFill`.
+* **Invariant write conditions**: a write through a pointer that may point into several objects is a write of
+  each, `a[i] = c ? v : a[i]`, whose condition c (which object the pointer designates) no statement of π
+  changes. Such a path reads what it writes; it is split on the valuations of these conditions
+  (`invariant_write_conditions`), each variant assuming its valuation, which leaves at most the one real write
+  per array. The variants' union is π, so each is an under-approximation of π on its own.
 
 The branch is an edge from the header to itself (BMC counts it as one iteration):
     havoc n, frozen inputs; assume 1 <= n <= 2^w; assume guard; t_x := closed form (each x);
@@ -49,9 +54,9 @@ from looprover.deadline import Deadline, OutOfTime
 from looprover.errors import LooproverError
 from looprover.program.cfa import Assert, Assign, Assume, Edge, Havoc, Program, Stmt, VarInfo
 from looprover.program.expr import (
-    BINDERS, TRUE, And, ArrayFill, ArrayType, Binary, BoolConst, BoolType, Cast, Compare, ConstArray, Expr,
+    BINDERS, FALSE, TRUE, And, ArrayFill, ArrayType, Binary, BoolConst, BoolType, Cast, Compare, ConstArray, Expr,
     ForAll, IntConst, IntType, Ite, Not, Or, Select, Store, Unary, Var, and_, cast, cmp, const, conjuncts,
-    free_vars, ite, rebuild, substitute, transform, walk,
+    free_vars, ite, not_, rebuild, substitute, transform, walk,
 )
 from looprover.program.loops import Loop, analyze_loops
 from looprover.smt.encode import Encoder
@@ -199,6 +204,51 @@ class SymPath:
     frozen: list[tuple[Var, Var]] = field(default_factory=list)     # (havocked variable, its input)
 
 
+def specialize(sp: SymPath, fixed: tuple[tuple[Expr, bool], ...]) -> SymPath:
+    """`sp` under the valuation `fixed` of conditions no statement of the path changes: they are replaced by
+    their values, writes `a[i] = a[i]` (also where the front-end wrote one for a pointer that designates another
+    object) and assignments `x = x` are dropped, and the valuation is part of the path's condition."""
+    vals = dict(fixed)
+
+    def node(x: Expr) -> Expr | None:
+        if x in vals:
+            return TRUE if vals[x] else FALSE
+        if (same := _cmp_self(x)) is not None:
+            return same
+        if isinstance(x, Store) and x.value == Select(x.array, x.index, x.value.type):
+            return x.array
+        return None
+
+    post = {v: transform(e, node) for v, e in sp.post.items()}
+    return SymPath({v: e for v, e in post.items() if e != v},
+                   [transform(c_, node) for c_ in sp.cond] + [c_ if val else not_(c_) for c_, val in fixed],
+                   [transform(e, node) for e in sp.evaluated], sp.frozen)
+
+
+def _cmp_self(x: Expr) -> Expr | None:
+    """The value of `e op e` (a pointer compared with itself), else None."""
+    if isinstance(x, Compare) and x.lhs == x.rhs:
+        return TRUE if x.op in ("==", "<=", ">=") else FALSE
+    return None
+
+
+def invariant_write_conditions(path: tuple[Edge, ...]) -> list[Expr]:
+    """Conditions of the `ite`s in the path's array writes that read no variable the path writes (which object
+    a pointer designates, say): the same in every iteration, so the path can be split on them."""
+    sp = run_symbolically(path, lambda v: Var(f"__lr_h_{v.name}", v.type))
+    written = set(sp.post)
+    found: dict[Expr, None] = {}
+    for v, e in sp.post.items():
+        if not isinstance(v.type, ArrayType):
+            continue
+        for x in walk(e):
+            if isinstance(x, Ite) and not (free_vars(x.cond) & written) and _cmp_self(x.cond) is None \
+                    and not any(isinstance(y, (Select, Store)) for y in walk(x.cond)) \
+                    and not any(v_.name.startswith("__lr_h_") for v_ in free_vars(x.cond)):
+                found[x.cond] = None
+    return list(found)
+
+
 def run_symbolically(path: tuple[Edge, ...], frozen_var) -> SymPath:
     sp = SymPath()
     for e in path:
@@ -323,8 +373,9 @@ def _env(enc: Encoder, vs) -> dict:
 class PathAccelerator:
     """The accelerated branch of one path π at header `h` (see the module docstring); raises NotAccelerable."""
 
-    def __init__(self, b: _Builder, h: int, path: tuple[Edge, ...], tag: str):
-        self.b, self.h, self.path, self.tag = b, h, path, tag
+    def __init__(self, b: _Builder, h: int, path: tuple[Edge, ...], tag: str,
+                 fixed: tuple[tuple[Expr, bool], ...] = ()):
+        self.b, self.h, self.path, self.tag, self.fixed = b, h, path, tag, fixed
         self.kinds: dict[str, str] = {}
         self.guard_kinds: list[str] = []
 
@@ -342,7 +393,7 @@ class PathAccelerator:
             inputs.append(h)
             return h
 
-        sp = run_symbolically(path, frozen_var)
+        sp = specialize(run_symbolically(path, frozen_var), self.fixed)
         written = set(sp.post)
         scalars = {v for v in written if not isinstance(v.type, ArrayType)}
         arrays = written - scalars
@@ -418,7 +469,8 @@ class PathAccelerator:
         stmts += commits
         edge = Edge(self.h, self.h, tuple(stmts))
         desc = (f"{', '.join(f'{k}: {v}' for k, v in sorted(self.kinds.items())) or 'no variables'}; guard "
-                f"{', '.join(self.guard_kinds) or 'true'}")
+                f"{', '.join(self.guard_kinds) or 'true'}"
+                + (f"; assuming {', '.join(str(c_ if v else not_(c_)) for c_, v in self.fixed)}" if self.fixed else ""))
         return Accelerator(edge, path, tuple(havoc_count(e) for e in path), desc, "quantified" in self.guard_kinds)
 
     # ------------------------------------------------------------------------- closed forms
@@ -730,20 +782,60 @@ def _loop(b: _Builder, prog: Program, forest, loop: Loop) -> str:
         if b.out_of_time():
             parts.append(f"path {i + 1}: out of time")
             break
-        pa = PathAccelerator(b, h, path, f"acc{h}_{i}")
-        declared = set(b.variables)
-        try:
-            acc = pa.build()
-        except (NotAccelerable, LooproverError, z3.Z3Exception, OutOfTime, ArithmeticError) as why:
-            for name in set(b.variables) - declared:      # the refused branch's inputs and temporaries
-                del b.variables[name]
-            what = str(why) if isinstance(why, NotAccelerable) else f"{type(why).__name__}: {why}"
-            parts.append(f"path {i + 1} ({len(path)} edges): not accelerated: {what}")
-            continue
-        b.accels[acc.edge] = acc
-        b.edges.append(acc.edge)
-        parts.append(f"path {i + 1} ({len(path)} edges): {acc.describe}")
+        what = _accelerate_path(b, h, path, f"acc{h}_{i}")
+        if what.startswith(READS_WRITTEN):
+            variants = _valuations(invariant_write_conditions(path))
+            if variants:
+                what = "; ".join(_accelerate_path(b, h, path, f"acc{h}_{i}{chr(97 + j)}", fixed)
+                                 for j, fixed in enumerate(variants))
+        parts.append(f"path {i + 1} ({len(path)} edges): {what}")
     return f"{head}: " + "; ".join(parts)
+
+
+READS_WRITTEN = "not accelerated: the path reads array(s) it writes"
+MAX_VARIANTS = 4
+
+
+def _accelerate_path(b: _Builder, h: int, path: tuple[Edge, ...], tag: str,
+                     fixed: tuple[tuple[Expr, bool], ...] = ()) -> str:
+    """Add the accelerated branch of `path` (under the valuation `fixed`) to `b`; what happened, for the notes."""
+    pa = PathAccelerator(b, h, path, tag, fixed)
+    declared = set(b.variables)
+    try:
+        acc = pa.build()
+    except (NotAccelerable, LooproverError, z3.Z3Exception, OutOfTime, ArithmeticError) as why:
+        for name in set(b.variables) - declared:      # the refused branch's inputs and temporaries
+            del b.variables[name]
+        what = str(why) if isinstance(why, NotAccelerable) else f"{type(why).__name__}: {why}"
+        return f"not accelerated: {what}"
+    b.accels[acc.edge] = acc
+    b.edges.append(acc.edge)
+    return acc.describe
+
+
+def _valuations(conds: list[Expr]) -> list[tuple[tuple[Expr, bool], ...]]:
+    """The satisfiable valuations of `conds` (at most MAX_VARIANTS, fewest true first: those write least)."""
+    if not conds or len(conds) > 6:
+        return []
+    enc = Encoder(None, bitvector=False)
+    vs: set[Var] = set()
+    for c_ in conds:
+        vs |= free_vars(c_)
+    env = _env(enc, vs)
+    try:
+        zs = [enc.expr(c_, env) for c_ in conds]
+    except Exception:       # noqa: BLE001 -- a condition the encoder cannot take: no variants
+        return []
+    out = []
+    for bits in sorted(range(1 << len(conds)), key=lambda m: (bin(m).count("1"), m)):
+        s = z3.Solver()
+        s.set("timeout", 1000)
+        s.add(*_ranges(enc, env, vs), *[z if bits >> j & 1 else z3.Not(z) for j, z in enumerate(zs)])
+        if s.check() == z3.sat:
+            out.append(tuple((c_, bool(bits >> j & 1)) for j, c_ in enumerate(conds)))
+            if len(out) == MAX_VARIANTS:
+                break
+    return out
 
 
 class AccelerateTransform(Transform):
