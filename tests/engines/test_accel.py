@@ -276,3 +276,53 @@ def test_a_copy_into_a_local_of_a_called_function_overflows_at_any_size(tmp_path
     safe = load_c_program(f, memsafety=True, defines=(f"N={n}", f"SMALL={n + 5}"))
     v = run_engine(get_engine("accel"), safe, Task(Property("valid-memsafety"), "c", "ILP32"), Run.with_timeout(5))
     assert v.status == Status.UNKNOWN, v.reason
+
+
+SCAN = """extern char __VERIFIER_nondet_char(void);
+int main(void) {
+  char line[N + 1];
+  char word[WORD];
+  int i, k;
+  for (k = 0; k < N; k++) line[k] = __VERIFIER_nondet_char();
+  line[N] = 0;
+  i = 0;
+  while (line[i] != 0 && line[i] != ',') i++;
+  if (i > 0) word[i - 1] = line[0];
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("n", [4, 1000])
+def test_a_scan_whose_guard_reads_the_buffer_is_found_at_any_size(tmp_path, n):
+    """The scan's guard reads `line[i]`, so its accelerated branch assumes `∀j ∈ cells. line[j] != 0 && line[j]
+    != ','`; the BMC of the accelerated program looks for violations only and names that guard one way
+    (`smt.dag.DagEncoding.one_way_binders`). A first word longer than `word` is found at N = 1000 as at 4; with
+    `word` large enough the engine stays UNKNOWN (its BMC's exhausted unrolling proves nothing)."""
+    from looprover.engines import run_engine
+    from looprover.engines.base import Run, Task
+    from looprover.frontend.c import load_c_program
+    from looprover.properties import Property
+    f = tmp_path / "scan.c"
+    f.write_text(SCAN)
+    task = Task(Property("valid-memsafety"), "c", "ILP32")
+    v = run_engine(get_engine("accel"), load_c_program(f, memsafety=True, defines=(f"N={n}", f"WORD={n // 2}")),
+                   task, Run.with_timeout(30))
+    assert v.status == Status.FALSE and v.evidence.validated, v.reason
+    v = run_engine(get_engine("accel"), load_c_program(f, memsafety=True, defines=(f"N={n}", f"WORD={n}")),
+                   task, Run.with_timeout(5))
+    assert v.status == Status.UNKNOWN, v.reason
+
+
+def test_the_falsifying_bmc_never_answers_true():
+    """`FalsifyingBMC` (accel's inner engine) answers UNKNOWN where BMC proves the program by exhausting it."""
+    from looprover.engines.accel import FalsifyingBMC
+    from looprover.engines import run_engine
+    from looprover.engines.base import Run, Task
+    from looprover.properties import Property
+    program = counter(5, 7)
+    task = Task(Property("unreach-call"), "c", "ILP32")
+    assert run_engine(get_engine("bmc"), program, task, Run.with_timeout(10)).status == Status.TRUE
+    v = run_engine(FalsifyingBMC(), program, task, Run.with_timeout(10))
+    assert v.status == Status.UNKNOWN and "falsification only" in v.reason, v.reason
+    assert run_engine(FalsifyingBMC(), counter(5, 10), task, Run.with_timeout(10)).status == Status.FALSE

@@ -22,12 +22,18 @@ from looprover.transforms.base import Transformed
 TRANSFORM_SHARE = 0.4     # of the run's time, at most, for finding paths and closed forms
 
 
+class FalsifyingBMC(BMC):
+    """BMC that looks for violations only: the accelerated program under-approximates, so its unsat answers
+    prove nothing, and its quantified guards may be encoded one way (much cheaper for z3)."""
+    falsify_only = True
+
+
 class Accel(TransformThenEngine):
     name = "accel"
     summary = "under-approximating loop acceleration (closed forms of loop paths), then BMC: deep bugs only"
     Settings = AccelOptions
     transform = AccelerateTransform()
-    inner = BMC()
+    inner = FalsifyingBMC()
     confirm = None
     result = "accelerated program"
 

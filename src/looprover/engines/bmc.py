@@ -320,7 +320,7 @@ class Unrolling:
     """
 
     def __init__(self, program: Program, forest: LoopForest, bitvector: bool, deadline: Deadline | None,
-                 incremental: bool = True):
+                 incremental: bool = True, falsify_only: bool = False):
         self.program, self.incremental = program, incremental
         self.unw = Unwinding(program, forest, 0)
         self.enc = Encoder(program, bitvector, deadline=deadline)
@@ -329,7 +329,7 @@ class Unrolling:
         self.frontier = Frontier(self.unw)
         self.lazy = LazyDag(self.enc, self.unw.entry, self.env0, self.unw.key, self.unw.successors,
                             self.frontier.is_open if incremental else lambda node: None, sinks=frozenset({LIMIT}),
-                            stable=frozenset(self.env0) - written)
+                            stable=frozenset(self.env0) - written, one_way_binders=falsify_only)
         self.frontier.lazy = self.lazy
         self.deadline = deadline
         self.asserted: list[z3.BoolRef] = list(side)
@@ -429,6 +429,9 @@ class BMC(Engine):
     name = "bmc"
     summary = "bounded model checking: loops unwound with doubling bounds (incremental for integers), " \
               "CBMC-style unwinding assertions"
+    # only violations are wanted (an under-approximation's BMC, `engines/accel.py`): quantified guards are
+    # encoded one way (`smt.dag.DagEncoding.one_way_binders`), and an exhausted unrolling is no TRUE
+    falsify_only = False
 
     def solve(self, program: Program, task: Task, run: Run) -> Verdict:
         forest = analyze_loops(program)
@@ -448,7 +451,8 @@ class BMC(Engine):
             run.stage = f"bound {k}"
             run.report(f"bmc: bound {k}")
             if unrolling is None or not incremental:
-                unrolling = Unrolling(program, forest, run.bitvector, run.deadline, incremental)
+                unrolling = Unrolling(program, forest, run.bitvector, run.deadline, incremental,
+                                      falsify_only=self.falsify_only)
             res = unrolling.check(k)
             run.stats.update(bound=k, nodes=res.nodes, open=len(unrolling.lazy.opened))
             if res.status == "violation":
@@ -457,6 +461,9 @@ class BMC(Engine):
                     return self.unknown(c.why, c.candidate)
                 return self.false(f"assertion violated (bound {k}, {len(c.cex.steps)} steps)", c.cex)
             if res.status == "safe":
+                if self.falsify_only:
+                    return self.unknown(f"no violation, all loops fully unwound at bound {k} (falsification only: "
+                                        f"this proves nothing)")
                 return self.true(f"all loops fully unwound at bound {k}", UnwindingProof(k))
             if res.status == "unknown":
                 return self.unknown(f"{res.why} at bound {k}")

@@ -84,6 +84,11 @@ class DagEncoding:
     violations: list[Violation]
     side: list[z3.BoolRef]                        # range constraints of fresh constants, definitions
     aux: list[z3.ExprRef]                         # fresh constants (havoc values, choices, join values)
+    # a quantified guard's name implies it instead of being equivalent to it: the models are executions all the
+    # same, some executions are left out (an edge whose guard holds may count as not taken), so an unsat
+    # answer proves nothing; for falsification only (`BMC.falsify_only`). Measured on an accelerated Verisec
+    # program at BASE_SZ 1000: z3 found the violation in 0.14 s instead of 2.1 s
+    one_way_binders: bool = False
 
     def guard(self, node: Hashable) -> z3.BoolRef:
         return self.guards.get(node, FALSE)
@@ -163,10 +168,11 @@ class LazyDag:
     def __init__(self, enc: Encoder, entry: Hashable, env0: Mapping[str, z3.ExprRef],
                  key: Callable[[Hashable], tuple], successors: Callable[[Hashable], Sequence[tuple[Edge, Hashable]]],
                  is_open: Callable[[Hashable], Mapping[str, object] | None], sinks: frozenset = frozenset(),
-                 stable: frozenset = frozenset(), name_guards: bool = True):
+                 stable: frozenset = frozenset(), name_guards: bool = True, one_way_binders: bool = False):
         self.enc, self.key, self.successors, self.is_open = enc, key, successors, is_open
         self.sinks, self.stable, self.name_guards = sinks, stable, name_guards
-        self.dag = DagEncoding(DagSpec(entry, [], {}), {entry: TRUE}, {entry: env0}, {}, {}, [], [], [])
+        self.dag = DagEncoding(DagSpec(entry, [], {}), {entry: TRUE}, {entry: env0}, {}, {}, [], [], [],
+                               one_way_binders)
         self.visited: set[Hashable] = set()              # nodes whose out-edges are encoded
         self.more: dict[Hashable, z3.BoolRef] = {}       # open nodes: their current completeness literal
         self.opened: set[Hashable] = set()               # nodes ever encoded open
@@ -431,7 +437,7 @@ def _named(enc: Encoder, dag: DagEncoding, c: z3.BoolRef) -> z3.BoolRef:
     programs' guards), which `model.eval` often cannot evaluate, so the path through it can be read off."""
     q = z3.Bool(enc.fresh_name("quant"))
     dag.aux.append(q)
-    dag.side.append(q == c)
+    dag.side.append(z3.Implies(q, c) if dag.one_way_binders else q == c)
     return q
 
 
