@@ -432,3 +432,29 @@ def test_runs_through_the_split_branches_are_runs_of_the_original(seed):
     """Each variant under-approximates the path: every run through its branch expands to a run of the original
     to the same state (the iteration counts and `id` are random; `id` == 3 writes neither array)."""
     assert check_runs_map_back(pointer_copy_program(bound=6), 30, seed) > 0
+
+
+def read_back_program(bound: int = 30):
+    """`a[i] = x; assume(a[i] != 10); i++`: the path reads the cell it has just written (the value written)."""
+    p = Prog("readback")
+    a = p.var("a", ArrayType(I32, I32, 100))
+    i = p.var("i", I32)
+    x = p.var("x", I32, kind="nondet")
+    p.assign(i, c(0))
+    with p.while_(lt(i, c(bound))):
+        p.havoc(x)
+        p.store(a, i, add(x, c(1)))
+        p.assume(ne(sel(a, i), c(10)))
+        p.assign(i, add(i, c(1)))
+    p.assert_(ne(sel(a, c(20)), c(9)))
+    return p.build()
+
+
+def test_a_read_of_the_cell_just_written_is_the_value_written():
+    notes = notes_of(read_back_program())
+    assert "a: fill, stride 1" in notes and "reads array" not in notes, notes
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_runs_through_a_read_back_branch_are_runs_of_the_original(seed):
+    assert check_runs_map_back(read_back_program(bound=6), 30, seed) > 0

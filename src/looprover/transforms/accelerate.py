@@ -207,7 +207,8 @@ class SymPath:
 def specialize(sp: SymPath, fixed: tuple[tuple[Expr, bool], ...]) -> SymPath:
     """`sp` under the valuation `fixed` of conditions no statement of the path changes: they are replaced by
     their values, writes `a[i] = a[i]` (also where the front-end wrote one for a pointer that designates another
-    object) and assignments `x = x` are dropped, and the valuation is part of the path's condition."""
+    object) and assignments `x = x` are dropped, a read of the cell the path just wrote is the value written,
+    and the valuation is part of the path's condition."""
     vals = dict(fixed)
 
     def node(x: Expr) -> Expr | None:
@@ -217,6 +218,8 @@ def specialize(sp: SymPath, fixed: tuple[tuple[Expr, bool], ...]) -> SymPath:
             return same
         if isinstance(x, Store) and x.value == Select(x.array, x.index, x.value.type):
             return x.array
+        if isinstance(x, Select) and isinstance(x.array, Store) and x.array.index == x.index:
+            return x.array.value            # the cell the path just wrote
         return None
 
     post = {v: transform(e, node) for v, e in sp.post.items()}
