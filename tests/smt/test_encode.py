@@ -287,3 +287,4 @@ def test_bitvector_reason_finds_operators_without_a_linear_identity():
                 lambda x, y: Binary("^", x, IntConst(6, U32), U32)]
     assert all(bitvector_reason(prog(m)) is None for m in fine)
     assert all("bitwise" in bitvector_reason(prog(m)) for m in hopeless)
+

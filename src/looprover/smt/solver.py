@@ -23,6 +23,29 @@ def check_deadline(deadline: Deadline | None) -> None:
         deadline.check()
 
 
+PAUSE_RETRIES = 3
+
+
+def check_unpaused(s: z3.Solver, *assumptions: z3.BoolRef, deadline: Deadline | None = None
+                   ) -> z3.CheckSatResult:
+    """`s.check()` under the timeout set on `s`, asked again when it timed out while this process was paused:
+    the portfolio time-shares its engines by stopping them (SIGSTOP), and z3's timeout runs on the wall clock,
+    so a query of a few hundred milliseconds could time out during someone else's turn (accel's path search
+    did, and found "no path" where alone it found three). Paused means the query took more than twice the
+    wall time of the CPU time the process spent."""
+    r = z3.unknown
+    for _ in range(PAUSE_RETRIES):
+        wall, cpu = time.monotonic(), time.process_time()
+        r = s.check(*assumptions)
+        if r != z3.unknown or (deadline is not None and deadline.expired()):
+            return r
+        why = s.reason_unknown()
+        if not ("timeout" in why or "canceled" in why) \
+                or time.monotonic() - wall <= 2 * (time.process_time() - cpu) + 0.05:
+            return r
+    return r
+
+
 def check(s: z3.Solver, deadline: Deadline, *assumptions: z3.BoolRef, cap: float | None = None
           ) -> z3.CheckSatResult:
     """`s.check()` with the timeout taken from the deadline (optionally capped at `cap` seconds); `unknown`

@@ -61,6 +61,7 @@ from looprover.program.expr import (
 from looprover.program.loops import Loop, analyze_loops
 from looprover.smt.encode import Encoder
 from looprover.smt.readback import Readback
+from looprover.smt.solver import check_unpaused
 from looprover.transforms.base import Guarantee, Transform, Transformed
 from looprover.transforms.closed_forms import (
     MathForm, add, check_inductive, fit, linear_in, mul, occurrence, sub, syntactic_form, template,
@@ -548,7 +549,7 @@ class PathAccelerator:
         except Exception:       # noqa: BLE001 -- a condition the encoder cannot take: sample without it
             pass
         out: list[dict[Var, int]] = []
-        while len(out) < k and s.check() == z3.sat:
+        while len(out) < k and check_unpaused(s) == z3.sat:
             mdl = s.model()
             vals = {v: enc.to_python(mdl.eval(env[v.name], model_completion=True), v.type) for v in vs}
             out.append(vals)
@@ -610,7 +611,7 @@ class PathAccelerator:
             s = z3.Solver()
             s.set("timeout", self.b.timeout_ms())
             s.add(env[k.name] >= 0, *_ranges(enc, env, vs - {k}), *fs)
-            if s.check() == z3.unsat:
+            if check_unpaused(s) == z3.unsat:
                 return kind
         return None
 
@@ -685,12 +686,12 @@ class PathAccelerator:
         s = z3.Solver()
         s.set("timeout", self.b.timeout_ms())
         s.add(*_ranges(enc, env, vs - {k}))
-        if s.check() != z3.sat:
+        if check_unpaused(s) != z3.sat:
             raise NotAccelerable(f"no stride for the writes to {a.name}")
         mdl = s.model()
         stride = mdl.eval(enc.expr(Binary("-", i1, i0, w), env), model_completion=True).as_long()
         s.add(env[k.name] >= 0, z3.Not(enc.expr(ik, env) == enc.expr(add(i0, mul(const(stride, w), k)), env)))
-        if s.check() != z3.unsat:
+        if check_unpaused(s) != z3.unsat:
             raise NotAccelerable(f"the index of the writes to {a.name} is not linear in the iteration")
         elem = at.elem
         vk = self.at(val, k)
@@ -834,7 +835,7 @@ def _valuations(conds: list[Expr]) -> list[tuple[tuple[Expr, bool], ...]]:
         s = z3.Solver()
         s.set("timeout", 1000)
         s.add(*_ranges(enc, env, vs), *[z if bits >> j & 1 else z3.Not(z) for j, z in enumerate(zs)])
-        if s.check() == z3.sat:
+        if check_unpaused(s) == z3.sat:
             out.append(tuple((c_, bool(bits >> j & 1)) for j, c_ in enumerate(conds)))
             if len(out) == MAX_VARIANTS:
                 break

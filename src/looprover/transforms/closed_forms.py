@@ -459,6 +459,8 @@ def check_inductive(forms: list[MathForm], updates: dict[Var, Expr], premise: li
     from looprover.smt.encode import Encoder   # the closed forms of LABMC need no solver: import on use
     import z3
 
+    from looprover.smt.solver import check_unpaused
+
     enc = Encoder(None, bitvector=False)
     names: set[Var] = set()
     for e in [f.numerator for f in forms] + list(updates.values()) + premise:
@@ -488,7 +490,7 @@ def check_inductive(forms: list[MathForm], updates: dict[Var, Expr], premise: li
         for goal in (base, step):
             s.push()
             s.add(z3.Not(goal))
-            r = s.check()
+            r = check_unpaused(s)
             s.pop()
             if r != z3.unsat:
                 failed.append(f.var)

@@ -24,6 +24,7 @@ from looprover.program.cfa import Edge, Program
 from looprover.program.loops import Loop, LoopForest
 from looprover.smt.dag import DagSpec, encode_dag
 from looprover.smt.encode import Encoder
+from looprover.smt.solver import check_unpaused
 from looprover.smt.terms import FALSE
 
 END = ("end",)
@@ -105,7 +106,7 @@ def loop_paths(program: Program, forest: LoopForest, loop: Loop, accelerated: Ma
     while len(paths) < limit:
         if deadline is not None and deadline.expired():
             break
-        if s.check() != z3.sat:
+        if check_unpaused(s, deadline=deadline) != z3.sat:
             break
         m = s.model()
         steps, _, last = dag.path(lambda t: m.eval(t, model_completion=True))
