@@ -84,6 +84,10 @@ class NotAccelerable(Exception):
     """Why a path gets no accelerated branch (one line of the transform's notes)."""
 
 
+class ReadsWhatItWrites(NotAccelerable):
+    """The path reads an array it writes (which a split on its invariant write conditions may undo)."""
+
+
 # ----------------------------------------------------------------------------------- C -> WIDE arithmetic
 def wide_type(bits: int) -> IntType:
     """Wide enough for `coefficient * v0 * n` and `n^2 * c` with v0, c, n < 2^bits: 3*bits + 8."""
@@ -240,15 +244,14 @@ def invariant_write_conditions(path: tuple[Edge, ...]) -> list[Expr]:
     """Conditions of the `ite`s in the path's array writes that read no variable the path writes (which object
     a pointer designates, say): the same in every iteration, so the path can be split on them."""
     sp = run_symbolically(path, lambda v: Var(f"__lr_h_{v.name}", v.type))
-    written = set(sp.post)
+    written = set(sp.post) | {h for _, h in sp.frozen}      # and the havocs' values, which differ per iteration
     found: dict[Expr, None] = {}
     for v, e in sp.post.items():
         if not isinstance(v.type, ArrayType):
             continue
         for x in walk(e):
             if isinstance(x, Ite) and not (free_vars(x.cond) & written) and _cmp_self(x.cond) is None \
-                    and not any(isinstance(y, (Select, Store)) for y in walk(x.cond)) \
-                    and not any(v_.name.startswith("__lr_h_") for v_ in free_vars(x.cond)):
+                    and not any(isinstance(y, (Select, Store)) for y in walk(x.cond)):
                 found[x.cond] = None
     return list(found)
 
@@ -424,7 +427,7 @@ class PathAccelerator:
             if not (isinstance(st, Store) and st.array == a):
                 raise NotAccelerable(f"array {a.name} is not written exactly once")
             if a in free_vars(st.index) | free_vars(st.value):
-                raise NotAccelerable(f"the path reads array(s) it writes: {a.name}")
+                raise ReadsWhatItWrites(f"the path reads array(s) it writes: {a.name}")
             fills[a] = (m(st.index), m(st.value))
         atoms: list[Expr] = []
         for c_ in pc + list(m.needs):
@@ -435,7 +438,7 @@ class PathAccelerator:
         for x in list(fm.values()) + atoms + [y for pair in fills.values() for y in pair]:
             reads |= free_vars(x)
         if reads & arrays:
-            raise NotAccelerable(f"the path reads array(s) it writes: {_names(reads & arrays)}")
+            raise ReadsWhatItWrites(f"the path reads array(s) it writes: {_names(reads & arrays)}")
         deps = {v: frozenset(free_vars(fm[v]) & scalars) for v in scalars}
         rec = _recursive(deps)
         nonrec = scalars - rec
@@ -786,23 +789,23 @@ def _loop(b: _Builder, prog: Program, forest, loop: Loop) -> str:
         if b.out_of_time():
             parts.append(f"path {i + 1}: out of time")
             break
-        what = _accelerate_path(b, h, path, f"acc{h}_{i}")
-        if what.startswith(READS_WRITTEN):
-            variants = _valuations(invariant_write_conditions(path))
-            if variants:
-                what = "; ".join(_accelerate_path(b, h, path, f"acc{h}_{i}{chr(97 + j)}", fixed)
-                                 for j, fixed in enumerate(variants))
+        what, why = _accelerate_path(b, h, path, f"acc{h}_{i}")
+        variants = _valuations(invariant_write_conditions(path), b.timeout_ms()) \
+            if isinstance(why, ReadsWhatItWrites) else []
+        if variants:
+            what = "; ".join(_accelerate_path(b, h, path, f"acc{h}_{i}{chr(97 + j)}", fixed)[0]
+                             for j, fixed in enumerate(variants))
         parts.append(f"path {i + 1} ({len(path)} edges): {what}")
     return f"{head}: " + "; ".join(parts)
 
 
-READS_WRITTEN = "not accelerated: the path reads array(s) it writes"
 MAX_VARIANTS = 4
 
 
 def _accelerate_path(b: _Builder, h: int, path: tuple[Edge, ...], tag: str,
-                     fixed: tuple[tuple[Expr, bool], ...] = ()) -> str:
-    """Add the accelerated branch of `path` (under the valuation `fixed`) to `b`; what happened, for the notes."""
+                     fixed: tuple[tuple[Expr, bool], ...] = ()) -> tuple[str, Exception | None]:
+    """Add the accelerated branch of `path` (under the valuation `fixed`) to `b`: what happened, for the notes,
+    and why the path was refused (None if it was not)."""
     pa = PathAccelerator(b, h, path, tag, fixed)
     declared = set(b.variables)
     try:
@@ -811,13 +814,13 @@ def _accelerate_path(b: _Builder, h: int, path: tuple[Edge, ...], tag: str,
         for name in set(b.variables) - declared:      # the refused branch's inputs and temporaries
             del b.variables[name]
         what = str(why) if isinstance(why, NotAccelerable) else f"{type(why).__name__}: {why}"
-        return f"not accelerated: {what}"
+        return f"not accelerated: {what}", why
     b.accels[acc.edge] = acc
     b.edges.append(acc.edge)
-    return acc.describe
+    return acc.describe, None
 
 
-def _valuations(conds: list[Expr]) -> list[tuple[tuple[Expr, bool], ...]]:
+def _valuations(conds: list[Expr], timeout_ms: int) -> list[tuple[tuple[Expr, bool], ...]]:
     """The satisfiable valuations of `conds` (at most MAX_VARIANTS, fewest true first: those write least)."""
     if not conds or len(conds) > 6:
         return []
@@ -833,7 +836,7 @@ def _valuations(conds: list[Expr]) -> list[tuple[tuple[Expr, bool], ...]]:
     out = []
     for bits in sorted(range(1 << len(conds)), key=lambda m: (bin(m).count("1"), m)):
         s = z3.Solver()
-        s.set("timeout", 1000)
+        s.set("timeout", timeout_ms)
         s.add(*_ranges(enc, env, vs), *[z if bits >> j & 1 else z3.Not(z) for j, z in enumerate(zs)])
         if check_unpaused(s) == z3.sat:
             out.append(tuple((c_, bool(bits >> j & 1)) for j, c_ in enumerate(conds)))
