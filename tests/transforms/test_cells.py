@@ -86,7 +86,7 @@ def _step_possible(abstract, edge, pre: dict, post: dict | None) -> bool:
     """Whether the abstract `edge` can go from state `pre` to `post` (to a violation of its assertion when
     `post` is None), some values of its havocs chosen by z3."""
     enc = Encoder(abstract, False, prefix="sim.")
-    env = {n: enc.value(v, abstract.variables[n].var.type) for n, v in pre.items()}
+    env = {n: _literal(enc, v, abstract.variables[n].var.type) for n, v in pre.items()}
     conds, failed = [], []
     for st in edge.stmts:
         if isinstance(st, Assign):
@@ -108,8 +108,18 @@ def _step_possible(abstract, edge, pre: dict, post: dict | None) -> bool:
     if post is None:
         s.add(z3.Or(failed) if failed else z3.BoolVal(False))
     else:
-        s.add(*[env[n] == enc.value(v, abstract.variables[n].var.type) for n, v in post.items()])
+        s.add(*[env[n] == _literal(enc, v, abstract.variables[n].var.type) for n, v in post.items()])
     return s.check() == z3.sat
+
+
+def _literal(enc, v, t):
+    """A value of the interpreter as a z3 literal (arrays as a constant array with stores)."""
+    if not isinstance(v, ArrayValue):
+        return enc.value(v, t)
+    a = z3.K(enc.sort(t.index), enc.value(v.default, t.elem))
+    for k, x in v.cells.items():
+        a = z3.Store(a, enc.value(k, t.index), enc.value(x, t.elem))
+    return a
 
 
 def _project(p, abstract, state: dict, cell: int) -> dict:

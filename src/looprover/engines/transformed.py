@@ -136,6 +136,18 @@ class OnCells(TransformThenEngine):
         self.name = inner.name
 
 
+class OnStrings(TransformThenEngine):
+    """An engine on the cell abstraction of the program with its strings' terminators as ghost variables
+    (`transforms/strings.py`): the ghosts keep what the one cell cannot, where a scan stops."""
+    result = "string-terminator abstraction"
+
+    def __init__(self, inner: Engine):
+        from looprover.transforms.strings import StringTerminators
+        self.transform = StringTerminators()
+        self.inner = OnCells(inner)
+        self.name = inner.name
+
+
 def on_cells(engine: Engine, program: Program, task: Task, run: Run) -> Verdict:
     """`engine` on the cell abstraction of `program` (which has array variables)."""
     run.report(f"{engine.name}: the program has arrays; running on its cell abstraction")

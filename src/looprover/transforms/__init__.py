@@ -12,6 +12,7 @@ TRANSFORMS: dict[str, str] = {
     "accelerate": "looprover.transforms.accelerate:AccelerateTransform",
     "summarize": "looprover.transforms.summarize:SummarizeTransform",
     "cells": "looprover.transforms.cells:CellAbstraction",
+    "strings": "looprover.transforms.strings:StringTerminators",
 }
 
 

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, ClassVar
 
-from looprover.program.cfa import Program
+from looprover.program.cfa import Program, VarInfo
+from looprover.program.expr import Type, Var
 from looprover.program.interp import InputOracle, run
 from looprover.verdict import Counterexample, TraceStep
 
@@ -56,6 +57,18 @@ class Transformed:
     back: BackTranslation = field(default_factory=BackTranslation)
     unwind_bound: int | None = None     # BMC exhausts every loop of `program` at this bound (None: not known)
     notes: list[str] = field(default_factory=list)     # what was done, one line per loop (progress, stats)
+
+
+def declare_temp(variables: dict[str, VarInfo], base: str, t: Type) -> Var:
+    """A new variable of kind `temp` named `base` (`base#1`, ... when taken), declared in `variables`: what a
+    transform adds (ghosts, cells, havocked reads) is never an input of the program."""
+    name, i = base, 0
+    while name in variables:
+        i += 1
+        name = f"{base}#{i}"
+    v = Var(name, t)
+    variables[name] = VarInfo(v, "temp", name)
+    return v
 
 
 class Transform:

@@ -32,7 +32,7 @@ from looprover.program.expr import (
     BINDERS, BOOL, FALSE, ArrayType, Compare, ConstArray, Expr, IntType, Ite, Select, Store, Var, and_, cast, cmp,
     Not, conjuncts, implies, ite, not_, rebuild, walk,
 )
-from looprover.transforms.base import Guarantee, RunOnInputs, Transform, Transformed
+from looprover.transforms.base import Guarantee, RunOnInputs, Transform, Transformed, declare_temp
 
 
 def has_arrays(program: Program) -> bool:
@@ -64,13 +64,7 @@ class _Abstraction:
         self.differ: Expr | None = None      # the current edge's array difference (`_violation_difference`)
 
     def _declare(self, base: str, t) -> Var:
-        name, i = base, 0
-        while name in self.variables:
-            i += 1
-            name = f"{base}#{i}"
-        v = Var(name, t)
-        self.variables[name] = VarInfo(v, "temp", name)
-        return v
+        return declare_temp(self.variables, base, t)
 
     def result(self) -> Transformed:
         p = self.program
@@ -114,14 +108,14 @@ class _Abstraction:
     def _violation_index(self, stmts: list[Stmt]) -> Expr | None:
         """The one index expression at which the `Assume`s of a violating edge read cells, if they read any and
         only there (see the module docstring)."""
-        conds = _violating_assumes(stmts)
+        conds = violating_assumes(stmts)
         return self._single_index(and_(*conds)) if conds else None
 
     def _violation_difference(self, stmts: list[Stmt]) -> Expr | None:
         """The one `a != b` of whole arrays that a violating edge asserts (as a conjunct of its `Assume`s, no cell
         read beside it): the cell abstraction takes it as `a@cell != b@cell`, exact when idx is a cell where the
         arrays differ -- the abstract run that picks such an idx follows the violating run (as for a read)."""
-        conds = [c for cond in _violating_assumes(stmts) or () for c in conjuncts(cond)]
+        conds = [c for cond in violating_assumes(stmts) or () for c in conjuncts(cond)]
         if any(isinstance(n, (Select, Store)) for c in conds for n in walk(c)):
             return None
         found = [c for c in conds if _array_difference(c) is not None]
@@ -187,7 +181,7 @@ class _Abstraction:
         raise UnsupportedError(f"the cell abstraction does not take the array expression {a}")
 
 
-def _violating_assumes(stmts: list[Stmt]) -> list[Expr] | None:
+def violating_assumes(stmts: list[Stmt]) -> list[Expr] | None:
     """The conditions of a violating edge: `Assume`s only, then `assert(false)` (how `if (!c) reach_error();`
     arrives); None for any other edge."""
     if not stmts or not (isinstance(stmts[-1], Assert) and stmts[-1].cond == FALSE):

@@ -1,0 +1,98 @@
+"""String terminators as ghost variables (`transforms/strings.py`): the direction of the instrumentation on
+concrete runs (every run of the program, its ghosts holding the true first zero of each string, is a run of the
+result, a violation included), and the size-independent proofs it enables (spacer on its cell abstraction)."""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from looprover.deadline import Deadline
+from looprover.engines import verify
+from looprover.engines.spacer import SpacerSettings
+from looprover.evidence.proofs import TransformedProof
+from looprover.program.expr import ArrayType
+from looprover.program.interp import ArrayValue
+from looprover.transforms.strings import StringTerminators, tracked
+from looprover.verdict import Status
+
+from helpers.svcomp_c import load_main
+from transforms.test_cells import _run, _step_possible
+
+# char programs with small bounds: scans to a terminator, copies, writes of zero and non-zero cells at and
+# around the first zero, string literals, whole-array copies; most are unsafe for some inputs
+PROGRAMS = [
+    "char s[6]; int i = 0; s[5] = 0; while (s[i] != 0) i++; __VERIFIER_assert(i < 4);",
+    "char s[6], d[6]; int i = 0; s[4] = 0; while (s[i] != 0 && i < 5) { d[i] = s[i]; i++; } d[i] = 0;"
+    " int j = 0; while (d[j]) j++; __VERIFIER_assert(j == i && j < 3);",
+    "char s[6]; int k = __VERIFIER_nondet_int(); __VERIFIER_assume(k >= 0 && k < 6);"
+    " s[k] = __VERIFIER_nondet_int(); s[k / 2] = 0; int i = 0; while (s[i] != 0) i++; __VERIFIER_assert(i != 2);",
+    "char n[3] = \"ab\"; char t[4] = \"xy\"; int i = 0; while (n[i]) i++; int j = 0; while (t[j]) j++;"
+    " t[j] = 'z'; t[j + 1] = 0; __VERIFIER_assert(i + j < 4);",
+    "char s[5]; for (int i = 0; i < 5; i++) { int x = __VERIFIER_nondet_int(); s[i] = x > 4 ? 0 : x; }"
+    " int i = 0; while (i < 5 && s[i] != 0) i++; if (i < 5) { s[i] = 1; }"
+    " int m = 0; while (m < 5 && s[m]) m++; __VERIFIER_assert(m < 4);",
+]
+
+
+def _first_zero(a: ArrayValue, t: ArrayType) -> tuple[int, bool]:
+    """The truth the ghosts stand for: the first index >= 0 of a zero cell, and whether there is one."""
+    keys = sorted(k for k in a.cells if k >= 0)
+    zeros = [k for k in keys if a.cells[k] == 0]
+    if a.default == 0:
+        i = 0
+        while i in a.cells and a.cells[i] != 0:
+            i += 1
+        zeros.append(i)
+    return (min(zeros), True) if zeros else (0, False)
+
+
+def _with_ghosts(p, state: dict, after: bool = False) -> dict:
+    """`state` with the true ghosts; without a zero, `@len` means nothing: 0 before a step, any value after."""
+    out = dict(state)
+    for n, info in p.variables.items():
+        if tracked(info.var):
+            out[f"{n}@len"], out[f"{n}@zero"] = _first_zero(state[n], info.var.type)
+            if after and not out[f"{n}@zero"]:
+                del out[f"{n}@len"]
+    return out
+
+
+@pytest.mark.parametrize("index", range(len(PROGRAMS)))
+def test_every_run_with_true_ghosts_is_a_run_of_the_result(index, tmp_path):
+    pytest.importorskip("looprover.frontend.c")
+    p = load_main(tmp_path, "p", PROGRAMS[index])
+    t = StringTerminators().apply(p)
+    a = t.program
+    assert t.guarantee.keeps_true and any(n.endswith("@len") for n in a.variables)
+    twin = dict(zip(p.edges, a.edges[1:]))          # the result keeps the edges in order after its entry
+    rng = random.Random(index)
+    steps = violations = 0
+    for _ in range(60):
+        for e, pre, post in _run(p, rng):
+            ok = _step_possible(a, twin[e], _with_ghosts(p, pre), _with_ghosts(p, post, after=True) if post is not None else None)
+            assert ok, f"the instrumented program cannot follow {e}"
+            steps += 1
+            violations += post is None
+    assert steps > 100 and violations > 0
+
+
+SCAN = ("char s[N + 1]; char d[N + 1]; s[N] = 0;"
+        " int i = 0; while (s[i] != 0) { d[i] = s[i]; i++; } d[i] = 0; int j = 0; while (d[j] != 0) j++;"
+        " __VERIFIER_assert(j <= N);")
+
+
+def test_spacer_proves_a_copy_to_the_terminator_at_any_size(tmp_path):
+    """The copy of an unknown string into a buffer of its size, then a scan of the copy: spacer on the strings'
+    cell abstraction proves it at 1000 cells as at 4, with a proof checked on the program; the same program with
+    an assertion one cell short is never TRUE."""
+    pytest.importorskip("looprover.frontend.c")
+    for n, mode in ((4, "strings"), (1000, "auto")):       # auto: spacer's default on char arrays
+        p = load_main(tmp_path, f"p{n}", SCAN.replace("N", str(n)))
+        v = verify("spacer", p, timeout=60, settings=SpacerSettings(arrays=mode))
+        assert v.status == Status.TRUE, v.reason
+        assert isinstance(v.evidence, TransformedProof) and v.evidence.technique == "strings"
+        assert v.evidence.check(p, False, Deadline.after(60)) is None
+    bad = load_main(tmp_path, "bad", SCAN.replace("j <= N", "j < N").replace("N", "1000"))
+    v = verify("spacer", bad, timeout=10, settings=SpacerSettings(arrays="strings"))
+    assert v.status != Status.TRUE, v.reason
