@@ -85,7 +85,7 @@ def choose_engines(task: Task, run: Run) -> list[str]:
     accepted = []
     for order, (name, card) in enumerate(CARDS.items()):
         if card.portfolio and refusal(card, task, run) is None:
-            accepted.append((card.cost_for(task.language), order, name))
+            accepted.append((card.cost_for(task.language, task.property.name), order, name))
     return [name for _, _, name in sorted(accepted)]
 
 

@@ -219,6 +219,10 @@ def test_engines_are_chosen_by_what_they_declare():
     # Horn clauses: Spacer's measured cost there puts it beside bmc in the first turns, k-induction after it
     chc = portfolio.choose_engines(Task(Property("check-sat"), "chc"), run)
     assert chc[:3] == ["bmc", "spacer", "kinduction"] and "execute" not in chc
+    # memory safety of C: Spacer (on the strings' cell abstraction) joins the first turns, after accel
+    mem = portfolio.choose_engines(Task(Property("valid-memsafety")), run)
+    assert mem[:4] == ["bmc", "kinduction", "accel", "spacer"]
+    assert names.index("spacer") > names.index("execute")          # elsewhere on C it keeps its later turn
 
 
 def test_no_engine_for_the_task_is_unknown_with_the_reason(chc_program):
