@@ -11,11 +11,12 @@ from looprover.deadline import Deadline
 from looprover.engines import verify
 from looprover.engines.spacer import SpacerSettings
 from looprover.evidence.proofs import TransformedProof
-from looprover.program.expr import ArrayType
+from looprover.program.expr import I8, U8, ArrayType, ite, cmp, const, binary
 from looprover.program.interp import ArrayValue
 from looprover.transforms.strings import StringTerminators, tracked
 from looprover.verdict import Status
 
+from helpers.progdsl import Prog, sel
 from helpers.svcomp_c import load_main
 from transforms.test_cells import _run, _step_possible
 
@@ -44,6 +45,7 @@ def _first_zero(a: ArrayValue, t: ArrayType) -> tuple[int, bool]:
         while i in a.cells and a.cells[i] != 0:
             i += 1
         zeros.append(i)
+    zeros = [k for k in zeros if t.index.contains(k)]          # the cells of the index type only
     return (min(zeros), True) if zeros else (0, False)
 
 
@@ -75,6 +77,22 @@ def test_every_run_with_true_ghosts_is_a_run_of_the_result(index, tmp_path):
             steps += 1
             violations += post is None
     assert steps > 100 and violations > 0
+
+
+def test_a_read_past_the_index_type_says_nothing():
+    """Integer mode keeps an index expression's mathematical value, and the instrumentation reads eagerly: at
+    i = 127 (8-bit index) `i < 127 ? a[i + 1] == 0 : true` reads a[128], a cell no C array has. With no zero
+    among the cells 0..127 (a@zero false) the program takes the step; so must the instrumented program."""
+    p = Prog("past")
+    a, i = p.var("a", ArrayType(I8, U8, 128)), p.var("i", I8)
+    one = const(1, I8)
+    p.assume(ite(cmp("<", i, const(127, I8)), cmp("==", sel(a, binary("+", i, one)), const(0, U8)),
+                 cmp("==", i, i)))
+    prog = p.build()
+    t = StringTerminators().apply(prog).program
+    step = dict(zip(prog.edges, t.edges[1:]))[prog.edges[0]]
+    pre = {"a": ArrayValue(0, {k: 1 for k in range(128)}), "i": 127}
+    assert _step_possible(t, step, _with_ghosts(prog, pre), _with_ghosts(prog, pre, after=True))
 
 
 SCAN = ("char s[N + 1]; char d[N + 1]; s[N] = 0;"

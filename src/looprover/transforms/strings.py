@@ -9,8 +9,8 @@ such programs only by unrolling the buffer (at BASE_SZ 2, not at 100). With the 
 (`i <= s@len`, `s@len < 100`) and the program's proof no longer depends on the size (issue 30, the string
 domain of Loopfrog's buffer summaries).
 
-The instrumented program, per tracked array `a` (integer cells of 8 bits: C strings), with `ok(e)` for `e >= 0`
-in the index type:
+The instrumented program, per tracked array `a` (integer cells of 8 bits: C strings), with `ok(e)` for
+`0 <= e <= max` of the index type:
   * at the start, and after `havoc(a)` or an assignment of an array expression it does not follow:
     `havoc(a@len, a@zero); assume(a@len >= 0)`;
   * a read `a[e]` becomes a temporary `r := a[e]` with `assume(ok(e) ⇒ ((a@zero ∧ e == a@len ⇒ r == 0) ∧
@@ -166,7 +166,7 @@ class _Instrument:
                 return None
             n, z = base
             e = cast(a.type.index, a.index)
-            ok = _nonneg(e)
+            ok = _in_range(e)
             kill = and_(ok, cmp("==", a.value, const(0, a.value.type)), or_(not_(z), cmp("<", e, n)))
             grow = and_(ok, cmp("!=", a.value, const(0, a.value.type)), z, cmp("==", e, n))
             fn, fz = self._temp("snext", a.type.index), self._temp("snextz", BOOL)
@@ -210,7 +210,7 @@ class _Instrument:
         zero = const(0, value.type)
         at = implies(and_(z, cmp("==", e, n)), cmp("==", value, zero))
         before = implies(or_(not_(z), cmp("<", e, n)), cmp("!=", value, zero))
-        return [implies(_nonneg(e), and_(at, before))]
+        return [implies(_in_range(e), and_(at, before))]
 
 
 def _constant_content(a: Var, rhs: Expr, known: dict[str, tuple[int, dict[int, int]]]) -> bool:
@@ -219,10 +219,10 @@ def _constant_content(a: Var, rhs: Expr, known: dict[str, tuple[int, dict[int, i
     The ghosts of such an array are exact where the general update would havoc the next zero."""
     stores: list[tuple[int, int]] = []
     while isinstance(rhs, Store) and isinstance(rhs.index, IntConst) and isinstance(rhs.value, IntConst):
-        stores.append((rhs.index.value, rhs.value.value))
+        stores.append((rhs.index.type.wrap(rhs.index.value), rhs.value.type.wrap(rhs.value.value)))
         rhs = rhs.array
     if isinstance(rhs, ConstArray) and isinstance(rhs.value, IntConst):
-        base: tuple[int, dict[int, int]] = (rhs.value.value, {})
+        base: tuple[int, dict[int, int]] = (rhs.value.type.wrap(rhs.value.value), {})
     elif rhs == a and a.name in known:
         base = known[a.name]
     else:
@@ -245,9 +245,16 @@ def _first_zero(default: int, cells: dict[int, int], index: IntType) -> int | No
     return min(zeros) if zeros and index.contains(min(zeros)) else None
 
 
-def _nonneg(e: Expr) -> Expr:
+def _in_range(e: Expr) -> Expr:
+    """`e` is a cell the ghosts speak of: `0 <= e <= max` of its index type. The upper bound matters in integer
+    mode, where an index expression keeps its mathematical value: a read hoisted out of an untaken branch
+    (`i < 127 ? a[i + 1] : 0` at i = 127) may be at max + 1, a cell of no C array, of which nothing is known."""
     t = e.type
-    return cmp(">=", e, const(0, t)) if isinstance(t, IntType) and t.signed else TRUE
+    if not isinstance(t, IntType):
+        return TRUE
+    low = [cmp(">=", e, const(0, t))] if t.signed or not t.bounded else []
+    high = [cmp("<=", e, const(t.max, t))] if t.bounded else []
+    return and_(*low, *high)
 
 
 class _Back(RunOnInputs):
