@@ -103,7 +103,9 @@ def test_random_loops_satisfy_their_summaries():
 
 @pytest.mark.slow
 def test_more_random_loops_satisfy_their_summaries():
-    assert sum(check_runs(random_program(seed), 20, seed) for seed in (0, 2, 3, 5, 8, 9, 10, 11, 12)) > 60
+    # seeds 10 and 12 were dropped: their runs never return to a loop head (0 pairs checked), and 10's
+    # summary took 65 of this test's 70 s (measured alone)
+    assert sum(check_runs(random_program(seed), 20, seed) for seed in (0, 2, 3, 5, 8, 9, 11)) > 60
 
 
 def test_enginecase_loops_satisfy_their_summaries():
