@@ -299,6 +299,9 @@ def test_registered_with_its_options():
     assert make_settings(eng, {"global_guidance": "off", "seed": "3"}) == SpacerSettings(False, 3)
     with pytest.raises(ValueError):
         make_settings(eng, {"inline": "on"})
+    assert make_settings(eng, {"arrays": "strings"}).arrays == "strings"
+    with pytest.raises(ValueError, match="spacer.arrays"):
+        make_settings(eng, {"arrays": "cell"})
 
 
 def test_cli(gcc):

@@ -43,6 +43,9 @@ from looprover.evidence.proofs import CutpointInvariantProof
 
 
 
+ARRAY_MODES = ("auto", "native", "cells", "strings")
+
+
 @dataclass
 class SpacerSettings:
     global_guidance: bool = field(default=True, metadata={
@@ -52,6 +55,10 @@ class SpacerSettings:
         "help": "a program with arrays: as it is (native), on its cell abstraction (cells), on the cell "
                 "abstraction with its strings' terminators as ghost variables (strings), or (auto) a program "
                 "with char arrays on strings, then cells, then native, others native"})
+
+    def __post_init__(self) -> None:
+        if self.arrays not in ARRAY_MODES:
+            raise ValueError(f"spacer.arrays: expected one of {', '.join(ARRAY_MODES)}, got {self.arrays!r}")
 
 
 class SpacerEngine(Engine):
