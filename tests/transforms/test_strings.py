@@ -14,7 +14,7 @@ from looprover.deadline import Deadline
 from looprover.engines import verify
 from looprover.engines.spacer import SpacerSettings
 from looprover.evidence.proofs import TransformedProof
-from looprover.program.expr import I8, U8, ArrayType, ite, cmp, const, binary
+from looprover.program.expr import I8, U8, ArrayType, binary, cmp, const, ite
 from looprover.program.interp import ArrayValue
 from looprover.transforms.strings import StringTerminators, tracked
 from looprover.verdict import Status

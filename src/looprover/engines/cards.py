@@ -38,9 +38,8 @@ class EngineCard:
     portfolio: bool = True                      # the portfolio runs it
 
     def cost_for(self, language: str, prop: str | None = None) -> int:
-        if language == "c" and prop in dict(self.property_costs):
-            return dict(self.property_costs)[prop]
-        return dict(self.language_costs).get(language, self.cost)
+        cost = dict(self.language_costs).get(language, self.cost)
+        return dict(self.property_costs).get(prop, cost) if language == "c" else cost
 
 
 def refusal(e: Any, task: Any, run: Any) -> str | None:

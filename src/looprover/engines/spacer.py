@@ -103,15 +103,17 @@ class SpacerEngine(Engine):
         BASE_SZ 100), while on the cell abstraction with terminator ghosts it proves the fixed string programs
         in a few seconds at any size; where the ghosts cost more than they give (no string scan), the plain cell
         abstraction or the arrays themselves still get their turn."""
-        from looprover.engines.transformed import OnCells, OnStrings
+        from looprover.engines.transformed import OnCells, OnStrings, on_cells
         from looprover.transforms.strings import has_strings
-        if mode in ("cells", "strings"):
-            run.report(f"spacer: the program has arrays; running on its {mode} abstraction")
-            return (OnStrings if mode == "strings" else OnCells)(self).solve(program, task, run)
+        if mode == "cells":
+            return on_cells(self, program, task, run)
+        if mode == "strings":
+            run.report("spacer: the program has arrays; running on its string-terminator abstraction")
+            return OnStrings(self).solve(program, task, run)
         if not has_strings(program):
             return None
         for stage, share in ((OnStrings, 0.4), (OnCells, 1 / 3)):
-            run.report(f"spacer: the program has char arrays; on its {stage.result} first")
+            run.report(f"spacer: the program has char arrays; trying its {stage.result}")
             v = run_engine(stage(self), program, task, run.sub(deadline=run.deadline.cap(run.deadline.left() * share)))
             run.stats.setdefault("abstractions", []).append(f"{v.status.value}: {v.reason}")
             if v.status != Status.UNKNOWN:

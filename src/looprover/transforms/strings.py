@@ -187,7 +187,7 @@ class _Instrument:
         if isinstance(new, Select) and isinstance(new.array, Var) and new.array.name in self.ghosts:
             r = self._temp("sread", new.type)
             out.append(Assign(r, new, src))
-            out.extend(Assume(c, src) for c in self._facts(new.array.name, new.index, r))
+            out.append(Assume(self._facts(new.array.name, new.index, r), src))
             return r
         return new
 
@@ -200,17 +200,18 @@ class _Instrument:
             if isinstance(n, BINDERS):
                 continue
             if isinstance(n, Select) and isinstance(n.array, Var) and n.array.name in self.ghosts:
-                facts += self._facts(n.array.name, n.index, n)
+                facts.append(self._facts(n.array.name, n.index, n))
             stack.extend(n.children())
         return facts
 
-    def _facts(self, name: str, index: Expr, value: Expr) -> list[Expr]:
+    def _facts(self, name: str, index: Expr, value: Expr) -> Expr:
+        """What the ghosts of array `name` say of `value`, read at `index`."""
         n, z = self.ghosts[name]
         e = cast(n.type, index)
         zero = const(0, value.type)
         at = implies(and_(z, cmp("==", e, n)), cmp("==", value, zero))
         before = implies(or_(not_(z), cmp("<", e, n)), cmp("!=", value, zero))
-        return [implies(_in_range(e), and_(at, before))]
+        return implies(_in_range(e), and_(at, before))
 
 
 def _constant_content(a: Var, rhs: Expr, known: dict[str, tuple[int, dict[int, int]]]) -> bool:
@@ -236,7 +237,7 @@ def _constant_content(a: Var, rhs: Expr, known: dict[str, tuple[int, dict[int, i
 
 def _first_zero(default: int, cells: dict[int, int], index: IntType) -> int | None:
     """The first index >= 0 of a zero cell in the array holding `cells` and `default` elsewhere."""
-    zeros = [i for i, v in cells.items() if v == 0 and (i >= 0 or not index.signed)]
+    zeros = [i for i, v in cells.items() if v == 0 and i >= 0]      # indices are wrapped to their type
     if default == 0:
         i = 0
         while i in cells and cells[i] != 0:
