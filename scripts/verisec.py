@@ -62,14 +62,16 @@ def helper_files(file: Path) -> list[Path]:
     return []
 
 
-def run_one(file: Path, stubs: Path, size: int, timeout: float, engine: str, command: str = "verify") -> dict:
+def run_one(file: Path, stubs: Path, size: int, timeout: float, engine: str, command: str = "verify",
+            options: tuple[str, ...] = ()) -> dict:
     files = [str(file), *map(str, helper_files(file)), str(stubs)]
+    opts = [a for o in options for a in ("--option", o)]
     if command == "check":
         cmd = [sys.executable, "-m", "looprover", "check", *files, "--kinds", "memory-access", f"-DBASE_SZ={size}",
-               "--timeout", f"{timeout:g}", "--check-timeout", f"{timeout:g}", "--engine", engine, "--json"]
+               "--timeout", f"{timeout:g}", "--check-timeout", f"{timeout:g}", "--engine", engine, *opts, "--json"]
     else:
         cmd = [sys.executable, "-m", "looprover", "verify", *files, "--property", "valid-memsafety",
-               f"-DBASE_SZ={size}", "--timeout", f"{timeout:g}", "--engine", engine, "--json"]
+               f"-DBASE_SZ={size}", "--timeout", f"{timeout:g}", "--engine", engine, *opts, "--json"]
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout + 30)
     except subprocess.TimeoutExpired:
@@ -171,6 +173,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--limit", type=int, default=30, help="at most this many files, spread over the suite")
     ap.add_argument("--filter", help="only files whose path contains this")
     ap.add_argument("--engine", default="portfolio")
+    ap.add_argument("--option", action="append", default=[], metavar="ENGINE.OPTION=VALUE",
+                    help="an engine setting passed to every run (repeatable), e.g. spacer.arrays=strings")
     ap.add_argument("--command", choices=("verify", "check"), default="verify",
                     help="verify each file (valid-memsafety), or check each of its accesses (`looprover check`)")
     ap.add_argument("--csv", type=Path, help="also write one row per run here, as each run ends")
@@ -202,7 +206,8 @@ def main(argv: list[str] | None = None) -> int:
                   + f", --timeout {args.timeout:g}, --engine {args.engine}, {args.command}")
             for row in todo:
                 expected = row["expected"].strip().lower() == "true"
-                data = run_one(args.dir / row["file"], stubs, size, args.timeout, args.engine, args.command)
+                data = run_one(args.dir / row["file"], stubs, size, args.timeout, args.engine, args.command,
+                               tuple(args.option))
                 res = {"file": row["file"], "size": size, "expected": expected, "status": data["status"],
                        "outcome": outcome(expected, data["status"]), "time": float(data.get("time") or 0.0),
                        "engine": data.get("engine") or "", "reason": data.get("reason") or ""}
