@@ -154,7 +154,8 @@ def test_verisec_rows_are_written_as_runs_end_and_a_resumed_run_skips_them(tmp_p
     (suite / "expected.csv").write_text("file,expected\na_bad.c,false\nb_ok.c,true\n")
     ran = []
 
-    def fake_run(file, stubs, size, timeout, engine, command="verify"):
+    def fake_run(file, stubs, size, timeout, engine, command="verify", options=()):
+        assert options == ("spacer.arrays=strings",)    # --option reaches every run
         ran.append((file.name, size))
         if file.name == "b_ok.c" and size == 10 and len(ran) == 2:
             raise KeyboardInterrupt                     # the first run is cut off here
@@ -162,7 +163,7 @@ def test_verisec_rows_are_written_as_runs_end_and_a_resumed_run_skips_them(tmp_p
 
     monkeypatch.setattr(verisec, "run_one", fake_run)
     out = tmp_path / "runs.csv"
-    args = [str(suite), "--size", "10", "--size", "100", "--csv", str(out)]
+    args = [str(suite), "--size", "10", "--size", "100", "--csv", str(out), "--option", "spacer.arrays=strings"]
     with pytest.raises(KeyboardInterrupt):
         verisec.main(args)
     assert [r["file"] for r in verisec.read_results([out])] == ["a_bad.c"]      # kept though the run died
