@@ -6,9 +6,11 @@ Two styles, one deadline type (`looprover.deadline`):
   `why_unknown` tells a timeout from a solver give-up.
 - `check(s, deadline, ...)` is for search algorithms (TPA, the network, certificate checks) that must not go on
   after an unanswered query: `unknown` raises `OutOfTime` (deadline) or `GiveUp` (the solver's own reason).
+Both ask a query again when it timed out while the portfolio had paused the process (`check_unpaused`).
 """
 from __future__ import annotations
 
+import math
 import time
 
 import z3
@@ -26,15 +28,21 @@ def check_deadline(deadline: Deadline | None) -> None:
 PAUSE_RETRIES = 3
 
 
-def check_unpaused(s: z3.Solver, *assumptions: z3.BoolRef, deadline: Deadline | None = None
-                   ) -> z3.CheckSatResult:
-    """`s.check()` under the timeout set on `s`, asked again when it timed out while this process was paused:
-    the portfolio time-shares its engines by stopping them (SIGSTOP), and z3's timeout runs on the wall clock,
-    so a query of a few hundred milliseconds could time out during someone else's turn (accel's path search
-    did, and found "no path" where alone it found three). Paused means the query took more than twice the
-    wall time of the CPU time the process spent."""
+def check_unpaused(s: z3.Solver, *assumptions: z3.BoolRef, deadline: Deadline | None = None,
+                   timeout: float | None = None) -> z3.CheckSatResult:
+    """`s.check()`, asked again when it timed out while this process was paused: the portfolio time-shares its
+    engines by stopping them (SIGSTOP), and z3's timeout runs on the wall clock, so a query capped at a second
+    could time out during someone else's turn (accel's path search did, and found "no path" where alone it
+    found three; Houdini's capped queries drop candidates the same way). Paused means the query took more than
+    twice the wall time of the CPU time the process spent. `timeout`: seconds per try, capped by `deadline`
+    and set on `s` before each (None: the timeout already set on `s`)."""
     r = z3.unknown
     for _ in range(PAUSE_RETRIES):
+        if timeout is not None and deadline is not None:
+            try:
+                s.set("timeout", deadline.ms(timeout))
+            except OutOfTime:           # nothing left: unknown, as z3 says it at its timeout
+                return r
         wall, cpu = time.monotonic(), time.process_time()
         r = s.check(*assumptions)
         if r != z3.unknown or (deadline is not None and deadline.expired()):
@@ -48,10 +56,10 @@ def check_unpaused(s: z3.Solver, *assumptions: z3.BoolRef, deadline: Deadline | 
 
 def check(s: z3.Solver, deadline: Deadline, *assumptions: z3.BoolRef, cap: float | None = None
           ) -> z3.CheckSatResult:
-    """`s.check()` with the timeout taken from the deadline (optionally capped at `cap` seconds); `unknown`
-    becomes OutOfTime or GiveUp, so callers only ever see sat/unsat."""
-    s.set("timeout", deadline.ms(cap))
-    r = s.check(*assumptions)
+    """`s.check()` with the timeout taken from the deadline (optionally capped at `cap` seconds), asked again
+    when it timed out while paused (`check_unpaused`); `unknown` becomes OutOfTime or GiveUp, so callers only
+    ever see sat/unsat."""
+    r = check_unpaused(s, *assumptions, deadline=deadline, timeout=math.inf if cap is None else cap)
     if r == z3.unknown:
         why = s.reason_unknown()
         if deadline.expired() or "timeout" in why or "canceled" in why:
@@ -97,13 +105,11 @@ class Solver:
     def check(self, *assumptions: z3.BoolRef, deadline: Deadline | None = None) -> z3.CheckSatResult:
         """`sat`/`unsat`/`unknown`; `deadline` may tighten (never extend) the solver's deadline."""
         dl = self.deadline if deadline is None else deadline.earliest(self.deadline)
-        if dl is not None:
-            if dl.expired():
-                return z3.unknown
-            self.z3.set("timeout", dl.ms())
+        if dl is not None and dl.expired():
+            return z3.unknown
         t = time.monotonic()
         try:
-            return self.z3.check(*assumptions)
+            return check_unpaused(self.z3, *assumptions, deadline=dl, timeout=None if dl is None else math.inf)
         finally:
             self.checks += 1
             self.check_time += time.monotonic() - t
