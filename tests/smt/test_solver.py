@@ -2,70 +2,92 @@
 from __future__ import annotations
 
 
-class _Stub:
-    """A solver whose answers are scripted: ('unknown', seconds asleep or busy, busy?) or 'sat'."""
+import pytest
+import z3
 
-    def __init__(self, script):
-        self.script, self.calls = list(script), 0
+from looprover.deadline import Deadline, OutOfTime
+from looprover.smt import solver as solver_mod
+from looprover.smt.solver import check, check_unpaused
+
+
+class _Clock:
+    """The wall and CPU clocks `smt/solver.py` reads, advanced by the scripted solver: no sleeping, and no
+    dependence on how loaded the machine is."""
+
+    def __init__(self):
+        self.wall = self.cpu = 0.0
+
+    def monotonic(self):
+        return self.wall
+
+    def process_time(self):
+        return self.cpu
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    c = _Clock()
+    monkeypatch.setattr(solver_mod, "time", c)
+    return c
+
+
+class _Stub:
+    """A solver whose answers are scripted: "sat", or ("asleep" | "busy", seconds) for a timeout after that
+    long paused or working; it records the timeouts it is given."""
+
+    def __init__(self, clock, script):
+        self.clock, self.script, self.calls, self.timeouts = clock, list(script), 0, []
+
+    def set(self, key, value):
+        assert key == "timeout"
+        self.timeouts.append(value)
 
     def check(self, *assumptions):
-        import time
-        import z3
         self.calls += 1
         step = self.script.pop(0)
         if step == "sat":
             return z3.sat
-        _, seconds, busy = step
-        end = time.monotonic() + seconds
-        while busy and time.monotonic() < end:
-            pass
-        if not busy:
-            time.sleep(seconds)
+        how, seconds = step
+        self.clock.wall += seconds
+        if how == "busy":
+            self.clock.cpu += seconds
         return z3.unknown
 
     def reason_unknown(self):
         return "timeout"
 
 
-def test_a_query_that_timed_out_while_the_process_was_paused_is_asked_again():
+def test_a_query_that_timed_out_while_the_process_was_paused_is_asked_again(clock):
     """The portfolio pauses engines with SIGSTOP and z3's timeout runs on the wall clock: a timeout that came
     while the process used (almost) no CPU is asked again; one that came from work is final."""
-    from looprover.smt.solver import check_unpaused
-    import z3
-    paused = _Stub([("unknown", 0.3, False), "sat"])
+    paused = _Stub(clock, [("asleep", 0.3), "sat"])
     assert check_unpaused(paused) == z3.sat and paused.calls == 2
-    worked = _Stub([("unknown", 0.3, True), "sat"])
+    worked = _Stub(clock, [("busy", 0.3), "sat"])
     assert check_unpaused(worked) == z3.unknown and worked.calls == 1
 
 
-class _Settable(_Stub):
-    """A scripted solver that records the timeouts it is given."""
-
-    def __init__(self, script):
-        super().__init__(script)
-        self.timeouts = []
-
-    def set(self, key, value):
-        assert key == "timeout"
-        self.timeouts.append(value)
-
-
-def test_capped_queries_and_the_engines_solver_are_asked_again_after_a_pause():
-    """`check` (capped queries: Houdini, TPA) and the unrolling engines' `Solver` retry a timeout that came while
-    paused, each try with the time left capped again; a timeout from work, or at the deadline, is final."""
-    import z3
-    from looprover.deadline import Deadline, OutOfTime
-    from looprover.smt.solver import Solver, check
-    paused = _Settable([("unknown", 0.3, False), "sat"])
+def test_capped_queries_are_asked_again_after_a_pause_each_time_with_the_cap(clock):
+    """`check` with a cap below the time left (Houdini in summarize, TPA's powers, ranking synthesis) retries a
+    timeout that came while paused, each try capped again; a timeout from work is final, and so is one of a
+    query that had all the time left (the pause used up the deadline too) or that ran into the deadline."""
+    paused = _Stub(clock, [("asleep", 0.3), "sat"])
     assert check(paused, Deadline.after(60), cap=1.0) == z3.sat and paused.calls == 2
     assert paused.timeouts == [1000, 1000]
-    worked = _Settable([("unknown", 0.3, True), "sat"])
-    try:
+    worked = _Stub(clock, [("busy", 0.3), "sat"])
+    with pytest.raises(OutOfTime):
         check(worked, Deadline.after(60), cap=1.0)
-        raise AssertionError("a timeout from work must raise OutOfTime")
-    except OutOfTime:
-        assert worked.calls == 1
-    engine = Solver(Deadline.after(60), _Settable([("unknown", 0.3, False), "sat"]))
-    assert engine.check() == z3.sat and engine.z3.calls == 2
-    late = Solver(Deadline.after(0.2), _Settable([("unknown", 0.3, False), "sat"]))
-    assert late.check() == z3.unknown and late.z3.calls == 1       # the deadline passed: no retry
+    assert worked.calls == 1
+    whole = _Stub(clock, [("asleep", 0.3), "sat"])
+    with pytest.raises(OutOfTime):
+        check(whole, Deadline.after(60))
+    assert whole.calls == 1
+    late = Deadline.after(60)
+
+    class _Expiring(_Stub):
+        def check(self, *assumptions):
+            late.at = 0.0                   # the deadline passes during the query
+            return super().check(*assumptions)
+    expiring = _Expiring(clock, [("asleep", 0.3), "sat"])
+    with pytest.raises(OutOfTime):
+        check(expiring, late, cap=1.0)
+    assert expiring.calls == 1

@@ -6,7 +6,8 @@ Two styles, one deadline type (`looprover.deadline`):
   `why_unknown` tells a timeout from a solver give-up.
 - `check(s, deadline, ...)` is for search algorithms (TPA, the network, certificate checks) that must not go on
   after an unanswered query: `unknown` raises `OutOfTime` (deadline) or `GiveUp` (the solver's own reason).
-Both ask a query again when it timed out while the portfolio had paused the process (`check_unpaused`).
+A query capped below the time left is asked again when it timed out while the portfolio had paused the process
+(`check_unpaused`); an uncapped one needs no retry, as the pause used up its deadline too.
 """
 from __future__ import annotations
 
@@ -33,19 +34,21 @@ def check_unpaused(s: z3.Solver, *assumptions: z3.BoolRef, deadline: Deadline | 
     """`s.check()`, asked again when it timed out while this process was paused: the portfolio time-shares its
     engines by stopping them (SIGSTOP), and z3's timeout runs on the wall clock, so a query capped at a second
     could time out during someone else's turn (accel's path search did, and found "no path" where alone it
-    found three; Houdini's capped queries drop candidates the same way). Paused means the query took more than
+    found three; summarize's capped queries drop candidates the same way). Paused means the query took more than
     twice the wall time of the CPU time the process spent. `timeout`: seconds per try, capped by `deadline`
     and set on `s` before each (None: the timeout already set on `s`)."""
     r = z3.unknown
     for _ in range(PAUSE_RETRIES):
+        capped = True                   # else the try had all the time left: a pause used up the deadline too
         if timeout is not None and deadline is not None:
+            capped = timeout < deadline.left()
             try:
                 s.set("timeout", deadline.ms(timeout))
             except OutOfTime:           # nothing left: unknown, as z3 says it at its timeout
                 return r
         wall, cpu = time.monotonic(), time.process_time()
         r = s.check(*assumptions)
-        if r != z3.unknown or (deadline is not None and deadline.expired()):
+        if r != z3.unknown or not capped or (deadline is not None and deadline.expired()):
             return r
         why = s.reason_unknown()
         if not ("timeout" in why or "canceled" in why) \
@@ -59,6 +62,7 @@ def check(s: z3.Solver, deadline: Deadline, *assumptions: z3.BoolRef, cap: float
     """`s.check()` with the timeout taken from the deadline (optionally capped at `cap` seconds), asked again
     when it timed out while paused (`check_unpaused`); `unknown` becomes OutOfTime or GiveUp, so callers only
     ever see sat/unsat."""
+    deadline.ms(cap)                    # OutOfTime when nothing is left (also for cap <= 0)
     r = check_unpaused(s, *assumptions, deadline=deadline, timeout=math.inf if cap is None else cap)
     if r == z3.unknown:
         why = s.reason_unknown()
@@ -105,11 +109,13 @@ class Solver:
     def check(self, *assumptions: z3.BoolRef, deadline: Deadline | None = None) -> z3.CheckSatResult:
         """`sat`/`unsat`/`unknown`; `deadline` may tighten (never extend) the solver's deadline."""
         dl = self.deadline if deadline is None else deadline.earliest(self.deadline)
-        if dl is not None and dl.expired():
-            return z3.unknown
+        if dl is not None:
+            if dl.expired():
+                return z3.unknown
+            self.z3.set("timeout", dl.ms())
         t = time.monotonic()
         try:
-            return check_unpaused(self.z3, *assumptions, deadline=dl, timeout=None if dl is None else math.inf)
+            return self.z3.check(*assumptions)
         finally:
             self.checks += 1
             self.check_time += time.monotonic() - t
