@@ -458,3 +458,32 @@ def test_a_read_of_the_cell_just_written_is_the_value_written():
 @pytest.mark.parametrize("seed", range(4))
 def test_runs_through_a_read_back_branch_are_runs_of_the_original(seed):
     assert check_runs_map_back(read_back_program(bound=6), 30, seed) > 0
+
+
+def pair_program(bound: int = 30, second: int = 1):
+    """`a[i] = x + 1; a[i + second] = x + 2; i += 2`: two writes per iteration (a copy loop taking two
+    characters a turn)."""
+    p = Prog("pair")
+    a = p.var("a", ArrayType(I32, I32, 100))
+    i = p.var("i", I32)
+    x = p.var("x", I32, kind="nondet")
+    p.assign(i, c(0))
+    with p.while_(lt(i, c(bound))):
+        p.havoc(x)
+        p.store(a, i, add(x, c(1)))
+        p.store(a, add(i, c(second)), add(x, c(2)))
+        p.assign(i, add(i, c(2)))
+    p.assert_(ne(sel(a, c(20)), c(9)))
+    return p.build()
+
+
+def test_two_writes_per_iteration_are_two_fills_when_they_never_meet():
+    """Cells i + 2k and i + 1 + 2k' never meet: one fill each. Cells i + 2k and i + 2 + 2k' do (the second
+    write of one iteration is the first of the next): refused, as their order across iterations matters."""
+    assert "a: fill, stride 2, 2" in notes_of(pair_program())
+    assert "not written exactly once" in notes_of(pair_program(second=2))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_runs_through_a_two_write_branch_are_runs_of_the_original(seed):
+    assert check_runs_map_back(pair_program(bound=8), 30, seed) > 0

@@ -7,7 +7,8 @@ accelerated step standing for n iterations of its path, all reading the same val
 program, while a bug behind 10^9 iterations costs BMC one step. A TRUE of the result proves nothing.
 
 Per loop, innermost first (an outer loop's paths may take an inner loop's accelerated branch once and leave
-it), `paths.loop_paths` picks up to `max_paths` paths that can run twice in a row. For a path π:
+it), `paths.loop_paths` picks up to 2·`max_paths` paths that can run twice in a row, and the first `max_paths`
+of them that can be accelerated get a branch. For a path π:
 
 * **Semantics.** π's statements are run symbolically (havocked variables become *frozen inputs*: fresh
   variables havocked once by the accelerated branch). Every expression π evaluates is restated over WIDE, a
@@ -31,8 +32,11 @@ it), `paths.loop_paths` picks up to `max_paths` paths that can run twice in a ro
   write, the quantifier moves to the cells: `∀j ∈ [lo, hi]. G[b[j]]` (membership of array indices). Otherwise
   z3's quantifier elimination over the integers is tried, and the formula is read back; failing that, the
   branch keeps `ForAll`.
-* **Arrays**: π may write each array once, at an index linear in the iteration (stride s from a model, then
-  checked valid), and must not read an array it writes; the n writes become one `ArrayFill`.
+* **Arrays**: π may write each array at indices linear in the iteration (stride s from a model, then checked
+  valid), and must not read an array it writes; the n writes become one `ArrayFill`. Several writes per
+  iteration (`buf[i] = c1; buf[i+1] = c2; i += 2`) must share a stride s and start at constant distances that
+  s does not divide, so no cell is written twice in the n iterations and the fills, one per write, commute; or
+  all have stride 0 and become the last iteration's stores, in order.
 * **Invariant write conditions**: a write through a pointer that may point into several objects is a write of
   each, `a[i] = c ? v : a[i]`, whose condition c (which object the pointer designates) no statement of π
   changes. Such a path reads what it writes; it is split on the valuations of these conditions
@@ -72,7 +76,8 @@ from looprover.transforms.paths import loop_paths
 @dataclass(frozen=True)
 class AccelOptions:
     """Settings of the transform; the fields with a `help` entry are user options (`--option accel.FIELD=V`)."""
-    max_paths: int = field(default=4, metadata={"help": "accelerated paths (phases) per loop"})
+    max_paths: int = field(default=4, metadata={"help": "accelerated paths (phases) per loop (out of twice as "
+                                                         "many paths tried)"})
     degree: int = field(default=2, metadata={"help": "highest power of n in fitted closed forms (0-2)"})
     quantified: bool = field(default=True, metadata={
         "help": "keep paths whose guard keeps a quantifier (off: refuse them; they can make BMC slow)"})
@@ -421,21 +426,24 @@ class PathAccelerator:
         pc = [m(c_) for c_ in sp.cond]
         for x in sp.evaluated:
             m(x)
-        fills: dict[Var, tuple[Expr, Expr]] = {}
+        fills: dict[Var, list[tuple[Expr, Expr]]] = {}
         for a in sorted(arrays, key=lambda v: v.name):
-            st = sp.post[a]
-            if not (isinstance(st, Store) and st.array == a):
+            st, writes = sp.post[a], []
+            while isinstance(st, Store):
+                writes.append((st.index, st.value))
+                st = st.array
+            if st != a or not writes:
                 raise NotAccelerable(f"array {a.name} is not written exactly once")
-            if a in free_vars(st.index) | free_vars(st.value):
+            if any(a in free_vars(i) | free_vars(v) for i, v in writes):
                 raise ReadsWhatItWrites(f"the path reads array(s) it writes: {a.name}")
-            fills[a] = (m(st.index), m(st.value))
+            fills[a] = [(m(i), m(v)) for i, v in reversed(writes)]
         atoms: list[Expr] = []
         for c_ in pc + list(m.needs):
             for x in _flatten(c_):
                 if x not in atoms:
                     atoms.append(x)
         reads: set[Var] = set()
-        for x in list(fm.values()) + atoms + [y for pair in fills.values() for y in pair]:
+        for x in list(fm.values()) + atoms + [y for ws in fills.values() for pair in ws for y in pair]:
             reads |= free_vars(x)
         if reads & arrays:
             raise ReadsWhatItWrites(f"the path reads array(s) it writes: {_names(reads & arrays)}")
@@ -471,8 +479,8 @@ class PathAccelerator:
             stmts.append(Assign(t, val))
             commits.append(Assign(v, t))
             self.kinds.setdefault(v.name, forms[v].kind if v in rec else "last iteration")
-        for a, (idx, val) in fills.items():
-            stmts.append(Assign(a, self._fill(a, idx, val, n)))
+        for a, ws in fills.items():
+            stmts.append(Assign(a, self._fills(a, ws, n)))
         stmts += commits
         edge = Edge(self.h, self.h, tuple(stmts))
         desc = (f"{', '.join(f'{k}: {v}' for k, v in sorted(self.kinds.items())) or 'no variables'}; guard "
@@ -675,17 +683,41 @@ class PathAccelerator:
         return r if len(list(walk(r))) < 200 else None
 
     # ------------------------------------------------------------------------- arrays
-    def _fill(self, a: Var, idx: Expr, val: Expr, n: Var) -> Expr:
-        """The array after n writes `a[idx(k)] = val(k)`, idx linear in k with a constant stride."""
+    def _fills(self, a: Var, writes: list[tuple[Expr, Expr]], n: Var) -> Expr:
+        """The array after n iterations of the path's writes `a[idx(k)] = val(k)`, in order, each idx linear in
+        k (see the module docstring for when several writes per iteration are exact)."""
         w = self.w
         at: ArrayType = a.type
-        k = self.b.fresh("__lr_c", w, declare=False)
+        ks = [self.b.fresh("__lr_c", w, declare=False) for _ in writes]     # each fill binds its own
+        lines = [self._line(a, idx, k) for (idx, _), k in zip(writes, ks)]
+        strides = {stride for _, stride in lines}
+        if len(writes) > 1 and strides != {0}:
+            stride = lines[0][1]
+            if len(strides) > 1 or any(not _distance_undivided(lines[x][0], lines[y][0], stride, w,
+                                                               self.b.timeout_ms())
+                                       for x in range(len(lines)) for y in range(x + 1, len(lines))):
+                raise NotAccelerable(f"array {a.name} is not written exactly once per cell (its writes meet "
+                                     f"across iterations)")
+        out: Expr = a
+        for (i0, stride), (_, val), k in zip(lines, writes, ks):
+            vk = self.at(val, k)
+            vk = cast(at.elem, vk) if isinstance(at.elem, IntType) else vk
+            if stride == 0:
+                out = Store(out, cast(at.index, i0), substitute(vk, {k: Binary("-", n, const(1, w), w)}), at)
+            else:
+                out = ArrayFill(out, i0, stride, n, k, vk, at)
+        self.kinds[a.name] = f"fill, stride {', '.join(str(x) for _, x in lines)}"
+        return out
+
+    def _line(self, a: Var, idx: Expr, k: Var) -> tuple[Expr, int]:
+        """`idx` after k iterations as start + stride·k: (start, stride); NotAccelerable if it is not linear."""
+        w = self.w
         ik = self.at(idx, k)
         i0 = substitute(ik, {k: const(0, w)})
         i1 = substitute(ik, {k: const(1, w)})
         enc = Encoder(None, bitvector=False)
         vs = free_vars(ik)
-        env = _env(enc, vs | {n})
+        env = _env(enc, vs)
         s = z3.Solver()
         s.set("timeout", self.b.timeout_ms())
         s.add(*_ranges(enc, env, vs - {k}))
@@ -696,13 +728,26 @@ class PathAccelerator:
         s.add(env[k.name] >= 0, z3.Not(enc.expr(ik, env) == enc.expr(add(i0, mul(const(stride, w), k)), env)))
         if check_unpaused(s) != z3.unsat:
             raise NotAccelerable(f"the index of the writes to {a.name} is not linear in the iteration")
-        elem = at.elem
-        vk = self.at(val, k)
-        vk = cast(elem, vk) if isinstance(elem, IntType) else vk
-        self.kinds[a.name] = f"fill, stride {stride}"
-        if stride == 0:
-            return Store(a, cast(at.index, i0), substitute(vk, {k: Binary("-", n, const(1, w), w)}), at)
-        return ArrayFill(a, i0, stride, n, k, vk, at)
+        return i0, stride
+
+
+def _distance_undivided(i0: Expr, j0: Expr, stride: int, w: IntType, timeout_ms: int) -> bool:
+    """Whether `j0 - i0` is one constant that `stride` does not divide: then the cells i0 + stride·k and
+    j0 + stride·k' never meet, whatever k and k'."""
+    enc = Encoder(None, bitvector=False)
+    vs = free_vars(i0) | free_vars(j0)
+    env = _env(enc, vs)
+    d = enc.expr(Binary("-", j0, i0, w), env)
+    s = z3.Solver()
+    s.set("timeout", timeout_ms)
+    s.add(*_ranges(enc, env, vs))
+    if check_unpaused(s) != z3.sat:
+        return False
+    dist = s.model().eval(d, model_completion=True).as_long()
+    if dist % stride == 0:
+        return False
+    s.add(d != dist)
+    return check_unpaused(s) == z3.unsat
 
 
 def fold(e: Expr) -> Expr:
@@ -779,13 +824,18 @@ def _loop(b: _Builder, prog: Program, forest, loop: Loop) -> str:
     src = prog.loc_src.get(h)
     head = f"loop L{h}{' (' + str(src) + ')' if src else ''}"
     try:
-        paths = loop_paths(prog, forest, loop, b.accels, b.options.max_paths, b.timeout_ms(), b.options.deadline)
+        # twice as many candidates as branches wanted: the query finds paths in no useful order, and one that is
+        # not accelerated (a newline branch of a copy loop) must not crowd out the one that is
+        paths = loop_paths(prog, forest, loop, b.accels, 2 * b.options.max_paths, b.timeout_ms(),
+                           b.options.deadline)
     except Exception as exc:       # noqa: BLE001 -- an encoding the path query cannot take: no branch
         return f"{head}: no paths ({type(exc).__name__}: {exc})"
     if not paths:
         return f"{head}: no path can run twice in a row"
-    parts = []
+    parts, before = [], len(b.accels)
     for i, path in enumerate(paths):
+        if len(b.accels) - before >= b.options.max_paths:
+            break
         if b.out_of_time():
             parts.append(f"path {i + 1}: out of time")
             break
