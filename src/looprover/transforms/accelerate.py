@@ -7,8 +7,7 @@ accelerated step standing for n iterations of its path, all reading the same val
 program, while a bug behind 10^9 iterations costs BMC one step. A TRUE of the result proves nothing.
 
 Per loop, innermost first (an outer loop's paths may take an inner loop's accelerated branch once and leave
-it), `paths.loop_paths` picks up to 2·`max_paths` paths that can run twice in a row, and the first `max_paths`
-of them that can be accelerated get a branch. For a path π:
+it), `paths.loop_paths` picks up to `max_paths` paths that can run twice in a row. For a path π:
 
 * **Semantics.** π's statements are run symbolically (havocked variables become *frozen inputs*: fresh
   variables havocked once by the accelerated branch). Every expression π evaluates is restated over WIDE, a
@@ -76,8 +75,7 @@ from looprover.transforms.paths import loop_paths
 @dataclass(frozen=True)
 class AccelOptions:
     """Settings of the transform; the fields with a `help` entry are user options (`--option accel.FIELD=V`)."""
-    max_paths: int = field(default=4, metadata={"help": "accelerated paths (phases) per loop (out of twice as "
-                                                         "many paths tried)"})
+    max_paths: int = field(default=4, metadata={"help": "accelerated paths (phases) per loop"})
     degree: int = field(default=2, metadata={"help": "highest power of n in fitted closed forms (0-2)"})
     quantified: bool = field(default=True, metadata={
         "help": "keep paths whose guard keeps a quantifier (off: refuse them; they can make BMC slow)"})
@@ -824,18 +822,13 @@ def _loop(b: _Builder, prog: Program, forest, loop: Loop) -> str:
     src = prog.loc_src.get(h)
     head = f"loop L{h}{' (' + str(src) + ')' if src else ''}"
     try:
-        # twice as many candidates as branches wanted: the query finds paths in no useful order, and one that is
-        # not accelerated (a newline branch of a copy loop) must not crowd out the one that is
-        paths = loop_paths(prog, forest, loop, b.accels, 2 * b.options.max_paths, b.timeout_ms(),
-                           b.options.deadline)
+        paths = loop_paths(prog, forest, loop, b.accels, b.options.max_paths, b.timeout_ms(), b.options.deadline)
     except Exception as exc:       # noqa: BLE001 -- an encoding the path query cannot take: no branch
         return f"{head}: no paths ({type(exc).__name__}: {exc})"
     if not paths:
         return f"{head}: no path can run twice in a row"
-    parts, before = [], len(b.accels)
+    parts = []
     for i, path in enumerate(paths):
-        if len(b.accels) - before >= b.options.max_paths:
-            break
         if b.out_of_time():
             parts.append(f"path {i + 1}: out of time")
             break
