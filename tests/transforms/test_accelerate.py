@@ -434,9 +434,9 @@ def test_runs_through_the_split_branches_are_runs_of_the_original(seed):
     assert check_runs_map_back(pointer_copy_program(bound=6), 30, seed) > 0
 
 
-def read_back_program(bound: int = 30):
-    """`a[i] = x; assume(a[i] != 10); i++`: the path reads the cell it has just written (the value written)."""
-    p = Prog("readback")
+def write_loop(name: str, bound: int, body):
+    """`i = 0; while (i < bound) { havoc x; a[i] = x + 1; body(p, a, i, x) }; assert(a[20] != 9)`."""
+    p = Prog(name)
     a = p.var("a", ArrayType(I32, I32, 100))
     i = p.var("i", I32)
     x = p.var("x", I32, kind="nondet")
@@ -444,10 +444,17 @@ def read_back_program(bound: int = 30):
     with p.while_(lt(i, c(bound))):
         p.havoc(x)
         p.store(a, i, add(x, c(1)))
-        p.assume(ne(sel(a, i), c(10)))
-        p.assign(i, add(i, c(1)))
+        body(p, a, i, x)
     p.assert_(ne(sel(a, c(20)), c(9)))
     return p.build()
+
+
+def read_back_program(bound: int = 30):
+    """`a[i] = x + 1; assume(a[i] != 10); i++`: the path reads the cell it has just written (the value written)."""
+    def body(p, a, i, x):
+        p.assume(ne(sel(a, i), c(10)))
+        p.assign(i, add(i, c(1)))
+    return write_loop("readback", bound, body)
 
 
 def test_a_read_of_the_cell_just_written_is_the_value_written():
@@ -463,18 +470,10 @@ def test_runs_through_a_read_back_branch_are_runs_of_the_original(seed):
 def pair_program(bound: int = 30, second: int = 1):
     """`a[i] = x + 1; a[i + second] = x + 2; i += 2`: two writes per iteration (a copy loop taking two
     characters a turn)."""
-    p = Prog("pair")
-    a = p.var("a", ArrayType(I32, I32, 100))
-    i = p.var("i", I32)
-    x = p.var("x", I32, kind="nondet")
-    p.assign(i, c(0))
-    with p.while_(lt(i, c(bound))):
-        p.havoc(x)
-        p.store(a, i, add(x, c(1)))
+    def body(p, a, i, x):
         p.store(a, add(i, c(second)), add(x, c(2)))
         p.assign(i, add(i, c(2)))
-    p.assert_(ne(sel(a, c(20)), c(9)))
-    return p.build()
+    return write_loop("pair", bound, body)
 
 
 def test_two_writes_per_iteration_are_two_fills_when_they_never_meet():
