@@ -691,9 +691,10 @@ class PathAccelerator:
         strides = {stride for _, stride in lines}
         if len(writes) > 1 and strides != {0}:
             stride = lines[0][1]
-            if len(strides) > 1 or any(not _distance_undivided(lines[x][0], lines[y][0], stride, w,
-                                                               self.b.timeout_ms())
-                                       for x in range(len(lines)) for y in range(x + 1, len(lines))):
+            # the cells i0 + s·k and j0 + s·k' never meet iff j0 - i0 is a constant that s does not divide
+            distances = [_constant(Binary("-", lines[y][0], lines[x][0], w), self.b.timeout_ms())
+                         for x in range(len(lines)) for y in range(x + 1, len(lines))]
+            if len(strides) > 1 or any(d is None or d % stride == 0 for d in distances):
                 raise NotAccelerable(f"array {a.name} is not written exactly once per cell (its writes meet "
                                      f"across iterations)")
         out: Expr = a
@@ -709,43 +710,32 @@ class PathAccelerator:
 
     def _line(self, a: Var, idx: Expr, k: Var) -> tuple[Expr, int]:
         """`idx` after k iterations as start + stride·k: (start, stride); NotAccelerable if it is not linear."""
-        w = self.w
+        w, t = self.w, self.b.timeout_ms()
         ik = self.at(idx, k)
         i0 = substitute(ik, {k: const(0, w)})
-        i1 = substitute(ik, {k: const(1, w)})
-        enc = Encoder(None, bitvector=False)
-        vs = free_vars(ik)
-        env = _env(enc, vs)
-        s = z3.Solver()
-        s.set("timeout", self.b.timeout_ms())
-        s.add(*_ranges(enc, env, vs - {k}))
-        if check_unpaused(s) != z3.sat:
-            raise NotAccelerable(f"no stride for the writes to {a.name}")
-        mdl = s.model()
-        stride = mdl.eval(enc.expr(Binary("-", i1, i0, w), env), model_completion=True).as_long()
-        s.add(env[k.name] >= 0, z3.Not(enc.expr(ik, env) == enc.expr(add(i0, mul(const(stride, w), k)), env)))
-        if check_unpaused(s) != z3.unsat:
+        stride = _constant(Binary("-", substitute(ik, {k: const(1, w)}), i0, w), t)
+        if stride is None or _constant(Binary("-", ik, add(i0, mul(const(stride, w), k)), w), t, counter=k) != 0:
             raise NotAccelerable(f"the index of the writes to {a.name} is not linear in the iteration")
         return i0, stride
 
 
-def _distance_undivided(i0: Expr, j0: Expr, stride: int, w: IntType, timeout_ms: int) -> bool:
-    """Whether `j0 - i0` is one constant that `stride` does not divide: then the cells i0 + stride·k and
-    j0 + stride·k' never meet, whatever k and k'."""
+def _constant(e: Expr, timeout_ms: int, counter: Var | None = None) -> int | None:
+    """The one value `e` takes for every valuation of its variables in their types' ranges (`counter`, an
+    iteration count, at any k >= 0); None if it takes several, or z3 cannot tell in time."""
     enc = Encoder(None, bitvector=False)
-    vs = free_vars(i0) | free_vars(j0)
+    vs = free_vars(e)
     env = _env(enc, vs)
-    d = enc.expr(Binary("-", j0, i0, w), env)
     s = z3.Solver()
     s.set("timeout", timeout_ms)
-    s.add(*_ranges(enc, env, vs))
+    s.add(*_ranges(enc, env, vs - {counter}))
+    if counter is not None and counter in vs:
+        s.add(env[counter.name] >= 0)
     if check_unpaused(s) != z3.sat:
-        return False
-    dist = s.model().eval(d, model_completion=True).as_long()
-    if dist % stride == 0:
-        return False
-    s.add(d != dist)
-    return check_unpaused(s) == z3.unsat
+        return None
+    x = enc.expr(e, env)
+    value = s.model().eval(x, model_completion=True).as_long()
+    s.add(x != value)
+    return value if check_unpaused(s) == z3.unsat else None
 
 
 def fold(e: Expr) -> Expr:
