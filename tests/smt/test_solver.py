@@ -91,3 +91,45 @@ def test_capped_queries_are_asked_again_after_a_pause_each_time_with_the_cap(clo
     with pytest.raises(OutOfTime):
         check(expiring, late, cap=1.0)
     assert expiring.calls == 1
+
+
+class _Seeded:
+    """A z3 solver stand-in for `Solver.check_restarting`: answers unknown until its `random_seed` is in
+    `good`, and records the timeouts it is given."""
+
+    def __init__(self, good, log):
+        self.good, self.log, self.seed = good, log, 0
+
+    def set(self, key, value):
+        if key == "random_seed":
+            self.seed = value
+        else:
+            self.log.append(value)
+
+    def check(self, *assumptions):
+        return z3.sat if self.seed in self.good else z3.unknown
+
+    def reason_unknown(self):
+        return "canceled"
+
+
+def test_heavy_tailed_queries_restart_on_fresh_solvers_with_new_seeds_and_doubled_caps():
+    """A try that does not answer within its cap is followed by one on a fresh solver (same assertions) with
+    the next random seed and twice the cap; the last try gets the time left, and its unknown is final."""
+    log: list[int] = []
+    fresh = []
+    good = {3}
+
+    def new():
+        fresh.append(_Seeded(good, log))
+        return fresh[-1]
+    s = solver_mod.Solver(Deadline.after(60), _Seeded(good, log))
+    assert s.check_restarting(fresh=new) == z3.sat
+    assert [x.seed for x in fresh] == [1, 2, 3]
+    assert [round(ms / 1000) for ms in log] == [1, 2, 4, 8]
+    log.clear()
+    fresh.clear()
+    good.clear()
+    s = solver_mod.Solver(Deadline.after(10), _Seeded(good, log))
+    assert s.check_restarting(fresh=new) == z3.unknown
+    assert [round(ms / 1000) for ms in log] == [1, 2, 4, 8, 10] and len(fresh) == 4

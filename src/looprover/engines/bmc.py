@@ -46,6 +46,7 @@ Irreducible control flow has no natural loops to unwind: UNKNOWN with that reaso
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, ClassVar, Hashable
 
 import z3
@@ -353,6 +354,12 @@ class Unrolling:
         else:
             self.solver.add(*fs)
 
+    def _fresh(self) -> z3.Solver:
+        """A new z3 solver holding everything asserted so far (for `Solver.check_restarting`)."""
+        s = self.enc.solver().z3
+        s.add(*self.asserted)
+        return s
+
     def check(self, k: int) -> BoundResult:
         """Queries (a) and (b) for bound k (larger than the previous one)."""
         unw, lazy = self.unw, self.lazy
@@ -374,15 +381,17 @@ class Unrolling:
             new.append(z3.Implies(lim, mk_or(*(ee.taken for ee in self.limit_edges))))
         self._add(new)
         s, assume, nodes = self.solver, lazy.assumptions(), lazy.nodes
+        # accelerated programs' quantified guards make z3's run time heavy-tailed: restarts with new seeds
+        check = partial(s.check_restarting, fresh=self._fresh) if self.enc.quantified else s.check
         if self.err is not None:
-            r = s.check(*assume, self.err)
+            r = check(*assume, self.err)
             if r == z3.sat:
                 return BoundResult("violation", nodes, s.model())
             if r != z3.unsat:
                 return BoundResult("unknown", nodes, why=s.why_unknown())
         if lim is None:
             return BoundResult("safe", nodes)
-        r = s.check(*assume, lim)
+        r = check(*assume, lim)
         if r == z3.unsat:
             return BoundResult("safe", nodes)
         if r == z3.sat:
