@@ -486,3 +486,23 @@ def test_two_writes_per_iteration_are_two_fills_when_they_never_meet():
 @pytest.mark.parametrize("seed", range(4))
 def test_runs_through_a_two_write_branch_are_runs_of_the_original(seed):
     assert check_runs_map_back(pair_program(bound=8), 30, seed) > 0
+
+
+def test_paths_that_cannot_be_accelerated_do_not_use_up_max_paths():
+    """`max_paths` counts accelerated paths: a path refused (x = 2x + 1 has no polynomial closed form) does not
+    take the place of one behind it (x += 3) that a loop spends its iterations on."""
+    p = Prog("refused_first")
+    x, y = p.var("x", I32), p.var("y", I32)
+    p.assign(x, c(0))
+    p.assign(y, c(0))
+    with p.while_(lt(x, c(1000))):
+        with p.if_(ge(x, c(10))) as els:
+            p.assign(x, add(x, c(3)))
+            p.assign(y, add(y, c(1)))
+            els()
+            p.assign(x, add(mul(x, c(2)), c(1)))
+    p.assert_(ne(y, c(300)))
+    res = accelerate(p.build(), AccelOptions(max_paths=1))
+    assert len(res.accelerators) == 1, res.notes
+    acc, = res.accelerators.values()
+    assert "y: offset" in acc.describe, res.notes

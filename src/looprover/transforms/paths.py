@@ -15,7 +15,7 @@ of a phase-changing loop.
 """
 from __future__ import annotations
 
-from typing import Hashable, Mapping
+from typing import Hashable, Iterator, Mapping
 
 import z3
 
@@ -79,12 +79,12 @@ def _doubled_body(program: Program, forest: LoopForest, loop: Loop, accelerated:
 
 
 def loop_paths(program: Program, forest: LoopForest, loop: Loop, accelerated: Mapping[Edge, object],
-               limit: int, timeout_ms: int, deadline: Deadline | None = None) -> list[tuple[Edge, ...]]:
-    """Up to `limit` distinct paths through one iteration of `loop` (header to a back edge) that can be taken
-    twice in a row, in the order the solver finds them."""
+               timeout_ms: int, deadline: Deadline | None = None) -> Iterator[tuple[Edge, ...]]:
+    """The distinct paths through one iteration of `loop` (header to a back edge) that can be taken twice in a
+    row, in the order the solver finds them, each asked for when the caller wants the next."""
     order, succ = _doubled_body(program, forest, loop, accelerated)
     if END not in order:
-        return []
+        return
     enc = Encoder(program, bitvector=False, deadline=deadline)
     env0, side = enc.initial_env(program.all_vars)
     dag = encode_dag(enc, DagSpec(order[0], order, succ), env0)
@@ -102,8 +102,7 @@ def loop_paths(program: Program, forest: LoopForest, loop: Loop, accelerated: Ma
             s.add(taken[(0, e, after)] == taken.get((1, e, after), FALSE))
         elif (0, e, after) not in taken:
             s.add(z3.Not(taken[(1, e, after)]))
-    paths: list[tuple[Edge, ...]] = []
-    while len(paths) < limit:
+    while True:
         if deadline is not None and deadline.expired():
             break
         if check_unpaused(s, deadline=deadline) != z3.sat:
@@ -113,6 +112,5 @@ def loop_paths(program: Program, forest: LoopForest, loop: Loop, accelerated: Ma
         if last != END:
             break                                              # cannot happen: the end node is reached
         first = [ee for ee in steps if ee.node[0] == 0]
-        paths.append(tuple(ee.edge for ee in first))
         s.add(z3.Not(z3.And([taken[(0, ee.edge, ee.node[2])] for ee in first])))
-    return paths
+        yield tuple(ee.edge for ee in first)
