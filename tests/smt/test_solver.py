@@ -113,9 +113,11 @@ class _Seeded:
         return "canceled"
 
 
-def test_heavy_tailed_queries_restart_on_fresh_solvers_with_new_seeds_and_doubled_caps():
-    """A try that does not answer within its cap is followed by one on a fresh solver (same assertions) with
-    the next random seed and twice the cap; the last try gets the time left, and its unknown is final."""
+def test_heavy_tailed_queries_restart_on_fresh_solvers_with_new_seeds_and_luby_caps():
+    """A first try that does not answer within its cap (1 s) is followed by tries on a fresh solver (same
+    assertions) with the next random seed and the next cap of Luby's sequence; the last try gets the time left,
+    and its unknown is final."""
+    assert [solver_mod.luby(i) for i in range(1, 16)] == [1, 1, 2, 1, 1, 2, 4, 1, 1, 2, 1, 1, 2, 4, 8]
     log: list[int] = []
     fresh = []
     good = {3}
@@ -126,10 +128,11 @@ def test_heavy_tailed_queries_restart_on_fresh_solvers_with_new_seeds_and_double
     s = solver_mod.Solver(Deadline.after(60), _Seeded(good, log))
     assert s.check_restarting(fresh=new) == z3.sat
     assert [x.seed for x in fresh] == [1, 2, 3]
-    assert [round(ms / 1000) for ms in log] == [1, 2, 4, 8]
+    assert [round(ms / 1000) for ms in log] == [1, 1, 1, 2]
     log.clear()
     fresh.clear()
     good.clear()
     s = solver_mod.Solver(Deadline.after(10), _Seeded(good, log))
     assert s.check_restarting(fresh=new) == z3.unknown
-    assert [round(ms / 1000) for ms in log] == [1, 2, 4, 8, 10] and len(fresh) == 4
+    assert [round(ms / 1000) for ms in log] == [1] + [solver_mod.luby(i) for i in range(1, 31)] + [10]
+    assert len(fresh) == 31
