@@ -97,8 +97,8 @@ class _Seeded:
     """A z3 solver stand-in for `Solver.check_restarting`: answers unknown until its `random_seed` is in
     `good`, and records the timeouts it is given."""
 
-    def __init__(self, good, log):
-        self.good, self.log, self.seed = good, log, 0
+    def __init__(self, good, log, why="canceled"):
+        self.good, self.log, self.seed, self.why = good, log, 0, why
 
     def set(self, key, value):
         if key == "random_seed":
@@ -110,7 +110,7 @@ class _Seeded:
         return z3.sat if self.seed in self.good else z3.unknown
 
     def reason_unknown(self):
-        return "canceled"
+        return self.why
 
 
 def test_heavy_tailed_queries_restart_on_fresh_solvers_with_new_seeds_and_luby_caps():
@@ -136,3 +136,17 @@ def test_heavy_tailed_queries_restart_on_fresh_solvers_with_new_seeds_and_luby_c
     assert s.check_restarting(fresh=new) == z3.unknown
     assert [round(ms / 1000) for ms in log] == [1] + [solver_mod.luby(i) for i in range(1, 31)] + [10]
     assert len(fresh) == 31
+
+
+def test_restarts_end_after_the_solver_gave_up_three_times():
+    """Unknowns that are not timeouts ("incomplete quantifiers") stop the restarts after the third: an engine
+    that cannot decide the query ends instead of spinning to its deadline."""
+    log: list[int] = []
+    fresh = []
+
+    def new():
+        fresh.append(_Seeded(set(), log, "(incomplete quantifiers)"))
+        return fresh[-1]
+    s = solver_mod.Solver(Deadline.after(60), _Seeded(set(), log, "(incomplete quantifiers)"))
+    assert s.check_restarting(fresh=new) == z3.unknown
+    assert len(log) == 3 and len(fresh) == 2
