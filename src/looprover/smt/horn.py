@@ -28,7 +28,7 @@ import z3
 from looprover.deadline import Deadline, OutOfTime
 from looprover.errors import GiveUp
 from looprover.smt.mbp import free_constants, vocabulary
-from looprover.smt.solver import check
+from looprover.smt.solver import check, timed_out
 from looprover.smt.terms import mk_not
 
 Rel = Hashable
@@ -138,15 +138,14 @@ def spacer(system: HornSystem, deadline: Deadline, *, global_guidance: bool = Fa
     try:
         r = fp.query(query())
     except z3.Z3Exception as exc:     # the timer cancels Spacer with an exception rather than `unknown`
-        msg = str(exc)
-        if deadline.expired() or "cancel" in msg or "timeout" in msg:
+        if deadline.expired() or timed_out(str(exc)):
             raise OutOfTime() from exc
         raise
     st = fp.statistics()
     stats = {k: st.get_key_value(k) for k in st.keys() if k in _STATS}
     if r == z3.unknown:
         why = fp.reason_unknown()
-        if deadline.expired() or "timeout" in why or "cancel" in why:
+        if deadline.expired() or timed_out(why):
             raise OutOfTime()
         return SpacerAnswer("unknown", reason=f"unknown ({why})", stats=stats)
     if r == z3.sat:

@@ -33,6 +33,11 @@ def luby(i: int) -> int:
     return 1 << (k - 1)
 
 
+def timed_out(why: str) -> bool:
+    """Whether z3's reason for `unknown` (or a canceled call's message) is its timer, not a give-up."""
+    return "timeout" in why or "cancel" in why
+
+
 def check_deadline(deadline: Deadline | None) -> None:
     """Raise OutOfTime once `deadline` has passed (no-op without a deadline)."""
     if deadline is not None:
@@ -66,8 +71,7 @@ def check_unpaused(s: z3.Solver, *assumptions: z3.BoolRef, deadline: Deadline | 
         r = s.check(*assumptions)
         if r != z3.unknown or not capped or (deadline is not None and deadline.expired()):
             return r
-        why = s.reason_unknown()
-        if not ("timeout" in why or "canceled" in why) \
+        if not timed_out(s.reason_unknown()) \
                 or time.monotonic() - wall <= 2 * (time.process_time() - cpu) + 0.05:
             return r
     return r
@@ -82,7 +86,7 @@ def check(s: z3.Solver, deadline: Deadline, *assumptions: z3.BoolRef, cap: float
     r = check_unpaused(s, *assumptions, deadline=deadline, timeout=math.inf if cap is None else cap)
     if r == z3.unknown:
         why = s.reason_unknown()
-        if deadline.expired() or "timeout" in why or "canceled" in why:
+        if deadline.expired() or timed_out(why):
             raise OutOfTime()
         raise GiveUp(f"solver returned unknown ({why})")
     return r
@@ -160,8 +164,7 @@ class Solver:
             r = self.check(*assumptions, deadline=None if last else Deadline.after(cap))
             if r != z3.unknown or last or (self.deadline is not None and self.deadline.expired()):
                 return r
-            why = self.z3.reason_unknown()
-            gave_up += not ("timeout" in why or "canceled" in why)
+            gave_up += not timed_out(self.z3.reason_unknown())
             if gave_up == RESTART_GIVE_UPS:
                 return r
             self.z3 = fresh()

@@ -10,8 +10,8 @@ chosen path (a failing one ends the execution; the accelerated branch only cover
 Every edge's `taken` term of the SSA encoding (`smt.dag`) is its branch distinguisher. Asking for the end node
 with copy 1 taking exactly the edges copy 0 takes gives a path π with π·π feasible: a path that only one
 iteration can take (the last one, say) gains nothing from acceleration. Each path found is blocked
-(`¬ ∧ taken_0(e)` for its edges) and the query repeated, up to a limit: several paths per loop are the phases
-of a phase-changing loop.
+(`¬ ∧ taken_0(e)` for its edges) and the query repeated for as long as the caller asks for paths: several
+paths per loop are the phases of a phase-changing loop.
 """
 from __future__ import annotations
 
