@@ -31,7 +31,7 @@ from looprover.processes import (
 from looprover.program.cfa import Program
 from looprover.program.instrument import UNDECIDED, instrument_no_overflow, undecided_reason
 from looprover.properties import (
-    CHECK_SAT, NO_OVERFLOW, UNDEFINED_ASSERT, VALID_MEMSAFETY, Property, default_property, load_property,
+    CHECK_SAT, NO_OVERFLOW, UNDEFINED_ASSERT, UNMODELLED, VALID_MEMSAFETY, Property, default_property, load_property,
 )
 from looprover.report import split_tracebacks, verdict_json, verdict_text
 from looprover.smt.encode import bitvector_reason
@@ -258,13 +258,19 @@ def _instrument_for(job: Job, program: Program) -> Program:
 def undecided_verdict(verdict: Verdict) -> Verdict:
     """A FALSE whose trace ends at an assertion no property defines a violation by is UNKNOWN, its trace kept as
     the unconfirmed counterexample: undefined behaviour that SV-COMP's overflow definition leaves open
-    (`program/instrument.py`), or a failing call of an undefined `assert` (`properties.UNDEFINED_ASSERT`). When
+    (`program/instrument.py`), a failing call of an undefined `assert` (`properties.UNDEFINED_ASSERT`), or a run
+    that leaves the model (`properties.UNMODELLED`). When
     the run did not record which assertion failed, such an assertion on the last edge is enough for UNKNOWN."""
     cex = verdict.evidence
     if verdict.status != Status.FALSE or not isinstance(cex, Counterexample) or not cex.steps:
         return verdict
     if (failed := cex.failed_check(UNDECIDED)) is not None:
         return dataclasses.replace(verdict, status=Status.UNKNOWN, reason=undecided_reason(failed))
+    if (failed := cex.failed_check(UNMODELLED)) is not None:
+        where = f" at {failed.src}" if failed.src else ""
+        return dataclasses.replace(verdict, status=Status.UNKNOWN, reason=(
+            f"the run reaches what looprover does not model{where}: {failed.cond} (an element of argv past the "
+            f"argument strings that have objects in the model)"))
     if (failed := cex.failed_check(UNDEFINED_ASSERT)) is not None:
         where = f" at {failed.src}" if failed.src else ""
         return dataclasses.replace(verdict, status=Status.UNKNOWN, reason=(

@@ -35,6 +35,10 @@ NO_OVERFLOW = "no-overflow"   # no signed arithmetic leaves its type (checked as
 # asserted: a TRUE proves it never fails, and a counterexample that fails it is UNKNOWN naming the call
 # (`jobs.undecided_verdict`), never FALSE and never a path cut off as if the run had ended.
 UNDEFINED_ASSERT = "undefined-assert"
+# Nor this one: the tag of an assertion that a run stays inside what the front-end models (`argv[i]` beyond the
+# argument strings it gives objects, `frontend/c/main_args.py`). A TRUE proves no run leaves it; a counterexample
+# that does is UNKNOWN naming the construct (`jobs.undecided_verdict`).
+UNMODELLED = "unmodelled"
 
 # properties the engines can check (others are recognised and reported as unsupported)
 VERIFIABLE = frozenset({UNREACH_CALL, TERMINATION, NO_OVERFLOW, CHECK_SAT, VALID_MEMSAFETY})

@@ -7,7 +7,9 @@ each signed arithmetic operation (overflow), each division, remainder and shift 
 `no-overflow` instrumentation's undecided kind), and each `reach_error` call (`__VERIFIER_assert`, `assert`).
 Each assertion is one check, with an id and its source location.
 
-A check is verified on the program in which it is the only assertion and every other check is an assumption:
+A check is verified on the program in which it is the only assertion and every other check is an assumption
+(the front-end's assertions that a run stays inside the model, `properties.UNMODELLED`, stay assertions: a run
+that leaves the model makes the check's verdict unknown):
 its verdict speaks of the executions that reach it without an earlier run-time error (what happens after
 undefined behaviour is not C's business; an earlier error is a verdict of its own check). That program goes
 through the same engine and the same evidence checks as `verify` (`jobs.checked_verdict`): `safe` only with a
@@ -23,10 +25,10 @@ from typing import Any, Callable
 
 from looprover.deadline import Deadline
 from looprover.engines.base import Task
-from looprover.jobs import Job, JobOptions, checked_verdict, load_program
+from looprover.jobs import Job, JobOptions, checked_verdict, load_program, undecided_verdict
 from looprover.program.cfa import Assert, Assume, Edge, Program, SrcLoc
 from looprover.program.instrument import UNDECIDED, instrument_no_overflow
-from looprover.properties import NO_OVERFLOW, UNREACH_CALL, Property
+from looprover.properties import NO_OVERFLOW, UNMODELLED, UNREACH_CALL, Property
 from looprover.verdict import Counterexample, Status
 
 # assertion property -> (check kind, what a violation is)
@@ -88,7 +90,8 @@ def of_kinds(program: Program, kinds: frozenset[str]) -> Program:
     """`program` without the assertions of other kinds: they are neither checked nor assumed (`--kinds`), so
     the selected checks speak of every execution, as `verify` of their property does."""
     return program.with_edges(
-        Edge(e.src, e.dst, tuple(s for s in e.stmts if not isinstance(s, Assert) or kind_of(s.prop) in kinds))
+        Edge(e.src, e.dst, tuple(s for s in e.stmts if not isinstance(s, Assert) or kind_of(s.prop) in kinds
+                                 or s.prop == UNMODELLED))
         for e in program.edges)
 
 
@@ -97,7 +100,7 @@ def checks_of(program: Program) -> list[Check]:
     found = []
     for ei, e in enumerate(program.edges):
         for si, s in enumerate(e.stmts):
-            if isinstance(s, Assert):
+            if isinstance(s, Assert) and s.prop != UNMODELLED:
                 found.append((s.src, kind_of(s.prop), (ei, si)))
     found.sort(key=lambda f: ((f[0].file, f[0].line, f[0].col) if f[0] else ("", 0, 0), f[1], f[2]))
     return [Check(f"C{i}", kind, src, site) for i, (src, kind, site) in enumerate(found, 1)]
@@ -110,7 +113,7 @@ def only(program: Program, check: Check) -> Program:
     for ei, e in enumerate(program.edges):
         stmts = []
         for si, s in enumerate(e.stmts):
-            if isinstance(s, Assert):
+            if isinstance(s, Assert) and s.prop != UNMODELLED:
                 s = Assert(s.cond, UNREACH_CALL, s.src) if (ei, si) == check.site else Assume(s.cond, s.src)
             stmts.append(s)
         edges.append(Edge(e.src, e.dst, tuple(stmts)))
@@ -128,7 +131,7 @@ def run_checks(program: Program, checks: list[Check], data_model: str, options: 
             r = CheckResult(c, UNKNOWN, "not run: the total time budget is spent")
         else:
             mine = Deadline(min(deadline.at, start + per_check))
-            verdict = checked_verdict(only(program, c), task, options, mine)
+            verdict = undecided_verdict(checked_verdict(only(program, c), task, options, mine))
             status = {Status.TRUE: SAFE, Status.FALSE: VIOLATED}.get(verdict.status, UNKNOWN)
             cex = verdict.evidence if status == VIOLATED else None
             r = CheckResult(c, status, verdict.reason, verdict.engine, time.monotonic() - start,

@@ -42,7 +42,7 @@ the front-end was asked to keep it (`load_c_program(keep_values=True)`, as the j
 from __future__ import annotations
 
 from looprover.errors import UnsupportedError
-from looprover.properties import NO_OVERFLOW, UNDEFINED_ASSERT
+from looprover.properties import NO_OVERFLOW, UNDEFINED_ASSERT, UNMODELLED
 from looprover.program.cfa import Assert, Assign, Edge, Havoc, Program, SrcLoc, Stmt
 from looprover.program.expr import (
     BINDERS, FALSE, I64, TRUE, And, Binary, Expr, Ite, IntConst, IntType, Or, Select, Store, Unary, and_, cast,
@@ -77,7 +77,7 @@ def _edge_stmts(edge: Edge, keep_assertions: bool) -> list[Stmt]:
         checks: list[tuple[str, Expr]] = []
         _collect(expr, TRUE, False, checks)
         out.extend(_asserts(checks, s.src))
-        if isinstance(s, Assert) and s.prop not in (NO_OVERFLOW, UNDECIDED, UNDEFINED_ASSERT) and not keep_assertions:
+        if isinstance(s, Assert) and s.prop not in (NO_OVERFLOW, UNDECIDED, UNDEFINED_ASSERT, UNMODELLED) and not keep_assertions:
             continue            # reachability is not this property
         out.append(s)
     return out

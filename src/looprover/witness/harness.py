@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from looprover.deadline import Deadline
+from looprover.program.cfa import Assign
 from looprover.properties import UNREACH_CALL
 from looprover.verdict import Counterexample, Status, Verdict
 from looprover.evidence.native import BLOCKED, FLAGS, NONDET_DEFS, VIOLATION, run_executable
@@ -134,4 +135,13 @@ def harness_for(verdict: Verdict, input_path: Path, data_model: str, is_c: bool,
     budget = min(MAX_SECONDS, deadline.left() - 0.3)
     if budget < 0.5:
         return HarnessResult(None, "no time left")
+    if takes_arguments(cex):
+        return HarnessResult(None, "not run: the counterexample's run starts main with an argc and argv of its "
+                                   "choice, which the harness does not pass to the compiled program")
     return run_harness(input_path, list(cex.inputs), data_model, budget)
+
+
+def takes_arguments(cex: Counterexample) -> bool:
+    """Whether the run starts `main` with arguments of the model's choice (`frontend/c/main_args.py`)."""
+    from looprover.frontend.c.main_args import ARGV_COUNT
+    return any(isinstance(s, Assign) and s.lhs.name == ARGV_COUNT for step in cex.steps for s in step.edge.stmts)

@@ -102,7 +102,7 @@ UNSUPPORTED_SNIPPETS = [
     ("extern int *__VERIFIER_nondet_pointer(void); int main(void) { int *p = __VERIFIER_nondet_pointer();"
      " return p != 0; }", "__VERIFIER_nondet_pointer"),
     ("extern int ext; int g; int main(void) { g = ext; return 0; }", "extern variable 'ext'"),
-    ("int main(int argc, char **argv) { return argv[0][0]; }", "argv"),
+    ("int main(int argc, char **argv, char **envp) { return envp[0][0]; }", "main's pointer parameter envp"),
     ("int main(void) { int x = 0; void *l = &&lab; goto *l; lab: return x; }", "address of label"),
     ("struct s { int a; }; int main(void) { struct s v; int *p = &v.a; *p = 1; return v.a; }", "struct member"),
 ]

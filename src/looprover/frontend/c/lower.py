@@ -27,6 +27,7 @@ another's class:
     expressions.py   rvalues, operators, assignments, conversions
     calls.py         modelled built-ins and inlining
     heap.py          malloc, calloc, alloca and free
+    main_args.py     main's argc and argv
 with `cursors.py` (questions about clang cursors) and `known_functions.py` (names modelled as built-ins).
 """
 from __future__ import annotations
@@ -37,25 +38,26 @@ import clang.cindex as ci
 
 from looprover.errors import InputError, UnsupportedError
 from looprover.frontend.c.calls import CallMixin
-from looprover.frontend.c.cursors import ARRAY_KINDS, TK, K, children
+from looprover.frontend.c.cursors import K, children
 from looprover.frontend.c.effects import SideEffectMixin
 from looprover.frontend.c.expressions import ExpressionMixin
 from looprover.frontend.c.heap import HeapMixin, allocations_in_loops
 from looprover.frontend.c.initialisers import InitialiserMixin
 from looprover.frontend.c.lvalues import LValueMixin
+from looprover.frontend.c.main_args import MainArgsMixin
 from looprover.frontend.c.parse import Parsed
 from looprover.frontend.c.simplify import simplify
 from looprover.frontend.c.state import Frame
 from looprover.frontend.c.statements import StatementMixin
 from looprover.frontend.c.storage import StorageMixin
-from looprover.program.cfa import Assign, Havoc, Program
+from looprover.program.cfa import Assign, Program
 from looprover.program.expr import FALSE, IntConst
 
 __all__ = ["lower"]
 
 
-class Lowerer(StatementMixin, ExpressionMixin, CallMixin, HeapMixin, LValueMixin, SideEffectMixin, InitialiserMixin,
-              StorageMixin):
+class Lowerer(StatementMixin, ExpressionMixin, CallMixin, HeapMixin, MainArgsMixin, LValueMixin, SideEffectMixin,
+              InitialiserMixin, StorageMixin):
     """The lowering of one translation unit, composed from one mixin per responsibility over the shared
     `LoweringState`; `run` lowers main (inlining every call) and the static initialisers, then simplifies the
     CFA."""
@@ -71,7 +73,7 @@ class Lowerer(StatementMixin, ExpressionMixin, CallMixin, HeapMixin, LValueMixin
         fr = Frame("main", "", None, self.exit, top_decls=self.main_top_decls)
         self.frames.append(fr)
         self.call_stack.append(main.canonical)
-        self._main_params(main, fr)
+        self.main_params(main, fr)
         self.stmt(self.function_body(main))
         self.jump(self.exit)  # falling off the end of main returns 0
         self.frames.pop()
@@ -113,17 +115,6 @@ class Lowerer(StatementMixin, ExpressionMixin, CallMixin, HeapMixin, LValueMixin
             if c.kind == K.FUNCTION_DECL and c.spelling == "main" and c.is_definition():
                 return c
         raise InputError(f"{self.parsed.path}: no definition of main()")
-
-    def _main_params(self, main: ci.Cursor, fr: Frame):
-        for p in children(main):
-            if p.kind != K.PARM_DECL:
-                continue
-            t = p.type.get_canonical()
-            if t.kind == TK.POINTER or t.kind in ARRAY_KINDS:
-                self.poisoned[p.canonical] = "main's pointer parameter (argv)"
-                continue
-            obj = self.local_obj(p, fr, "local")
-            self.emit(Havoc(tuple(obj.vars.values()), self.where(p)))
 
 
 def lower(parsed: Parsed, data_model: str, memsafety: bool = False, keep_values: bool = False,

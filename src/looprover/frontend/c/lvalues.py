@@ -16,9 +16,10 @@ from looprover.frontend.c.cursors import TK, K, canonical_kind, children, is_arr
 from looprover.frontend.c.memory import LV, Cell, Val, idx_const, is_zero, pointer
 from looprover.frontend.c.state import LoweringState
 from looprover.program.cfa import Assert, Assign
+from looprover.properties import UNMODELLED
 from looprover.program.expr import (
-    TRUE, ArrayType, Binary, BoolConst, Compare, Expr, IntConst, Select, Store, Var, and_, cast, free_vars, ite,
-    not_, or_, transform,
+    TRUE, ArrayType, Binary, BoolConst, Compare, Expr, IntConst, Select, Store, Var, and_, cast, free_vars, implies,
+    ite, not_, or_, transform,
 )
 
 
@@ -211,6 +212,8 @@ class LValueMixin(LoweringState):
                     cells[lf.path] = Cell(v, idx_const(0, self.IDX) if lf.in_array else None)
             if o.id in self.alive:       # a local under valid-memsafety, a heap object in any mode
                 valids[-1] = and_(valids[-1], self.alive[o.id])
+            if o.id in self.unmodelled:  # argv beyond its modelled strings (`main_args.py`)
+                self.emit(Assert(implies(g, self.unmodelled[o.id](off)), UNMODELLED, self.where(c)))
             alts.append((g, cells))
         valid = or_(*valids)
         checks = []

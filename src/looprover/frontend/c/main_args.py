@@ -1,0 +1,116 @@
+"""The parameters of `main`: `int main(int argc, char **argv)` as a hosted environment calls it (C11 5.1.2.2.1).
+
+What the program is started with:
+  * `argc >= 1` (SV-COMP's convention, and what every system that runs a program by name passes) and any value up
+    to INT_MAX - 1, so that `argv` has `argc + 1` elements; `argv[argc]` is NULL.
+  * `argv[0]` ... `argv[ARGV_STRINGS - 1]` (those below argc) point to objects of their own: char arrays of any
+    length n >= 1 whose last cell is 0, the other cells any value. A cell before the last may be 0 too, so the
+    object may outlast its string: C leaves the extent of the array holding an argument string to the
+    implementation (Linux's strings lie back to back). Every execution on exact-size strings is among these, so
+    a TRUE covers them; and an execution that reads past a terminator agrees, up to that read, with one on the
+    exact-size string, where the read is out of bounds.
+  * The elements `argv[i]` for `ARGV_STRINGS <= i < argc` are not modelled (each would need an object of its
+    own, and objects are finitely many). Every access to the `argv` array at such an index is asserted against
+    with property `UNMODELLED`: a TRUE shows no execution makes one, and a counterexample that does is UNKNOWN
+    naming it (`jobs.undecided_verdict`), never FALSE.
+The strings are `main`'s: the program may write them and `argv` itself (C11 allows both); they live for the whole
+run and are not heap objects (`free` of one is invalid). Any other parameter of pointer type (`envp`) can be
+declared but not used (UNKNOWN naming it); integer parameters are any value. An argv that the program never
+names is not modelled at all.
+"""
+from __future__ import annotations
+
+import clang.cindex as ci
+
+from looprover.frontend.c.ctype import OFF, CArray, CPtr, is_char
+from looprover.frontend.c.cursors import ARRAY_KINDS, TK, K, children
+from looprover.frontend.c.memory import Obj, idx_const
+from looprover.frontend.c.state import Frame, LoweringState
+from looprover.program.cfa import Assign, Assume, Havoc
+from looprover.program.expr import Binary, Compare, Expr, IntConst, Select, and_, cast, implies, or_
+
+ARGV_STRINGS = 4     # argv[0] .. argv[3]: the program name and three arguments
+ARGV_COUNT = "argv.len"   # the IR variable holding argc + 1 as main was called (the compiled harness reads it)
+
+
+def argument_string_name(j: int) -> str:
+    """The IR name of argv[j]'s object (its length: this + ".len")."""
+    return f"argv[{j}]"
+
+
+class MainArgsMixin(LoweringState):
+    def main_params(self, main: ci.Cursor, fr: Frame) -> None:
+        """Give `main`'s parameters their values at program start (module docstring)."""
+        params = [p for p in children(main) if p.kind == K.PARM_DECL]
+        argc = None
+        for k, p in enumerate(params):
+            t = p.type.get_canonical()
+            if t.kind == TK.POINTER or t.kind in ARRAY_KINDS:
+                if k == 1 and argc is not None and self._is_argv(p) and _refers_to(main, p):
+                    self._argv(argc, p, fr)
+                else:
+                    self.poisoned[p.canonical] = f"main's pointer parameter {p.spelling or k + 1}"
+                continue
+            obj = self.local_obj(p, fr, "local")
+            self.emit(Havoc(tuple(obj.vars.values()), self.where(p)))
+            if k == 0 and t.kind == TK.INT:
+                argc = obj.vars[()]
+
+    def _is_argv(self, p: ci.Cursor) -> bool:
+        t = self.decl_ctype(p)
+        return isinstance(t, CPtr) and isinstance(t.pointee, CPtr) and is_char(t.pointee.pointee)
+
+    def _argv(self, argc: Expr, p: ci.Cursor, fr: Frame) -> None:
+        self.loc = where = self.where(p)
+        ptr_t: CPtr = self.decl_ctype(p)
+        str_t = ptr_t.pointee
+        self.emit(Assume(and_(Compare(">=", argc, IntConst(1, argc.type)),
+                              Compare("<", argc, IntConst(argc.type.max, argc.type))), where))
+        strings = [self._argument_string(j, str_t.pointee) for j in range(ARGV_STRINGS)]
+        n = self.new_var(ARGV_COUNT, self.IDX, "local", c_name="length of the argv array")
+        count = cast(self.IDX, argc)
+        self.emit(Assign(n, Binary("+", count, idx_const(1, self.IDX), self.IDX), where))
+        arr = self._object("argv array", CArray(str_t, n), n)
+        objs, offs = arr.vars[()], arr.vars[(OFF,)]
+        self.emit(Havoc((objs, offs), where))
+        null = IntConst(0, self.OBJ)
+        for j, s in enumerate(strings):
+            at = idx_const(j, self.IDX)
+            self.emit(Assume(implies(Compare("<", at, count),
+                                     and_(Compare("==", Select(objs, at, self.OBJ), IntConst(s.id, self.OBJ)),
+                                          Compare("==", Select(offs, at, self.IDX), idx_const(0, self.IDX)))),
+                             where))
+        self.emit(Assume(and_(Compare("==", Select(objs, count, self.OBJ), null),
+                              Compare("==", Select(offs, count, self.IDX), idx_const(0, self.IDX))), where))
+        at_entry = Binary("-", n, idx_const(1, self.IDX), self.IDX)      # argc as it was (the program may change it)
+        self.unmodelled[arr.id] = lambda off: or_(Compare("<", off, idx_const(ARGV_STRINGS, self.IDX)),
+                                                  Compare(">=", off, at_entry))
+        param = self.local_obj(p, fr, "local")
+        self.emit(Assign(param.vars[()], IntConst(arr.id, self.OBJ), where),
+                  Assign(param.vars[(OFF,)], idx_const(0, self.IDX), where))
+
+    def _argument_string(self, j: int, char_t) -> Obj:
+        """argv[j]'s object: n >= 1 chars, the last one 0."""
+        name = argument_string_name(j)
+        n = self.new_var(f"{name}.len", self.IDX, "local", c_name=f"length of the {name} object")
+        self.emit(Havoc((n,), self.loc), Assume(Compare(">=", n, idx_const(1, self.IDX)), self.loc))
+        obj = self._object(name, CArray(char_t, n), n)
+        cells = obj.vars[()]
+        last = Binary("-", n, idx_const(1, self.IDX), self.IDX)
+        self.emit(Havoc((cells,), self.loc),
+                  Assume(Compare("==", Select(cells, last, cells.type.elem), IntConst(0, cells.type.elem)), self.loc))
+        return obj
+
+    def _object(self, name: str, ctype: CArray, length: Expr) -> Obj:
+        obj = self.make_obj(name, ctype, "local")
+        obj.length = length
+        self.register(obj)
+        return obj
+
+
+def _refers_to(main: ci.Cursor, p: ci.Cursor) -> bool:
+    """Whether `main`'s body names its parameter `p`: an argv that is only declared gets no objects, which would
+    give every program that declares it arrays (and engines choose their methods by whether there are any)."""
+    can = p.canonical
+    return any(c.kind == K.DECL_REF_EXPR and c.referenced is not None and c.referenced.canonical == can
+               for c in main.walk_preorder())
