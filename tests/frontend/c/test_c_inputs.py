@@ -104,7 +104,8 @@ UNSUPPORTED_SNIPPETS = [
     ("extern int ext; int g; int main(void) { g = ext; return 0; }", "extern variable 'ext'"),
     ("int main(int argc, char **argv, char **envp) { return envp[0][0]; }", "main's pointer parameter envp"),
     ("int main(void) { int x = 0; void *l = &&lab; goto *l; lab: return x; }", "address of label"),
-    ("struct s { int a; }; int main(void) { struct s v; int *p = &v.a; *p = 1; return v.a; }", "struct member"),
+    ("struct s { int a; }; int main(void) { struct s v[2]; int *p = &v[1].a; *p = 1; return v[1].a; }",
+     "struct member"),
 ]
 
 

@@ -357,3 +357,41 @@ int main(void) {
 
 def test_pointer_mix(gcc, tmp_path):
     crosscheck(gcc, tmp_path, POINTER_MIX, [[0], [1], [2], [3]], ["r1", "r2", "r3", "r4", "r5"], BOTH)
+
+
+MEMBER_POINTERS = r"""
+extern int __VERIFIER_nondet_int(void);
+struct in { int a; int b[3]; };
+struct out { struct in x; char name[6]; int c; };
+struct out go;
+int r_set, r_walk, r_name, r_local, r_global, r_cmp;
+void set(int *p, int v) { *p = v; }
+int sum(const int *p, int n) { int s = 0; for (int i = 0; i < n; i++) s += p[i]; return s; }
+int fill(char *s, int n) { for (int i = 0; i < n; i++) s[i] = 'a' + i; s[n] = 0; return n; }
+int local(int k) { struct in t; t.b[0] = k; t.b[1] = 2 * k; t.b[2] = 0; int *q = t.b; q[2] = q[0] + q[1]; return sum(t.b, 3); }
+int main(void) {
+  int k = __VERIFIER_nondet_int() & 3;
+  struct out o;
+  o.c = 1; o.x.a = 2;
+  set(&o.x.a, 10 + k); set(&o.x.b[k % 3], 7); set(&o.c, o.x.a + 1);
+  r_set = o.x.a * 100 + o.c;
+  int *w = o.x.b; w[0] = 1; w[1] = 2; w[2] = 3; w[k % 3] += 10;
+  r_walk = sum(o.x.b, 3) + o.x.b[k % 3];
+  struct in *pi = &o.x; pi->b[1] = 40;
+  r_walk += o.x.b[1];
+  r_name = fill(o.name, k + 1) * 1000 + o.name[0] + o.name[k];
+  char *nm = o.name; nm[1] = 'z'; r_name += o.name[1];
+  r_local = local(k) + local(k + 1);
+  set(&go.x.b[2], k); go.name[0] = 'g'; char *gn = go.name;
+  r_global = go.x.b[2] + gn[0];
+  r_cmp = (&o.x.b[1] > o.x.b) + (w + 2 == &o.x.b[2]) * 10;
+  return 0;
+}
+"""
+
+
+def test_pointers_to_struct_members(gcc, tmp_path):
+    """`&s.x`, a member array used as a pointer, members of members and of globals: each member whose address
+    is taken is an object sharing the struct's cells (`memory.Obj.members`)."""
+    crosscheck(gcc, tmp_path, MEMBER_POINTERS, [[0], [1], [2], [3]],
+               ["r_set", "r_walk", "r_name", "r_local", "r_global", "r_cmp"], BOTH)

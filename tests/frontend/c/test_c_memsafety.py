@@ -67,6 +67,19 @@ CASES = {
                              "  return i >= 0 && i <= 4 && a[i] == 0; }\n", False),
     "scalar_offset_unsafe": ("int main(void) { int x = 1; int *p = &x;\n"
                              "  if (__VERIFIER_nondet_int()) p++;\n  return *p; }\n", False),
+    # a pointer into a struct's member array is bounded by the member (C11 6.5.6p8), not by the struct
+    "member_array_safe": ("struct d { int n; char name[4]; int m; };\nint main(void) { struct d v; char *s = v.name;\n"
+                          "  for (int i = 0; i < 4; i++) s[i] = 0;\n  return v.name[3]; }\n", True),
+    "member_array_unsafe": ("struct d { int n; char name[4]; int m; };\nint main(void) { struct d v; char *s = v.name;\n"
+                            "  for (int i = 0; i <= 4; i++) s[i] = 0;\n  return v.name[3]; }\n", False),
+    "member_scalar_unsafe": ("struct d { int n; int m; };\nint main(void) { struct d v; int *p = &v.n;\n"
+                             "  if (__VERIFIER_nondet_int()) p++;\n  return *p; }\n", False),
+    # the member's object dies with its struct
+    "member_dangling_unsafe": ("struct d { int n; char name[4]; };\nchar *f(void) { struct d v; v.name[0] = 1;\n"
+                               "  return v.name; }\nint main(void) { char *s = f();\n  return s[0]; }\n", False),
+    "member_live_safe": ("struct d { int n; char name[4]; };\nint g(char *s) { return s[1]; }\n"
+                         "int f(void) { struct d v; v.name[1] = 1;\n  return g(v.name); }\n"
+                         "int main(void) { return f() + f(); }\n", True),
 }
 
 
@@ -184,6 +197,11 @@ UNSUPPORTED = {   # what stays UNKNOWN under valid-memsafety: (program, words of
     "goto": ("int main(void) { int *p = 0;\n  { int x = 1; p = &x;\n    goto out; }\n out:\n  return *p; }\n",
              "goto", 3),
     "reach": ("void reach_error(void);\nint main(void) {\n  reach_error();\n  return 0; }\n", "reach_error", 3),
+    # a member of an element of a struct array, or of a struct reached through a pointer, has no object
+    "element_member": ("struct d { int n; char name[4]; };\nint main(void) { struct d v[2];\n"
+                       "  char *s = v[1].name;\n  return s[0]; }\n", "array member of a struct", 3),
+    "pointer_member": ("struct d { int n; char name[4]; };\nint main(void) { struct d v; struct d *p = &v;\n"
+                       "  int *q = &p->n;\n  return *q; }\n", "address of a struct member", 3),
 }
 
 

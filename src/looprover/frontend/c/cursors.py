@@ -101,3 +101,31 @@ def base_decl(e: ci.Cursor) -> ci.Cursor | None:
             e = children(e)[0]
         else:
             return None
+
+
+def member_path(e: ci.Cursor) -> tuple[str, ...]:
+    """The members (outermost last) by which lvalue `e` designates part of its variable (`base_decl`), through
+    `.` alone and subscripts of the innermost member only: ('buf',) for `s.buf`, `s.buf[i]`, `&s.buf[i]`;
+    ('a', 'b') for `s.a.b`; () for a whole variable, and for a member of an array element (`s.v[2].x`) or of a
+    struct reached through a pointer, which have no object of their own (`memory.Obj.members`)."""
+    path: list[str] = []
+    while True:
+        k = e.kind
+        if k == K.PAREN_EXPR or (k == K.UNEXPOSED_EXPR and len(children(e)) == 1 and not is_array_decay(e)):
+            e = children(e)[0]
+        elif k == K.ARRAY_SUBSCRIPT_EXPR:
+            if path:
+                return ()
+            a, b = children(e)
+            base = strip_parens(a if canonical_kind(a) == TK.POINTER else b)
+            if not is_array_decay(base):
+                return ()
+            e = children(base)[0]
+        elif k == K.MEMBER_REF_EXPR:
+            ks = children(e)
+            if not ks or canonical_kind(ks[0]) == TK.POINTER:
+                return ()
+            path.insert(0, e.spelling)
+            e = ks[0]
+        else:
+            return tuple(path) if k == K.DECL_REF_EXPR else ()

@@ -100,7 +100,14 @@ class LValueMixin(LoweringState):
         alts = []
         for g, cells in lv.alts:
             alts.append((g, {lf.path: cells[(name,) + lf.path] for lf in self.types.leaves(ft)}))
-        return LV(ft, alts, None, list(lv.checks))
+        base = addr = None
+        if lv.base is not None:
+            obj, path = lv.base
+            base = (obj, path + (name,))
+            sub = obj.members.get(base[1])
+            if sub is not None:
+                addr = (self.obj_id(sub), idx_const(0, self.IDX))
+        return LV(ft, alts, addr, list(lv.checks), base)
 
     def subscript(self, lv: LV, k: Expr) -> LV:
         t = lv.ctype

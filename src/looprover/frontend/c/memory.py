@@ -4,7 +4,12 @@ Memory model (why it is sound for the programs we accept):
   * Every C object is flattened into leaf variables (see `ctype.Leaf`). Arrays are IR arrays indexed by the
     flattened element number (row-major for multi-dimensional arrays; struct arrays become one array per field).
   * An object whose address is taken (`&x`, or an array used as a pointer) gets a positive integer id. A pointer
-    is a pair (object id, element offset in units of its pointee type); 0 is NULL.
+    is a pair (object id, element offset in units of its pointee type); 0 is NULL. A member of a struct variable
+    whose address is taken (`&s.x`, `s.buf` used as a pointer, members of members by `.` alone) is an object of
+    its own besides the struct's (`Obj.members`): it has the struct's variables for its leaves, so every access
+    reaches the same cells, its own id (a pointer to it steps through the member only: C11 6.5.6p8 makes
+    leaving the member array undefined), and the struct's lifetime. Members of struct arrays and of structs
+    reached through pointers get none: their address is refused.
   * A `T*` pointer can only hold ids of objects containing `T`s: the front-end rejects every way of forging a
     pointer (integer-to-pointer, pointer casts between different pointee types, void* round trips, malloc,
     string literals, unknown functions). So dereferencing is a case split over the address-taken objects that
@@ -44,6 +49,9 @@ class Obj:
     is_array: bool = False  # leaves stored in IR arrays at the top level (the object is a C array)
     id_var: Var | None = None   # memsafety, a local whose declaration may run again: its current id (`born`)
     length: Expr | None = None  # a heap object (`heap.py`): its number of elements
+    # member path -> the object of that member, for the members whose address the program takes (`&s.x`, the
+    # array `s.buf` used as a pointer): its variables are this object's, so accesses through either alias
+    members: dict[tuple, "Obj"] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -71,6 +79,9 @@ class LV:
     alts: list[tuple[Expr, dict[tuple, Cell]]]
     addr: tuple[Expr, Expr] | None = None
     checks: list[tuple[Expr, object]] = field(default_factory=list)
+    # a whole object or a member of one reached by `.` alone: (the object, the member path); what `member` needs
+    # to give an address-taken member its own object (`Obj.members`)
+    base: tuple["Obj", tuple] | None = None
 
 
 @dataclass
@@ -100,8 +111,8 @@ def pointer(ctype: CType, obj: Expr, off: Expr) -> Val:
     return Val(ctype, {(): obj, (OFF,): off})
 
 
-def single(ctype: CType, cells: dict[tuple, Cell], addr=None) -> LV:
-    return LV(ctype, [(TRUE, cells)], addr)
+def single(ctype: CType, cells: dict[tuple, Cell], addr=None, base=None) -> LV:
+    return LV(ctype, [(TRUE, cells)], addr, base=base)
 
 
 def is_zero(e: Expr) -> bool:

@@ -81,6 +81,7 @@ class LoweringState:
         self.init_queue: list = []       # (Obj, initialiser cursor or None)
         self.shared: dict = {}           # canonical decl -> Obj for address-taken locals/params
         self.addr_taken: dict = {}       # canonical decl cursors (ordered: object ids are deterministic)
+        self.member_addr_taken: dict = {}   # (decl, member path) whose address is taken (`memory.Obj.members`)
         self.objects: list[Obj] = []     # address-taken objects, id = index + 1
         self.main_top_decls: frozenset = frozenset()  # top-level locals of main: their declarations run once
         self.switch_scopes: list[int] = [0]  # per switch being lowered: open blocks of its frame after its body's

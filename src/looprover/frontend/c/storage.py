@@ -11,9 +11,9 @@ from __future__ import annotations
 import clang.cindex as ci
 
 from looprover.frontend.c import clang_api as capi
-from looprover.frontend.c.ctype import OFF, CArray, CFunc, CInt, CPtr, CType, CVoid
+from looprover.frontend.c.ctype import OFF, CArray, CFunc, CInt, CPtr, CStruct, CType, CVoid
 from looprover.frontend.c.cursors import (
-    ARRAY_KINDS, TK, K, base_decl, children, is_array_decay, strip_parens,
+    ARRAY_KINDS, TK, K, base_decl, children, is_array_decay, member_path, strip_parens,
 )
 from looprover.frontend.c.memory import LV, Cell, Obj, idx_const, single
 from looprover.frontend.c.state import Frame, LoweringState
@@ -98,6 +98,8 @@ class StorageMixin(LoweringState):
         for decl in list(self.addr_taken):
             obj = self.storage(decl, None)
             self.register(obj)
+        for decl, path in list(self.member_addr_taken):
+            self._member_obj(self.storage(decl, None), path)
         self.id_step = len(self.objects)    # heap objects come later, with static ids above (`_new_instance`)
 
     def literal_obj(self, lit: ci.Cursor) -> Obj:
@@ -121,6 +123,26 @@ class StorageMixin(LoweringState):
         d = base_decl(e)
         if d is not None:
             self.addr_taken.setdefault(d.canonical, True)
+            path = member_path(e)
+            if path:
+                self.member_addr_taken.setdefault((d, path), True)
+
+    def _member_obj(self, parent: Obj, path: tuple) -> None:
+        """The object of member `path` of struct object `parent` and of each member on the way (`Obj.members`)."""
+        t = parent.ctype
+        for k in range(1, len(path) + 1):
+            if not isinstance(t, CStruct):
+                return
+            t = self.types.field_type(t, path[k - 1])
+            if path[:k] in parent.members:
+                continue
+            sub = Obj(f"{parent.name}.{'.'.join(path[:k])}", t,
+                      {lf.path: parent.vars[path[:k] + lf.path] for lf in self.types.leaves(t)}, parent.kind,
+                      is_array=isinstance(t, CArray))
+            if parent.id_var is not None:
+                sub.id_var = self.new_var(f"{sub.name}@id", self.OBJ, "local", f"{sub.name}@id")
+            self.register(sub)
+            parent.members[path[:k]] = sub
 
     # ======================================================================================= variables
     def storage(self, decl: ci.Cursor, ref_cursor: ci.Cursor | None) -> Obj:
@@ -216,8 +238,11 @@ class StorageMixin(LoweringState):
         flag = self.alive.get(obj.id)
         if flag is None:
             flag = self.alive[obj.id] = self.new_var(f"{obj.name}@alive", BOOL, "local", f"{obj.name}@alive")
-        if obj.id_var is not None:
-            self._new_instance(obj)
+        for sub in obj.members.values():     # a member's object lives and dies with its struct
+            self.alive[sub.id] = flag
+        for o in (obj, *obj.members.values()):
+            if o.id_var is not None:
+                self._new_instance(o)
         self.emit(Assign(flag, TRUE, self.loc))
         fr.born.append(flag)
         if nested:
@@ -292,4 +317,4 @@ class StorageMixin(LoweringState):
             v = obj.vars[lf.path]
             cells[lf.path] = Cell(v, idx_const(0, self.IDX) if lf.in_array else None)
         addr = (self.obj_id(obj), idx_const(0, self.IDX)) if obj.id is not None else None
-        return single(obj.ctype, cells, addr)
+        return single(obj.ctype, cells, addr, (obj, ()))
