@@ -28,7 +28,7 @@ from looprover.errors import InputError, LooproverError, UnsupportedError
 from looprover.processes import (
     Child, address_space_mb, out_of_memory, out_of_memory_reason, set_memory_limit,
 )
-from looprover.program.cfa import Program
+from looprover.program.cfa import Assert, Assume, Edge, Program
 from looprover.program.instrument import UNDECIDED, instrument_no_overflow, undecided_reason
 from looprover.properties import (
     CHECK_SAT, NO_OVERFLOW, UNDEFINED_ASSERT, UNMODELLED, VALID_MEMSAFETY, Property, default_property, load_property,
@@ -190,6 +190,13 @@ def verify_job(job: Job, options: JobOptions, deadline: Deadline, phase: Callabl
     report(f"running {options.engine} (timeout {max(deadline.left(), 0):.1f} s)")
     phase(2)
     verdict = checked_verdict(program, task, options, deadline)
+    if _left_the_model(verdict) and deadline.left() > 1.0:
+        # a run that leaves the model can hide one that stays inside it and fails: ask again on those alone
+        inside = inside_the_model(program)
+        report("a counterexample left the model; searching the runs that stay inside it")
+        again = checked_verdict(inside, task, options, deadline)
+        if again.status == Status.FALSE and not _left_the_model(again):
+            verdict, program = again, inside
     verdict = undecided_verdict(verdict)
     if verdict.status == Status.TRUE and program.unchecked:
         verdict = Verdict.unknown(verdict.engine, f"{verdict.reason}, but {', '.join(program.unchecked)} is not "
@@ -255,6 +262,22 @@ def _instrument_for(job: Job, program: Program) -> Program:
     return instrument_no_overflow(program) if job.property.name == NO_OVERFLOW else program
 
 
+def _left_the_model(verdict: Verdict) -> bool:
+    cex = verdict.evidence
+    return verdict.status == Status.FALSE and isinstance(cex, Counterexample) and \
+        any(cex.failed_check(tag) is not None for tag in UNMODELLED)
+
+
+def inside_the_model(program: Program) -> Program:
+    """`program` restricted to the runs that stay inside the model: its `UNMODELLED` assertions become
+    assumptions. Its violations are violations of `program` (its runs are runs of `program`); its TRUE is not a
+    TRUE of `program`, so only a FALSE found on it counts (`verify_job`)."""
+    return program.with_edges(
+        Edge(e.src, e.dst, tuple(Assume(s.cond, s.src) if isinstance(s, Assert) and s.prop in UNMODELLED else s
+                                 for s in e.stmts))
+        for e in program.edges)
+
+
 def undecided_verdict(verdict: Verdict) -> Verdict:
     """A FALSE whose trace ends at an assertion no property defines a violation by is UNKNOWN, its trace kept as
     the unconfirmed counterexample: undefined behaviour that SV-COMP's overflow definition leaves open
@@ -266,11 +289,11 @@ def undecided_verdict(verdict: Verdict) -> Verdict:
         return verdict
     if (failed := cex.failed_check(UNDECIDED)) is not None:
         return dataclasses.replace(verdict, status=Status.UNKNOWN, reason=undecided_reason(failed))
-    if (failed := cex.failed_check(UNMODELLED)) is not None:
-        where = f" at {failed.src}" if failed.src else ""
-        return dataclasses.replace(verdict, status=Status.UNKNOWN, reason=(
-            f"the run reaches what looprover does not model{where}: {failed.cond} (an element of argv past the "
-            f"argument strings that have objects in the model)"))
+    for tag, what in UNMODELLED.items():
+        if (failed := cex.failed_check(tag)) is not None:
+            where = f" at {failed.src}" if failed.src else ""
+            return dataclasses.replace(verdict, status=Status.UNKNOWN, reason=(
+                f"the run reaches what looprover does not model{where}: {what} ({failed.cond})"))
     if (failed := cex.failed_check(UNDEFINED_ASSERT)) is not None:
         where = f" at {failed.src}" if failed.src else ""
         return dataclasses.replace(verdict, status=Status.UNKNOWN, reason=(

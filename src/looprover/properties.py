@@ -35,10 +35,18 @@ NO_OVERFLOW = "no-overflow"   # no signed arithmetic leaves its type (checked as
 # asserted: a TRUE proves it never fails, and a counterexample that fails it is UNKNOWN naming the call
 # (`jobs.undecided_verdict`), never FALSE and never a path cut off as if the run had ended.
 UNDEFINED_ASSERT = "undefined-assert"
-# Nor this one: the tag of an assertion that a run stays inside what the front-end models (`argv[i]` beyond the
-# argument strings it gives objects, `frontend/c/main_args.py`). A TRUE proves no run leaves it; a counterexample
-# that does is UNKNOWN naming the construct (`jobs.undecided_verdict`).
-UNMODELLED = "unmodelled"
+# Nor these: the tags of assertions that a run stays inside what the front-end models, with what lies outside.
+# A TRUE proves no run leaves the model; a counterexample that does is UNKNOWN naming it (`jobs.undecided_verdict`).
+UNMODELLED_ARGV = "unmodelled-argv"
+UNMODELLED_LAYOUT = "unmodelled-layout"
+UNMODELLED = {
+    # `frontend/c/main_args.py`
+    UNMODELLED_ARGV: "an element of argv past the argument strings that have objects in the model",
+    # `frontend/c/expressions.py`: C11 6.5.9p6 lets a pointer one past the end of an object equal a pointer to the
+    # start of another object that happens to follow it in memory; whether one does depends on the layout
+    UNMODELLED_LAYOUT: "an equality of a pointer one past the end of one object and a pointer to the start of "
+                       "another, which depends on where the two lie in memory",
+}
 
 # properties the engines can check (others are recognised and reported as unsupported)
 VERIFIABLE = frozenset({UNREACH_CALL, TERMINATION, NO_OVERFLOW, CHECK_SAT, VALID_MEMSAFETY})

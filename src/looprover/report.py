@@ -17,7 +17,7 @@ from looprover.program.emit_c import strip_parens
 from looprover.program.expr import Expr, Store, free_vars, rename
 from looprover.program.interp import ArrayValue, Evaluator, UndefinedBehavior
 from looprover.program.printer import expr_to_str
-from looprover.properties import CHECK_SAT, KNOWN, NO_OVERFLOW, UNREACH_CALL
+from looprover.properties import CHECK_SAT, KNOWN, NO_OVERFLOW, UNMODELLED, UNREACH_CALL
 from looprover.verdict import Counterexample, LeapingCounterexample, NonTermination, Status, Verdict
 
 MAX_TRACE_LINES = 400
@@ -344,7 +344,9 @@ def counterexample_lines(cex: Counterexample, program: Program | None) -> list[s
             (" with " + ", ".join(f"{n} = {value_text(v)}" for n, v in operands.items()) if operands else "")
     elif cex.violated_at is not None:
         violated = _violated_property(cex)
-        what = "reach_error() is reached" if violated in (None, UNREACH_CALL) else f"{violated} is violated"
+        tag = cex.violated.prop if isinstance(cex.violated, Assert) else None
+        what = f"the run leaves the model: {UNMODELLED[tag]}" if tag in UNMODELLED else \
+            "reach_error() is reached" if violated in (None, UNREACH_CALL) else f"{violated} is violated"
         head += f": {what} at {cex.violated_at}"
     lines = [head]
     inputs = _named_inputs(cex, program)

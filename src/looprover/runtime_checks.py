@@ -91,7 +91,7 @@ def of_kinds(program: Program, kinds: frozenset[str]) -> Program:
     the selected checks speak of every execution, as `verify` of their property does."""
     return program.with_edges(
         Edge(e.src, e.dst, tuple(s for s in e.stmts if not isinstance(s, Assert) or kind_of(s.prop) in kinds
-                                 or s.prop == UNMODELLED))
+                                 or s.prop in UNMODELLED))
         for e in program.edges)
 
 
@@ -100,7 +100,7 @@ def checks_of(program: Program) -> list[Check]:
     found = []
     for ei, e in enumerate(program.edges):
         for si, s in enumerate(e.stmts):
-            if isinstance(s, Assert) and s.prop != UNMODELLED:
+            if isinstance(s, Assert) and s.prop not in UNMODELLED:
                 found.append((s.src, kind_of(s.prop), (ei, si)))
     found.sort(key=lambda f: ((f[0].file, f[0].line, f[0].col) if f[0] else ("", 0, 0), f[1], f[2]))
     return [Check(f"C{i}", kind, src, site) for i, (src, kind, site) in enumerate(found, 1)]
@@ -113,7 +113,7 @@ def only(program: Program, check: Check) -> Program:
     for ei, e in enumerate(program.edges):
         stmts = []
         for si, s in enumerate(e.stmts):
-            if isinstance(s, Assert) and s.prop != UNMODELLED:
+            if isinstance(s, Assert) and s.prop not in UNMODELLED:
                 s = Assert(s.cond, UNREACH_CALL, s.src) if (ei, si) == check.site else Assume(s.cond, s.src)
             stmts.append(s)
         edges.append(Edge(e.src, e.dst, tuple(stmts)))

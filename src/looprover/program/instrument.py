@@ -70,14 +70,14 @@ def undecided_reason(assertion: Assert) -> str:
 def _edge_stmts(edge: Edge, keep_assertions: bool) -> list[Stmt]:
     out: list[Stmt] = []
     for s in edge.stmts:
-        if isinstance(s, Havoc):
-            out.append(s)
+        if isinstance(s, Havoc) or (isinstance(s, Assert) and s.prop in UNMODELLED):
+            out.append(s)       # the model's own conditions: their arithmetic is checked where the program does it
             continue
         expr = s.rhs if isinstance(s, Assign) else s.cond
         checks: list[tuple[str, Expr]] = []
         _collect(expr, TRUE, False, checks)
         out.extend(_asserts(checks, s.src))
-        if isinstance(s, Assert) and s.prop not in (NO_OVERFLOW, UNDECIDED, UNDEFINED_ASSERT, UNMODELLED) and not keep_assertions:
+        if isinstance(s, Assert) and s.prop not in (NO_OVERFLOW, UNDECIDED, UNDEFINED_ASSERT) and not keep_assertions:
             continue            # reachability is not this property
         out.append(s)
     return out

@@ -274,6 +274,7 @@ class ExpressionMixin(LoweringState):
         if not (isinstance(a.ctype, CPtr) and isinstance(b.ctype, CPtr)):
             raise self.unsupported("comparison of a pointer with an integer", c)
         if op in ("==", "!="):
+            self.assert_layout_free(a, b, c)
             eq = and_(Compare("==", a.obj, b.obj), Compare("==", a.off, b.off))
             return eq if op == "==" else not_(eq)
         # relational comparison is only defined within one object: compare the offsets

@@ -16,7 +16,7 @@ from looprover.frontend.c.cursors import TK, K, canonical_kind, children, is_arr
 from looprover.frontend.c.memory import LV, Cell, Val, idx_const, is_zero, pointer
 from looprover.frontend.c.state import LoweringState
 from looprover.program.cfa import Assert, Assign
-from looprover.properties import UNMODELLED
+from looprover.properties import UNMODELLED_ARGV, UNMODELLED_LAYOUT
 from looprover.program.expr import (
     TRUE, ArrayType, Binary, BoolConst, Compare, Expr, IntConst, Select, Store, Var, and_, cast, free_vars, implies,
     ite, not_, or_, transform,
@@ -196,8 +196,7 @@ class LValueMixin(LoweringState):
         if isinstance(pt, (CVoid, CFunc)):
             raise self.unsupported(f"dereference of a {t} pointer", c)
         obj, off = p.obj, p.off
-        cands = [o for o in self.objects if any(compatible(x, pt) for x in strip_array(o.ctype))
-                 or (self.memsafety and is_char(pt) and is_char(list(strip_array(o.ctype))[-1]))]
+        cands = self.pointees(pt)
         if isinstance(obj, IntConst):
             cands = [o for o in cands if o.id_var is None and o.id == obj.value]
         alts = []
@@ -220,7 +219,7 @@ class LValueMixin(LoweringState):
             if o.id in self.alive:       # a local under valid-memsafety, a heap object in any mode
                 valids[-1] = and_(valids[-1], self.alive[o.id])
             if o.id in self.unmodelled:  # argv beyond its modelled strings (`main_args.py`)
-                self.emit(Assert(implies(g, self.unmodelled[o.id](off)), UNMODELLED, self.where(c)))
+                self.emit(Assert(implies(g, self.unmodelled[o.id](off)), UNMODELLED_ARGV, self.where(c)))
             alts.append((g, cells))
         valid = or_(*valids)
         checks = []
@@ -240,16 +239,46 @@ class LValueMixin(LoweringState):
             alts = [(TRUE, alts[0][1])]
         return LV(pt, alts, (obj, off), checks)
 
+    def pointees(self, pt) -> list:
+        """The objects a pointer to `pt` can point into: those of `pt`s (or arrays of them), and under
+        valid-memsafety every char object for a char pointer (`memory.py`)."""
+        return [o for o in self.objects if any(compatible(x, pt) for x in strip_array(o.ctype))
+                or (self.memsafety and is_char(pt) and is_char(list(strip_array(o.ctype))[-1]))]
+
     def _in_object(self, o, pt, off: Expr, c) -> Expr:
         """0 <= off < the number of `pt` elements in array object `o` (valid-memsafety)."""
+        return and_(Compare(">=", off, idx_const(0, self.IDX)), Compare("<", off, self._elements(o, pt, c)))
+
+    def _elements(self, o, pt, c) -> Expr:
+        """The number of `pt` elements in object `o` (1 for an object that is no array)."""
+        if not o.is_array:
+            return idx_const(1, self.IDX)
         lf = self.types.leaves(pt)[0]
         size = o.vars[lf.path].type.size
         if o.length is not None and isinstance(o.ctype, CArray) and \
                 self.types.leaves(o.ctype.elem)[0].count == lf.count:     # a heap object of pt's
-            return and_(Compare(">=", off, idx_const(0, self.IDX)), Compare("<", off, o.length))
+            return o.length
         if not isinstance(size, int) or not isinstance(lf.count, int) or lf.count <= 0:
             raise self.unsupported("pointer into a variable-length array (valid-memsafety)", c)
-        return self.in_range(off, size // lf.count)
+        return idx_const(size // lf.count, self.IDX)
+
+    def assert_layout_free(self, a: Val, b: Val, c) -> None:
+        """Before `a == b` of pointers: assert that it does not compare a pointer one past the end of one object
+        with one to the start of another (`properties.UNMODELLED_LAYOUT`): C11 6.5.9p6 lets them be equal when
+        the second object happens to follow the first, so neither answer of the model's (different objects:
+        unequal) is certain. Only where two objects could be involved."""
+        if any(isinstance(p.obj, IntConst) and p.obj.value == 0 for p in (a, b)):
+            return          # NULL: equal only to NULL
+        if len({o.id for p in (a, b) for o in self.pointees(p.ctype.pointee)}) < 2:
+            return          # one object for both: different objects means a NULL or dangling pointer
+        ends = []
+        for x, y in ((a, b), (b, a)):
+            cands = self.pointees(x.ctype.pointee)
+            past = or_(*(and_(Compare("==", x.obj, self.obj_id(o)),
+                              Compare("==", x.off, self._elements(o, x.ctype.pointee, c))) for o in cands))
+            ends.append(and_(past, Compare("==", y.off, idx_const(0, self.IDX)),
+                             Compare("!=", y.obj, IntConst(0, self.OBJ))))
+        self.emit(Assert(not_(and_(Compare("!=", a.obj, b.obj), or_(*ends))), UNMODELLED_LAYOUT, self.where(c)))
 
     def _not_a_literal(self, lv: LV) -> None:
         """Writing into a string literal is undefined behaviour (read-only storage): a violation under

@@ -1,22 +1,25 @@
 """The parameters of `main`: `int main(int argc, char **argv)` as a hosted environment calls it (C11 5.1.2.2.1).
 
 What the program is started with:
-  * `argc >= 1` (SV-COMP's convention, and what every system that runs a program by name passes) and any value up
-    to INT_MAX - 1, so that `argv` has `argc + 1` elements; `argv[argc]` is NULL.
+  * `argc >= 0`, any value up to INT_MAX - 1 (so that `argv` has `argc + 1` elements); `argv[argc]` is NULL. C
+    promises no more: `argc == 0`, with `argv[0]` NULL, is what `execve(path, {NULL}, env)` gives (CVE-2021-4034),
+    so a program that reads `argv[0]` unchecked is not TRUE. This holds for the two-parameter `main` whether or
+    not the program names argv.
   * `argv[0]` ... `argv[ARGV_STRINGS - 1]` (those below argc) point to objects of their own: char arrays of any
     length n >= 1 whose last cell is 0, the other cells any value. A cell before the last may be 0 too, so the
     object may outlast its string: C leaves the extent of the array holding an argument string to the
     implementation (Linux's strings lie back to back). Every execution on exact-size strings is among these, so
     a TRUE covers them; and an execution that reads past a terminator agrees, up to that read, with one on the
-    exact-size string, where the read is out of bounds.
+    exact-size string, where the read is out of bounds. That one string's end may be where the next one starts
+    is the layout question every pair of objects raises (`properties.UNMODELLED_LAYOUT`).
   * The elements `argv[i]` for `ARGV_STRINGS <= i < argc` are not modelled (each would need an object of its
     own, and objects are finitely many). Every access to the `argv` array at such an index is asserted against
-    with property `UNMODELLED`: a TRUE shows no execution makes one, and a counterexample that does is UNKNOWN
+    with tag `UNMODELLED_ARGV`: a TRUE shows no execution makes one, and a counterexample that does is UNKNOWN
     naming it (`jobs.undecided_verdict`), never FALSE.
 The strings are `main`'s: the program may write them and `argv` itself (C11 allows both); they live for the whole
-run and are not heap objects (`free` of one is invalid). Any other parameter of pointer type (`envp`) can be
-declared but not used (UNKNOWN naming it); integer parameters are any value. An argv that the program never
-names is not modelled at all.
+run and are not heap objects (`free` of one is invalid). The model's own arithmetic is unsigned, so it adds no
+run-time checks of its own. Any other parameter of pointer type (`envp`) can be declared but not used (UNKNOWN
+naming it); other integer parameters are any value. An argv that the program never names gets no objects.
 """
 from __future__ import annotations
 
@@ -27,7 +30,7 @@ from looprover.frontend.c.cursors import ARRAY_KINDS, TK, K, children
 from looprover.frontend.c.memory import Obj, idx_const
 from looprover.frontend.c.state import Frame, LoweringState
 from looprover.program.cfa import Assign, Assume, Havoc
-from looprover.program.expr import Binary, Compare, Expr, IntConst, Select, and_, cast, implies, or_
+from looprover.program.expr import Binary, Compare, Expr, IntConst, IntType, Select, and_, cast, implies, or_
 
 ARGV_STRINGS = 4     # argv[0] .. argv[3]: the program name and three arguments
 ARGV_COUNT = "argv.len"   # the IR variable holding argc + 1 as main was called (the compiled harness reads it)
@@ -53,8 +56,10 @@ class MainArgsMixin(LoweringState):
                 continue
             obj = self.local_obj(p, fr, "local")
             self.emit(Havoc(tuple(obj.vars.values()), self.where(p)))
-            if k == 0 and t.kind == TK.INT:
+            if k == 0 and t.kind == TK.INT and len(params) >= 2:
                 argc = obj.vars[()]
+                self.emit(Assume(and_(Compare(">=", argc, IntConst(0, argc.type)),
+                                      Compare("<", argc, IntConst(argc.type.max, argc.type))), self.where(p)))
 
     def _is_argv(self, p: ci.Cursor) -> bool:
         t = self.decl_ctype(p)
@@ -64,12 +69,10 @@ class MainArgsMixin(LoweringState):
         self.loc = where = self.where(p)
         ptr_t: CPtr = self.decl_ctype(p)
         str_t = ptr_t.pointee
-        self.emit(Assume(and_(Compare(">=", argc, IntConst(1, argc.type)),
-                              Compare("<", argc, IntConst(argc.type.max, argc.type))), where))
         strings = [self._argument_string(j, str_t.pointee) for j in range(ARGV_STRINGS)]
         n = self.new_var(ARGV_COUNT, self.IDX, "local", c_name="length of the argv array")
-        count = cast(self.IDX, argc)
-        self.emit(Assign(n, Binary("+", count, idx_const(1, self.IDX), self.IDX), where))
+        count = self.new_var("argv.argc", self.IDX, "local", c_name="argc at the start")  # argc may be changed
+        self.emit(Assign(count, cast(self.IDX, argc), where), Assign(n, self._plus(count, 1), where))
         arr = self._object("argv array", CArray(str_t, n), n)
         objs, offs = arr.vars[()], arr.vars[(OFF,)]
         self.emit(Havoc((objs, offs), where))
@@ -82,9 +85,8 @@ class MainArgsMixin(LoweringState):
                              where))
         self.emit(Assume(and_(Compare("==", Select(objs, count, self.OBJ), null),
                               Compare("==", Select(offs, count, self.IDX), idx_const(0, self.IDX))), where))
-        at_entry = Binary("-", n, idx_const(1, self.IDX), self.IDX)      # argc as it was (the program may change it)
         self.unmodelled[arr.id] = lambda off: or_(Compare("<", off, idx_const(ARGV_STRINGS, self.IDX)),
-                                                  Compare(">=", off, at_entry))
+                                                  Compare(">=", off, count))
         param = self.local_obj(p, fr, "local")
         self.emit(Assign(param.vars[()], IntConst(arr.id, self.OBJ), where),
                   Assign(param.vars[(OFF,)], idx_const(0, self.IDX), where))
@@ -96,10 +98,16 @@ class MainArgsMixin(LoweringState):
         self.emit(Havoc((n,), self.loc), Assume(Compare(">=", n, idx_const(1, self.IDX)), self.loc))
         obj = self._object(name, CArray(char_t, n), n)
         cells = obj.vars[()]
-        last = Binary("-", n, idx_const(1, self.IDX), self.IDX)
+        last = self._plus(n, -1)
         self.emit(Havoc((cells,), self.loc),
                   Assume(Compare("==", Select(cells, last, cells.type.elem), IntConst(0, cells.type.elem)), self.loc))
         return obj
+
+    def _plus(self, e: Expr, k: int) -> Expr:
+        """e + k in the index type, computed unsigned: the model's arithmetic is no run-time check of the
+        program's (its operands are in range)."""
+        u = IntType(self.IDX.bits, False)
+        return cast(self.IDX, Binary("+", cast(u, e), IntConst(u.wrap(k), u), u))
 
     def _object(self, name: str, ctype: CArray, length: Expr) -> Obj:
         obj = self.make_obj(name, ctype, "local")
