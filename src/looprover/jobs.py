@@ -31,7 +31,8 @@ from looprover.processes import (
 from looprover.program.cfa import Assert, Assume, Edge, Program
 from looprover.program.instrument import UNDECIDED, instrument_no_overflow, undecided_reason
 from looprover.properties import (
-    CHECK_SAT, NO_OVERFLOW, UNDEFINED_ASSERT, UNMODELLED, VALID_MEMSAFETY, Property, default_property, load_property,
+    CHECK_SAT, NO_OVERFLOW, TERMINATION, UNDEFINED_ASSERT, UNMODELLED, VALID_MEMSAFETY, Property, default_property,
+    load_property,
 )
 from looprover.report import split_tracebacks, verdict_json, verdict_text
 from looprover.smt.encode import bitvector_reason
@@ -198,6 +199,11 @@ def verify_job(job: Job, options: JobOptions, deadline: Deadline, phase: Callabl
         if again.status == Status.FALSE and not _left_the_model(again):
             verdict, program = again, inside
     verdict = undecided_verdict(verdict)
+    outside = sorted({a.prop for _, a in program.assertions() if a.prop in UNMODELLED})
+    if verdict.status == Status.TRUE and job.property.name == TERMINATION and outside:
+        # termination does not check assertions: a run that leaves the model would count as one that ends
+        verdict = Verdict.unknown(verdict.engine, f"{verdict.reason}, but the termination proof does not cover "
+                                                  f"the runs that reach {'; '.join(UNMODELLED[t] for t in outside)}")
     if verdict.status == Status.TRUE and program.unchecked:
         verdict = Verdict.unknown(verdict.engine, f"{verdict.reason}, but {', '.join(program.unchecked)} is not "
                                                   f"checked for programs that allocate memory")

@@ -42,10 +42,11 @@ UNMODELLED_LAYOUT = "unmodelled-layout"
 UNMODELLED = {
     # `frontend/c/main_args.py`
     UNMODELLED_ARGV: "an element of argv past the argument strings that have objects in the model",
-    # `frontend/c/expressions.py`: C11 6.5.9p6 lets a pointer one past the end of an object equal a pointer to the
-    # start of another object that happens to follow it in memory; whether one does depends on the layout
-    UNMODELLED_LAYOUT: "an equality of a pointer one past the end of one object and a pointer to the start of "
-                       "another, which depends on where the two lie in memory",
+    # `frontend/c/lvalues.py` (assert_layout_free): C11 6.5.9p6 lets a pointer one past the end of an object equal
+    # a pointer to the start of another object that happens to follow it, 6.4.5p7 lets string literals share
+    # storage; whether they do depends on the layout
+    UNMODELLED_LAYOUT: "an equality of pointers into different objects that depends on where they lie in memory "
+                       "(one past the end of one and the start of another, or two string literals)",
 }
 
 # properties the engines can check (others are recognised and reported as unsupported)

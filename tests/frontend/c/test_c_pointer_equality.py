@@ -1,6 +1,7 @@
-"""Pointer equality across objects (C11 6.5.9p6): a pointer one past the end of one object may equal a pointer to
-the start of another that happens to follow it, so such a comparison is UNKNOWN naming the layout
-(`properties.UNMODELLED_LAYOUT`), never TRUE; every other comparison keeps its one answer."""
+"""Pointer equality across objects: a pointer one past the end of one object may equal a pointer to the start of
+another that happens to follow it (C11 6.5.9p6), and string literals may share storage (6.4.5p7), so such a
+comparison is UNKNOWN naming the layout (`properties.UNMODELLED_LAYOUT`), never TRUE; every other comparison
+keeps its one answer. Under termination, where assertions are not checked, such a program is never TRUE."""
 from __future__ import annotations
 
 import time
@@ -23,6 +24,12 @@ CASES = {
     "same_object_unsafe": ("int *p = a; if (__VERIFIER_nondet_int()) p++; if (p != a) reach_error();", "F"),
     "null": ("int *p = 0; if (__VERIFIER_nondet_int()) p = b; if (p == a + 2) reach_error();", "U"),
     "null_only": ("int *p = 0; if (p == a) reach_error();", "T"),
+    "equal_literals": ('char *p = "ab"; char *q = "ab"; if (p == q) reach_error();', "U"),
+    "literal_tails": ('char *p = "abc"; char *q = "bc"; if (p + 1 == q) reach_error();', "U"),
+    "one_literal": ('char *p = "abc"; char *q = p; q++; if (q != p + 1) reach_error();', "T"),
+    # a variable-length array's end is wherever it may be: comparisons into it are not refused
+    "vla_walk": ("int n = __VERIFIER_nondet_int(); if (n < 1 || n > 9) return 0; int v[n]; int *p = v;\n"
+                 "  int *e = v + n; int k = 0; while (p != e) { p++; k++; } if (k != n) reach_error();", "T"),
 }
 
 
@@ -36,4 +43,16 @@ def test_pointer_equality_across_objects(tmp_path, name):
     got = {Status.TRUE: "T", Status.FALSE: "F"}.get(verdict.status, "U")
     assert got == want, (name, verdict.reason)
     if got == "U":
-        assert "where the two lie in memory" in verdict.reason, verdict.reason
+        assert "where they lie in memory" in verdict.reason, verdict.reason
+
+
+def test_termination_is_not_true_past_a_layout_question(tmp_path):
+    """Termination does not check assertions, so a run that leaves the model would count as one that ends:
+    with a layout-dependent equality in the program, a termination proof is UNKNOWN naming it."""
+    from looprover.properties import Property
+    path = tmp_path / "loop.c"
+    path.write_text("int a[1], b[1];\nint main(void) { int *p = a + 1; if (p == b) while (1) {}\n"
+                    "  int i = 0; while (i < 10) i++; return 0; }\n")
+    verdict, _ = verify_job(Job(path, Property("termination"), "ILP32"), JobOptions("portfolio"),
+                            Deadline(time.monotonic() + 60))
+    assert verdict.status == Status.UNKNOWN and "where they lie in memory" in verdict.reason, verdict.reason

@@ -14,8 +14,8 @@ Errors: `InputError` (missing/unreadable/empty file, preprocessor or compiler er
 unknown data model) and `UnsupportedError(construct, SrcLoc)` for anything that cannot be modelled soundly
 (floating point, unions, bit-fields, recursion, calls to undefined functions such as printf, an allocation
 that a loop executes more than once (`heap.py`: malloc, calloc, alloca and free are modelled),
-function pointers, pointer/integer casts, string literals other than char-array initialisers (except under
-valid-memsafety, where they are read-only objects), inline asm...).
+function pointers, pointer/integer casts, inline asm...). String literals are read-only objects; the C library
+functions of `libc_models.py` that a program calls without defining them are linked in as C bodies.
 
 Semantics chosen (details in `lower.py` and `memory.py`): explicit casts for every C conversion; `_Bool` is
 the IR's BOOL; left-to-right evaluation where C leaves the order open; SV-COMP built-ins modelled by name
@@ -83,6 +83,7 @@ def _load(path, data_model: str, memsafety: bool, defines: tuple[str, ...], keep
 
     try:
         parsed = parse(path, data_model, defines)
+        parsed = _with_libc_models(parsed, path, data_model, defines)
     except (InputError, UnsupportedError):
         raise
     except Exception as exc:  # noqa: BLE001 - libclang/ctypes failures must not escape as tracebacks
@@ -90,3 +91,30 @@ def _load(path, data_model: str, memsafety: bool, defines: tuple[str, ...], keep
             raise MemoryError(str(exc)) from exc
         raise InputError(f"{path}: cannot parse: {type(exc).__name__}: {exc}") from exc
     return lower(parsed, data_model, memsafety, keep_values, nondet_undefined, reach_checks)
+
+
+def _with_libc_models(parsed, path, data_model: str, defines: tuple[str, ...]):
+    """The program parsed again with the bodies of the C library functions it calls but does not define
+    (`libc_models.py`) linked in; as it is when it calls none (or gcc, which linking needs, is missing)."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    import clang.cindex as ci
+
+    from looprover.frontend.c import libc_models
+    from looprover.frontend.c.parse import parse
+
+    paths = [Path(p) for p in (path if isinstance(path, (list, tuple)) else [path])]
+    names: set[str] = set()
+    for p in paths:
+        names |= libc_models.called(p.read_text(errors="replace"))
+    defined = {c.spelling for c in parsed.tu.cursor.get_children()
+               if c.kind == ci.CursorKind.FUNCTION_DECL and c.is_definition()}
+    wanted = libc_models.needed(names, defined)
+    if not wanted or shutil.which("gcc") is None:
+        return parsed
+    with tempfile.TemporaryDirectory(prefix="looprover-libc-") as tmp:
+        model = Path(tmp, libc_models.FILE_NAME)
+        model.write_text(libc_models.source(wanted, data_model))
+        return parse([*paths, model], data_model, defines)

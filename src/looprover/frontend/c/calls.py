@@ -16,6 +16,7 @@ from looprover.frontend.c.known_functions import (
     ASSERT_FAILURES, ASSUME_FUNCTIONS, NONDET_TYPES, TERMINATING_FUNCTIONS, nondet_suffix,
 )
 from looprover.frontend.c.heap import ALLOCATORS
+from looprover.frontend.c.libc_models import FILE_NAME as LIBC_FILE
 from looprover.frontend.c.memory import Val, scalar
 from looprover.frontend.c.state import Frame, LoweringState
 from looprover.program.cfa import Assert, Assign, Assume, Havoc
@@ -146,6 +147,10 @@ class CallMixin(LoweringState):
         self.emit(Havoc((v,), self.loc))
         return scalar(rt, v)
 
+    def _library_model(self, fdef: ci.Cursor) -> bool:
+        where = self.where(fdef)
+        return where is not None and where.file.endswith(LIBC_FILE)
+
     def _params_written(self, fdef: ci.Cursor, body: ci.Cursor) -> set:
         """Parameters (canonical cursors) the function body assigns, increments or takes the address of."""
         key = fdef.canonical
@@ -211,9 +216,9 @@ class CallMixin(LoweringState):
         self.frames.append(fr)
         self.call_stack.append(can)
         pinned = self.pinned
-        if name == "__VERIFIER_assert" and pinned is None:
+        if pinned is None and (name == "__VERIFIER_assert" or self._library_model(fdef)):
             # SV-COMP's assertion: a violation is reported where it is called, not at the line in its body
-            # (the same two lines in every task)
+            # (the same two lines in every task); so is one inside a C library function (`libc_models.py`)
             self.pinned = call_loc
         try:
             self.stmt(body)

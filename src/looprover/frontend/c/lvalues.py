@@ -247,10 +247,14 @@ class LValueMixin(LoweringState):
 
     def _in_object(self, o, pt, off: Expr, c) -> Expr:
         """0 <= off < the number of `pt` elements in array object `o` (valid-memsafety)."""
-        return and_(Compare(">=", off, idx_const(0, self.IDX)), Compare("<", off, self._elements(o, pt, c)))
+        n = self._elements(o, pt)
+        if n is None:
+            raise self.unsupported("pointer into a variable-length array (valid-memsafety)", c)
+        return and_(Compare(">=", off, idx_const(0, self.IDX)), Compare("<", off, n))
 
-    def _elements(self, o, pt, c) -> Expr:
-        """The number of `pt` elements in object `o` (1 for an object that is no array)."""
+    def _elements(self, o, pt) -> Expr | None:
+        """The number of `pt` elements in object `o` (1 for an object that is no array); None where no expression
+        gives it (a variable-length array, an array of them)."""
         if not o.is_array:
             return idx_const(1, self.IDX)
         lf = self.types.leaves(pt)[0]
@@ -259,14 +263,16 @@ class LValueMixin(LoweringState):
                 self.types.leaves(o.ctype.elem)[0].count == lf.count:     # a heap object of pt's
             return o.length
         if not isinstance(size, int) or not isinstance(lf.count, int) or lf.count <= 0:
-            raise self.unsupported("pointer into a variable-length array (valid-memsafety)", c)
+            return None
         return idx_const(size // lf.count, self.IDX)
 
     def assert_layout_free(self, a: Val, b: Val, c) -> None:
         """Before `a == b` of pointers: assert that it does not compare a pointer one past the end of one object
-        with one to the start of another (`properties.UNMODELLED_LAYOUT`): C11 6.5.9p6 lets them be equal when
-        the second object happens to follow the first, so neither answer of the model's (different objects:
-        unequal) is certain. Only where two objects could be involved."""
+        with one to the start of another, nor pointers into two string literals (`properties.UNMODELLED_LAYOUT`):
+        C11 6.5.9p6 lets the first pair be equal when the second object happens to follow the first, and 6.4.5p7
+        lets literals share storage, so neither answer of the model's (different objects: unequal) is certain.
+        An object of a length no expression gives counts as ending wherever it may. Only where two objects
+        could be involved. (In `c && p == q` the assertion is not guarded by `c`: stricter, never unsound.)"""
         if any(isinstance(p.obj, IntConst) and p.obj.value == 0 for p in (a, b)):
             return          # NULL: equal only to NULL
         if len({o.id for p in (a, b) for o in self.pointees(p.ctype.pointee)}) < 2:
@@ -274,18 +280,24 @@ class LValueMixin(LoweringState):
         ends = []
         for x, y in ((a, b), (b, a)):
             cands = self.pointees(x.ctype.pointee)
-            past = or_(*(and_(Compare("==", x.obj, self.obj_id(o)),
-                              Compare("==", x.off, self._elements(o, x.ctype.pointee, c))) for o in cands))
+            past = or_(*(and_(Compare("==", x.obj, self.obj_id(o)), _one_past(x.off, self._elements(o, x.ctype.pointee),
+                                                                              self.IDX)) for o in cands))
             ends.append(and_(past, Compare("==", y.off, idx_const(0, self.IDX)),
                              Compare("!=", y.obj, IntConst(0, self.OBJ))))
+        lits = [self.obj_id(o) for o in self.literals.values()]
+        if lits:
+            ends.append(and_(*(or_(*(Compare("==", p.obj, i) for i in lits)) for p in (a, b))))
         self.emit(Assert(not_(and_(Compare("!=", a.obj, b.obj), or_(*ends))), UNMODELLED_LAYOUT, self.where(c)))
 
     def _not_a_literal(self, lv: LV) -> None:
         """Writing into a string literal is undefined behaviour (read-only storage): a violation under
-        valid-memsafety (where alone literals are objects)."""
+        valid-memsafety, an execution not followed otherwise."""
         hits = [g for g, cells in lv.alts if any(cell.var in self.literal_vars for cell in cells.values())]
         if hits and not self.static_init:
-            self.emit(Assert(not_(or_(*hits)), "valid-deref", self.loc))
+            if self.memsafety:
+                self.emit(Assert(not_(or_(*hits)), "valid-deref", self.loc))
+            else:
+                self.assume_once(not_(or_(*hits)), self.loc)
 
     def decay_array(self, arr: ci.Cursor) -> Val:
         alv = self.lv(arr)
@@ -377,3 +389,8 @@ class LValueMixin(LoweringState):
 def _as(t, e: Expr) -> Expr:
     """e converted to IR type t when a character object is accessed through another character type."""
     return e if e.type == t or isinstance(t, ArrayType) else cast(t, e)
+
+
+def _one_past(off: Expr, n: Expr | None, idx) -> Expr:
+    """Whether offset `off` is one past the end of an object of `n` elements (None: of a length not known)."""
+    return Compare("==", off, n) if n is not None else Compare(">=", off, IntConst(1, idx))

@@ -11,8 +11,8 @@ Memory model (why it is sound for the programs we accept):
     leaving the member array undefined), and the struct's lifetime. Members of struct arrays and of structs
     reached through pointers get none: their address is refused.
   * A `T*` pointer can only hold ids of objects containing `T`s: the front-end rejects every way of forging a
-    pointer (integer-to-pointer, pointer casts between different pointee types, void* round trips, malloc,
-    string literals, unknown functions). So dereferencing is a case split over the address-taken objects that
+    pointer (integer-to-pointer, pointer casts between different pointee types, void* round trips, unknown
+    functions). So dereferencing is a case split over the address-taken objects that
     contain a `T`; the invalid case (NULL, dangling, wrong object) is undefined behaviour and is blocked with an
     `Assume` (the unreach-call property presupposes UB-free executions).
   * Locals of inlined functions get fresh variables per call site, except address-taken ones, which get one
@@ -27,8 +27,9 @@ Memory model (why it is sound for the programs we accept):
     and that the offset lies inside it: `0 <= index < length` of the array indexed, and for a pointer
     `0 <= offset < number of pointee-sized elements of the object` (0 for a non-array object). Address-taken
     locals get a Boolean `alive` variable, false before their declaration runs and after their function
-    returns, so a dangling pointer is invalid too. String literals used as arrays become read-only char-array
-    objects (registered by the pre-pass; a write into one is a violation).
+    returns, so a dangling pointer is invalid too.
+  * String literals used as arrays are read-only char-array objects (registered by the pre-pass); a write into
+    one is a violation under valid-memsafety and undefined behaviour (not followed) otherwise.
 """
 from __future__ import annotations
 

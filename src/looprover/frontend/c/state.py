@@ -57,7 +57,7 @@ class LoweringState:
         self.allocations: list = []      # (success flag, source) per allocation (`heap.allocations_in_loops`)
         self.id_step = 0                 # objects with an id after the pre-pass (`StorageMixin._new_instance`)
         self.first_goto = None           # where the first `goto` is (`heap.py`: lowering order)
-        self.literals: dict = {}         # memsafety: string literal cursor -> its (read-only) object
+        self.literals: dict = {}         # string literal cursor -> its (read-only) object
         self.literal_vars: set = set()   # the IR variables of those objects
         self.static_init = False         # lowering the initialisers of static storage (before main)
         self.keep_values = keep_values      # keep unused values computed by operations (`ExpressionMixin.discard`)

@@ -69,7 +69,7 @@ class StorageMixin(LoweringState):
                 elif k == K.UNARY_OPERATOR and capi.unary_op(c) == capi.UO_ADDR_OF:
                     self._mark_address_taken(children(c)[0])
                 elif k == K.UNEXPOSED_EXPR and is_array_decay(c):  # (decays are UNEXPOSED_EXPRs)
-                    if self.memsafety and strip_parens(children(c)[0]).kind == K.STRING_LITERAL:
+                    if strip_parens(children(c)[0]).kind == K.STRING_LITERAL:
                         self.literal_obj(strip_parens(children(c)[0]))
                     under_subscript = (parent is not None and parent.kind == K.ARRAY_SUBSCRIPT_EXPR)
                     if not under_subscript:
@@ -103,8 +103,8 @@ class StorageMixin(LoweringState):
         self.id_step = len(self.objects)    # heap objects come later, with static ids above (`_new_instance`)
 
     def literal_obj(self, lit: ci.Cursor) -> Obj:
-        """The object of a string literal used as an array (valid-memsafety only, so that the unreach-call
-        lowering stays as it was): a char array with static storage, initialised before main, read-only."""
+        """The object of a string literal used as an array: a char array with static storage, initialised
+        before main, read-only."""
         obj = self.literals.get(lit)
         if obj is None:
             saved = self.loc

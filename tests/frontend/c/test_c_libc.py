@@ -1,0 +1,91 @@
+"""The C library models (`frontend/c/libc_models.py`): the same results as glibc on concrete inputs (gcc
+cross-check), bounds checked inside them under valid-memsafety, and a program's own definition kept."""
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from helpers.c_harness import crosscheck
+from looprover.deadline import Deadline
+from looprover.frontend.c import load_c_program
+from looprover.jobs import Job, JobOptions, verify_job
+from looprover.properties import Property, default_property
+from looprover.verdict import Status
+
+STRINGS = r"""
+#include <string.h>
+#include <stdlib.h>
+extern int __VERIFIER_nondet_int(void);
+int r_len, r_cpy, r_ncpy, r_cat, r_ncat, r_cmp, r_ncmp, r_chr, r_rchr, r_atoi, r_abs;
+int sign(int x) { return (x > 0) - (x < 0); }
+int main(void) {
+  char a[8], b[8], c[16], d[12];
+  for (int i = 0; i < 7; i++) { a[i] = (char)(__VERIFIER_nondet_int() & 3) + 'a'; b[i] = (char)(__VERIFIER_nondet_int() & 3) + 'a'; }
+  a[__VERIFIER_nondet_int() & 7] = 0; a[7] = 0;
+  b[__VERIFIER_nondet_int() & 7] = 0; b[7] = 0;
+  r_len = (int)strlen(a) * 10 + (int)strlen(b);
+  strcpy(c, a); r_cpy = (int)strlen(c) + c[0];
+  strncpy(d, b, 5); d[5] = 0; r_ncpy = (int)strlen(d) + d[4];
+  strcat(c, b); r_cat = (int)strlen(c) + c[3];
+  strncat(d, a, 3); r_ncat = (int)strlen(d) * 100 + d[(int)strlen(d) / 2];
+  r_cmp = sign(strcmp(a, b)) + 3 * sign(strcmp(b, a)) + 9 * sign(strcmp(a, a));
+  r_ncmp = sign(strncmp(a, b, 2)) + 3 * sign(strncmp(a, b, 0)) + 9 * sign(strncmp(c, a, strlen(a)));
+  char *p = strchr(a, 'b'); r_chr = p ? (int)(p - a) : -1;
+  char *q = strrchr(b, 'c'); r_rchr = (q ? (int)(q - b) : -1) + 10 * (strchr(a, 0) == a + strlen(a));
+  char num[6] = "  -0";
+  num[4] = (char)('0' + (__VERIFIER_nondet_int() & 7)); num[5] = 0;
+  r_atoi = atoi(num) + atoi("+12z") * 100;
+  r_abs = abs(__VERIFIER_nondet_int() % 1000) + (int)labs(-5L);
+  return 0;
+}
+"""
+
+
+def test_string_functions_agree_with_glibc(gcc, tmp_path):
+    inputs = [[i * 7 % 5, i % 4, (i * 3) % 4, i % 3, (i * 5) % 4, i, i % 8, i * 3 % 8, i, -i * 37] + [i % 4] * 6
+              for i in range(12)]
+    crosscheck(gcc, tmp_path, STRINGS, inputs,
+               ["r_len", "r_cpy", "r_ncpy", "r_cat", "r_ncat", "r_cmp", "r_ncmp", "r_chr", "r_rchr", "r_atoi",
+                "r_abs"], ("LP64", "ILP32"))
+
+
+HEAD = "#include <string.h>\n#include <stdlib.h>\nextern void reach_error(void);\n" \
+       "extern int __VERIFIER_nondet_int(void);\n"
+
+# name -> (main's body, property, expected: T, F or F(valid-deref))
+CASES = {
+    "results": ('char a[8]; strcpy(a, "hello"); if (strlen(a) != 5 || atoi(" -42x") != -42) reach_error();',
+                "unreach-call", "T"),
+    "results_unsafe": ('char a[8]; strcpy(a, "hello"); if (strlen(a) == 5) reach_error();', "unreach-call", "F"),
+    "copy_fits": ('char a[6]; strcpy(a, "hello"); return a[4];', "valid-memsafety", "T"),
+    "copy_overflows": ('char a[5]; strcpy(a, "hello"); return a[4];', "valid-memsafety", "F(valid-deref)"),
+    "scan_unterminated": ("char a[4]; a[0] = 'x'; a[1] = 'y'; a[2] = 'z'; a[3] = 'w'; return (int)strlen(a);",
+                          "valid-memsafety", "F(valid-deref)"),
+    "bounded_copy": ('char a[4]; strncpy(a, "hello", 4); return a[3];', "valid-memsafety", "T"),
+    # atoi's value is the digits' for any input string the program builds
+    "atoi_of_input": ("char s[3]; s[0] = (char)__VERIFIER_nondet_int(); s[1] = 0; s[2] = 0;\n"
+                      "if (s[0] >= '0' && s[0] <= '9' && atoi(s) != s[0] - '0') reach_error();", "unreach-call", "T"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_library_calls(tmp_path, name):
+    body, prop, want = CASES[name]
+    path = tmp_path / f"{name}.c"
+    path.write_text(f"{HEAD}int main(void) {{\n  {body}\n  return 0;\n}}\n")
+    job = Job(path, default_property() if prop == "unreach-call" else Property(prop), "ILP32")
+    verdict, _ = verify_job(job, JobOptions("portfolio"), Deadline(time.monotonic() + 60))
+    got = {Status.TRUE: "T", Status.UNKNOWN: "U"}.get(verdict.status)
+    if verdict.status == Status.FALSE:
+        got = "F" if prop == "unreach-call" else f"F({verdict.evidence.violated.prop})"
+        assert verdict.evidence.violated_at.file == str(path), verdict.evidence.violated_at  # at the call
+    assert got == want, (name, verdict.reason)
+
+
+def test_a_program_s_own_definition_is_kept(tmp_path):
+    path = tmp_path / "own.c"
+    path.write_text("unsigned long strlen(const char *s) { return 7; }\n"
+                    "int main(void) { char a[2] = {0, 0}; return (int)strlen(a); }\n")
+    program = load_c_program(path)
+    assert not any("looprover-libc" in (src.file or "") for src in program.loc_src.values())
