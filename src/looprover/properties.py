@@ -39,6 +39,7 @@ UNDEFINED_ASSERT = "undefined-assert"
 # A TRUE proves no run leaves the model; a counterexample that does is UNKNOWN naming it (`jobs.undecided_verdict`).
 UNMODELLED_ARGV = "unmodelled-argv"
 UNMODELLED_LAYOUT = "unmodelled-layout"
+UNMODELLED_MEMBER = "unmodelled-member"
 UNMODELLED = {
     # `frontend/c/main_args.py`
     UNMODELLED_ARGV: "an element of argv past the argument strings that have objects in the model",
@@ -46,7 +47,11 @@ UNMODELLED = {
     # a pointer to the start of another object that happens to follow it, 6.4.5p7 lets string literals share
     # storage; whether they do depends on the layout
     UNMODELLED_LAYOUT: "an equality of pointers into different objects that depends on where they lie in memory "
-                       "(one past the end of one and the start of another, or two string literals)",
+                       "(one past the end of one and the start of another, or two string literals), or an order "
+                       "of pointers to two members of one struct",
+    # `frontend/c/lvalues.py` (deref): C11 6.5.6p8 bounds a pointer into a struct member by the member, while
+    # tools that take the struct as one object (SV-COMP's memory safety) accept an access elsewhere in the struct
+    UNMODELLED_MEMBER: "an access through a pointer to a struct member outside that member",
 }
 
 # properties the engines can check (others are recognised and reported as unsupported)

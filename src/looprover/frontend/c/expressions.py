@@ -277,7 +277,8 @@ class ExpressionMixin(LoweringState):
             self.assert_layout_free(a, b, c)
             eq = and_(Compare("==", a.obj, b.obj), Compare("==", a.off, b.off))
             return eq if op == "==" else not_(eq)
-        # relational comparison is only defined within one object: compare the offsets
+        # relational comparison is only defined within one object (or struct): compare the offsets
+        self.assert_members_unordered(a, b, c)
         return Compare(op, a.off, b.off)
 
     def _logical(self, c, op, a, b, want) -> Val:

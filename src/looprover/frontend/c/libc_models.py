@@ -23,15 +23,23 @@ _MODELS: dict[str, tuple[str, tuple[str, ...]]] = {
     "strcpy": ("char *strcpy(char *d, const char *s) { SIZE i = 0; while ((d[i] = s[i]) != 0) i++; return d; }", ()),
     "strncpy": ("char *strncpy(char *d, const char *s, SIZE n) { SIZE i = 0;"
                 " for (; i < n && s[i] != 0; i++) d[i] = s[i]; for (; i < n; i++) d[i] = 0; return d; }", ()),
-    "strcat": ("char *strcat(char *d, const char *s) { SIZE n = strlen(d); SIZE i = 0;"
-               " while ((d[n + i] = s[i]) != 0) i++; return d; }", ("strlen",)),
-    "strncat": ("char *strncat(char *d, const char *s, SIZE k) { SIZE n = strlen(d); SIZE i = 0;"
-                " for (; i < k && s[i] != 0; i++) d[n + i] = s[i]; d[n + i] = 0; return d; }", ("strlen",)),
+    # their own length loop: a program's own strlen (Verisec's stubs) is not what the library's strcat calls
+    "strcat": ("char *strcat(char *d, const char *s) { SIZE n = 0; SIZE i = 0; while (d[n] != 0) n++;"
+               " while ((d[n + i] = s[i]) != 0) i++; return d; }", ()),
+    "strncat": ("char *strncat(char *d, const char *s, SIZE k) { SIZE n = 0; SIZE i = 0; while (d[n] != 0) n++;"
+                " for (; i < k && s[i] != 0; i++) d[n + i] = s[i]; d[n + i] = 0; return d; }", ()),
+    # C11 7.24.4: only the sign of the result is fixed (glibc returns the difference, gcc folds to -1/0/1)
     "strcmp": ("int strcmp(const char *a, const char *b) { SIZE i = 0; while (a[i] != 0 && a[i] == b[i]) i++;"
-               " return (int)(unsigned char)a[i] - (int)(unsigned char)b[i]; }", ()),
+               " return __looprover_sign((int)(unsigned char)a[i] - (int)(unsigned char)b[i]); }",
+               ("__looprover_sign",)),
     "strncmp": ("int strncmp(const char *a, const char *b, SIZE n) { SIZE i = 0; if (n == 0) return 0;"
                 " while (i + 1 < n && a[i] != 0 && a[i] == b[i]) i++;"
-                " return (int)(unsigned char)a[i] - (int)(unsigned char)b[i]; }", ()),
+                " return __looprover_sign((int)(unsigned char)a[i] - (int)(unsigned char)b[i]); }",
+                ("__looprover_sign",)),
+    # any value of the sign of d (an uninitialised local is any value without being an input); with h = 0, as a
+    # concrete run without recorded values takes it, -1 or 1 (what gcc folds a constant strcmp to)
+    "__looprover_sign": ("int __looprover_sign(int d) { int h; if (d == 0) return 0; __VERIFIER_assume(h >= 0);"
+                         " if (d < 0) return -1 - h; __VERIFIER_assume(h < 2147483647); return 1 + h; }", ()),
     "strchr": ("char *strchr(const char *s, int c) { SIZE i = 0;"
                " while (s[i] != (char)c) { if (s[i] == 0) return 0; i++; } return (char *)s + i; }", ()),
     "strrchr": ("char *strrchr(const char *s, int c) { SIZE i = 0; SIZE k = 0; int found = 0;"
@@ -48,14 +56,15 @@ _MODELS: dict[str, tuple[str, tuple[str, ...]]] = {
              " if (r < -2147483647LL - 1 || r > 2147483647LL) return __VERIFIER_nondet_int();"
              " return (int)r; }", ()),
 }
-NAMES = frozenset(_MODELS)
+NAMES = frozenset(n for n in _MODELS if not n.startswith("__"))
 FILE_NAME = "looprover-libc.c"   # the models' file in source locations
 _SIZE = {"ILP32": "unsigned int", "LP64": "unsigned long"}
 _CALL = re.compile(r"\b(" + "|".join(sorted(NAMES)) + r")\s*\(")
 
 
 def called(text: str) -> set[str]:
-    """The model names `text` (a program's preprocessed source) may call: a cheap over-approximation."""
+    """The model names `text` (a program's source file) may call: a cheap over-approximation (a call that a
+    macro of a local header makes is missed and stays a call of an undefined function)."""
     return set(_CALL.findall(text))
 
 
@@ -75,7 +84,7 @@ def needed(names: set[str], defined: set[str]) -> list[str]:
 def source(names: list[str], data_model: str) -> str:
     """The C text of the models `names` (after `needed`), for `data_model`."""
     size = _SIZE[data_model]
-    protos = "extern int __VERIFIER_nondet_int(void);\n"
+    protos = "extern int __VERIFIER_nondet_int(void);\nextern void __VERIFIER_assume(int);\n"
     decls = "".join(_MODELS[n][0].split("{")[0].strip() + ";\n" for n in names)
     bodies = "".join(_MODELS[n][0] + "\n" for n in names)
     return (protos + decls + bodies).replace("SIZE", size)

@@ -16,7 +16,7 @@ from looprover.frontend.c.cursors import TK, K, canonical_kind, children, is_arr
 from looprover.frontend.c.memory import LV, Cell, Val, idx_const, is_zero, pointer
 from looprover.frontend.c.state import LoweringState
 from looprover.program.cfa import Assert, Assign
-from looprover.properties import UNMODELLED_ARGV, UNMODELLED_LAYOUT
+from looprover.properties import UNMODELLED_ARGV, UNMODELLED_LAYOUT, UNMODELLED_MEMBER
 from looprover.program.expr import (
     TRUE, ArrayType, Binary, BoolConst, Compare, Expr, IntConst, Select, Store, Var, and_, cast, free_vars, implies,
     ite, not_, or_, transform,
@@ -205,14 +205,19 @@ class LValueMixin(LoweringState):
             # selecting the object needs only its id; validity (checked once, below) also needs the offset
             g = Compare("==", obj, self.obj_id(o)) if not isinstance(obj, IntConst) else TRUE
             cells = {}
+            if o.parent is not None:     # a struct member's object: leaving it is UNKNOWN (`memory.py`)
+                inside = self._in_object(o, pt, off, c) if o.is_array else Compare("==", off, idx_const(0, self.IDX))
+                self.emit(Assert(implies(g, inside), UNMODELLED_MEMBER, self.where(c)))
             if o.is_array:
-                valids.append(g if not self.memsafety else and_(g, self._in_object(o, pt, off, c)))
+                valids.append(g if not self.memsafety or o.parent is not None else
+                              and_(g, self._in_object(o, pt, off, c)))
                 for lf in self.types.leaves(pt):
                     if lf.count is None:
                         raise self.unsupported("pointer to a variable-length array type", c)
                     cells[lf.path] = Cell(o.vars[lf.path], self.imul(off, lf.count))
             else:
-                valids.append(g if is_zero(off) else and_(g, Compare("==", off, idx_const(0, self.IDX))))
+                valids.append(g if is_zero(off) or o.parent is not None else
+                              and_(g, Compare("==", off, idx_const(0, self.IDX))))
                 for lf in self.types.leaves(pt):
                     v = o.vars[lf.path]
                     cells[lf.path] = Cell(v, idx_const(0, self.IDX) if lf.in_array else None)
@@ -265,6 +270,17 @@ class LValueMixin(LoweringState):
         if not isinstance(size, int) or not isinstance(lf.count, int) or lf.count <= 0:
             return None
         return idx_const(size // lf.count, self.IDX)
+
+    def assert_members_unordered(self, a: Val, b: Val, c) -> None:
+        """Before `a < b` (any order) of pointers: assert that they do not point to two members of one struct
+        (`properties.UNMODELLED_LAYOUT`): C11 6.5.8p5 orders those by declaration, while the model compares the
+        offsets inside each member's object."""
+        pairs = [(x, y) for x in self.pointees(a.ctype.pointee) for y in self.pointees(b.ctype.pointee)
+                 if x is not y and x.parent is not None and y.parent is not None and x.parent is y.parent]
+        if pairs:
+            both = or_(*(and_(Compare("==", a.obj, self.obj_id(x)), Compare("==", b.obj, self.obj_id(y)))
+                         for x, y in pairs))
+            self.emit(Assert(not_(both), UNMODELLED_LAYOUT, self.where(c)))
 
     def assert_layout_free(self, a: Val, b: Val, c) -> None:
         """Before `a == b` of pointers: assert that it does not compare a pointer one past the end of one object

@@ -7,9 +7,10 @@ Memory model (why it is sound for the programs we accept):
     is a pair (object id, element offset in units of its pointee type); 0 is NULL. A member of a struct variable
     whose address is taken (`&s.x`, `s.buf` used as a pointer, members of members by `.` alone) is an object of
     its own besides the struct's (`Obj.members`): it has the struct's variables for its leaves, so every access
-    reaches the same cells, its own id (a pointer to it steps through the member only: C11 6.5.6p8 makes
-    leaving the member array undefined), and the struct's lifetime. Members of struct arrays and of structs
-    reached through pointers get none: their address is refused.
+    reaches the same cells, its own id and the struct's lifetime. An access through it outside the member is
+    asserted against with tag `properties.UNMODELLED_MEMBER` (UNKNOWN): C11 6.5.6p8 makes it undefined, tools
+    that take the struct as one object accept it. Members of struct arrays and of structs reached through
+    pointers get none: their address is refused.
   * A `T*` pointer can only hold ids of objects containing `T`s: the front-end rejects every way of forging a
     pointer (integer-to-pointer, pointer casts between different pointee types, void* round trips, unknown
     functions). So dereferencing is a case split over the address-taken objects that
@@ -53,6 +54,7 @@ class Obj:
     # member path -> the object of that member, for the members whose address the program takes (`&s.x`, the
     # array `s.buf` used as a pointer): its variables are this object's, so accesses through either alias
     members: dict[tuple, "Obj"] = field(default_factory=dict)
+    parent: "Obj | None" = None     # a member's object: the variable's
 
 
 @dataclass(frozen=True)

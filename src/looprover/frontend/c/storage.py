@@ -106,6 +106,9 @@ class StorageMixin(LoweringState):
             self.register(obj)
         for decl, path in list(self.member_addr_taken):
             self._member_obj(self.storage(decl, None), path)
+        if self.memsafety:
+            for decl in list(self.addr_taken):
+                self._liveness_flag(decl, main)
         self.id_step = len(self.objects)    # heap objects come later, with static ids above (`_new_instance`)
 
     def literal_obj(self, lit: ci.Cursor) -> Obj:
@@ -133,6 +136,19 @@ class StorageMixin(LoweringState):
             if path:
                 self.member_addr_taken.setdefault((d, path), True)
 
+    def _liveness_flag(self, decl: ci.Cursor, main: ci.Cursor) -> None:
+        """The `alive` flag of an address-taken local that `born` will make live (not main's parameters, which
+        live throughout, nor static storage), made before lowering: a dereference lowered before the local's
+        declaration (on a loop's way back) must check it too (valid-memsafety)."""
+        obj = self.storage(decl, None)
+        sem = decl.semantic_parent
+        if obj.kind != "local" or obj.id is None or obj.id in self.alive or \
+                (decl.kind == K.PARM_DECL and sem is not None and sem.canonical == main.canonical):
+            return
+        flag = self.alive[obj.id] = self.new_var(f"{obj.name}@alive", BOOL, "local", f"{obj.name}@alive")
+        for sub in obj.members.values():
+            self.alive[sub.id] = flag
+
     def _member_obj(self, parent: Obj, path: tuple) -> None:
         """The object of member `path` of struct object `parent` and of each member on the way (`Obj.members`)."""
         t = parent.ctype
@@ -144,7 +160,7 @@ class StorageMixin(LoweringState):
                 continue
             sub = Obj(f"{parent.name}.{'.'.join(path[:k])}", t,
                       {lf.path: parent.vars[path[:k] + lf.path] for lf in self.types.leaves(t)}, parent.kind,
-                      is_array=isinstance(t, CArray))
+                      is_array=isinstance(t, CArray), parent=parent)
             if parent.id_var is not None:
                 sub.id_var = self.new_var(f"{sub.name}@id", self.OBJ, "local", f"{sub.name}@id")
             self.register(sub)
