@@ -35,6 +35,8 @@ NO_OVERFLOW = "no-overflow"   # no signed arithmetic leaves its type (checked as
 # asserted: a TRUE proves it never fails, and a counterexample that fails it is UNKNOWN naming the call
 # (`jobs.undecided_verdict`), never FALSE and never a path cut off as if the run had ended.
 UNDEFINED_ASSERT = "undefined-assert"
+# Nor this: undefined behaviour SV-COMP's overflow definition does not classify (`program/instrument.py`)
+UNDECIDED = "no-overflow-undecided"
 # Nor these: the tags of assertions that a run stays inside what the front-end models, with what lies outside.
 # A TRUE proves no run leaves the model; a counterexample that does is UNKNOWN naming it (`jobs.undecided_verdict`).
 UNMODELLED_ARGV = "unmodelled-argv"
@@ -154,3 +156,9 @@ def load_property(spec: str | os.PathLike) -> Property:
 
 def default_property() -> Property:
     return Property(UNREACH_CALL, function="reach_error")
+
+
+def defines_violation(tag: str) -> bool:
+    """Whether a failed assertion of this tag is a violation of a property (not undefined behaviour that no
+    property classifies, an undefined `assert`, or a run that leaves the model: those make a run UNKNOWN)."""
+    return tag not in UNMODELLED and tag not in (UNDEFINED_ASSERT, UNDECIDED)

@@ -633,3 +633,19 @@ def test_the_quantified_invariants_of_a_safe_program_do_not_confirm_its_unsafe_t
     twin = tmp_path / "twin.c"
     twin.write_text(ASSERT_HEADER + FILL % "8")
     assert _check(fill_witness[0] / "w.yml", twin) != "confirmed"
+
+
+def test_a_run_that_leaves_the_model_confirms_no_violation_witness(tmp_path):
+    """The validator's run fails the model's own assertion at line 7 (two string literals compared: whether they
+    share storage is not modelled), which is no violation: a witness targeting that line is not confirmed."""
+    path = tmp_path / "lit.c"
+    path.write_text("extern void reach_error(void);\nextern int __VERIFIER_nondet_int(void);\n"
+                    "char *p = \"ab\";\nint main(void) {\n  int k = __VERIFIER_nondet_int();\n"
+                    "  if (k == 5) reach_error();\n  if (p == \"b\") reach_error();\n  return 0;\n}\n")
+    out, data = _witness(path, "bmc", Status.FALSE, tmp_path)
+    assert _check(out, path) == "confirmed"
+    data[0]["content"][0]["segment"][0]["waypoint"]["constraint"]["value"] = "\\result == 0"
+    data[0]["content"][-1]["segment"][0]["waypoint"]["location"]["line"] = 7
+    out.write_text(yaml.safe_dump(data))
+    v = _validate(out, path)
+    assert v.status == "unknown" and "no violation" in v.reason, v.reason

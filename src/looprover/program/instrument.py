@@ -42,14 +42,13 @@ the front-end was asked to keep it (`load_c_program(keep_values=True)`, as the j
 from __future__ import annotations
 
 from looprover.errors import UnsupportedError
-from looprover.properties import NO_OVERFLOW, UNDEFINED_ASSERT, UNMODELLED
+from looprover.properties import NO_OVERFLOW, UNDECIDED, UNDEFINED_ASSERT, UNMODELLED
 from looprover.program.cfa import Assert, Assign, Edge, Havoc, Program, SrcLoc, Stmt
 from looprover.program.expr import (
     BINDERS, FALSE, I64, TRUE, And, Binary, Expr, Ite, IntConst, IntType, Or, Select, Store, Unary, and_, cast,
     cmp, const, implies, not_, or_,
 )
 
-UNDECIDED = "no-overflow-undecided"     # undefined behaviour SV-COMP's definition does not classify
 I128 = IntType(128, True)
 
 

@@ -36,7 +36,7 @@ from looprover.deadline import Deadline
 from looprover.errors import InputError
 from looprover.program.cfa import Program
 from looprover.program.interp import InputOracle
-from looprover.properties import NO_OVERFLOW, TERMINATION, UNREACH_CALL, load_property
+from looprover.properties import NO_OVERFLOW, TERMINATION, UNMODELLED, UNREACH_CALL, defines_violation, load_property
 from looprover.smt.instances import at_cell, index_terms, instantiate
 from looprover.witness.cexpr import (
     NotC, as_condition, at_any_prev, c_syntax_error, check, check_acsl, parse, to_z3,
@@ -116,6 +116,10 @@ def validate(witness: Path, job: Job, data_model: str | None, deadline: Deadline
     program = load_job_program(dataclasses.replace(job, property=named, data_model=src.data_model))
     if prop == TERMINATION:
         from looprover.witness.validate_termination import validate_nontermination, validate_termination
+        outside = sorted({a.prop for _, a in program.assertions() if a.prop in UNMODELLED})
+        if kind == "correctness" and outside:   # as `jobs.verify_job`: termination does not check assertions
+            return Validation("unknown", f"the program has runs outside looprover's model ({', '.join(outside)})",
+                              kind)
         check = validate_termination if kind == "correctness" else validate_nontermination
         return check(entries, program, src, deadline)
     return validate_entries(entries, program, src, deadline, prop)
@@ -215,6 +219,9 @@ def _violation(entries, program: Program, src: CSource, deadline: Deadline, prop
     if res.outcome == "steps-exhausted" and used_all and not res.overflowed and prop == UNREACH_CALL:
         return _compiled(src, [v for _, v in pinned], deadline)
     exact = used_all and state["free"] == 0 and not res.overflowed
+    if res.outcome == "violation" and res.violated is not None and not defines_violation(res.violated.prop):
+        return Validation("unknown", f"the run following the witness fails an assertion that is no violation of a "
+                                     f"property ({res.violated.prop}) at {res.violated.src}", "violation")
     if res.outcome == "violation" and used_all and res.violated is not None and res.violated.src is not None \
             and res.violated.src.line == target_line and not res.overflowed:
         return Validation("confirmed", f"the run following the witness reaches the violation at line {target_line}",

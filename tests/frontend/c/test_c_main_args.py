@@ -1,4 +1,4 @@
-"""`main(int argc, char **argv)` (`frontend/c/main_args.py`): what a program may rely on (argc >= 1, argv[argc]
+"""`main(int argc, char **argv)` (`frontend/c/main_args.py`): what a program may rely on (argc >= 0, argv[argc]
 NULL, distinct zero-terminated argument strings) is proved, what it may not is found, and an element of argv past
 the modelled strings makes the verdict UNKNOWN, never TRUE or FALSE; under every property the runs of `check`."""
 from __future__ import annotations

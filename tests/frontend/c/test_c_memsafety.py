@@ -79,8 +79,8 @@ CASES = {
 }
 
 
-# string literals are read-only char arrays, and char pointers convert to and from void* (valid-memsafety only;
-# the unreach-call lowering refuses both)
+# string literals are read-only char arrays, and char pointers convert to and from void* (the conversions under
+# valid-memsafety only; the unreach-call lowering refuses them)
 LITERALS = {
     "literal_safe": ("int len(const char *s) { int i = 0; while (s[i] != 0) i++; return i; }\n"
                      "int main(void) { char *p = \"abc\"; int n = len(p); int k = __VERIFIER_nondet_int();\n"

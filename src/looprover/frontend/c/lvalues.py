@@ -148,7 +148,8 @@ class LValueMixin(LoweringState):
             if cond == TRUE:
                 continue
             fv = free_vars(cond)
-            if any(isinstance(st, Assert) and st.cond == cond for st in self.since_written(fv)):
+            if any(isinstance(st, Assert) and st.prop == "valid-deref" and st.cond == cond
+                   for st in self.since_written(fv)):
                 continue
             self.emit(Assert(cond, "valid-deref", where))
         lv.checks.clear()
@@ -251,7 +252,7 @@ class LValueMixin(LoweringState):
                 or (self.memsafety and is_char(pt) and is_char(list(strip_array(o.ctype))[-1]))]
 
     def _in_object(self, o, pt, off: Expr, c) -> Expr:
-        """0 <= off < the number of `pt` elements in array object `o` (valid-memsafety)."""
+        """0 <= off < the number of `pt` elements in array object `o`."""
         n = self._elements(o, pt)
         if n is None:
             raise self.unsupported("pointer into a variable-length array (valid-memsafety)", c)

@@ -1,10 +1,10 @@
 """The parameters of `main`: `int main(int argc, char **argv)` as a hosted environment calls it (C11 5.1.2.2.1).
 
 What the program is started with:
-  * `argc >= 0`, any value up to INT_MAX - 1 (so that `argv` has `argc + 1` elements); `argv[argc]` is NULL. C
-    promises no more: `argc == 0`, with `argv[0]` NULL, is what `execve(path, {NULL}, env)` gives (CVE-2021-4034),
-    so a program that reads `argv[0]` unchecked is not TRUE. This holds for the two-parameter `main` whether or
-    not the program names argv.
+  * `argc >= 0`, any value below INT_MAX (a bound C does not give but every system does: Linux passes at most
+    MAX_ARG_STRINGS, 2^31 - 1, arguments); `argv[argc]` is NULL. `argc == 0`, with `argv[0]` NULL, is what
+    `execve(path, {NULL}, env)` gives (CVE-2021-4034), so a program that reads `argv[0]` unchecked is not TRUE.
+    This holds for `main(int, char **, ...)` whether or not the program names argv.
   * `argv[0]` ... `argv[ARGV_STRINGS - 1]` (those below argc) point to objects of their own: char arrays of any
     length n >= 1 whose last cell is 0, the other cells any value. A cell before the last may be 0 too, so the
     object may outlast its string: C leaves the extent of the array holding an argument string to the
@@ -33,7 +33,7 @@ from looprover.program.cfa import Assign, Assume, Havoc
 from looprover.program.expr import Binary, Compare, Expr, IntConst, IntType, Select, and_, cast, implies, or_
 
 ARGV_STRINGS = 4     # argv[0] .. argv[3]: the program name and three arguments
-ARGV_COUNT = "argv.len"   # the IR variable holding argc + 1 as main was called (the compiled harness reads it)
+ARGV_COUNT = "argv.len"   # the IR variable of argc + 1 as main was called (the compiled harness looks for it)
 
 
 def argument_string_name(j: int) -> str:
@@ -56,7 +56,8 @@ class MainArgsMixin(LoweringState):
                 continue
             obj = self.local_obj(p, fr, "local")
             self.emit(Havoc(tuple(obj.vars.values()), self.where(p)))
-            if k == 0 and t.kind == TK.INT and len(params) >= 2:
+            if k == 0 and t.kind == TK.INT and len(params) >= 2 and \
+                    params[1].type.get_canonical().kind in (TK.POINTER, *ARRAY_KINDS):
                 argc = obj.vars[()]
                 self.emit(Assume(and_(Compare(">=", argc, IntConst(0, argc.type)),
                                       Compare("<", argc, IntConst(argc.type.max, argc.type))), self.where(p)))

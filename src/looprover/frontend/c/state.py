@@ -85,7 +85,7 @@ class LoweringState:
         self.objects: list[Obj] = []     # address-taken objects, id = index + 1
         self.main_top_decls: frozenset = frozenset()  # top-level locals of main: their declarations run once
         self.switch_scopes: list[int] = [0]  # per switch being lowered: open blocks of its frame after its body's
-        self.poisoned: dict = {}         # canonical decl -> why it cannot be used (main's envp)
+        self.poisoned: dict = {}         # canonical decl -> why it cannot be used (main's envp, an unused argv)
         self.unmodelled: dict = {}       # object id -> f(offset): the condition that the element accessed is modelled
         self.case_locs: dict = {}        # case/default statement cursor -> its location (set by the switch)
         self._counters: dict[str, int] = {}  # fresh: the last #k suffix used per base name
