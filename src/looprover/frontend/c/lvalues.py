@@ -292,13 +292,13 @@ class LValueMixin(LoweringState):
         could be involved. (In `c && p == q` the assertion is not guarded by `c`: stricter, never unsound.)"""
         if any(isinstance(p.obj, IntConst) and p.obj.value == 0 for p in (a, b)):
             return          # NULL: equal only to NULL
-        if len({o.id for p in (a, b) for o in self.pointees(p.ctype.pointee)}) < 2:
+        cands = {id(p): self.pointees(p.ctype.pointee) for p in (a, b)}
+        if len({o.id for objs in cands.values() for o in objs}) < 2:
             return          # one object for both: different objects means a NULL or dangling pointer
         ends = []
         for x, y in ((a, b), (b, a)):
-            cands = self.pointees(x.ctype.pointee)
             past = or_(*(and_(Compare("==", x.obj, self.obj_id(o)), _one_past(x.off, self._elements(o, x.ctype.pointee),
-                                                                              self.IDX)) for o in cands))
+                                                                              self.IDX)) for o in cands[id(x)]))
             ends.append(and_(past, Compare("==", y.off, idx_const(0, self.IDX)),
                              Compare("!=", y.obj, IntConst(0, self.OBJ))))
         lits = [self.obj_id(o) for o in self.literals.values()]
