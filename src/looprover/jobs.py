@@ -31,8 +31,8 @@ from looprover.processes import (
 from looprover.program.cfa import Assert, Assume, Edge, Program
 from looprover.program.instrument import UNDECIDED, instrument_no_overflow, undecided_reason
 from looprover.properties import (
-    CHECK_SAT, NO_OVERFLOW, TERMINATION, UNDEFINED_ASSERT, UNMODELLED, VALID_MEMSAFETY, Property, default_property,
-    load_property,
+    CHECK_SAT, NO_OVERFLOW, TERMINATION, UNDEFINED_ASSERT, UNMODELLED, UNREACH_CALL, VALID_MEMSAFETY, Property,
+    default_property, load_property,
 )
 from looprover.report import split_tracebacks, verdict_json, verdict_text
 from looprover.smt.encode import bitvector_reason
@@ -201,9 +201,17 @@ def verify_job(job: Job, options: JobOptions, deadline: Deadline, phase: Callabl
     verdict = undecided_verdict(verdict)
     outside = sorted({a.prop for _, a in program.assertions() if a.prop in UNMODELLED})
     if verdict.status == Status.TRUE and job.property.name == TERMINATION and outside:
-        # termination does not check assertions: a run that leaves the model would count as one that ends
-        verdict = Verdict.unknown(verdict.engine, f"{verdict.reason}, but the termination proof does not cover "
-                                                  f"the runs that reach {'; '.join(UNMODELLED[t] for t in outside)}")
+        # termination does not check assertions: a run that leaves the model would count as one that ends, so
+        # the TRUE stands only once no run leaves it (a safety run on those assertions alone)
+        report("termination: checking that no run leaves the model")
+        stays = checked_verdict(model_assertions_only(program), Task(Property(UNREACH_CALL), "c", job.data_model),
+                                dataclasses.replace(options, engine="portfolio"), deadline)
+        if stays.status == Status.TRUE:
+            verdict = dataclasses.replace(verdict, reason=f"{verdict.reason}; no run leaves the model ({stays.reason})")
+        else:
+            verdict = Verdict.unknown(verdict.engine, f"{verdict.reason}, but the termination proof does not cover "
+                                                      f"the runs that reach {'; '.join(UNMODELLED[t] for t in outside)}"
+                                                      f" ({stays.status.value}: {stays.reason})")
     if verdict.status == Status.TRUE and program.unchecked:
         verdict = Verdict.unknown(verdict.engine, f"{verdict.reason}, but {', '.join(program.unchecked)} is not "
                                                   f"checked for programs that allocate memory")
@@ -281,6 +289,15 @@ def inside_the_model(program: Program) -> Program:
     return program.with_edges(
         Edge(e.src, e.dst, tuple(Assume(s.cond, s.src) if isinstance(s, Assert) and s.prop in UNMODELLED else s
                                  for s in e.stmts))
+        for e in program.edges)
+
+
+def model_assertions_only(program: Program) -> Program:
+    """`program` whose only assertions are its `UNMODELLED` ones, as unreach-call assertions: its TRUE proves
+    that no run leaves the model (the other assertions dropped: more runs, never fewer)."""
+    return program.with_edges(
+        Edge(e.src, e.dst, tuple(Assert(s.cond, UNREACH_CALL, s.src) if isinstance(s, Assert) else s
+                                 for s in e.stmts if not isinstance(s, Assert) or s.prop in UNMODELLED))
         for e in program.edges)
 
 

@@ -66,3 +66,15 @@ def test_termination_is_not_true_past_a_layout_question(tmp_path):
     verdict, _ = verify_job(Job(path, Property("termination"), "ILP32"), JobOptions("portfolio"),
                             Deadline(time.monotonic() + 60))
     assert verdict.status == Status.UNKNOWN and "where they lie in memory" in verdict.reason, verdict.reason
+
+
+def test_termination_is_true_once_no_run_leaves_the_model(tmp_path):
+    """Two pointer walks `p != a + 4` over two arrays: each comparison could in principle be layout-dependent,
+    but no run makes it one (a safety run on those assertions proves it), so termination is TRUE."""
+    from looprover.properties import Property
+    path = tmp_path / "walks.c"
+    path.write_text("int a[4], b[4];\nint main(void) { int *p = a; while (p != a + 4) { *p = 0; p++; }\n"
+                    "  int *q = b; while (q != b + 4) { *q = 1; q++; }\n  return 0; }\n")
+    verdict, _ = verify_job(Job(path, Property("termination"), "ILP32"), JobOptions("portfolio"),
+                            Deadline(time.monotonic() + 60))
+    assert verdict.status == Status.TRUE and "no run leaves the model" in verdict.reason, verdict.reason
