@@ -150,21 +150,22 @@ class StorageMixin(LoweringState):
             self.alive[sub.id] = flag
 
     def _member_obj(self, parent: Obj, path: tuple) -> None:
-        """The object of member `path` of struct object `parent` and of each member on the way (`Obj.members`)."""
+        """The object of member `path` of struct object `parent` (`Obj.members`); only for the paths whose
+        address is taken: every object is a candidate of each dereference of its type."""
         t = parent.ctype
-        for k in range(1, len(path) + 1):
+        for name in path:
             if not isinstance(t, CStruct):
                 return
-            t = self.types.field_type(t, path[k - 1])
-            if path[:k] in parent.members:
-                continue
-            sub = Obj(f"{parent.name}.{'.'.join(path[:k])}", t,
-                      {lf.path: parent.vars[path[:k] + lf.path] for lf in self.types.leaves(t)}, parent.kind,
-                      is_array=isinstance(t, CArray), parent=parent)
-            if parent.id_var is not None:
-                sub.id_var = self.new_var(f"{sub.name}@id", self.OBJ, "local", f"{sub.name}@id")
-            self.register(sub)
-            parent.members[path[:k]] = sub
+            t = self.types.field_type(t, name)
+        if path in parent.members:
+            return
+        sub = Obj(f"{parent.name}.{'.'.join(path)}", t,
+                  {lf.path: parent.vars[path + lf.path] for lf in self.types.leaves(t)}, parent.kind,
+                  is_array=isinstance(t, CArray), parent=parent)
+        if parent.id_var is not None:
+            sub.id_var = self.new_var(f"{sub.name}@id", self.OBJ, "local", f"{sub.name}@id")
+        self.register(sub)
+        parent.members[path] = sub
 
     # ======================================================================================= variables
     def storage(self, decl: ci.Cursor, ref_cursor: ci.Cursor | None) -> Obj:
