@@ -109,6 +109,8 @@ def _with_libc_models(parsed, path, data_model: str, defines: tuple[str, ...]):
     names: set[str] = set()
     for p in paths:
         names |= libc_models.called(p.read_text(errors="replace"))
+    if not names:               # most programs: no walk over the translation unit's declarations
+        return parsed
     defined = {c.spelling for c in parsed.tu.cursor.get_children()
                if c.kind == ci.CursorKind.FUNCTION_DECL and c.is_definition()}
     wanted = libc_models.needed(names, defined)
