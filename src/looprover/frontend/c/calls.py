@@ -11,7 +11,7 @@ import clang.cindex as ci
 
 from looprover.frontend.c import clang_api as capi
 from looprover.frontend.c.ctype import OFF, CBool, CInt, CPtr, CVoid
-from looprover.frontend.c.cursors import INCDEC_OPS, TK, K, base_decl, children, strip_parens
+from looprover.frontend.c.cursors import INCDEC_OPS, TK, K, base_decl, children, strip_implicit
 from looprover.frontend.c.known_functions import (
     ASSERT_FAILURES, ASSUME_FUNCTIONS, NONDET_TYPES, TERMINATING_FUNCTIONS, nondet_suffix,
 )
@@ -29,9 +29,7 @@ class CallMixin(LoweringState):
 
     def call(self, c: ci.Cursor, want: bool) -> Val:
         ks = children(c)
-        callee = strip_parens(ks[0])
-        while callee.kind == K.UNEXPOSED_EXPR and len(children(callee)) == 1:
-            callee = strip_parens(children(callee)[0])
+        callee = strip_implicit(ks[0])
         ref = callee.referenced if callee.kind == K.DECL_REF_EXPR else None
         if ref is None or ref.kind != K.FUNCTION_DECL:
             raise self.unsupported("call through a function pointer", c)

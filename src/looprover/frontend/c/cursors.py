@@ -34,6 +34,15 @@ def strip_parens(c: ci.Cursor) -> ci.Cursor:
     return c
 
 
+def strip_implicit(c: ci.Cursor) -> ci.Cursor:
+    """`c` without parentheses and clang's implicit conversions around it (a callee's decay to a function
+    pointer, a literal's to a char pointer)."""
+    c = strip_parens(c)
+    while c.kind == K.UNEXPOSED_EXPR and len(children(c)) == 1:
+        c = strip_parens(children(c)[0])
+    return c
+
+
 def denotes_param(c: ci.Cursor) -> bool:
     while c.kind in (K.PAREN_EXPR, K.UNEXPOSED_EXPR):
         ks = children(c)
@@ -76,6 +85,16 @@ def is_array_decay(c: ci.Cursor) -> bool:
 def base_decl(e: ci.Cursor) -> ci.Cursor | None:
     """The variable or parameter declaration an lvalue expression designates (part of), looking through
     parentheses, member access and subscripts of arrays; None for anything reached through a pointer."""
+    return designated(e)[0]
+
+
+def designated(e: ci.Cursor, members: bool = False) -> tuple[ci.Cursor | None, tuple[str, ...]]:
+    """`base_decl(e)` and, with `members`, the members (outermost last) by which `e` designates part of that
+    variable through `.` alone and subscripts of the innermost member only: ('buf',) for `s.buf`, `s.buf[i]`,
+    `&s.buf[i]`; ('a', 'b') for `s.a.b`; () for a whole variable and for a member of an array element
+    (`s.v[2].x`), which has no object of its own (`memory.Obj.members`). Without `members` the path is ()."""
+    path: list[str] = []
+    own = True          # the path names a member of the variable itself, not of one of its elements
     while True:
         k = e.kind
         if k == K.PAREN_EXPR:
@@ -85,47 +104,23 @@ def base_decl(e: ci.Cursor) -> ci.Cursor | None:
             base = a if canonical_kind(a) == TK.POINTER else b
             base = strip_parens(base)
             if not is_array_decay(base):
-                return None
+                return None, ()
+            own = own and not path
             e = children(base)[0]
         elif k == K.MEMBER_REF_EXPR:
             ks = children(e)
             if not ks or canonical_kind(ks[0]) == TK.POINTER:
-                return None
+                return None, ()
+            if members:
+                path.insert(0, e.spelling)
             e = ks[0]
         elif k == K.DECL_REF_EXPR:
             ref = e.referenced
             if ref is not None and ref.kind in (K.VAR_DECL, K.PARM_DECL):
-                return ref
-            return None
+                return ref, tuple(path) if own else ()
+            return None, ()
         elif k == K.UNEXPOSED_EXPR and len(children(e)) == 1 and not is_array_decay(e):
             e = children(e)[0]
         else:
-            return None
+            return None, ()
 
-
-def member_path(e: ci.Cursor) -> tuple[str, ...]:
-    """The members (outermost last) by which lvalue `e` designates part of its variable (`base_decl`), through
-    `.` alone and subscripts of the innermost member only: ('buf',) for `s.buf`, `s.buf[i]`, `&s.buf[i]`;
-    ('a', 'b') for `s.a.b`; () for a whole variable, and for a member of an array element (`s.v[2].x`) or of a
-    struct reached through a pointer, which have no object of their own (`memory.Obj.members`)."""
-    path: list[str] = []
-    while True:
-        k = e.kind
-        if k == K.PAREN_EXPR or (k == K.UNEXPOSED_EXPR and len(children(e)) == 1 and not is_array_decay(e)):
-            e = children(e)[0]
-        elif k == K.ARRAY_SUBSCRIPT_EXPR:
-            if path:
-                return ()
-            a, b = children(e)
-            base = strip_parens(a if canonical_kind(a) == TK.POINTER else b)
-            if not is_array_decay(base):
-                return ()
-            e = children(base)[0]
-        elif k == K.MEMBER_REF_EXPR:
-            ks = children(e)
-            if not ks or canonical_kind(ks[0]) == TK.POINTER:
-                return ()
-            path.insert(0, e.spelling)
-            e = ks[0]
-        else:
-            return tuple(path) if k == K.DECL_REF_EXPR else ()

@@ -25,7 +25,7 @@ from __future__ import annotations
 import clang.cindex as ci
 
 from looprover.frontend.c.ctype import CArray, CBool, CInt, CPtr, CVoid
-from looprover.frontend.c.cursors import K, children, strip_parens
+from looprover.frontend.c.cursors import K, children, strip_implicit, strip_parens
 from looprover.frontend.c.memory import Val, idx_const, pointer
 from looprover.frontend.c.state import LoweringState
 from looprover.program.cfa import Assert, Assign, Assume, Edge, Havoc, SrcLoc
@@ -46,9 +46,7 @@ class HeapMixin(LoweringState):
         if c.kind != K.CALL_EXPR:
             return None
         ks = children(c)
-        callee = strip_parens(ks[0]) if ks else None
-        while callee is not None and callee.kind == K.UNEXPOSED_EXPR and len(children(callee)) == 1:
-            callee = strip_parens(children(callee)[0])
+        callee = strip_implicit(ks[0]) if ks else None
         ref = callee.referenced if callee is not None and callee.kind == K.DECL_REF_EXPR else None
         if ref is None or ref.kind != K.FUNCTION_DECL or ref.spelling not in ALLOCATORS:
             return None

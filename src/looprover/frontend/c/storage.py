@@ -13,7 +13,7 @@ import clang.cindex as ci
 from looprover.frontend.c import clang_api as capi
 from looprover.frontend.c.ctype import OFF, CArray, CFunc, CInt, CPtr, CStruct, CType, CVoid
 from looprover.frontend.c.cursors import (
-    ARRAY_KINDS, TK, K, base_decl, children, is_array_decay, member_path, strip_parens,
+    ARRAY_KINDS, TK, K, children, designated, is_array_decay, strip_implicit, strip_parens,
 )
 from looprover.frontend.c.known_functions import TERMINATING_FUNCTIONS
 from looprover.frontend.c.memory import LV, Cell, Obj, idx_const, single
@@ -64,7 +64,7 @@ class StorageMixin(LoweringState):
                     if ref is not None and ref.spelling in TERMINATING_FUNCTIONS and ref.get_definition() is None:
                         # `__assert_fail("0", "file.c", ...)` in every SV-COMP reach_error: the arguments are
                         # not used (`calls.py`), and literal objects would give the program arrays
-                        stack += [(a, c) for a in children(c)[1:] if not _string_literal(a)]
+                        stack += [(a, c) for a in children(c)[1:] if strip_implicit(a).kind != K.STRING_LITERAL]
                         continue
                     if ref is not None and ref.kind == K.FUNCTION_DECL and ref not in seen_refs:
                         seen_refs.add(ref)
@@ -129,10 +129,9 @@ class StorageMixin(LoweringState):
         return obj
 
     def _mark_address_taken(self, e: ci.Cursor) -> None:
-        d = base_decl(e)
+        d, path = designated(e, members=True)
         if d is not None:
             self.addr_taken.setdefault(d.canonical, True)
-            path = member_path(e)
             if path:
                 self.member_addr_taken.setdefault((d, path), True)
 
@@ -341,11 +340,3 @@ class StorageMixin(LoweringState):
             cells[lf.path] = Cell(v, idx_const(0, self.IDX) if lf.in_array else None)
         addr = (self.obj_id(obj), idx_const(0, self.IDX)) if obj.id is not None else None
         return single(obj.ctype, cells, addr, (obj, ()))
-
-
-def _string_literal(e: ci.Cursor) -> bool:
-    """A string literal, possibly behind its decay to a pointer and parentheses."""
-    e = strip_parens(e)
-    while e.kind == K.UNEXPOSED_EXPR and len(children(e)) == 1:
-        e = strip_parens(children(e)[0])
-    return e.kind == K.STRING_LITERAL
