@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import clang.cindex as ci
 
-from looprover.frontend.c.ctype import CArray, CBool, CInt, CPtr, CVoid
+from looprover.frontend.c.ctype import CBool, CInt, CPtr, CVoid
 from looprover.frontend.c.cursors import K, children, strip_implicit, strip_parens
 from looprover.frontend.c.memory import Val, idx_const, pointer
 from looprover.frontend.c.state import LoweringState
@@ -84,10 +84,8 @@ class HeapMixin(LoweringState):
             self.emit(Assume(fits, self.loc), Assign(ok, TRUE, self.loc))   # larger: undefined behaviour
         n = self.new_var(f"{site}.len", self.IDX, "local", c_name=f"length of the {name} object")
         self.emit(Assign(n, ite(ok, cast(self.IDX, count), idx_const(0, self.IDX)), self.loc))
-        obj = self.make_obj(site, CArray(pt, n), "local")
-        obj.length = n
-        self.register(obj)
-        flag = self.alive[obj.id] = self.new_var(f"{obj.name}@alive", BOOL, "local", f"{obj.name}@alive")
+        obj = self.sized_obj(site, pt, n)
+        flag = self.alive_flag(obj)
         if name in MAY_FAIL:
             self.heap_flags[obj.id] = flag          # what free may end
         else:

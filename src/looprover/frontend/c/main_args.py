@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import clang.cindex as ci
 
-from looprover.frontend.c.ctype import OFF, CArray, CPtr, is_char
+from looprover.frontend.c.ctype import OFF, CPtr, is_char
 from looprover.frontend.c.cursors import ARRAY_KINDS, TK, K, children
 from looprover.frontend.c.memory import Obj, idx_const
 from looprover.frontend.c.state import Frame, LoweringState
@@ -74,7 +74,7 @@ class MainArgsMixin(LoweringState):
         n = self.new_var(ARGV_COUNT, self.IDX, "local", c_name="length of the argv array")
         count = self.new_var("argv.argc", self.IDX, "local", c_name="argc at the start")  # argc may be changed
         self.emit(Assign(count, cast(self.IDX, argc), where), Assign(n, self._plus(count, 1), where))
-        arr = self._object("argv array", CArray(str_t, n), n)
+        arr = self.sized_obj("argv array", str_t, n)
         objs, offs = arr.vars[()], arr.vars[(OFF,)]
         self.emit(Havoc((objs, offs), where))
         null = IntConst(0, self.OBJ)
@@ -97,7 +97,7 @@ class MainArgsMixin(LoweringState):
         name = argument_string_name(j)
         n = self.new_var(f"{name}.len", self.IDX, "local", c_name=f"length of the {name} object")
         self.emit(Havoc((n,), self.loc), Assume(Compare(">=", n, idx_const(1, self.IDX)), self.loc))
-        obj = self._object(name, CArray(char_t, n), n)
+        obj = self.sized_obj(name, char_t, n)
         cells = obj.vars[()]
         last = self._plus(n, -1)
         self.emit(Havoc((cells,), self.loc),
@@ -109,12 +109,6 @@ class MainArgsMixin(LoweringState):
         program's (its operands are in range)."""
         u = IntType(self.IDX.bits, False)
         return cast(self.IDX, Binary("+", cast(u, e), IntConst(u.wrap(k), u), u))
-
-    def _object(self, name: str, ctype: CArray, length: Expr) -> Obj:
-        obj = self.make_obj(name, ctype, "local")
-        obj.length = length
-        self.register(obj)
-        return obj
 
 
 def _refers_to(main: ci.Cursor, p: ci.Cursor) -> bool:

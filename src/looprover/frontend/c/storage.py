@@ -19,7 +19,7 @@ from looprover.frontend.c.known_functions import TERMINATING_FUNCTIONS
 from looprover.frontend.c.memory import LV, Cell, Obj, idx_const, single
 from looprover.frontend.c.state import Frame, LoweringState
 from looprover.program.cfa import Assign
-from looprover.program.expr import BOOL, FALSE, TRUE, Binary, Expr, IntConst
+from looprover.program.expr import BOOL, FALSE, TRUE, Binary, Expr, IntConst, Var
 
 
 class StorageMixin(LoweringState):
@@ -141,12 +141,27 @@ class StorageMixin(LoweringState):
         declaration (on a loop's way back) must check it too (valid-memsafety)."""
         obj = self.storage(decl, None)
         sem = decl.semantic_parent
-        if obj.kind != "local" or obj.id is None or obj.id in self.alive or \
+        if obj.kind != "local" or obj.id is None or \
                 (decl.kind == K.PARM_DECL and sem is not None and sem.canonical == main.canonical):
             return
-        flag = self.alive[obj.id] = self.new_var(f"{obj.name}@alive", BOOL, "local", f"{obj.name}@alive")
-        for sub in obj.members.values():
-            self.alive[sub.id] = flag
+        self.alive_flag(obj)
+
+    def alive_flag(self, obj: Obj) -> Var:
+        """The liveness flag of `obj` (made at the first call), which its members' objects share: a member's
+        object lives and dies with its struct."""
+        flag = self.alive.get(obj.id)
+        if flag is None:
+            flag = self.alive[obj.id] = self.new_var(f"{obj.name}@alive", BOOL, "local", f"{obj.name}@alive")
+            for sub in obj.members.values():
+                self.alive[sub.id] = flag
+        return flag
+
+    def sized_obj(self, name: str, elem: CType, length: Var) -> Obj:
+        """A registered array object of `length` elements, a variable (heap allocations, argv's strings)."""
+        obj = self.make_obj(name, CArray(elem, length), "local")
+        obj.length = length
+        self.register(obj)
+        return obj
 
     def _member_obj(self, parent: Obj, path: tuple) -> None:
         """The object of member `path` of struct object `parent` (`Obj.members`); only for the paths whose
@@ -257,11 +272,7 @@ class StorageMixin(LoweringState):
         nested = decl.kind != K.PARM_DECL and decl.canonical not in fr.top_decls
         if nested and not (fr.scopes and decl.canonical in fr.scopes[-1][0]):
             raise self.unsupported("address-taken local declared outside a block (valid-memsafety)", decl)
-        flag = self.alive.get(obj.id)
-        if flag is None:
-            flag = self.alive[obj.id] = self.new_var(f"{obj.name}@alive", BOOL, "local", f"{obj.name}@alive")
-        for sub in obj.members.values():     # a member's object lives and dies with its struct
-            self.alive[sub.id] = flag
+        flag = self.alive_flag(obj)
         for o in (obj, *obj.members.values()):
             if o.id_var is not None:
                 self._new_instance(o)
