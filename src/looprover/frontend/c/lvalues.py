@@ -206,19 +206,21 @@ class LValueMixin(LoweringState):
             # selecting the object needs only its id; validity (checked once, below) also needs the offset
             g = Compare("==", obj, self.obj_id(o)) if not isinstance(obj, IntConst) else TRUE
             cells = {}
+            at_start = Compare("==", off, idx_const(0, self.IDX))
             if o.parent is not None:     # a struct member's object: leaving it is UNKNOWN (`memory.py`)
-                inside = self._in_object(o, pt, off, c) if o.is_array else Compare("==", off, idx_const(0, self.IDX))
+                inside = self._in_object(o, pt, off, c) if o.is_array else at_start
                 self.emit(Assert(implies(g, inside), UNMODELLED_MEMBER, self.where(c)))
+                valids.append(g)
+            elif o.is_array:
+                valids.append(and_(g, self._in_object(o, pt, off, c)) if self.memsafety else g)
+            else:
+                valids.append(g if is_zero(off) else and_(g, at_start))
             if o.is_array:
-                valids.append(g if not self.memsafety or o.parent is not None else
-                              and_(g, self._in_object(o, pt, off, c)))
                 for lf in self.types.leaves(pt):
                     if lf.count is None:
                         raise self.unsupported("pointer to a variable-length array type", c)
                     cells[lf.path] = Cell(o.vars[lf.path], self.imul(off, lf.count))
             else:
-                valids.append(g if is_zero(off) or o.parent is not None else
-                              and_(g, Compare("==", off, idx_const(0, self.IDX))))
                 for lf in self.types.leaves(pt):
                     v = o.vars[lf.path]
                     cells[lf.path] = Cell(v, idx_const(0, self.IDX) if lf.in_array else None)
