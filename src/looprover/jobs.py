@@ -199,7 +199,7 @@ def verify_job(job: Job, options: JobOptions, deadline: Deadline, phase: Callabl
         if again.status == Status.FALSE and not _left_the_model(again):
             verdict, program = again, inside
     verdict = undecided_verdict(verdict)
-    outside = sorted({a.prop for _, a in program.assertions() if a.prop in UNMODELLED})
+    outside = sorted(program.properties() & UNMODELLED.keys())
     if verdict.status == Status.TRUE and job.property.name == TERMINATION and outside:
         # termination does not check assertions: a run that leaves the model would count as one that ends, so
         # the TRUE stands only once no run leaves it (a safety run on those assertions alone)
@@ -277,9 +277,14 @@ def _instrument_for(job: Job, program: Program) -> Program:
 
 
 def _left_the_model(verdict: Verdict) -> bool:
-    cex = verdict.evidence
-    return verdict.status == Status.FALSE and isinstance(cex, Counterexample) and \
-        any(cex.failed_check(tag) is not None for tag in UNMODELLED)
+    return verdict.status == Status.FALSE and _unmodelled_failure(verdict.evidence) is not None
+
+
+def _unmodelled_failure(cex) -> tuple[str, Assert] | None:
+    """(tag, assertion) of the `UNMODELLED` assertion a counterexample fails, if it fails one."""
+    if not isinstance(cex, Counterexample):
+        return None
+    return next(((tag, failed) for tag in UNMODELLED if (failed := cex.failed_check(tag)) is not None), None)
 
 
 def inside_the_model(program: Program) -> Program:
@@ -312,11 +317,11 @@ def undecided_verdict(verdict: Verdict) -> Verdict:
         return verdict
     if (failed := cex.failed_check(UNDECIDED)) is not None:
         return dataclasses.replace(verdict, status=Status.UNKNOWN, reason=undecided_reason(failed))
-    for tag, what in UNMODELLED.items():
-        if (failed := cex.failed_check(tag)) is not None:
-            where = f" at {failed.src}" if failed.src else ""
-            return dataclasses.replace(verdict, status=Status.UNKNOWN, reason=(
-                f"the run reaches what looprover does not model{where}: {what} ({failed.cond})"))
+    if (left := _unmodelled_failure(cex)) is not None:
+        tag, failed = left
+        where = f" at {failed.src}" if failed.src else ""
+        return dataclasses.replace(verdict, status=Status.UNKNOWN, reason=(
+            f"the run reaches what looprover does not model{where}: {UNMODELLED[tag]} ({failed.cond})"))
     if (failed := cex.failed_check(UNDEFINED_ASSERT)) is not None:
         where = f" at {failed.src}" if failed.src else ""
         return dataclasses.replace(verdict, status=Status.UNKNOWN, reason=(

@@ -116,7 +116,7 @@ def validate(witness: Path, job: Job, data_model: str | None, deadline: Deadline
     program = load_job_program(dataclasses.replace(job, property=named, data_model=src.data_model))
     if prop == TERMINATION:
         from looprover.witness.validate_termination import validate_nontermination, validate_termination
-        outside = sorted({a.prop for _, a in program.assertions() if a.prop in UNMODELLED})
+        outside = sorted(program.properties() & UNMODELLED.keys())
         if kind == "correctness" and outside:   # as `jobs.verify_job`: termination does not check assertions
             return Validation("unknown", f"the program has runs outside looprover's model ({', '.join(outside)})",
                               kind)
