@@ -10,8 +10,10 @@ import pytest
 
 from looprover.deadline import Deadline
 from looprover.jobs import Job, JobOptions, verify_job
-from looprover.properties import default_property
+from looprover.properties import Property, default_property
 from looprover.verdict import Status
+
+TERMINATION = Property("termination")
 
 HEAD = "extern void reach_error(void);\nextern int __VERIFIER_nondet_int(void);\nint a[2], b[2];\n"
 
@@ -41,13 +43,17 @@ CASES = {
 }
 
 
+def _verdict(path, text: str, prop=None):
+    path.write_text(text)
+    verdict, _ = verify_job(Job(path, prop or default_property(), "ILP32"), JobOptions("portfolio"),
+                            Deadline(time.monotonic() + 60))
+    return verdict
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_pointer_equality_across_objects(tmp_path, name):
     body, want = CASES[name]
-    path = tmp_path / f"{name}.c"
-    path.write_text(f"{HEAD}int main(void) {{\n  {body}\n  return 0;\n}}\n")
-    verdict, _ = verify_job(Job(path, default_property(), "ILP32"), JobOptions("portfolio"),
-                            Deadline(time.monotonic() + 60))
+    verdict = _verdict(tmp_path / f"{name}.c", f"{HEAD}int main(void) {{\n  {body}\n  return 0;\n}}\n")
     got = {Status.TRUE: "T", Status.FALSE: "F"}.get(verdict.status, "U")
     assert got == want[0], (name, verdict.reason)
     if want == "U":
@@ -59,22 +65,15 @@ def test_pointer_equality_across_objects(tmp_path, name):
 def test_termination_is_not_true_past_a_layout_question(tmp_path):
     """Termination does not check assertions, so a run that leaves the model would count as one that ends:
     with a layout-dependent equality in the program, a termination proof is UNKNOWN naming it."""
-    from looprover.properties import Property
-    path = tmp_path / "loop.c"
-    path.write_text("int a[1], b[1];\nint main(void) { int *p = a + 1; if (p == b) while (1) {}\n"
-                    "  int i = 0; while (i < 10) i++; return 0; }\n")
-    verdict, _ = verify_job(Job(path, Property("termination"), "ILP32"), JobOptions("portfolio"),
-                            Deadline(time.monotonic() + 60))
+    verdict = _verdict(tmp_path / "loop.c", "int a[1], b[1];\nint main(void) { int *p = a + 1;\n"
+                       "  if (p == b) while (1) {}\n  int i = 0; while (i < 10) i++; return 0; }\n", TERMINATION)
     assert verdict.status == Status.UNKNOWN and "where they lie in memory" in verdict.reason, verdict.reason
 
 
 def test_termination_is_true_once_no_run_leaves_the_model(tmp_path):
     """Two pointer walks `p != a + 4` over two arrays: each comparison could in principle be layout-dependent,
     but no run makes it one (a safety run on those assertions proves it), so termination is TRUE."""
-    from looprover.properties import Property
-    path = tmp_path / "walks.c"
-    path.write_text("int a[4], b[4];\nint main(void) { int *p = a; while (p != a + 4) { *p = 0; p++; }\n"
-                    "  int *q = b; while (q != b + 4) { *q = 1; q++; }\n  return 0; }\n")
-    verdict, _ = verify_job(Job(path, Property("termination"), "ILP32"), JobOptions("portfolio"),
-                            Deadline(time.monotonic() + 60))
+    verdict = _verdict(tmp_path / "walks.c", "int a[4], b[4];\nint main(void) {\n"
+                       "  int *p = a; while (p != a + 4) { *p = 0; p++; }\n"
+                       "  int *q = b; while (q != b + 4) { *q = 1; q++; }\n  return 0; }\n", TERMINATION)
     assert verdict.status == Status.TRUE and "no run leaves the model" in verdict.reason, verdict.reason
