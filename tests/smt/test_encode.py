@@ -288,3 +288,43 @@ def test_bitvector_reason_finds_operators_without_a_linear_identity():
     assert all(bitvector_reason(prog(m)) is None for m in fine)
     assert all("bitwise" in bitvector_reason(prog(m)) for m in hopeless)
 
+
+
+def _euclid_shapes(x: Var, y: Var, d: int) -> list[Binary]:
+    """Euclidean remainder and division written with C's operators (as the CHC front-end writes SMT-LIB's
+    `mod`/`div`), and near misses the encoder must encode literally."""
+    t = x.type
+    k = lambda v: IntConst(t.wrap(v), t)                                        # noqa: E731
+    rem = lambda a, m: Binary("%", Binary("+", Binary("%", a, k(m), t), k(m), t), k(m), t)  # noqa: E731
+    return [rem(x, abs(d)),
+            Binary("/", Binary("-", x, rem(x, abs(d)), t), k(d), t),
+            Binary("%", Binary("+", Binary("%", x, k(abs(d)), t), k(abs(d) - 1), t), k(abs(d)), t),   # + d - 1
+            Binary("/", Binary("-", y, rem(x, abs(d)), t), k(d), t),                                    # y - r(x)
+            Binary("/", Binary("-", x, Binary("%", x, k(abs(d)), t), t), k(d), t),                     # C's %
+            Binary("/", Binary("-", x, rem(x, abs(d) + 1), t), k(d), t)]                               # other d
+
+
+@pytest.mark.parametrize("bitvector", [False, True], ids=["int", "bv"])
+def test_euclidean_shapes_match_interpreter(bitvector):
+    """`((x % d) + d) % d` and `(x - that) / c` (|c| = d) are encoded as one z3 `mod` / `div` of x
+    (`encode._euclidean_dividend`); in every type they and their near misses keep C's values."""
+    rng = random.Random(5)
+    cases = []
+    for t in TYPES:
+        x, y = Var("x", t), Var("y", t)
+        for d in (1, 2, 3, 7, 10, -7, -10):
+            if not t.signed and d < 0 and t.bounded:
+                continue
+            for e in _euclid_shapes(x, y, d):
+                for xv, yv in zip(_values(rng, t, 4), reversed(_values(rng, t, 4))):
+                    cases.append((e, {x: xv, y: yv}))
+    assert _check_exprs(cases, bitvector) > 1000
+
+
+def test_euclidean_shapes_are_one_div_or_mod_on_mathematical_integers():
+    x, y = Var("x", MATH_INT), Var("y", MATH_INT)
+    env = {"x": z3.Int("x"), "y": z3.Int("y")}
+    for d in (3, -3):
+        rem, quot, *_ = _euclid_shapes(x, y, d)
+        assert Encoder().expr(rem, env).eq(env["x"] % 3)
+        assert Encoder().expr(quot, env).eq(env["x"] / d)

@@ -57,6 +57,39 @@ def _srange(e: Expr) -> tuple[int, int] | None:
     return None
 
 
+def _c_remainder_of(t: z3.ExprRef, d: int) -> z3.ExprRef | None:
+    """X when `t` is how C's `X % d` is encoded for d > 0 (`X mod d`, or `If(X >= 0, X mod d, -((-X) mod d))`)."""
+    if z3.is_app_of(t, z3.Z3_OP_MOD) and z3.is_int_value(t.arg(1)) and t.arg(1).as_long() == d:
+        return t.arg(0)
+    if not z3.is_app_of(t, z3.Z3_OP_ITE):
+        return None
+    pos, neg = _c_remainder_of(t.arg(1), d), t.arg(2)
+    if pos is None or not z3.is_app_of(neg, z3.Z3_OP_UMINUS):
+        return None
+    inner = _c_remainder_of(neg.arg(0), d)
+    if inner is None or not z3.is_app_of(inner, z3.Z3_OP_UMINUS) or not inner.arg(0).eq(pos):
+        return None
+    return pos if t.arg(0).eq(pos >= 0) else None
+
+
+def _euclidean_dividend(op: str, a: z3.ExprRef, cb: int | None) -> z3.ExprRef | None:
+    """X when C's `a op cb` is SMT-LIB's Euclidean `X mod |cb|` / `X div cb`, read off the shape of `a`:
+    `((X % d) + d) % d` and `(X - ((X % d) + d) % d) / c` with d = |c| are how Euclidean remainder and division
+    are written with C's truncating operators (the CHC front-end reads `mod`/`div` so: `smt.readback`). Encoded
+    back as one z3 `mod`/`div` instead of the six sign-fixed ones a literal encoding gives, which made TPA's
+    interpolation and purified transition relations several times larger (fm24's const_div files)."""
+    if cb is None or cb == 0 or not z3.is_app(a) or a.num_args() != 2:
+        return None
+    d = abs(cb)
+    lhs, rhs = a.arg(0), a.arg(1)
+    if op == "%" and z3.is_app_of(a, z3.Z3_OP_ADD) and z3.is_int_value(rhs) and rhs.as_long() == d:
+        return _c_remainder_of(lhs, d)               # (X % d) + d lies in (0, 2d): C's % is Euclidean there
+    if op == "/" and z3.is_app_of(a, z3.Z3_OP_SUB) and z3.is_app_of(rhs, z3.Z3_OP_MOD) and \
+            rhs.arg(0).eq(lhs) and z3.is_int_value(rhs.arg(1)) and rhs.arg(1).as_long() == d:
+        return lhs                                   # X - X mod d is a multiple of d: the division is exact
+    return None
+
+
 def _bitwise_identity(op: str, a, cb: int, t: IntType):
     """`a op cb` (op in &, |, ^; cb a constant) as an exact linear term where an identity exists (masks 2^k-1,
     their complements, 0 and all-ones), else None: the integer encoding then needs an int2bv round trip."""
@@ -497,6 +530,9 @@ class Encoder:
         behaviour; z3 leaves `x div 0` unconstrained, which over-approximates it."""
         a_nonneg = ra is not None and ra[0] >= 0
         b_nonneg = rb is not None and rb[0] >= 0
+        x = _euclidean_dividend(op, a, cb)
+        if x is not None:
+            return x % abs(cb) if op == "%" else x / cb
         if a_nonneg and b_nonneg:
             return a / b if op == "/" else a % b
         if cb is not None and cb != 0:

@@ -11,6 +11,7 @@ from looprover.program import interp
 from looprover.program.cfa import Assert, Assign, Havoc
 from looprover.program.expr import Binary, IntConst
 from looprover.smt.encode import Encoder
+from looprover.smt.terms import subterms
 from looprover.verdict import Status
 
 COUNTER = """(set-logic HORN)
@@ -143,6 +144,11 @@ def test_constant_expressions_count_as_constant_divisors(tmp_path, d, value):
     assert not enc.nonlinear
 
 
+def _divmod_terms(t: z3.ExprRef) -> list[tuple[int, str, int]]:
+    return [(u.decl().kind(), u.arg(0).sexpr(), u.arg(1).as_long()) for u in subterms(t)
+            if z3.is_app_of(u, z3.Z3_OP_IDIV) or z3.is_app_of(u, z3.Z3_OP_MOD)]
+
+
 def test_div_mod_by_constant_expressions_match_z3_on_random_values(tmp_path):
     """Property check (seeded random: the project does not use hypothesis): for random divisors written the
     CHC-COMP way and random dividends, both the interpreter and the SMT encoding of the translated clause give
@@ -158,6 +164,8 @@ def test_div_mod_by_constant_expressions_match_z3_on_random_values(tmp_path):
         env = {name: z3.Int(name) for name in p.variables} | {havocked: x}
         enc = Encoder(p)
         q_enc, r_enc = enc.expr(rhs["i1"], env), enc.expr(rhs["i2"], env)
+        # one z3 `div` and one `mod` of x, not C's truncating operators with their sign fix-ups re-encoded
+        assert [_divmod_terms(t) for t in (q_enc, r_enc)] == [[(z3.Z3_OP_IDIV, "x", d)], [(z3.Z3_OP_MOD, "x", abs(d))]]
         s = z3.Solver()
         s.add(z3.Or(q_enc != x / d, r_enc != x % d))
         assert s.check() == z3.unsat, (d, s.model() if s.check() == z3.sat else None)
