@@ -78,3 +78,37 @@ def test_the_exact_query_confirms_when_it_answers(tmp_path):
     program, sys, path = _path(tmp_path)
     c = confirm_loop_path(program, sys, path, Deadline.after(30), False, replay_limit=2000, deep_loop=100)
     assert c.ok and not c.deep
+
+
+# two loops, a nondeterministic choice per step (z) and an input read in a guard: the per-step formulas differ
+TWO_LOOPS = """(set-logic HORN)
+(declare-fun p (Int Int) Bool)
+(declare-fun q (Int Int) Bool)
+(assert (forall ((x Int) (y Int)) (=> (= x 0) (p x y))))
+(assert (forall ((x Int) (y Int) (z Int) (x1 Int) (y1 Int))
+  (=> (and (p x y) (< x 5) (= x1 (+ x (ite (> z 0) 1 2))) (= y1 (ite (> z 0) y (- y z)))) (p x1 y1))))
+(assert (forall ((x Int) (y Int)) (=> (and (p x y) (>= x 5)) (q x y))))
+(assert (forall ((x Int) (y Int) (x1 Int)) (=> (and (q x y) (> y x) (= x1 (- x 1))) (q x1 y))))
+(assert (forall ((x Int) (y Int)) (=> (and (q x y) (< x 0)) false)))
+(check-sat)
+"""
+
+
+def test_the_unrolling_specialised_to_the_pinned_nodes_is_the_same_query(tmp_path):
+    """Property (seeded random pc sequences, possible or not): under the pins that fix every step's node, each
+    step's Tr specialised to its pair of nodes (`confirm._unrolling`) is equivalent to the plain `trans_at`."""
+    import random
+    from looprover.evidence.confirm import _unrolling
+    f = tmp_path / "two.smt2"
+    f.write_text(TWO_LOOPS)
+    sys = CPGSystem(build_cpg(load_program(f)))
+    nodes = list(sys.pc_id)
+    rng = random.Random(3)
+    for _ in range(20):
+        pcs = [rng.choice(nodes) for _ in range(rng.randint(2, 7))]
+        steps = len(pcs) - 1
+        pins = [sys.pc_at(j) == sys.pc_id[v] for j, v in enumerate(pcs)]
+        plain, special = _unrolling(sys, None)(steps), _unrolling(sys, pcs)(steps)
+        s = z3.Solver()
+        s.add(*pins, z3.And(plain) != z3.And(special))
+        assert s.check() == z3.unsat, pcs

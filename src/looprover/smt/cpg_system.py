@@ -22,7 +22,7 @@ from looprover.program.expr import IntType, Var
 from looprover.smt.dag import DagEncoding, DagSpec, EdgeEnc, Violation, encode_dag
 from looprover.smt.encode import Encoder
 from looprover.smt.systems import pc_system
-from looprover.smt.terms import FALSE, is_false, mk_and, mk_ite, mk_or
+from looprover.smt.terms import FALSE, Renaming, is_false, mk_and, mk_ite, mk_or
 from looprover.smt.ts import step_var
 
 
@@ -171,10 +171,10 @@ class CPGSystem:
         src = self.node_of[pc]
         if src not in self.regions:
             raise ValueError(f"step {j} starts at terminal node {src}")
-        pairs = self.step_substitution(j)
+        rename = Renaming(self.ts.step_substitution(j, self.regions[src].aux))    # this fragment's terms only
 
         def value(t: z3.ExprRef) -> z3.ExprRef:
-            return model.eval(z3.substitute(t, *pairs), model_completion=True)
+            return model.eval(rename(t), model_completion=True)
 
         steps, viol, last = self.regions[src].path(value)
         return src, steps, viol, last, value

@@ -139,3 +139,25 @@ def clauses(f: z3.BoolRef, limit: int) -> list[z3.BoolRef]:
             rows = [r + [d] for r in rows for d in o]
         out.extend(any_of(r, c.ctx) for r in rows)
     return out
+
+
+class Renaming:
+    """A substitution prepared once and applied to many terms. `z3.substitute` rebuilds its argument arrays on
+    every call and, in z3's default debug mode, checks the sorts of every pair through several wrapper calls:
+    reading a 406-step counterexample's trace (a step renaming of hundreds of pairs applied to every value read)
+    spent most of its 20 s there."""
+
+    def __init__(self, pairs: list[tuple[z3.ExprRef, z3.ExprRef]]):
+        self._pairs = pairs                              # keeps the ASTs the arrays point to alive
+        n = len(pairs)
+        self._from, self._to = (z3.Ast * n)(), (z3.Ast * n)()
+        for i, (a, b) in enumerate(pairs):
+            assert a.sort().eq(b.sort()), (a, b)
+            self._from[i], self._to[i] = a.as_ast(), b.as_ast()
+
+    def __call__(self, t: z3.ExprRef) -> z3.ExprRef:
+        if not self._pairs:
+            return t
+        ctx = t.ctx
+        return z3.z3._to_expr_ref(z3.Z3_substitute(ctx.ref(), t.as_ast(), len(self._pairs), self._from, self._to),
+                                  ctx)
