@@ -145,7 +145,7 @@ class Renaming:
     """A substitution prepared once and applied to many terms. `z3.substitute` rebuilds its argument arrays on
     every call and, in z3's default debug mode, checks the sorts of every pair through several wrapper calls:
     reading a 406-step counterexample's trace (a step renaming of hundreds of pairs applied to every value read)
-    spent most of its 20 s there."""
+    spent 27 of 47 profiled seconds there."""
 
     def __init__(self, pairs: list[tuple[z3.ExprRef, z3.ExprRef]]):
         self._pairs = pairs                              # keeps the ASTs the arrays point to alive
