@@ -474,3 +474,21 @@ def test_power_query_that_stalls_gives_up_the_booster_not_the_run(monkeypatch):
     assert len(calls) == 2 and all(c is not None for c in calls)      # two capped configurations, then done
     with pytest.raises(OutOfTime):
         ex.reach(ts.init, x >= 3, 2, Deadline.after(0.0))
+
+
+def test_a_power_after_one_near_the_size_cap_is_not_attempted(monkeypatch):
+    """Powers grow from one to the next: once the last one is above `GROWTH_GUARD` nodes the sequence stops
+    without running QE for the next (whose result would be over the cap after up to its time cap)."""
+    import looprover.tpa.powers as powers
+    ts = nondet_step(50, True)
+    voc = Vocabulary(ts)
+    full = powers.ExactPowers(voc)
+    assert full.available(3, _deadline())
+    sizes = [powers.term_size(p) for p in full.powers]
+    qes = []
+    real_qe = powers.qe
+    monkeypatch.setattr(powers, "qe", lambda *a, **k: qes.append(1) or real_qe(*a, **k))
+    monkeypatch.setattr(powers, "GROWTH_GUARD", sizes[1] - 1)        # E_2 is over the guard
+    guarded = powers.ExactPowers(Vocabulary(ts))
+    assert not guarded.available(3, _deadline())
+    assert len(guarded.powers) == 2 and len(qes) == 2 and "not attempted" in guarded.failed
