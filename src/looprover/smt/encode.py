@@ -57,19 +57,30 @@ def _srange(e: Expr) -> tuple[int, int] | None:
     return None
 
 
-def _c_remainder_of(t: z3.ExprRef, d: int) -> z3.ExprRef | None:
-    """X when `t` is how C's `X % d` is encoded for d > 0 (`X mod d`, or `If(X >= 0, X mod d, -((-X) mod d))`)."""
-    if z3.is_app_of(t, z3.Z3_OP_MOD) and z3.is_int_value(t.arg(1)) and t.arg(1).as_long() == d:
-        return t.arg(0)
+def truncating_divmod(t: z3.ExprRef) -> tuple[str, z3.ExprRef, int] | None:
+    """("%", a, c) when `t` is how `Encoder` writes C's truncating `a % c` for a constant c > 0 whose dividend may
+    be negative, `If(a >= 0, a % c, -((-a) % c))`; ("/", a, c) for the same with `/`; else None. (The witness
+    writer reads these back as C, `witness.cexpr`.)"""
     if not z3.is_app_of(t, z3.Z3_OP_ITE):
         return None
-    pos, neg = _c_remainder_of(t.arg(1), d), t.arg(2)
-    if pos is None or not z3.is_app_of(neg, z3.Z3_OP_UMINUS):
+    cond, pos, neg = t.children()
+    if not (z3.is_app_of(cond, z3.Z3_OP_GE) and z3.is_int_value(cond.arg(1)) and cond.arg(1).as_long() == 0
+            and (z3.is_app_of(pos, z3.Z3_OP_MOD) or z3.is_app_of(pos, z3.Z3_OP_IDIV))
+            and z3.is_int_value(pos.arg(1)) and pos.arg(1).as_long() > 0):
         return None
-    inner = _c_remainder_of(neg.arg(0), d)
-    if inner is None or not z3.is_app_of(inner, z3.Z3_OP_UMINUS) or not inner.arg(0).eq(pos):
+    a, c = cond.arg(0), pos.arg(1)
+    rem = z3.is_app_of(pos, z3.Z3_OP_MOD)
+    if not z3.eq(pos.arg(0), a) or not z3.eq(z3.simplify(neg), z3.simplify(-((-a) % c) if rem else -((-a) / c))):
         return None
-    return pos if t.arg(0).eq(pos >= 0) else None
+    return ("%" if rem else "/"), a, c.as_long()
+
+
+def _c_remainder_of(t: z3.ExprRef, d: int) -> z3.ExprRef | None:
+    """X when `t` is how C's `X % d` is encoded for d > 0 (`X mod d`, or the sign-fixed `truncating_divmod`)."""
+    if z3.is_app_of(t, z3.Z3_OP_MOD) and z3.is_int_value(t.arg(1)) and t.arg(1).as_long() == d:
+        return t.arg(0)
+    got = truncating_divmod(t)
+    return got[1] if got is not None and got[0] == "%" and got[2] == d else None
 
 
 def _euclidean_dividend(op: str, a: z3.ExprRef, cb: int | None) -> z3.ExprRef | None:

@@ -30,6 +30,7 @@ from typing import Callable, Iterator, Mapping
 import z3
 
 from looprover.program.expr import ArrayType, BoolType, IntType, Type
+from looprover.smt.encode import truncating_divmod
 
 INT = (-(1 << 31), (1 << 31) - 1)
 LLONG = (-(1 << 63), (1 << 63) - 1)
@@ -323,7 +324,7 @@ def _node(t: z3.ExprRef, names, cast: bool, types: Mapping[str, Type] | None = N
         return Node("cast", (v,)) if cast and t.sort() == z3.IntSort() else v
     if not z3.is_app(t):
         raise NotC(f"unsupported term {t}")
-    got = _truncated(t)
+    got = truncating_divmod(t)
     if got is not None:
         # C's truncating remainder or quotient as `smt.encode` writes it: If(a >= 0, a % c, -((-a) % c))
         op, a, c = got
@@ -420,23 +421,6 @@ def _cell(t: z3.ExprRef) -> tuple[z3.ExprRef, z3.ExprRef, tuple[int, int] | None
             and z3.is_int_value(hi) and z3.eq(same, r) and z3.is_const(r.arg(0))):
         return None
     return r.arg(0), r.arg(1), (lo.as_long(), hi.as_long())
-
-
-def _truncated(t: z3.ExprRef) -> tuple[str, z3.ExprRef, int] | None:
-    """("%", a, c) when `t` is If(a >= 0, a % c, -((-a) % c)) for a constant c > 0, ("/", a, c) for the same
-    with `/`, else None."""
-    if not z3.is_app_of(t, z3.Z3_OP_ITE):
-        return None
-    cond, pos, neg = t.children()
-    if not (z3.is_app_of(cond, z3.Z3_OP_GE) and z3.is_int_value(cond.arg(1)) and cond.arg(1).as_long() == 0
-            and (z3.is_app_of(pos, z3.Z3_OP_MOD) or z3.is_app_of(pos, z3.Z3_OP_IDIV))
-            and z3.is_int_value(pos.arg(1)) and pos.arg(1).as_long() > 0):
-        return None
-    a, c = cond.arg(0), pos.arg(1)
-    rem = z3.is_app_of(pos, z3.Z3_OP_MOD)
-    if not z3.eq(pos.arg(0), a) or not z3.eq(z3.simplify(neg), z3.simplify(-((-a) % c) if rem else -((-a) / c))):
-        return None
-    return ("%" if rem else "/"), a, c.as_long()
 
 
 # -------------------------------------------------------------------------------------------- parsing
