@@ -159,10 +159,6 @@ class CPGSystem:
     def pc_at(self, j: int) -> z3.ExprRef:
         return step_var(self.pc, j)
 
-    def step_substitution(self, j: int) -> list[tuple[z3.ExprRef, z3.ExprRef]]:
-        """The renaming `ts.trans_at(j)` applies, for every fragment's auxiliary constants."""
-        return self.ts.step_substitution(j, [a for R in self.regions.values() for a in R.aux])
-
     def step_path(self, model: z3.ModelRef, j: int
                   ) -> tuple[int, list[EdgeEnc], Violation | None, Hashable, Callable[[z3.ExprRef], z3.ExprRef]]:
         """The CFA path of step j of an unrolling `Init@0, trans_at(0), ..., ` in `model`:

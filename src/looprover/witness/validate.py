@@ -117,7 +117,9 @@ def validate(witness: Path, job: Job, data_model: str | None, deadline: Deadline
     if prop == TERMINATION:
         from looprover.witness.validate_termination import validate_nontermination, validate_termination
         outside = sorted(program.properties() & UNMODELLED.keys())
-        if kind == "correctness" and outside:   # as `jobs.verify_job`: termination does not check assertions
+        # termination does not check assertions: `jobs.verify_job` answers TRUE here only after a safety run on the
+        # unmodelled ones, which a termination witness does not carry, so it cannot be confirmed
+        if kind == "correctness" and outside:
             return Validation("unknown", f"the program has runs outside looprover's model ({', '.join(outside)})",
                               kind)
         check = validate_termination if kind == "correctness" else validate_nontermination
