@@ -42,6 +42,7 @@ UNDECIDED = "no-overflow-undecided"
 UNMODELLED_ARGV = "unmodelled-argv"
 UNMODELLED_LAYOUT = "unmodelled-layout"
 UNMODELLED_MEMBER = "unmodelled-member"
+UNMODELLED_BYTES = "unmodelled-bytes"
 UNMODELLED = {
     # `frontend/c/main_args.py`
     UNMODELLED_ARGV: "an element of argv past the argument strings that have objects in the model",
@@ -54,6 +55,9 @@ UNMODELLED = {
     # `frontend/c/lvalues.py` (deref): C11 6.5.6p8 bounds a pointer into a struct member by the member, while
     # tools that take the struct as one object (SV-COMP's memory safety) accept an access elsewhere in the struct
     UNMODELLED_MEMBER: "an access through a pointer to a struct member outside that member",
+    # `frontend/c/byte_functions.py`: memset/memcpy/memmove are modelled on whole elements of the pointed-to type
+    UNMODELLED_BYTES: "a memset, memcpy or memmove of a byte count that is not a whole number of the elements "
+                      "it writes",
 }
 
 # properties the engines can check (others are recognised and reported as unsupported)

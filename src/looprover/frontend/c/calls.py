@@ -15,6 +15,7 @@ from looprover.frontend.c.cursors import INCDEC_OPS, TK, K, base_decl, children,
 from looprover.frontend.c.known_functions import (
     ASSERT_FAILURES, ASSUME_FUNCTIONS, NONDET_TYPES, TERMINATING_FUNCTIONS, nondet_suffix,
 )
+from looprover.frontend.c.byte_functions import BYTE_FUNCTIONS
 from looprover.frontend.c.heap import ALLOCATORS
 from looprover.frontend.c.libc_models import FILE_NAME as LIBC_FILE
 from looprover.frontend.c.memory import Val, scalar
@@ -94,6 +95,8 @@ class CallMixin(LoweringState):
             for a in args[1:]:
                 self.discard(a)
             return self.convert(v, rt, c)
+        if name in BYTE_FUNCTIONS and ref.get_definition() is None:
+            return self.byte_function_call(c, name, args, want)
         if name in ALLOCATORS and ref.get_definition() is None:
             raise self.unsupported(f"{name} whose result is not converted to a pointer to an object type at once "
                                    f"(used as void *)", c)

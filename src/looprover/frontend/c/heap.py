@@ -105,11 +105,7 @@ class HeapMixin(LoweringState):
         if len(args) != 1:
             raise self.unsupported(f"free with {len(args)} arguments", call)
         self.loc = self.where(call)
-        arg = strip_parens(args[0])
-        while arg.kind in (K.UNEXPOSED_EXPR, K.CSTYLE_CAST_EXPR) and len(children(arg)) >= 1 and \
-                isinstance(self.ctype(arg), CPtr) and isinstance(self.ctype(arg).pointee, CVoid):
-            arg = strip_parens(children(arg)[-1])      # the conversion to void *: free sees the object
-        p = self.rv(arg)
+        p = self.rv(self.typed_pointer(args[0]))   # free sees the object, not the conversion to void *
         if isinstance(p.ctype, (CInt, CBool)) and isinstance(p.e, IntConst) and p.e.value == 0:
             return                                      # free(0), free(NULL): nothing happens
         if not isinstance(p.ctype, CPtr):

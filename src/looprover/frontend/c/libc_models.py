@@ -10,8 +10,9 @@ reads white space, a sign and digits and returns their value, or any value (`__V
 leaves it undefined (out of int's range).
 
 Only the functions a program calls and does not define are linked (`needed`), so a program (Verisec's stubs)
-that brings its own `strcpy` keeps it. Functions taking `void *` (`memcpy`, `memset`) are not here: the front-end
-models no `void *` but char pointers (`memory.py`), and `<ctype.h>`'s functions are glibc macros over a table.
+that brings its own `strcpy` keeps it. Functions taking `void *` (`memcpy`, `memset`) are not here but loops the
+front-end builds over the argument's element type (`byte_functions.py`): the model's pointers count elements, not
+bytes (`memory.py`).
 """
 from __future__ import annotations
 

@@ -27,6 +27,7 @@ another's class:
     expressions.py   rvalues, operators, assignments, conversions
     calls.py         modelled built-ins and inlining
     heap.py          malloc, calloc, alloca and free
+    byte_functions.py  memset, memcpy and memmove
     main_args.py     main's argc and argv
 with `cursors.py` (questions about clang cursors) and `known_functions.py` (names modelled as built-ins).
 """
@@ -37,6 +38,7 @@ import sys
 import clang.cindex as ci
 
 from looprover.errors import InputError, UnsupportedError
+from looprover.frontend.c.byte_functions import ByteFunctionsMixin
 from looprover.frontend.c.calls import CallMixin
 from looprover.frontend.c.cursors import K, children
 from looprover.frontend.c.effects import SideEffectMixin
@@ -56,8 +58,8 @@ from looprover.program.expr import FALSE, IntConst
 __all__ = ["lower"]
 
 
-class Lowerer(StatementMixin, ExpressionMixin, CallMixin, HeapMixin, MainArgsMixin, LValueMixin, SideEffectMixin,
-              InitialiserMixin, StorageMixin):
+class Lowerer(StatementMixin, ExpressionMixin, CallMixin, ByteFunctionsMixin, HeapMixin, MainArgsMixin, LValueMixin,
+              SideEffectMixin, InitialiserMixin, StorageMixin):
     """The lowering of one translation unit, composed from one mixin per responsibility over the shared
     `LoweringState`; `run` lowers main (inlining every call) and the static initialisers, then simplifies the
     CFA."""

@@ -1,0 +1,174 @@
+"""`memset`, `memcpy` and `memmove` (when the program gives no body for them): a loop over the elements of the
+type the destination had before its conversion to `void *`.
+
+Why loops built here rather than C bodies (`libc_models.py`): the model's pointers count elements of their
+pointee type, not bytes (`memory.py`), and these functions take `void *`. At the call the front-end still sees
+the typed argument (`int *`, `struct s *`, an array), so it writes the loop over that type's elements. Each element
+is read and written like the program's own `p[i]`: every access is checked under valid-memsafety (an overflow is
+reported at the call), and the engines see an ordinary loop they can summarize or accelerate.
+
+What each does, per element of type T (arrays of arrays count their innermost elements):
+  * `memset(p, c, n)` stores the byte `(unsigned char)c` in every byte of the element: an integer gets that byte
+    repeated (so -1 in every signed element for `c == -1`), a _Bool `byte != 0`, a pointer NULL (only `c == 0`
+    is accepted for an element holding pointers: other byte patterns are no pointer the model knows).
+  * `memcpy(d, s, n)` copies element by element from the first, `memmove` from the last when the destination
+    lies after the source in the same object (C11 7.24.2.2: as if through a temporary). On overlapping
+    arguments, where memcpy is undefined, the forward copy is one of the things it may do.
+  * The byte count must be a whole number of elements (C11 allows any count; a part of an element would need
+    memory of bytes). That is asserted with tag `unmodelled-bytes`, where it does not follow from the count's
+    form: a run that copies part of an element is UNKNOWN naming it, never TRUE or FALSE.
+  * The source and destination element types must agree (or be integers of one width); the result, a `void *`,
+    may be used only when T is a character type (other byte offsets are not modelled).
+"""
+from __future__ import annotations
+
+import clang.cindex as ci
+
+from looprover.frontend.c.ctype import OFF, CArray, CBool, CFunc, CInt, CPtr, CVoid, compatible, is_char
+from looprover.frontend.c.cursors import K, canonical_type, children, strip_parens
+from looprover.frontend.c.memory import Val, pointer
+from looprover.frontend.c.state import LoweringState
+from looprover.program.cfa import Assert, Assign
+from looprover.program.expr import (
+    Binary, Compare, ConstArray, Expr, IntConst, IntType, and_, cast, const,
+)
+from looprover.properties import UNMODELLED_BYTES
+
+BYTE_FUNCTIONS = {"memset": "set", "__builtin_memset": "set", "memcpy": "copy", "__builtin_memcpy": "copy",
+                  "memmove": "move", "__builtin_memmove": "move"}
+_U8 = IntType(8, False)
+
+
+class ByteFunctionsMixin(LoweringState):
+    """`byte_function_call` lowers a call of `BYTE_FUNCTIONS`; `typed_pointer` finds an argument's type before
+    its conversion to `void *` (also what `free` is given)."""
+
+    def typed_pointer(self, arg: ci.Cursor) -> ci.Cursor:
+        """The expression under the conversions of `arg` to `void *` (implicit or cast)."""
+        arg = strip_parens(arg)
+        while arg.kind in (K.UNEXPOSED_EXPR, K.CSTYLE_CAST_EXPR) and len(children(arg)) >= 1 and \
+                isinstance(self.ctype(arg), CPtr) and isinstance(self.ctype(arg).pointee, CVoid):
+            arg = strip_parens(children(arg)[-1])
+        return arg
+
+    def byte_function_call(self, c: ci.Cursor, name: str, args: list, want: bool) -> Val:
+        kind = BYTE_FUNCTIONS[name]
+        if len(args) != 3:
+            raise self.unsupported(f"{name} with {len(args)} arguments", c)
+        self.loc = self.where(c)
+        dst_c = self.typed_pointer(args[0])
+        dst, elem, size = self._element_pointer(dst_c, name, c)
+        dst = self.protect(dst, args[1:])
+        if kind == "set":
+            fill = self.protect(self.rv(args[1]), args[2:])
+            if not isinstance(fill.ctype, (CInt, CBool)):
+                raise self.unsupported(f"{name} with a non-integer value", c)
+            byte = cast(_U8, fill.e)
+            has_pointers = any(OFF in lf.path for lf in self.types.leaves(elem))
+            if has_pointers and not (isinstance(byte, IntConst) and byte.value == 0):
+                raise self.unsupported(f"{name} of a non-zero byte into {elem} (holds pointers)", c)
+            value = Val(elem, {lf.path: self._filled(lf, byte) for lf in self.types.leaves(elem)})
+            src = None
+        else:
+            src, selem, _ = self._element_pointer(self.typed_pointer(args[1]), name, c)
+            same_width = isinstance(elem, CInt) and isinstance(selem, CInt) and elem.bits == selem.bits
+            if not (compatible(elem, selem) or same_width):
+                raise self.unsupported(f"{name} from {selem} to {elem}", c)
+            src = self.protect(src, args[2:])
+            value = None
+        n = self.rv(args[2])
+        if not isinstance(n.ctype, CInt):
+            raise self.unsupported(f"{name} with a byte count of type {n.ctype}", c)
+        nbytes = n.e
+        count = nbytes if size == 1 else Binary("/", nbytes, IntConst(size, nbytes.type), nbytes.type)
+        if size > 1 and not _whole(nbytes, size):
+            rest = Binary("%", nbytes, IntConst(size, nbytes.type), nbytes.type)
+            self.emit(Assert(Compare("==", rest, IntConst(0, nbytes.type)), UNMODELLED_BYTES, self.loc))
+        # the loop writes memory that the pointers and the count may read: their values at the call
+        count = self.snap(count)
+        dst = Val(dst.ctype, {p: self.snap(e) for p, e in dst.leaves.items()})
+        if src is not None:
+            src = Val(src.ctype, {p: self.snap(e) for p, e in src.leaves.items()})
+        if kind == "move":
+            back = self.new_loc()
+            fwd = self.new_loc()
+            done = self.new_loc()
+            after = and_(Compare("==", dst.obj, src.obj), Compare(">", dst.off, src.off))
+            self.branch(after, back, fwd)
+            self.start(back)
+            self._element_loop(name, count, dst, src, value, c, backward=True)
+            self.jump(done)
+            self.start(fwd)
+            self._element_loop(name, count, dst, src, value, c)
+            self.start(done)
+        else:
+            self._element_loop(name, count, dst, src, value, c)
+        if want:
+            if not is_char(elem):
+                raise self.unsupported(f"the result of {name} on {elem} elements (a void * to bytes of them)", c)
+            return Val(self.ctype(c), dict(dst.leaves))
+        return Val(CVoid(), {})
+
+    def _element_pointer(self, arg: ci.Cursor, name: str, c) -> tuple[Val, object, int]:
+        """The pointer `arg` as a pointer to its innermost element type T, T, and sizeof(T)."""
+        p = self.rv(arg)
+        t = p.ctype
+        if not isinstance(t, CPtr) or isinstance(t.pointee, (CVoid, CFunc)):
+            raise self.unsupported(f"{name} of a {t} argument (the type of its bytes is not known)", c)
+        size = canonical_type(arg.type).get_pointee().get_size()
+        elem, per = t.pointee, 1
+        while isinstance(elem, CArray):
+            if not isinstance(elem.size, int):
+                raise self.unsupported(f"{name} of a variable-length array", c)
+            per *= elem.size
+            elem = elem.elem
+        if size <= 0 or size % per:
+            raise self.unsupported(f"{name} of {t.pointee} (size unknown)", c)
+        off = p.off if per == 1 else self.imul(p.off, per)
+        return pointer(CPtr(elem), p.obj, off), elem, size // per
+
+    def _filled(self, lf, byte: Expr) -> Expr:
+        """The value of scalar leaf `lf` whose every byte is `byte` (whole arrays: every element)."""
+        t = lf.ctype
+        if isinstance(t, CBool):
+            v = Compare("!=", byte, IntConst(0, _U8))
+        else:
+            unsigned = IntType(t.bits, False)
+            repeat = sum(1 << (8 * k) for k in range(t.bits // 8))
+            wide = cast(unsigned, byte)
+            v = cast(IntType(t.bits, t.signed),
+                     const(byte.value * repeat, unsigned) if isinstance(byte, IntConst)
+                     else wide if repeat == 1 else Binary("*", wide, IntConst(repeat, unsigned), unsigned))
+        if lf.in_array:
+            return ConstArray(v, self.types.ir_leaf_type(lf))
+        return v
+
+    def _element_loop(self, name: str, count: Expr, dst: Val, src: Val | None, value: Val | None, c,
+                      backward: bool = False) -> None:
+        """for (i = 0; i < count; i++) dst[k] = src[k] (or = value), k = i, or count-1-i `backward`."""
+        t = count.type
+        i = self.new_var(f"{name}.i", t, "temp")
+        self.emit(Assign(i, IntConst(0, t), self.loc))
+        head = self.new_loc(f"{name}@{self.loc.line}" if self.loc is not None else name)
+        body, end = self.new_loc(), self.new_loc()
+        self.start(head)
+        self.branch(Compare("<", i, count), body, end)
+        self.start(body)
+        k = Binary("-", Binary("-", count, IntConst(1, t), t), i, t) if backward else i
+        k = cast(self.IDX, k)
+        if src is not None:
+            value = self.read(self.deref(self.ptr_add(src, k, +1), c))
+        self.write(self.deref(self.ptr_add(dst, k, +1), c), value)
+        self.emit(Assign(i, Binary("+", i, IntConst(1, t), t), self.loc))
+        self.jump(head)
+        self.start(end)
+
+
+def _whole(nbytes: Expr, size: int) -> bool:
+    """Is the byte count a multiple of `size` by its form: a constant multiple, or a product with such a
+    factor when `size` is a power of two (2^N is then a multiple too, so wrapping keeps it one)?"""
+    if isinstance(nbytes, IntConst):
+        return nbytes.value % size == 0
+    if size & (size - 1) == 0 and isinstance(nbytes, Binary) and nbytes.op == "*":
+        return any(_whole(x, size) for x in (nbytes.lhs, nbytes.rhs))
+    return False

@@ -1,0 +1,130 @@
+"""memset, memcpy and memmove (`frontend/c/byte_functions.py`): the same results as glibc on concrete inputs (gcc
+cross-check), their accesses checked under valid-memsafety, a count of part of an element UNKNOWN naming it, and
+what is not modelled refused."""
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from helpers.c_harness import crosscheck
+from looprover.deadline import Deadline
+from looprover.errors import UnsupportedError
+from looprover.frontend.c import load_c_program
+from looprover.jobs import Job, JobOptions, verify_job
+from looprover.properties import UNMODELLED_BYTES, Property, default_property
+from looprover.verdict import Status
+
+BYTES = r"""
+#include <string.h>
+extern int __VERIFIER_nondet_int(void);
+struct s { int x; unsigned char c; short v[3]; _Bool b; long l; };
+struct z { int x; int *p; } zs;
+int a[6], b[6], m[2][3], r_s;
+signed char sc[5];
+unsigned short us[4];
+struct s t, u;
+int one;
+int main(void) {
+  int k = __VERIFIER_nondet_int() & 7, fill = __VERIFIER_nondet_int(), from = __VERIFIER_nondet_int() & 3;
+  for (int i = 0; i < 6; i++) { a[i] = __VERIFIER_nondet_int(); b[i] = i * 11; }
+  if (k > 6) k = 6;
+  memset(a, fill, k * sizeof(int));
+  memset(sc, fill, sizeof sc - 1);
+  memset(us, fill, 3 * sizeof(unsigned short));
+  memset(m, fill, sizeof m);
+  memset(&t, fill, sizeof t);
+  t.b = fill & 1;
+  zs.p = &one;
+  memset(&zs, 0, sizeof zs);
+  memcpy(b + 1, a + (k & 1), (size_t)(5 - (k & 1)) * sizeof(int));
+  memmove(a + from, a, (6 - from) * sizeof(int));
+  memmove(b, b + from, (6 - from) * sizeof(int));
+  memcpy(&u, &t, sizeof u);
+  r_s = t.x + t.c + t.v[2] + t.b + (int)t.l + (zs.p == 0) + u.v[1];
+  return 0;
+}
+"""
+
+
+def test_byte_functions_agree_with_glibc(gcc, tmp_path):
+    inputs = [[k, fill, frm] + [i * 37 - 100 for i in range(6)]
+              for k, fill, frm in [(0, 0, 0), (3, -1, 1), (6, 1, 2), (7, 300, 3), (5, -129, 0), (1, 0x7f, 2)]]
+    crosscheck(gcc, tmp_path, BYTES, inputs, ["a", "b", "m", "sc", "us", "r_s"], ("LP64", "ILP32"))
+
+
+HEAD = "#include <string.h>\n#include <stdlib.h>\nextern void reach_error(void);\n" \
+       "extern int __VERIFIER_nondet_int(void);\nstruct s { int x; char *p; };\n"
+
+# name -> (main's body, property, expected: T, F, F(valid-deref) or U)
+CASES = {
+    "set_safe": ("int a[8]; int k = __VERIFIER_nondet_int(); memset(a, 0, sizeof a);\n"
+                 "if (k >= 0 && k < 8 && a[k] != 0) reach_error();", "unreach-call", "T"),
+    "set_unsafe": ("int a[8]; int k = __VERIFIER_nondet_int(); memset(a, 0, 4 * sizeof(int));\n"
+                   "a[4] = 1; if (k >= 0 && k < 8 && a[k] != 0) reach_error();", "unreach-call", "F"),
+    "copy_safe": ("int a[4] = {1, 2, 3, 4}, b[4]; memcpy(b, a, sizeof a); if (b[3] != 4) reach_error();",
+                  "unreach-call", "T"),
+    "copy_unsafe": ("int a[4] = {1, 2, 3, 4}, b[4] = {0}; memcpy(b, a, 3 * sizeof(int)); if (b[3] != 4) reach_error();",
+                    "unreach-call", "F"),
+    "struct_zeroed": ("struct s v; v.p = \"a\"; memset(&v, 0, sizeof v); if (v.p || v.x) reach_error();",
+                      "unreach-call", "T"),
+    "set_fits": ("int n = __VERIFIER_nondet_int(); if (n < 1 || n > 64) return 0;\n"
+                 "char a[64]; memset(a, 'x', n); a[n - 1] = 0; return a[0];",
+                 "valid-memsafety", "T"),
+    "set_overflows": ("int a[4]; memset(a, 0, 5 * sizeof(int)); return a[0];", "valid-memsafety", "F(valid-deref)"),
+    "copy_overreads": ("int n = __VERIFIER_nondet_int(); if (n < 1 || n > 64) return 0;\n"
+                       "char *p = calloc(n, 1); char *q = malloc(n + 1); if (!p || !q) return 0;\n"
+                       "memcpy(q, p, n + 1); return 0;", "valid-memsafety", "F(valid-deref)"),
+    "move_after_free": ("char *p = malloc(4); if (!p) return 0; free(p); char a[4]; memmove(a, p, 4); return a[0];",
+                        "valid-memsafety", "F(valid-deref)"),
+    # 6 bytes are one int and half of another
+    "part_of_an_element": ("int a[4]; memset(a, 0, 6); if (a[0] != 0) reach_error();", "unreach-call", "U"),
+}
+
+
+def _verdict(tmp_path, name: str, body: str, prop: str, timeout: float = 60):
+    path = tmp_path / f"{name}.c"
+    path.write_text(f"{HEAD}int main(void) {{\n  {body}\n  return 0;\n}}\n")
+    job = Job(path, default_property() if prop == "unreach-call" else Property(prop), "ILP32")
+    verdict, _ = verify_job(job, JobOptions("portfolio"), Deadline(time.monotonic() + timeout))
+    got = {Status.TRUE: "T", Status.UNKNOWN: "U"}.get(verdict.status)
+    if verdict.status == Status.FALSE:
+        got = "F" if prop == "unreach-call" else f"F({verdict.evidence.violated.prop})"
+        assert verdict.evidence.violated_at.file == str(path), verdict.evidence.violated_at  # at the call
+    return got, verdict
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_byte_function_verdicts(tmp_path, name):
+    body, prop, want = CASES[name]
+    got, verdict = _verdict(tmp_path, name, body, prop)
+    assert got == want, (name, verdict.reason)
+    if want == "U":
+        assert "not a whole number of the elements" in verdict.reason, verdict.reason
+
+
+def test_a_whole_count_needs_no_assertion(tmp_path):
+    """Counts that are multiples of the element size by their form (constants, `n * sizeof`) carry no
+    `unmodelled-bytes` assertion; a count of another form does."""
+    path = tmp_path / "counts.c"
+    path.write_text(HEAD + "int a[8];\nint main(void) { int n = __VERIFIER_nondet_int() & 7;\n"
+                    "  memset(a, 0, sizeof a); memset(a, 1, n * sizeof(int)); memcpy(a, a + 4, 16);\n"
+                    "  return 0; }\n")
+    assert UNMODELLED_BYTES not in load_c_program(path).properties()
+    path.write_text(HEAD + "int a[8];\nint main(void) { int n = __VERIFIER_nondet_int() & 31;\n"
+                    "  memset(a, 0, n); return 0; }\n")
+    assert UNMODELLED_BYTES in load_c_program(path).properties()
+
+
+@pytest.mark.parametrize("body, what", [
+    ("void *v = 0; memset(v, 0, 4);", "the type of its bytes is not known"),
+    ("int a[2]; char c[8]; memcpy(a, c, 8);", "memcpy from i8 to i32"),
+    ("struct s v; memset(&v, 1, sizeof v);", "holds pointers"),
+    ("int a[2]; int *q = memset(a, 0, sizeof a); return *q;", "the result of memset"),
+])
+def test_what_is_not_modelled_is_refused(tmp_path, body, what):
+    path = tmp_path / "refused.c"
+    path.write_text(f"{HEAD}int main(void) {{ {body} return 0; }}\n")
+    with pytest.raises(UnsupportedError, match=what) as exc:
+        load_c_program(path)
+    assert exc.value.where is not None and exc.value.where.line == 6
