@@ -89,3 +89,50 @@ def test_a_program_s_own_definition_is_kept(tmp_path):
                     "int main(void) { char a[2] = {0, 0}; return (int)strlen(a); }\n")
     program = load_c_program(path)
     assert not any("looprover-libc" in (src.file or "") for src in program.loc_src.values())
+
+
+CTYPE = r"""
+#include <ctype.h>
+int r_class[384], r_lower[384], r_upper[384], r_fn[384], r_tab[384];
+int main(void) {
+  for (int c = -128; c < 256; c++) {
+    int k = c + 128;
+    r_class[k] = !!isupper(c) | !!islower(c) << 1 | !!isalpha(c) << 2 | !!isdigit(c) << 3 | !!isxdigit(c) << 4
+                 | !!isspace(c) << 5 | !!isprint(c) << 6 | !!isgraph(c) << 7 | !!isblank(c) << 8
+                 | !!iscntrl(c) << 9 | !!ispunct(c) << 10 | !!isalnum(c) << 11;
+    r_lower[k] = tolower(c);
+    r_upper[k] = toupper(c);
+    r_fn[k] = !!(isdigit)(c) | !!(isspace)(c) << 1 | !!(ispunct)(c) << 2;
+    r_tab[k] = (*__ctype_tolower_loc())[c] * 1000 + (*__ctype_toupper_loc())[c];   /* glibc's inline versions */
+  }
+  return 0;
+}
+"""
+
+
+def test_ctype_agrees_with_glibc(gcc, tmp_path):
+    """Every class and case mapping for every argument glibc's tables cover ([-128, 256), more than C allows),
+    through the header's macros, as functions, and through the tables glibc's inline versions read."""
+    crosscheck(gcc, tmp_path, CTYPE, [[]], ["r_class", "r_lower", "r_upper", "r_fn", "r_tab"], ("LP64", "ILP32"))
+
+
+@pytest.mark.parametrize("body, prop, want", [
+    ("char c = (char)__VERIFIER_nondet_int(); if (isdigit(c) && (c < '0' || c > '9')) reach_error();",
+     "unreach-call", "T"),
+    ("char c = (char)__VERIFIER_nondet_int(); if (isalnum(c) && !isdigit(c) && c < 'A') reach_error();",
+     "unreach-call", "T"),
+    ("char c = (char)__VERIFIER_nondet_int(); if (isxdigit(c) && c > 'a') reach_error();", "unreach-call", "F"),
+    ("int c = __VERIFIER_nondet_int(); if (c >= -1 && c < 256) return isspace(c);", "valid-memsafety", "T"),
+    # outside [-128, 256) glibc reads outside its table
+    ("int c = __VERIFIER_nondet_int(); if (c >= -1 && c < 512) return isspace(c);", "valid-memsafety",
+     "F(valid-deref)"),
+])
+def test_ctype_verdicts(tmp_path, body, prop, want):
+    path = tmp_path / "ctype.c"
+    path.write_text(f"#include <ctype.h>\n{HEAD}int main(void) {{\n  {body}\n  return 0;\n}}\n")
+    job = Job(path, default_property() if prop == "unreach-call" else Property(prop), "ILP32")
+    verdict, _ = verify_job(job, JobOptions("portfolio"), Deadline(time.monotonic() + 60))
+    got = {Status.TRUE: "T", Status.UNKNOWN: "U"}.get(verdict.status)
+    if verdict.status == Status.FALSE:
+        got = "F" if prop == "unreach-call" else f"F({verdict.evidence.violated.prop})"
+    assert got == want, verdict.reason

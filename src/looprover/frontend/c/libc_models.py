@@ -1,5 +1,5 @@
 """Bodies for C library functions a program calls without defining them: `<string.h>`'s string functions,
-`abs`/`labs`, and `atoi`.
+`abs`/`labs`, `atoi`, and `<ctype.h>` (glibc's class tables, which its macros read, and the functions).
 
 Why bodies in C rather than built-ins: each is then lowered like the program's own code, so its array accesses
 are checked (valid-memsafety: `strcpy` into a buffer too small is the overflow at the call), its loops are loops
@@ -57,7 +57,56 @@ _MODELS: dict[str, tuple[str, tuple[str, ...]]] = {
              " if (r < -2147483647LL - 1 || r > 2147483647LL) return __VERIFIER_nondet_int();"
              " return (int)r; }", ()),
 }
-NAMES = frozenset(n for n in _MODELS if not n.startswith("__"))
+
+
+# <ctype.h>: glibc's macros read `(*__ctype_b_loc())[c] & _ISxxx`, a table of class bits for c in [-128, 256) (the C
+# locale: ASCII classes, nothing above 127 nor below 0), whose bits are the header's `_ISbit` on little-endian
+# targets (both data models here); `tolower`/`toupper` are functions, or (glibc's inline versions) tables of values
+_CLASSES = {  # name -> (glibc bit number, members in the C locale)
+    "isupper": (0, lambda c: 65 <= c <= 90), "islower": (1, lambda c: 97 <= c <= 122),
+    "isalpha": (2, lambda c: 65 <= c <= 90 or 97 <= c <= 122), "isdigit": (3, lambda c: 48 <= c <= 57),
+    "isxdigit": (4, lambda c: 48 <= c <= 57 or 65 <= c <= 70 or 97 <= c <= 102),
+    "isspace": (5, lambda c: c == 32 or 9 <= c <= 13), "isprint": (6, lambda c: 32 <= c <= 126),
+    "isgraph": (7, lambda c: 33 <= c <= 126), "isblank": (8, lambda c: c in (9, 32)),
+    "iscntrl": (9, lambda c: 0 <= c <= 31 or c == 127),
+    "ispunct": (10, lambda c: 33 <= c <= 126 and not (48 <= c <= 57 or 65 <= c <= 90 or 97 <= c <= 122)),
+    "isalnum": (11, lambda c: 48 <= c <= 57 or 65 <= c <= 90 or 97 <= c <= 122),
+}
+
+
+def _class_bit(bit: int) -> int:
+    return (1 << bit) << 8 if bit < 8 else (1 << bit) >> 8
+
+
+def _table(name: str, ctype: str, value) -> str:
+    """A 384-entry table for c in [-128, 256) and the pointer to its entry 0 that a `__ctype_*_loc` returns."""
+    cells = ", ".join(str(value(c)) for c in range(-128, 256))
+    return (f"static const {ctype} {name}_table[384] = {{{cells}}};\n"
+            f"static const {ctype} *{name} = {name}_table + 128;\n")
+
+
+_GLOBALS = {  # model -> the static objects it reads
+    "__ctype_b_loc": _table("__looprover_ctype_b", "unsigned short",
+                            lambda c: sum(_class_bit(b) for b, member in _CLASSES.values() if member(c))),
+    "__ctype_tolower_loc": _table("__looprover_ctype_tolower", "int",
+                                  lambda c: c + 32 if 65 <= c <= 90 else c + 256 if c <= -2 else c),
+    "__ctype_toupper_loc": _table("__looprover_ctype_toupper", "int",
+                                  lambda c: c - 32 if 97 <= c <= 122 else c + 256 if c <= -2 else c),
+}
+_MODELS.update({
+    "__ctype_b_loc": ("const unsigned short **__ctype_b_loc(void) { return &__looprover_ctype_b; }", ()),
+    "__ctype_tolower_loc": ("const int **__ctype_tolower_loc(void) { return &__looprover_ctype_tolower; }", ()),
+    "__ctype_toupper_loc": ("const int **__ctype_toupper_loc(void) { return &__looprover_ctype_toupper; }", ()),
+    # C11 7.4p1: c is EOF or an unsigned char's value; glibc also maps a negative char c (-128..-2) to c + 256
+    "tolower": ("int tolower(int c) { return c >= 'A' && c <= 'Z' ? c + 32 : c >= -128 && c <= -2 ? c + 256 : c; }",
+                ()),
+    "toupper": ("int toupper(int c) { return c >= 'a' && c <= 'z' ? c - 32 : c >= -128 && c <= -2 ? c + 256 : c; }",
+                ()),
+})
+# the functions themselves, for a call the macros do not cover (`(isdigit)(c)`, `#undef isdigit`)
+_MODELS.update({name: (f"int {name}(int c) {{ return (*__ctype_b_loc())[c] & {_class_bit(bit)}; }}", ("__ctype_b_loc",))
+                for name, (bit, _) in _CLASSES.items()})
+NAMES = frozenset(n for n in _MODELS if not n.startswith("__looprover"))
 FILE_NAME = "looprover-libc.c"   # the models' file in source locations
 _SIZE = {"ILP32": "unsigned int", "LP64": "unsigned long"}
 _CALL = re.compile(r"\b(" + "|".join(sorted(NAMES)) + r")\s*\(")
@@ -86,6 +135,7 @@ def source(names: list[str], data_model: str) -> str:
     """The C text of the models `names` (after `needed`), for `data_model`."""
     size = _SIZE[data_model]
     protos = "extern int __VERIFIER_nondet_int(void);\nextern void __VERIFIER_assume(int);\n"
-    decls = "".join(_MODELS[n][0].split("{")[0].strip() + ";\n" for n in names)
+    decls = "".join(_GLOBALS.get(n, "") for n in names)
+    decls += "".join(_MODELS[n][0].split("{")[0].strip() + ";\n" for n in names)
     bodies = "".join(_MODELS[n][0] + "\n" for n in names)
     return (protos + decls + bodies).replace("SIZE", size)
