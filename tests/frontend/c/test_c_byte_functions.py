@@ -3,17 +3,13 @@ cross-check), their accesses checked under valid-memsafety, a count of part of a
 what is not modelled refused."""
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from helpers.c_harness import crosscheck
-from looprover.deadline import Deadline
+from helpers.c_verdicts import short_verdict
 from looprover.errors import UnsupportedError
 from looprover.frontend.c import load_c_program
-from looprover.jobs import Job, JobOptions, verify_job
-from looprover.properties import UNMODELLED_BYTES, Property, default_property
-from looprover.verdict import Status
+from looprover.properties import UNMODELLED_BYTES
 
 BYTES = r"""
 #include <string.h>
@@ -82,22 +78,12 @@ CASES = {
 }
 
 
-def _verdict(tmp_path, name: str, body: str, prop: str, timeout: float = 60):
-    path = tmp_path / f"{name}.c"
-    path.write_text(f"{HEAD}int main(void) {{\n  {body}\n  return 0;\n}}\n")
-    job = Job(path, default_property() if prop == "unreach-call" else Property(prop), "ILP32")
-    verdict, _ = verify_job(job, JobOptions("portfolio"), Deadline(time.monotonic() + timeout))
-    got = {Status.TRUE: "T", Status.UNKNOWN: "U"}.get(verdict.status)
-    if verdict.status == Status.FALSE:
-        got = "F" if prop == "unreach-call" else f"F({verdict.evidence.violated.prop})"
-        assert verdict.evidence.violated_at.file == str(path), verdict.evidence.violated_at  # at the call
-    return got, verdict
-
-
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_byte_function_verdicts(tmp_path, name):
     body, prop, want = CASES[name]
-    got, verdict = _verdict(tmp_path, name, body, prop)
+    path = tmp_path / f"{name}.c"
+    path.write_text(f"{HEAD}int main(void) {{\n  {body}\n  return 0;\n}}\n")
+    got, verdict = short_verdict(path, prop)
     assert got == want, (name, verdict.reason)
     if want == "U":
         assert "not a whole number of the elements" in verdict.reason, verdict.reason

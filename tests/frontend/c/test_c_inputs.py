@@ -77,7 +77,7 @@ def test_compiler_errors_are_few_and_short(tmp_path, gcc):
     ("recursion.c", "recursion ('fib')", 3),
     ("uses_malloc.c", "allocation that a loop executes more than once", 4),
     ("function_pointer.c", "function pointer", 3),
-    ("uses_printf.c", "undefined function 'printf'", 4),
+    ("uses_usleep.c", "undefined function 'usleep'", 4),
 ])
 def test_unsupported_constructs_name_construct_and_line(name, construct, line):
     with pytest.raises(UnsupportedError) as ei:

@@ -2,16 +2,11 @@
 cross-check), bounds checked inside them under valid-memsafety, and a program's own definition kept."""
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from helpers.c_harness import crosscheck
-from looprover.deadline import Deadline
+from helpers.c_verdicts import short_verdict
 from looprover.frontend.c import load_c_program
-from looprover.jobs import Job, JobOptions, verify_job
-from looprover.properties import Property, default_property
-from looprover.verdict import Status
 
 STRINGS = r"""
 #include <string.h>
@@ -74,12 +69,7 @@ def test_library_calls(tmp_path, name):
     body, prop, want = CASES[name]
     path = tmp_path / f"{name}.c"
     path.write_text(f"{HEAD}int main(void) {{\n  {body}\n  return 0;\n}}\n")
-    job = Job(path, default_property() if prop == "unreach-call" else Property(prop), "ILP32")
-    verdict, _ = verify_job(job, JobOptions("portfolio"), Deadline(time.monotonic() + 60))
-    got = {Status.TRUE: "T", Status.UNKNOWN: "U"}.get(verdict.status)
-    if verdict.status == Status.FALSE:
-        got = "F" if prop == "unreach-call" else f"F({verdict.evidence.violated.prop})"
-        assert verdict.evidence.violated_at.file == str(path), verdict.evidence.violated_at  # at the call
+    got, verdict = short_verdict(path, prop)
     assert got == want, (name, verdict.reason)
 
 
@@ -130,9 +120,5 @@ def test_ctype_agrees_with_glibc(gcc, tmp_path):
 def test_ctype_verdicts(tmp_path, body, prop, want):
     path = tmp_path / "ctype.c"
     path.write_text(f"#include <ctype.h>\n{HEAD}int main(void) {{\n  {body}\n  return 0;\n}}\n")
-    job = Job(path, default_property() if prop == "unreach-call" else Property(prop), "ILP32")
-    verdict, _ = verify_job(job, JobOptions("portfolio"), Deadline(time.monotonic() + 60))
-    got = {Status.TRUE: "T", Status.UNKNOWN: "U"}.get(verdict.status)
-    if verdict.status == Status.FALSE:
-        got = "F" if prop == "unreach-call" else f"F({verdict.evidence.violated.prop})"
+    got, verdict = short_verdict(path, prop)
     assert got == want, verdict.reason

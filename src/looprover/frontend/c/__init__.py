@@ -12,11 +12,12 @@ preprocessed; libclang parses the text for `i386-pc-linux-gnu` (ILP32) or `x86_6
 
 Errors: `InputError` (missing/unreadable/empty file, preprocessor or compiler errors with file:line, no `main`,
 unknown data model) and `UnsupportedError(construct, SrcLoc)` for anything that cannot be modelled soundly
-(floating point, unions, bit-fields, recursion, calls to undefined functions such as printf, an allocation
+(floating point, unions, bit-fields, recursion, calls to undefined functions such as fopen, an allocation
 that a loop executes more than once (`heap.py`: malloc, calloc, alloca and free are modelled),
 function pointers, pointer/integer casts, inline asm...). String literals are read-only objects; the C library
 functions of `libc_models.py` that a program calls without defining them are linked in as C bodies, and
-`memset`/`memcpy`/`memmove` are loops over the argument's elements (`byte_functions.py`).
+`memset`/`memcpy`/`memmove` are loops over the argument's elements (`byte_functions.py`), printf and the other
+output functions read what they print and return what C allows (`output_functions.py`).
 
 Semantics chosen (details in `lower.py` and `memory.py`): explicit casts for every C conversion; `_Bool` is
 the IR's BOOL; left-to-right evaluation where C leaves the order open; SV-COMP built-ins modelled by name

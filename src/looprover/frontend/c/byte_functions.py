@@ -30,7 +30,7 @@ from looprover.frontend.c.memory import Val, pointer
 from looprover.frontend.c.state import LoweringState
 from looprover.program.cfa import Assert, Assign
 from looprover.program.expr import (
-    Binary, Compare, ConstArray, Expr, IntConst, IntType, and_, cast, const,
+    Binary, Compare, ConstArray, Expr, IntConst, IntType, Var, and_, cast, const,
 )
 from looprover.properties import UNMODELLED_BYTES
 
@@ -147,21 +147,32 @@ class ByteFunctionsMixin(LoweringState):
                       backward: bool = False) -> None:
         """for (i = 0; i < count; i++) dst[k] = src[k] (or = value), k = i, or count-1-i `backward`."""
         t = count.type
+
+        def body(i):
+            k = Binary("-", Binary("-", count, IntConst(1, t), t), i, t) if backward else i
+            k = cast(self.IDX, k)
+            v = value if src is None else self.read(self.deref(self.ptr_add(src, k, +1), c))
+            self.write(self.deref(self.ptr_add(dst, k, +1), c), v)
+        self.counted_loop(name, t, [lambda i: Compare("<", i, count)], body)
+
+    def counted_loop(self, name: str, t: IntType, tests: list, body) -> Var:
+        """`for (i = 0; tests hold; i++) body(i)` for a loop a library call makes, with a fresh counter i of
+        type t: each test (i -> condition) is evaluated only when the ones before it hold, so it may read
+        memory (and emit that access's checks). The counter, to read after the loop."""
         i = self.new_var(f"{name}.i", t, "temp")
         self.emit(Assign(i, IntConst(0, t), self.loc))
         head = self.new_loc(f"{name}@{self.loc.line}" if self.loc is not None else name)
-        body, end = self.new_loc(), self.new_loc()
+        end = self.new_loc()
         self.start(head)
-        self.branch(Compare("<", i, count), body, end)
-        self.start(body)
-        k = Binary("-", Binary("-", count, IntConst(1, t), t), i, t) if backward else i
-        k = cast(self.IDX, k)
-        if src is not None:
-            value = self.read(self.deref(self.ptr_add(src, k, +1), c))
-        self.write(self.deref(self.ptr_add(dst, k, +1), c), value)
+        for test in tests:
+            nxt = self.new_loc()
+            self.branch(test(i), nxt, end)
+            self.start(nxt)
+        body(i)
         self.emit(Assign(i, Binary("+", i, IntConst(1, t), t), self.loc))
         self.jump(head)
         self.start(end)
+        return i
 
 
 def _whole(nbytes: Expr, size: int) -> bool:

@@ -99,15 +99,24 @@ class InitialiserMixin(LoweringState):
         t = lv.ctype
         if not (isinstance(t, CArray) and isinstance(t.elem, CInt) and t.elem.bits == 8 and isinstance(t.size, int)):
             raise self.unsupported("string literal", lit)
+        data = self.literal_bytes(lit)
+        if data is None:
+            raise self.unsupported("wide or unusual string literal", lit)
+        it = self.types.ir_scalar(t.elem)
+        for i, b in enumerate(data[:t.size]):
+            self.write(self.subscript(lv, idx_const(i, self.IDX)), scalar(t.elem, IntConst(it.wrap(b), it)))
+
+    @staticmethod
+    def literal_bytes(lit: ci.Cursor) -> list[int] | None:
+        """The bytes of a narrow string literal (its concatenated tokens, without the terminating NUL); None for
+        another kind of literal."""
         data: list[int] = []
         for tok in lit.get_tokens():
             b = _decode_string_literal(tok.spelling)
             if b is None:
-                raise self.unsupported("wide or unusual string literal", lit)
+                return None
             data.extend(b)
-        it = self.types.ir_scalar(t.elem)
-        for i, b in enumerate(data[:t.size]):
-            self.write(self.subscript(lv, idx_const(i, self.IDX)), scalar(t.elem, IntConst(it.wrap(b), it)))
+        return data
 
     def _init_agg(self, lv: LV, t: CType, items: list, pos: int) -> int:
         """Initialise the sub-objects of aggregate `t` from items[pos:] (C's brace elision); returns the

@@ -12,6 +12,12 @@ ASSERT_FAILURES = {"__assert_fail", "__assert", "__assert_perror_fail", "__asser
 TERMINATING_FUNCTIONS = {"abort", "exit", "_exit", "_Exit", "__builtin_abort", "__builtin_exit",
                          "__builtin_trap"} | ASSERT_FAILURES
 ASSUME_FUNCTIONS = {"__VERIFIER_assume", "assume_abort_if_not"}
+# <stdio.h>'s output functions (`output_functions.py`): name -> (index of the format argument, indices of the
+# strings read whole, index of the stream argument); they write no variable of the program
+OUTPUT_FUNCTIONS = {
+    "printf": (0, (), None), "fprintf": (1, (), 0), "puts": (None, (0,), None), "fputs": (None, (0,), 1),
+    "putchar": (None, (), None), "putc": (None, (), 1), "fputc": (None, (), 1), "fflush": (None, (), 0),
+}
 
 # SV-COMP: `__VERIFIER_nondet_X()` returns an arbitrary value of type X, whatever the program declares.
 # (bits, signed); "long" means the data model's long; None: _Bool.

@@ -28,6 +28,7 @@ another's class:
     calls.py         modelled built-ins and inlining
     heap.py          malloc, calloc, alloca and free
     byte_functions.py  memset, memcpy and memmove
+    output_functions.py  printf, puts, putchar and the like
     main_args.py     main's argc and argv
 with `cursors.py` (questions about clang cursors) and `known_functions.py` (names modelled as built-ins).
 """
@@ -47,6 +48,7 @@ from looprover.frontend.c.heap import HeapMixin, allocations_in_loops
 from looprover.frontend.c.initialisers import InitialiserMixin
 from looprover.frontend.c.lvalues import LValueMixin
 from looprover.frontend.c.main_args import MainArgsMixin
+from looprover.frontend.c.output_functions import OutputFunctionsMixin
 from looprover.frontend.c.parse import Parsed
 from looprover.frontend.c.simplify import simplify
 from looprover.frontend.c.state import Frame
@@ -58,8 +60,8 @@ from looprover.program.expr import FALSE, IntConst
 __all__ = ["lower"]
 
 
-class Lowerer(StatementMixin, ExpressionMixin, CallMixin, ByteFunctionsMixin, HeapMixin, MainArgsMixin, LValueMixin,
-              SideEffectMixin, InitialiserMixin, StorageMixin):
+class Lowerer(StatementMixin, ExpressionMixin, CallMixin, OutputFunctionsMixin, ByteFunctionsMixin, HeapMixin,
+              MainArgsMixin, LValueMixin, SideEffectMixin, InitialiserMixin, StorageMixin):
     """The lowering of one translation unit, composed from one mixin per responsibility over the shared
     `LoweringState`; `run` lowers main (inlining every call) and the static initialisers, then simplifies the
     CFA."""

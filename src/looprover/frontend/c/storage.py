@@ -15,11 +15,14 @@ from looprover.frontend.c.ctype import OFF, CArray, CFunc, CInt, CPtr, CStruct, 
 from looprover.frontend.c.cursors import (
     ARRAY_KINDS, TK, K, children, designated, is_array_decay, strip_implicit, strip_parens,
 )
-from looprover.frontend.c.known_functions import TERMINATING_FUNCTIONS
+from looprover.frontend.c.known_functions import OUTPUT_FUNCTIONS, TERMINATING_FUNCTIONS
 from looprover.frontend.c.memory import LV, Cell, Obj, idx_const, single
 from looprover.frontend.c.state import Frame, LoweringState
 from looprover.program.cfa import Assign
 from looprover.program.expr import BOOL, FALSE, TRUE, Binary, Expr, IntConst, Var
+
+# functions (without a body) whose string literal arguments need no objects
+_LITERALS_UNUSED = TERMINATING_FUNCTIONS | OUTPUT_FUNCTIONS.keys()
 
 
 class StorageMixin(LoweringState):
@@ -61,9 +64,11 @@ class StorageMixin(LoweringState):
                 k = c.kind
                 if k == K.CALL_EXPR:
                     ref = c.referenced
-                    if ref is not None and ref.spelling in TERMINATING_FUNCTIONS and ref.get_definition() is None:
+                    if ref is not None and ref.spelling in _LITERALS_UNUSED \
+                            and ref.get_definition() is None:
                         # `__assert_fail("0", "file.c", ...)` in every SV-COMP reach_error: the arguments are
-                        # not used (`calls.py`), and literal objects would give the program arrays
+                        # not used (`calls.py`); printf's literals are read without objects
+                        # (`output_functions.py`); and literal objects would give the program arrays
                         stack += [(a, c) for a in children(c)[1:] if strip_implicit(a).kind != K.STRING_LITERAL]
                         continue
                     if ref is not None and ref.kind == K.FUNCTION_DECL and ref not in seen_refs:

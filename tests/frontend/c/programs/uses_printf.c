@@ -1,6 +1,0 @@
-#include <stdio.h>
-int main(void) {
-  int x = 3;
-  printf("%d\n", x);
-  return 0;
-}

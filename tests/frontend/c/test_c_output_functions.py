@@ -1,0 +1,65 @@
+"""printf and the other output functions (`frontend/c/output_functions.py`): what they read is checked under
+valid-memsafety, what they return is what C allows (so both answers stand), and what the model cannot follow is
+refused with the place."""
+from __future__ import annotations
+
+import pytest
+
+from helpers.c_verdicts import short_verdict
+from looprover.errors import UnsupportedError
+from looprover.frontend.c import load_c_program
+from looprover.program.expr import ArrayType
+
+HEAD = "#include <stdio.h>\nextern void reach_error(void);\nextern int __VERIFIER_nondet_int(void);\n"
+
+# name -> (main's body, property, expected: T, F or F(valid-deref))
+CASES = {
+    "prints_terminated": ("char b[4] = {'a', 'b', 'c', 0}; printf(\"%d %s|%5.2s\\n\", 1, b, b); puts(b);\n"
+                          "fputs(b, stderr); fprintf(stdout, \"%s\", b); putchar(b[0]); fflush(stdout);",
+                          "valid-memsafety", "T"),
+    "prints_unterminated": ("char b[3] = {'a', 'b', 'c'}; printf(\"%s\\n\", b);", "valid-memsafety",
+                            "F(valid-deref)"),
+    "puts_unterminated": ("char b[3] = {'a', 'b', 'c'}; if (__VERIFIER_nondet_int()) puts(b);", "valid-memsafety",
+                          "F(valid-deref)"),
+    "precision_within": ("char b[3] = {'a', 'b', 'c'}; printf(\"%.3s\", b);", "valid-memsafety", "T"),
+    "precision_beyond": ("char b[3] = {'a', 'b', 'c'}; printf(\"%.4s\", b);", "valid-memsafety", "F(valid-deref)"),
+    "count_of_a_fixed_format": ("int r = printf(\"ab%%%3c\\n\", 'x'); if (r >= 0 && r != 7) reach_error();",
+                                "unreach-call", "T"),
+    "count_reached": ("int r = printf(\"ab\"); if (r == 2) reach_error();", "unreach-call", "F"),
+    "output_error": ("if (puts(\"ab\") == EOF) reach_error();", "unreach-call", "F"),
+    "putchar_result": ("int r = putchar(300); if (r != 44 && r != EOF) reach_error();", "unreach-call", "T"),
+    "arguments_evaluated": ("int x = 0; printf(\"%d\", x++); if (x != 1) reach_error();", "unreach-call", "T"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_output_verdicts(tmp_path, name):
+    body, prop, want = CASES[name]
+    path = tmp_path / f"{name}.c"
+    path.write_text(f"{HEAD}int main(void) {{\n  {body}\n  return 0;\n}}\n")
+    got, verdict = short_verdict(path, prop)
+    assert got == want, (name, verdict.reason)
+
+
+def test_printing_literals_makes_no_arrays(tmp_path):
+    path = tmp_path / "hello.c"
+    path.write_text(HEAD + "int main(void) { int i; for (i = 0; i < 3; i++) printf(\"%d: %s\\n\", i, \"hi\");\n"
+                    "  puts(\"done\"); return 0; }\n")
+    program = load_c_program(path)
+    assert not any(isinstance(info.var.type, ArrayType) for info in program.variables.values())
+
+
+@pytest.mark.parametrize("body, memsafety, what", [
+    ("int x; printf(\"%n\", &x);", False, "%n"),
+    ("printf(\"%d %d\", 1);", False, "more conversions than arguments"),
+    ("int r = printf(\"%d\", 5); return r;", False, "its count depends on the values"),
+    ("char b[2] = {0, 0}; char *f = b; printf(f, b);", True, "not a string literal and pointer arguments"),
+    ("char b[2] = {0, 0}; printf(\"%.*s\", 1, b);", True, "valid-memsafety"),
+    ("int b[2] = {0, 0}; printf(\"%s\", b);", True, "%s of a i32"),
+])
+def test_what_is_not_modelled_is_refused(tmp_path, body, memsafety, what):
+    path = tmp_path / "refused.c"
+    path.write_text(f"{HEAD}int main(void) {{ {body} return 0; }}\n")
+    with pytest.raises(UnsupportedError, match=what) as exc:
+        load_c_program(path, memsafety=memsafety)
+    assert exc.value.where is not None and exc.value.where.line == 4
