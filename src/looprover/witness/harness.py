@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from looprover.deadline import Deadline
-from looprover.program.cfa import Assign
+from looprover.program.cfa import Assign, Havoc
 from looprover.properties import UNREACH_CALL
 from looprover.verdict import Counterexample, Status, Verdict
 from looprover.evidence.native import BLOCKED, FLAGS, NONDET_DEFS, VIOLATION, run_executable
@@ -138,7 +138,17 @@ def harness_for(verdict: Verdict, input_path: Path, data_model: str, is_c: bool,
     if takes_arguments(cex):
         return HarnessResult(None, "not run: the counterexample's run starts main with an argc and argv of its "
                                    "choice, which the harness does not pass to the compiled program")
+    if reads_library_input(cex):
+        return HarnessResult(None, "not run: the counterexample's run reads values of the model's choice from a "
+                                   "library function (stdin, rand, time), which the harness does not feed")
     return run_harness(input_path, list(cex.inputs), data_model, budget)
+
+
+def reads_library_input(cex: Counterexample) -> bool:
+    """Whether the run reads a value through `getchar`, `fgets`, `rand`, ... (`frontend/c/input_functions.py`)."""
+    from looprover.frontend.c.input_functions import reads_input
+    return any(isinstance(s, Havoc) and any(reads_input(v.name) for v in s.vars)
+               for step in cex.steps for s in step.edge.stmts)
 
 
 def takes_arguments(cex: Counterexample) -> bool:

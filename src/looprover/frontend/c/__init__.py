@@ -17,7 +17,8 @@ that a loop executes more than once (`heap.py`: malloc, calloc, alloca and free 
 function pointers, pointer/integer casts, inline asm...). String literals are read-only objects; the C library
 functions of `libc_models.py` that a program calls without defining them are linked in as C bodies, and
 `memset`/`memcpy`/`memmove` are loops over the argument's elements (`byte_functions.py`), printf and the other
-output functions read what they print and return what C allows (`output_functions.py`).
+output functions read what they print and return what C allows (`output_functions.py`), and getchar, fgets,
+rand and time return any value C allows (`input_functions.py`).
 
 Semantics chosen (details in `lower.py` and `memory.py`): explicit casts for every C conversion; `_Bool` is
 the IR's BOOL; left-to-right evaluation where C leaves the order open; SV-COMP built-ins modelled by name

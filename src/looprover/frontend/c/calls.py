@@ -13,7 +13,8 @@ from looprover.frontend.c import clang_api as capi
 from looprover.frontend.c.ctype import OFF, CBool, CInt, CPtr, CVoid
 from looprover.frontend.c.cursors import INCDEC_OPS, TK, K, base_decl, children, strip_implicit
 from looprover.frontend.c.known_functions import (
-    ASSERT_FAILURES, ASSUME_FUNCTIONS, NONDET_TYPES, OUTPUT_FUNCTIONS, TERMINATING_FUNCTIONS, nondet_suffix,
+    ASSERT_FAILURES, ASSUME_FUNCTIONS, INPUT_FUNCTIONS, NONDET_TYPES, OUTPUT_FUNCTIONS, TERMINATING_FUNCTIONS,
+    nondet_suffix,
 )
 from looprover.frontend.c.byte_functions import BYTE_FUNCTIONS
 from looprover.frontend.c.heap import ALLOCATORS
@@ -95,6 +96,8 @@ class CallMixin(LoweringState):
             for a in args[1:]:
                 self.discard(a)
             return self.convert(v, rt, c)
+        if name in INPUT_FUNCTIONS and ref.get_definition() is None:
+            return self.input_call(c, name, args, want)
         if name in OUTPUT_FUNCTIONS and ref.get_definition() is None:
             return self.output_call(c, name, args, want)
         if name in BYTE_FUNCTIONS and ref.get_definition() is None:

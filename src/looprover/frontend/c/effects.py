@@ -15,7 +15,7 @@ from looprover.frontend.c.cursors import (
     INCDEC_OPS, TK, K, base_decl, canonical_kind, children, is_array_decay, strip_parens,
 )
 from looprover.frontend.c.known_functions import (
-    ASSUME_FUNCTIONS, OUTPUT_FUNCTIONS, TERMINATING_FUNCTIONS, nondet_suffix,
+    ASSUME_FUNCTIONS, INPUT_FUNCTIONS, OUTPUT_FUNCTIONS, TERMINATING_FUNCTIONS, nondet_suffix,
 )
 from looprover.frontend.c.memory import LV, Cell, Val
 from looprover.frontend.c.state import LoweringState
@@ -118,7 +118,8 @@ class SideEffectMixin(LoweringState):
         d = ref.get_definition()
         if (nondet_suffix(name, d is not None) is not None or name in ASSUME_FUNCTIONS or name in TERMINATING_FUNCTIONS
                 or name in ("__builtin_expect", "__builtin_unreachable")
-                or (name in ("__VERIFIER_assert", *OUTPUT_FUNCTIONS) and d is None)):
+                or (name in ("__VERIFIER_assert", *OUTPUT_FUNCTIONS) and d is None)
+                or (INPUT_FUNCTIONS.get(name) is False and d is None)):
             return set()
         if d is None:
             return set() if name == "reach_error" else _ALL

@@ -12,6 +12,9 @@ ASSERT_FAILURES = {"__assert_fail", "__assert", "__assert_perror_fail", "__asser
 TERMINATING_FUNCTIONS = {"abort", "exit", "_exit", "_Exit", "__builtin_abort", "__builtin_exit",
                          "__builtin_trap"} | ASSERT_FAILURES
 ASSUME_FUNCTIONS = {"__VERIFIER_assume", "assume_abort_if_not"}
+# what a program reads from outside (`input_functions.py`): name -> whether the call writes the program's memory
+INPUT_FUNCTIONS = {"getchar": False, "getc": False, "fgetc": False, "fgets": True, "rand": False, "srand": False,
+                   "time": True}
 # <stdio.h>'s output functions (`output_functions.py`): name -> (index of the format argument, indices of the
 # strings read whole, index of the stream argument); they write no variable of the program
 OUTPUT_FUNCTIONS = {

@@ -29,6 +29,7 @@ another's class:
     heap.py          malloc, calloc, alloca and free
     byte_functions.py  memset, memcpy and memmove
     output_functions.py  printf, puts, putchar and the like
+    input_functions.py  getchar, fgets, rand, time
     main_args.py     main's argc and argv
 with `cursors.py` (questions about clang cursors) and `known_functions.py` (names modelled as built-ins).
 """
@@ -46,6 +47,7 @@ from looprover.frontend.c.effects import SideEffectMixin
 from looprover.frontend.c.expressions import ExpressionMixin
 from looprover.frontend.c.heap import HeapMixin, allocations_in_loops
 from looprover.frontend.c.initialisers import InitialiserMixin
+from looprover.frontend.c.input_functions import InputFunctionsMixin
 from looprover.frontend.c.lvalues import LValueMixin
 from looprover.frontend.c.main_args import MainArgsMixin
 from looprover.frontend.c.output_functions import OutputFunctionsMixin
@@ -60,8 +62,8 @@ from looprover.program.expr import FALSE, IntConst
 __all__ = ["lower"]
 
 
-class Lowerer(StatementMixin, ExpressionMixin, CallMixin, OutputFunctionsMixin, ByteFunctionsMixin, HeapMixin,
-              MainArgsMixin, LValueMixin, SideEffectMixin, InitialiserMixin, StorageMixin):
+class Lowerer(StatementMixin, ExpressionMixin, CallMixin, InputFunctionsMixin, OutputFunctionsMixin, ByteFunctionsMixin,
+              HeapMixin, MainArgsMixin, LValueMixin, SideEffectMixin, InitialiserMixin, StorageMixin):
     """The lowering of one translation unit, composed from one mixin per responsibility over the shared
     `LoweringState`; `run` lowers main (inlining every call) and the static initialisers, then simplifies the
     CFA."""
