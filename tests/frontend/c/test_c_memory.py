@@ -54,7 +54,7 @@ int ga[5] = {1, 2, 3};
 int gz[4];
 short m[2][3] = {{1, 2, 3}, {4, 5}};
 int flat[2][2] = {7, 8, 9};
-int r_sum, r_m, r_idx, r_loc;
+int r_sum, r_m, r_idx, r_loc, r_conv;
 unsigned char bytes[4];
 int sum(int *a, int n) { int s = 0; for (int i = 0; i < n; i++) s += a[i]; return s; }
 void fill(int a[], int n, int v) { int *p = a; while (n-- > 0) *p++ = v++; }
@@ -71,6 +71,9 @@ int main(void) {
   r_idx = 2[ga] + *(ga + 1) + flat[1][0] + flat[1][1];
   bytes[0] = 200; bytes[1] = bytes[0] + 100; bytes[2] = -1;
   r_loc = loc[5] + loc[x & 1];
+  short *row = (short *)&m[1], *whole = (short *)&m;   /* a pointer to an array points to its first element */
+  unsigned char *cs = (unsigned char *)&bytes;
+  r_conv = row[1] * 1000 + whole[4] * 10 + cs[1] + row[x & 1];
   return 0;
 }
 """
@@ -78,7 +81,7 @@ int main(void) {
 
 def test_arrays_and_array_pointers(gcc, tmp_path):
     crosscheck(gcc, tmp_path, ARRAYS, [[0], [1], [3], [-2], [1000]],
-               ["ga", "gz", "m", "flat", "r_sum", "r_m", "r_idx", "bytes", "r_loc"], BOTH)
+               ["ga", "gz", "m", "flat", "r_sum", "r_m", "r_idx", "bytes", "r_loc", "r_conv"], BOTH)
 
 
 STRUCTS = r"""

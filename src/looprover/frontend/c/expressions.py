@@ -10,7 +10,9 @@ from __future__ import annotations
 import clang.cindex as ci
 
 from looprover.frontend.c import clang_api as capi
-from looprover.frontend.c.ctype import CBool, CFunc, CInt, CPtr, CStruct, CType, CVoid, compatible, is_char
+from looprover.frontend.c.ctype import (
+    CBool, CFunc, CInt, CPtr, CStruct, CType, CVoid, compatible, is_char, strip_array,
+)
 from looprover.frontend.c.cursors import (
     ARRAY_KINDS, INCDEC_OPS, TK, K, canonical_kind, children, expr_children, is_array_expr, strip_parens,
 )
@@ -446,6 +448,15 @@ class ExpressionMixin(LoweringState):
                     return Val(to, v.leaves)
                 if compatible(fr.pointee, to.pointee):
                     return Val(fr, v.leaves)  # keep the variable-length array lengths of the source
+                inner = list(strip_array(fr.pointee))
+                if len(inner) > 1 and all(isinstance(a.size, int) for a in inner[:-1]) and (
+                        compatible(inner[-1], to.pointee) or (self.memsafety and is_char(inner[-1])
+                                                              and is_char(to.pointee))):
+                    # `(char *)&buf`: a pointer to an array points to its first element (offsets count elements)
+                    per = 1
+                    for a in inner[:-1]:
+                        per *= a.size
+                    return pointer(to, v.obj, self.imul(v.off, per))
                 if self.memsafety and all(is_char(t) or isinstance(t, CVoid) for t in (fr.pointee, to.pointee)):
                     # char* <-> void* <-> unsigned char*: the offset counts bytes in all three (memcpy-style
                     # code); a dereference reads the char object through the other character type
