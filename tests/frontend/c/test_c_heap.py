@@ -49,6 +49,11 @@ CASES = {
     "in_bounds": ("int *a = malloc(4 * sizeof(int)); if (!a) return 0; a[3] = 1; free(a);", "T", "U"),
     "out_of_bounds": ("int *a = malloc(4 * sizeof(int)); if (!a) return 0; a[4] = 1; free(a);", "T", "F(valid-deref)"),
     "partial_element": ("int *a = malloc(10); if (!a) return 0; a[2] = 1; free(a);", "T", "F(valid-deref)"),
+    # loops of gotos (as Frama-C writes them) after the allocation: every access knows the object
+    "goto_loop": ("int *a = malloc(2 * sizeof(int)); int i = 0; if (!a) return 0; goto L2;\n"
+                  "L1: a[i] = i; i++;\nL2: if (i < 2) goto L1; free(a);", "T", "U"),
+    "goto_loop_unsafe": ("int *a = malloc(2 * sizeof(int)); int i = 0; if (!a) return 0; goto L2;\n"
+                         "L1: a[i] = i; i++;\nL2: if (i <= 2) goto L1; free(a);", "T", "F(valid-deref)"),
     "null_deref": ("int *a = malloc(sizeof(int)); *a = 1; free(a);", "T", "F(valid-deref)"),
     "use_after_free": ("int *a = malloc(sizeof(int)); if (!a) return 0; free(a); *a = 1;", "T", "F(valid-deref)"),
     "double_free": ("int *a = malloc(sizeof(int)); if (!a) return 0; free(a); free(a);", "T", "F(valid-free)"),
@@ -100,7 +105,7 @@ def test_heap_programs(tmp_path, name, prop):
     ("void *q = malloc(4); free(q);", "used as void *", (False, True)),
     ("int *p = malloc(4); p = realloc(p, 8);", "realloc", (False, True)),
     # a dereference lowered before the allocation it reads (through goto) would know no object of it
-    ("int *p = 0; goto A;\nB: *p = 1; return 0;\nA: p = malloc(4); if (p) goto B;", "goto", (False, True)),
+    ("int *p = 0; goto A; B: *p = 1; return 0; A: p = malloc(4); if (p) goto B;", "goto", (False, True)),
     # accesses to the fields of a partial struct would be valid: its byte count must be a visible multiple
     ("struct S { int a; char c; }; struct S *s = malloc(5);", "multiple of sizeof(struct S)", (True,)),
     # n * sizeof(struct S) wraps around in size_t: not a multiple

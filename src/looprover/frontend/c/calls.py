@@ -135,7 +135,7 @@ class CallMixin(LoweringState):
             if defined:             # globals get their objects when first used: the ones used later too
                 self.global_obj(decl, c)
         reach = sorted((v for v in self.shared_vars() if v not in self.literal_vars), key=lambda v: v.name)
-        pointers = [o.name for o in list(self.globals.values()) + self.objects
+        pointers = [o.name for o in list(self.globals.values()) + self.known_objects()
                     if any(OFF in lf.path for lf in self.types.leaves(o.ctype))]
         if pointers:
             # the callee could store a pointer to storage of its own (a malloc), which no object models

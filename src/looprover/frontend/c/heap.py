@@ -13,12 +13,14 @@ indeterminate (any values). An `alloca` object lives until its function returns,
 valid-memsafety, assumed otherwise, as undefined behaviour is) and ends that object's life: later accesses
 through any pointer to it are invalid (asserted or assumed against, as for a dead local, `memory.py`).
 
-Why only allocations outside loops, and no `goto` in a program that allocates: a dereference is a case split
-over the objects known when it is lowered, and without loops and gotos no code lowered before an allocation
-runs after it. Moreover an object is one set of IR variables, so an allocation executed twice in a run (a list
-built in a loop) would need two live objects in one place. Such a program is refused, naming the allocation,
-rather than modelled unsoundly: the finished CFA is checked for an allocation on a cycle
-(`allocations_in_loops`). `realloc` and an allocation used as `void *` are refused as well.
+Why only allocations outside loops, and no access that runs after an allocation lowered later: a dereference
+(and a free) is a case split over the objects known when it is lowered, and without loops no code lowered
+before an allocation runs after it unless a `goto` leads there; the lowered CFA is checked for that
+(`used_before_allocated`: Frama-C's output writes every loop with gotos, which is fine after the allocation).
+Moreover an object is one set of IR variables, so an allocation executed twice in a run (a list built in a loop)
+would need two live objects in one place. Such a program is refused, naming the allocation, rather than modelled
+unsoundly: the finished CFA is checked for an allocation on a cycle (`allocations_in_loops`). `realloc` and an
+allocation used as `void *` are refused as well.
 """
 from __future__ import annotations
 
@@ -30,7 +32,7 @@ from looprover.frontend.c.memory import Val, idx_const, pointer
 from looprover.frontend.c.state import LoweringState
 from looprover.program.cfa import Assert, Assign, Assume, Edge, Havoc, SrcLoc
 from looprover.program.expr import (
-    BOOL, TRUE, Binary, BoolConst, Cast, Compare, ConstArray, Expr, IntConst, IntType, Var, and_, cast, ite, not_,
+    BOOL, TRUE, Binary, BoolConst, Cast, Compare, ConstArray, Expr, IntConst, IntType, and_, cast, ite, not_,
     or_,
 )
 
@@ -96,7 +98,8 @@ class HeapMixin(LoweringState):
         else:
             self.emit(Havoc(cells, self.loc))
         self.emit(Assign(flag, ok, self.loc))
-        self.allocations.append((ok, self.loc))     # `allocations_in_loops` finds the allocation by its flag
+        # `allocations_in_loops` finds the allocation by its flag; `used_before_allocated` by its place and object
+        self.allocations.append((ok, self.loc, self.here(), obj.id))
         oid = ite(ok, IntConst(obj.id, self.OBJ), IntConst(0, self.OBJ))
         return pointer(to, oid, idx_const(0, self.IDX))
 
@@ -110,7 +113,7 @@ class HeapMixin(LoweringState):
             return                                      # free(0), free(NULL): nothing happens
         if not isinstance(p.ctype, CPtr):
             raise self.unsupported("free of a non-pointer", call)
-        heap = [o for o in self.objects if o.id in self.heap_flags]
+        heap = [o for o in self.known_objects() if o.id in self.heap_flags]
         hit = [and_(Compare("==", p.obj, IntConst(o.id, self.OBJ)), self.heap_flags[o.id]) for o in heap]
         valid = or_(Compare("==", p.obj, IntConst(0, self.OBJ)),
                     and_(or_(*hit), Compare("==", p.off, idx_const(0, self.IDX))))
@@ -140,12 +143,11 @@ def _zero(t) -> Expr:
     return IntConst(0, t) if isinstance(t, IntType) else BoolConst(False)
 
 
-def allocations_in_loops(edges: list[Edge], num_locs: int, allocations: list[tuple[Var, SrcLoc | None]]
-                         ) -> list[SrcLoc | None]:
+def allocations_in_loops(edges: list[Edge], num_locs: int, allocations: list[tuple]) -> list[SrcLoc | None]:
     """Where the allocations are that a loop can execute more than once: those whose edge (the one writing the
     success flag) lies on a cycle of the CFA, i.e. its target reaches its source. For `lower.Lowerer.run`
     (module docstring)."""
-    where = {ok.name: src for ok, src in allocations}
+    where = {ok.name: src for ok, src, *_ in allocations}
     succ: dict[int, list[int]] = {i: [] for i in range(num_locs)}
     for e in edges:
         succ[e.src].append(e.dst)
@@ -163,3 +165,30 @@ def allocations_in_loops(edges: list[Edge], num_locs: int, allocations: list[tup
         if e.src in seen:
             out.append(sites[0])
     return out
+
+
+def used_before_allocated(edges: list[Edge], allocations: list[tuple], views: list[tuple]
+                          ) -> tuple[SrcLoc | None, SrcLoc | None] | None:
+    """(the allocation, the step) where a step lowered before an allocation, which enumerated the objects without
+    its object (a dereference, a free; `LoweringState.known_objects`), can run after it: a `goto` back over the
+    allocation, or forward into code lowered earlier. None if there is none. On the CFA as lowered, whose
+    locations the views and allocations name (`lower.Lowerer.run`)."""
+    succ: dict[int, list[int]] = {}
+    for e in edges:
+        succ.setdefault(e.src, []).append(e.dst)
+    for _, src, loc, oid in allocations:
+        blind = {}
+        for vloc, count, vsrc in views:
+            if count < oid:
+                blind.setdefault(vloc, vsrc)
+        seen: set[int] = set()
+        todo = list(succ.get(loc, ()))
+        while todo and blind:
+            x = todo.pop()
+            if x in seen:
+                continue
+            if x in blind:
+                return src, blind[x]
+            seen.add(x)
+            todo.extend(succ.get(x, ()))
+    return None

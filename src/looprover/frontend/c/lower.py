@@ -45,7 +45,7 @@ from looprover.frontend.c.calls import CallMixin
 from looprover.frontend.c.cursors import K, children
 from looprover.frontend.c.effects import SideEffectMixin
 from looprover.frontend.c.expressions import ExpressionMixin
-from looprover.frontend.c.heap import HeapMixin, allocations_in_loops
+from looprover.frontend.c.heap import HeapMixin, allocations_in_loops, used_before_allocated
 from looprover.frontend.c.initialisers import InitialiserMixin
 from looprover.frontend.c.input_functions import InputFunctionsMixin
 from looprover.frontend.c.lvalues import LValueMixin
@@ -100,12 +100,15 @@ class Lowerer(StatementMixin, ExpressionMixin, CallMixin, InputFunctionsMixin, O
             if obj.id_var is not None:
                 self.emit(Assign(obj.id_var, IntConst(-obj.id, self.OBJ), None))
         self.jump(entry)
+        if self.allocations:
+            # a dereference lowered before an allocation knows no object of it: it must not run after it
+            late = used_before_allocated(self.bld.edges, self.allocations, self.object_views)
+            if late is not None:
+                alloc, step = late
+                raise UnsupportedError(f"an access or free (at {step}) that a goto lets run after an allocation "
+                                       f"lowered after it", alloc)
         edges, init, exit_, n, srcs, names = simplify(self.bld.edges, self.bld.init, self.exit, self.bld.num_locs,
                                                       dict(self.bld.loc_src), dict(self.bld.loc_names))
-        if self.allocations and self.first_goto is not None:
-            # a dereference lowered before an allocation knows no object of it; without goto, code lowered
-            # earlier never runs after an allocation outside loops
-            raise UnsupportedError("goto in a program that allocates memory", self.first_goto)
         looped = allocations_in_loops(edges, n, self.allocations) if self.allocations else []
         if looped:
             raise UnsupportedError("an allocation that a loop executes more than once (one object per allocation "

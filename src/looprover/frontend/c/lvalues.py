@@ -250,7 +250,7 @@ class LValueMixin(LoweringState):
     def pointees(self, pt) -> list:
         """The objects a pointer to `pt` can point into: those of `pt`s (or arrays of them), and under
         valid-memsafety every char object for a char pointer (`memory.py`)."""
-        return [o for o in self.objects if any(compatible(x, pt) for x in strip_array(o.ctype))
+        return [o for o in self.known_objects() if any(compatible(x, pt) for x in strip_array(o.ctype))
                 or (self.memsafety and is_char(pt) and is_char(list(strip_array(o.ctype))[-1]))]
 
     def _in_object(self, o, pt, off: Expr, c) -> Expr:

@@ -56,7 +56,8 @@ class LoweringState:
         self.heap_flags: dict[int, Var] = {}   # heap object id -> whether it is live (`heap.py`), in any mode
         self.allocations: list = []      # (success flag, source) per allocation (`heap.allocations_in_loops`)
         self.id_step = 0                 # objects with an id after the pre-pass (`StorageMixin._new_instance`)
-        self.first_goto = None           # where the first `goto` is (`heap.py`: lowering order)
+        # (CFA location, number of objects, source) each time the lowering enumerated the objects (`known_objects`)
+        self.object_views: list[tuple[int, int, SrcLoc | None]] = []
         self.literals: dict = {}         # string literal cursor -> its (read-only) object
         self.literal_vars: set = set()   # the IR variables of those objects
         self.static_init = False         # lowering the initialisers of static storage (before main)
@@ -101,6 +102,13 @@ class LoweringState:
         for o in list(self.globals.values()) + self.objects:
             vs.update(o.vars.values())
         return vs
+
+    def known_objects(self) -> list[Obj]:
+        """The objects, as a step being lowered sees them (a dereference's candidates, what a free may end): an
+        object allocated later is not among them, so where this happens is recorded (`heap.used_before_allocated`
+        checks that no such step can run after that allocation)."""
+        self.object_views.append((self.here(), len(self.objects), self.loc))
+        return self.objects
 
     def where(self, c: ci.Cursor | None) -> SrcLoc | None:
         if c is None:

@@ -83,8 +83,6 @@ class StatementMixin(LoweringState):
                 raise self.unsupported("goto", c)
             if any(flags for _, flags in self.frames[-1].scopes[1:]):
                 raise self.unsupported("goto in a block with an address-taken local (valid-memsafety)", c)
-            if self.first_goto is None:
-                self.first_goto = self.where(c)
             self.jump(self._label(ref[0].spelling))
         elif k == K.RETURN_STMT:
             self._return(c)
