@@ -14,7 +14,9 @@ its verdict speaks of the executions that reach it without an earlier run-time e
 undefined behaviour is not C's business; an earlier error is a verdict of its own check). That program goes
 through the same engine and the same evidence checks as `verify` (`jobs.checked_verdict`): `safe` only with a
 checked proof, `violated` only with a counterexample replayed on the program, `unknown` with the reason. The
-checks share one time budget, each within its own (`--check-timeout`).
+checks share one time budget, each within its own (`--check-timeout`). Before checks are verified one at a
+time, the open ones are verified together (`run_checks`): one proof often settles them all, and each
+counterexample settles the check it fails first.
 """
 from __future__ import annotations
 
@@ -107,25 +109,74 @@ def checks_of(program: Program) -> list[Check]:
 
 
 def only(program: Program, check: Check) -> Program:
-    """`program` with `check` its only assertion (of property unreach-call, which every engine checks) and
-    every other check an assumption."""
+    """`program` with `check` its only assertion and every other check an assumption."""
+    return asserting(program, {check.site})
+
+
+def asserting(program: Program, sites: set[tuple[int, int]]) -> Program:
+    """`program` with the checks at `sites` as assertions (of property unreach-call, which every engine checks)
+    and every other check an assumption."""
     edges = []
     for ei, e in enumerate(program.edges):
         stmts = []
         for si, s in enumerate(e.stmts):
             if isinstance(s, Assert) and s.prop not in UNMODELLED:
-                s = Assert(s.cond, UNREACH_CALL, s.src) if (ei, si) == check.site else Assume(s.cond, s.src)
+                s = Assert(s.cond, UNREACH_CALL, s.src) if (ei, si) in sites else Assume(s.cond, s.src)
             stmts.append(s)
         edges.append(Edge(e.src, e.dst, tuple(stmts)))
     return program.with_edges(edges)
 
 
+def failed_site(program: Program, cex: Counterexample) -> tuple[int, int] | None:
+    """The (edge, statement) of the assertion a counterexample of `program` fails, if it says which."""
+    if not cex.steps or not isinstance(cex.violated, Assert):
+        return None
+    edge = cex.steps[-1].edge
+    try:
+        ei = program.edges.index(edge)
+    except ValueError:
+        return None
+    hits = [si for si, s in enumerate(edge.stmts) if s == cex.violated]
+    return (ei, hits[0]) if len(hits) == 1 else None
+
+
 def run_checks(program: Program, checks: list[Check], data_model: str, options: JobOptions, deadline: Deadline,
                per_check: float, done: Callable[[CheckResult], None] = lambda r: None) -> list[CheckResult]:
-    """Each check's verdict (module docstring), in order; `done` hears of each as it is settled."""
+    """Each check's verdict (module docstring), in order; `done` hears of each as it is settled.
+
+    First the open checks are verified all at once, each run within one check's budget: a TRUE settles them all
+    (no run fails any of them, so none fails with the others assumed), a FALSE settles the check its replayed
+    counterexample fails first (the run passes every check before it), which then becomes an assumption for the
+    next run. What that leaves open (an UNKNOWN, a counterexample that names no single check) is verified one
+    check at a time."""
     task = Task(Property(UNREACH_CALL), "c", data_model)
-    out = []
-    for c in checks:
+    settled: dict[str, CheckResult] = {}
+
+    def settle(r: CheckResult) -> None:
+        settled[r.check.id] = r
+        done(r)
+    by_site = {c.site: c for c in checks}
+    open_ = list(checks)
+    while len(open_) > 1 and deadline.left() > 0.5:
+        start = time.monotonic()
+        mine = Deadline(min(deadline.at, start + per_check))
+        together = asserting(program, {c.site for c in open_})
+        verdict = undecided_verdict(checked_verdict(together, task, options, mine))
+        spent = time.monotonic() - start
+        if verdict.status == Status.TRUE:
+            for c in open_:
+                settle(CheckResult(c, SAFE, f"proved with the other {len(open_) - 1} open checks at once: "
+                                            f"{verdict.reason}", verdict.engine, spent))
+            open_ = []
+            break
+        cex = verdict.evidence if verdict.status == Status.FALSE else None
+        site = failed_site(together, cex) if isinstance(cex, Counterexample) else None
+        if site not in by_site or by_site[site] not in open_:
+            break
+        c = by_site[site]
+        settle(CheckResult(c, VIOLATED, verdict.reason, verdict.engine, spent, list(cex.inputs)))
+        open_.remove(c)
+    for c in open_:
         start = time.monotonic()
         if deadline.left() <= 0.5:
             r = CheckResult(c, UNKNOWN, "not run: the total time budget is spent")
@@ -136,9 +187,8 @@ def run_checks(program: Program, checks: list[Check], data_model: str, options: 
             cex = verdict.evidence if status == VIOLATED else None
             r = CheckResult(c, status, verdict.reason, verdict.engine, time.monotonic() - start,
                             list(cex.inputs) if isinstance(cex, Counterexample) else [])
-        out.append(r)
-        done(r)
-    return out
+        settle(r)
+    return [settled[c.id] for c in checks]
 
 
 def summary(results: list[CheckResult]) -> dict[str, int]:

@@ -14,7 +14,7 @@ from looprover import cli
 from looprover.jobs import Job
 from looprover.program.cfa import Assert
 from looprover.properties import default_property
-from looprover.runtime_checks import checked_program, checks_of, only
+from looprover.runtime_checks import asserting, checked_program, checks_of, only
 
 HEADER = """extern int __VERIFIER_nondet_int(void);
 extern void abort(void);
@@ -100,6 +100,8 @@ def test_a_safe_twin_has_every_check_safe(tmp_path):
 }
 """)
     assert got["checks"] and all(c["status"] == "safe" for c in got["checks"]), got
+    # one proof of all the checks at once settles them (`runtime_checks.run_checks`)
+    assert all("open checks at once" in c["reason"] for c in got["checks"]), got
 
 
 def test_a_violation_through_a_global_written_in_another_function_is_found(tmp_path):
@@ -135,6 +137,18 @@ def test_each_single_check_program_has_that_assertion_only_and_assumes_the_other
         asserts = [(ei, si) for ei, e in enumerate(one.edges) for si, s in enumerate(e.stmts) if isinstance(s, Assert)]
         assert asserts == [c.site]
         assert sum(len(e.stmts) for e in one.edges) == sum(len(e.stmts) for e in program.edges)
+
+
+def test_checks_verified_together_assert_those_and_assume_the_others(tmp_path):
+    path = tmp_path / "p.c"
+    path.write_text(MIXED)
+    program = checked_program(Job(path, default_property(), "ILP32"))
+    checks = checks_of(program)
+    some = {c.site for c in checks[::2]}
+    together = asserting(program, some)
+    asserts = {(ei, si) for ei, e in enumerate(together.edges) for si, s in enumerate(e.stmts) if isinstance(s, Assert)}
+    assert asserts == some
+    assert [len(e.stmts) for e in together.edges] == [len(e.stmts) for e in program.edges]
 
 
 def test_a_program_the_front_end_cannot_build_is_unknown_with_the_reason(tmp_path, capsys):
