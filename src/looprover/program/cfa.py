@@ -290,6 +290,21 @@ class ProgramBuilder:
         return p
 
 
+def reached_from(edges, start: int) -> set[int]:
+    """The locations a path of at least one of `edges` leads to from `start` (`start` itself only on a cycle)."""
+    succ: dict[int, list[int]] = {}
+    for e in edges:
+        succ.setdefault(e.src, []).append(e.dst)
+    seen: set[int] = set()
+    todo = list(succ.get(start, ()))
+    while todo:
+        x = todo.pop()
+        if x not in seen:
+            seen.add(x)
+            todo.extend(succ.get(x, ()))
+    return seen
+
+
 def stmt_to_str(s: Stmt) -> str:
     if isinstance(s, Assign):
         return f"{s.lhs.name} := {s.rhs}"

@@ -73,6 +73,11 @@ CASES = {
                        "memcpy(q, p, n + 1); return 0;", "valid-memsafety", "F(valid-deref)"),
     "move_after_free": ("char *p = malloc(4); if (!p) return 0; free(p); char a[4]; memmove(a, p, 4); return a[0];",
                         "valid-memsafety", "F(valid-deref)"),
+    # the value is read once, at the call, though the loop writes what it reads
+    "fill_read_once": ("char a[4] = {1, 0, 0, 0}; memset(a, a[0] + 1, sizeof a); if (a[3] != 2) reach_error();",
+                       "unreach-call", "T"),
+    "fill_read_once_unsafe": ("char a[4] = {1, 0, 0, 0}; memset(a, a[0] + 1, sizeof a); if (a[3] == 2) reach_error();",
+                              "unreach-call", "F"),
     # 6 bytes are one int and half of another
     "part_of_an_element": ("int a[4]; memset(a, 0, 6); if (a[0] != 0) reach_error();", "unreach-call", "U"),
 }

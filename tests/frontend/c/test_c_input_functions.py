@@ -8,6 +8,8 @@ import pytest
 
 from helpers.c_verdicts import short_verdict
 from looprover.deadline import Deadline
+from looprover.errors import UnsupportedError
+from looprover.frontend.c import load_c_program
 from looprover.witness.harness import harness_for
 
 HEAD = "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n#include <time.h>\n" \
@@ -27,6 +29,9 @@ CASES = {
                            "unreach-call", "T"),
     "fgets_newline_read": ("char b[8]; if (fgets(b, 8, stdin) && b[0] == '\\n') reach_error();", "unreach-call", "F"),
     "fgets_fails": ("char b[8]; b[0] = 'z'; if (fgets(b, 8, stdin) == NULL) reach_error();", "unreach-call", "F"),
+    # with n == 1 there is nothing to read: glibc and musl return s, an empty string
+    "fgets_one": ("char b[1]; b[0] = 'x'; if (fgets(b, 1, stdin) == NULL || b[0] != 0) reach_error();",
+                  "unreach-call", "T"),
     "fgets_fits": ("char b[4]; if (fgets(b, sizeof b, stdin)) return (int)strlen(b);", "valid-memsafety", "T"),
     "fgets_overflows": ("char b[4]; if (fgets(b, 8, stdin)) return b[0];", "valid-memsafety", "F(valid-deref)"),
     "index_from_input": ("char in[14] = \"\"; int d = -1, buf[10] = {0};\n"
@@ -45,3 +50,16 @@ def test_input_verdicts(tmp_path, name):
     if got == "F" and prop == "unreach-call":
         result = harness_for(verdict, path, "ILP32", True, Deadline(time.monotonic() + 30))
         assert result.reached_error is None and "reads values" in result.detail, result
+
+
+@pytest.mark.parametrize("body", [
+    "srand(42); int a = rand(); srand(42); int b = rand(); if (a != b) reach_error();",
+    "int a = rand(); srand(1); if (a != rand()) reach_error();",
+    "for (int i = 0; i < 2; i++) srand(3); if (rand() < 0) reach_error();",
+])
+def test_a_seed_set_again_is_refused(tmp_path, body):
+    """C makes a seed repeat its sequence; independent rand values would find a run no C library has."""
+    path = tmp_path / "seed.c"
+    path.write_text(f"{HEAD}int main(void) {{\n  {body}\n  return 0;\n}}\n")
+    with pytest.raises(UnsupportedError, match="srand that may run again"):
+        load_c_program(path)

@@ -112,6 +112,12 @@ def test_ctype_agrees_with_glibc(gcc, tmp_path):
     ("char c = (char)__VERIFIER_nondet_int(); if (isalnum(c) && !isdigit(c) && c < 'A') reach_error();",
      "unreach-call", "T"),
     ("char c = (char)__VERIFIER_nondet_int(); if (isxdigit(c) && c > 'a') reach_error();", "unreach-call", "F"),
+    # only in the function form: the call the models must find
+    ("char c = (char)__VERIFIER_nondet_int(); if ((isdigit)(c) && (c < '0' || c > '9')) reach_error();",
+     "unreach-call", "T"),
+    # C says nonzero: gcc's built-in isdigit gives 1, glibc's function the table's bit
+    ("if ((isdigit)('7') == 1) reach_error();", "unreach-call", "F"),
+    ("if ((isdigit)('7') == 2048) reach_error();", "unreach-call", "F"),
     ("int c = __VERIFIER_nondet_int(); if (c >= -1 && c < 256) return isspace(c);", "valid-memsafety", "T"),
     # outside [-128, 256) glibc reads outside its table
     ("int c = __VERIFIER_nondet_int(); if (c >= -1 && c < 512) return isspace(c);", "valid-memsafety",

@@ -28,6 +28,13 @@ CASES = {
     "count_reached": ("int r = printf(\"ab\"); if (r == 2) reach_error();", "unreach-call", "F"),
     "output_error": ("if (puts(\"ab\") == EOF) reach_error();", "unreach-call", "F"),
     "putchar_result": ("int r = putchar(300); if (r != 44 && r != EOF) reach_error();", "unreach-call", "T"),
+    # printf stops at the format's first NUL: it neither counts nor reads what follows
+    "count_stops_at_nul": ("int r = printf(\"ab\\0cd\"); if (r >= 0 && r != 2) reach_error();", "unreach-call",
+                           "T"),
+    "reads_stop_at_nul": ("char b[3] = {'a', 'b', 'c'}; printf(\"x\\0%s\\n\", b);", "valid-memsafety", "T"),
+    # glibc's %m takes no argument: the %s after it reads b
+    "errno_message": ("char b[3] = {'a', 'b', 'c'}; printf(\"%m: %s\\n\", b, \"x\");", "valid-memsafety",
+                      "F(valid-deref)"),
     "arguments_evaluated": ("int x = 0; printf(\"%d\", x++); if (x != 1) reach_error();", "unreach-call", "T"),
 }
 
@@ -56,6 +63,11 @@ def test_printing_literals_makes_no_arrays(tmp_path):
     ("char b[2] = {0, 0}; char *f = b; printf(f, b);", True, "not a string literal and pointer arguments"),
     ("char b[2] = {0, 0}; printf(\"%.*s\", 1, b);", True, "valid-memsafety"),
     ("int b[2] = {0, 0}; printf(\"%s\", b);", True, "%s of a i32"),
+    ("int x = 5; const char *f = \"%n\"; printf(f, &x);", False, "a %n in it would write through one"),
+    ("int x = 5; printf(\"ab%1$n\", &x);", False, "positional arguments"),
+    ("char b[2] = {0, 0}; printf(\"%1$s\", b);", True, "positional arguments"),
+    ("int w[2] = {65, 0}; printf(\"%S\", w);", True, "%S"),
+    ("printf(\"%.-1s\", \"a\");", False, "the conversion"),
 ])
 def test_what_is_not_modelled_is_refused(tmp_path, body, memsafety, what):
     path = tmp_path / "refused.c"

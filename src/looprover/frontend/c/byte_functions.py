@@ -63,7 +63,7 @@ class ByteFunctionsMixin(LoweringState):
             fill = self.protect(self.rv(args[1]), args[2:])
             if not isinstance(fill.ctype, (CInt, CBool)):
                 raise self.unsupported(f"{name} with a non-integer value", c)
-            byte = cast(_U8, fill.e)
+            byte = self.snap(cast(_U8, fill.e))   # the value at the call: the loop may write what it reads
             has_pointers = any(OFF in lf.path for lf in self.types.leaves(elem))
             if has_pointers and not (isinstance(byte, IntConst) and byte.value == 0):
                 raise self.unsupported(f"{name} of a non-zero byte into {elem} (holds pointers)", c)

@@ -11,7 +11,7 @@ import clang.cindex as ci
 
 from looprover.frontend.c import clang_api as capi
 from looprover.frontend.c.ctype import OFF, CBool, CInt, CPtr, CVoid
-from looprover.frontend.c.cursors import INCDEC_OPS, TK, K, base_decl, children, strip_implicit
+from looprover.frontend.c.cursors import INCDEC_OPS, TK, K, base_decl, called_function, children
 from looprover.frontend.c.known_functions import (
     ASSERT_FAILURES, ASSUME_FUNCTIONS, INPUT_FUNCTIONS, NONDET_TYPES, OUTPUT_FUNCTIONS, TERMINATING_FUNCTIONS,
     nondet_suffix,
@@ -31,9 +31,8 @@ class CallMixin(LoweringState):
 
     def call(self, c: ci.Cursor, want: bool) -> Val:
         ks = children(c)
-        callee = strip_implicit(ks[0])
-        ref = callee.referenced if callee.kind == K.DECL_REF_EXPR else None
-        if ref is None or ref.kind != K.FUNCTION_DECL:
+        ref = called_function(c)
+        if ref is None:
             raise self.unsupported("call through a function pointer", c)
         name = ref.spelling
         args = ks[1:]

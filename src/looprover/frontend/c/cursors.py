@@ -43,6 +43,15 @@ def strip_implicit(c: ci.Cursor) -> ci.Cursor:
     return c
 
 
+def called_function(call: ci.Cursor) -> ci.Cursor | None:
+    """The function declaration a call expression names, through parentheses and implicit conversions
+    (`(isdigit)(c)`); None for a call through a function pointer."""
+    ks = children(call)
+    callee = strip_implicit(ks[0]) if ks else None
+    ref = callee.referenced if callee is not None and callee.kind == K.DECL_REF_EXPR else None
+    return ref if ref is not None and ref.kind == K.FUNCTION_DECL else None
+
+
 def denotes_param(c: ci.Cursor) -> bool:
     while c.kind in (K.PAREN_EXPR, K.UNEXPOSED_EXPR):
         ks = children(c)

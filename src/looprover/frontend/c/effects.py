@@ -12,7 +12,7 @@ import clang.cindex as ci
 from looprover.errors import UnsupportedError
 from looprover.frontend.c import clang_api as capi
 from looprover.frontend.c.cursors import (
-    INCDEC_OPS, TK, K, base_decl, canonical_kind, children, is_array_decay, strip_parens,
+    INCDEC_OPS, TK, K, base_decl, called_function, canonical_kind, children, is_array_decay, strip_parens,
 )
 from looprover.frontend.c.known_functions import (
     ASSUME_FUNCTIONS, INPUT_FUNCTIONS, OUTPUT_FUNCTIONS, TERMINATING_FUNCTIONS, nondet_suffix,
@@ -111,8 +111,8 @@ class SideEffectMixin(LoweringState):
     def _call_writes(self, c: ci.Cursor):
         """Variables a call may write besides its arguments' effects: nothing for the built-in models,
         the globals written by an inlined body (callee locals are fresh), `_ALL` if unknown."""
-        ref = c.referenced
-        if ref is None or ref.kind != K.FUNCTION_DECL:
+        ref = called_function(c)
+        if ref is None:
             return _ALL
         name = ref.spelling
         d = ref.get_definition()

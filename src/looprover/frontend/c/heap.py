@@ -27,10 +27,10 @@ from __future__ import annotations
 import clang.cindex as ci
 
 from looprover.frontend.c.ctype import CBool, CInt, CPtr, CVoid
-from looprover.frontend.c.cursors import K, children, strip_implicit, strip_parens
+from looprover.frontend.c.cursors import K, called_function, children, strip_parens
 from looprover.frontend.c.memory import Val, idx_const, pointer
 from looprover.frontend.c.state import LoweringState
-from looprover.program.cfa import Assert, Assign, Assume, Edge, Havoc, SrcLoc
+from looprover.program.cfa import Assert, Assign, Assume, Edge, Havoc, SrcLoc, reached_from
 from looprover.program.expr import (
     BOOL, TRUE, Binary, BoolConst, Cast, Compare, ConstArray, Expr, IntConst, IntType, and_, cast, ite, not_,
     or_,
@@ -48,9 +48,8 @@ class HeapMixin(LoweringState):
         if c.kind != K.CALL_EXPR:
             return None
         ks = children(c)
-        callee = strip_implicit(ks[0]) if ks else None
-        ref = callee.referenced if callee is not None and callee.kind == K.DECL_REF_EXPR else None
-        if ref is None or ref.kind != K.FUNCTION_DECL or ref.spelling not in ALLOCATORS:
+        ref = called_function(c)
+        if ref is None or ref.spelling not in ALLOCATORS:
             return None
         if ref.get_definition() is not None:
             return None
@@ -143,26 +142,15 @@ def _zero(t) -> Expr:
     return IntConst(0, t) if isinstance(t, IntType) else BoolConst(False)
 
 
-def allocations_in_loops(edges: list[Edge], num_locs: int, allocations: list[tuple]) -> list[SrcLoc | None]:
+def allocations_in_loops(edges: list[Edge], allocations: list[tuple]) -> list[SrcLoc | None]:
     """Where the allocations are that a loop can execute more than once: those whose edge (the one writing the
     success flag) lies on a cycle of the CFA, i.e. its target reaches its source. For `lower.Lowerer.run`
     (module docstring)."""
     where = {ok.name: src for ok, src, *_ in allocations}
-    succ: dict[int, list[int]] = {i: [] for i in range(num_locs)}
-    for e in edges:
-        succ[e.src].append(e.dst)
     out = []
     for e in edges:
         sites = [where[v.name] for s in e.stmts for v in s.writes() if v.name in where]
-        if not sites:
-            continue
-        seen, todo = {e.dst}, [e.dst]
-        while todo and e.src not in seen:
-            for y in succ[todo.pop()]:
-                if y not in seen:
-                    seen.add(y)
-                    todo.append(y)
-        if e.src in seen:
+        if sites and (e.dst == e.src or e.src in reached_from(edges, e.dst)):
             out.append(sites[0])
     return out
 
@@ -173,22 +161,13 @@ def used_before_allocated(edges: list[Edge], allocations: list[tuple], views: li
     its object (a dereference, a free; `LoweringState.known_objects`), can run after it: a `goto` back over the
     allocation, or forward into code lowered earlier. None if there is none. On the CFA as lowered, whose
     locations the views and allocations name (`lower.Lowerer.run`)."""
-    succ: dict[int, list[int]] = {}
-    for e in edges:
-        succ.setdefault(e.src, []).append(e.dst)
     for _, src, loc, oid in allocations:
         blind = {}
         for vloc, count, vsrc in views:
             if count < oid:
                 blind.setdefault(vloc, vsrc)
-        seen: set[int] = set()
-        todo = list(succ.get(loc, ()))
-        while todo and blind:
-            x = todo.pop()
-            if x in seen:
-                continue
-            if x in blind:
-                return src, blind[x]
-            seen.add(x)
-            todo.extend(succ.get(x, ()))
+        later = reached_from(edges, loc) if blind else set()
+        hit = next((vloc for vloc in blind if vloc in later), None)
+        if hit is not None:
+            return src, blind[hit]
     return None

@@ -3,11 +3,13 @@
 
 Each returns any value C11 lets it return, so a TRUE holds for every input and a FALSE's run is one some input
 gives: `getchar`/`getc`/`fgetc` a character as unsigned char, or EOF (-1); `rand` a value in [0, RAND_MAX]
-(glibc's 2^31-1; C fixes no sequence, and the seed comes from the clock); `time` any time_t, also stored in
-`*t` when t is not NULL; `srand` nothing. `fgets(s, n, f)` reads k < n characters (none of them a newline but
+(glibc's 2^31-1; C fixes no sequence), independent of each other; `time` any time_t, also stored in `*t` when t
+is not NULL; `srand` nothing. Because C makes a seed repeat its sequence, a program in which an `srand` may run
+after another or after a `rand` is refused (`reseeded`). `fgets(s, n, f)` reads k < n characters (none of them a newline but
 the last), writes them to s[0..k-1], and then either succeeds, writing s[k] = 0 and returning s (which needs
-k > 0, or n == 1), or fails (end of file, or a read error after k characters, where C leaves the array
-indeterminate: the k characters stay) and returns NULL. Its writes are checked like the program's, so an
+k > 0; with n == 1 there is nothing to read and it always succeeds, as glibc and musl do), or fails (end of file,
+or a read error after k characters, where C leaves the array indeterminate: the k characters stay) and returns
+NULL. Its writes are checked like the program's, so an
 `fgets` into a buffer shorter than n overflows at the call.
 
 The values read are the model's choice, not inputs a harness or a witness could feed (`__VERIFIER_nondet_*`):
@@ -23,7 +25,7 @@ from looprover.frontend.c.ctype import CInt, CPtr, is_char
 from looprover.frontend.c.known_functions import INPUT_FUNCTIONS
 from looprover.frontend.c.memory import Val, is_zero, pointer, scalar
 from looprover.frontend.c.state import LoweringState
-from looprover.program.cfa import Assume, Havoc
+from looprover.program.cfa import Assume, Havoc, reached_from
 from looprover.program.expr import (
     BOOL, Binary, Compare, IntConst, and_, cast, ite, not_, or_,
 )
@@ -46,6 +48,8 @@ class InputFunctionsMixin(LoweringState):
                 self.discard(a)
             else:
                 vals.append(self.protect(self.keep_operations(self.rv(a)), args[k + 1:]))
+        if name in ("srand", "rand"):
+            self.random_calls.append((name, self.here(), self.loc))
         if name == "srand":
             return Val(rt, {})
         if not isinstance(rt, CInt):
@@ -99,13 +103,27 @@ class InputFunctionsMixin(LoweringState):
             self.write(self.deref(self.ptr_add(s, i, +1), c), scalar(ch, v))
         self.counted_loop("fgets", idx, [lambda i: Compare("<", i, k)], store)
         ok = self.read_value("fgets", BOOL)
-        self.emit(Assume(or_(not_(ok), Compare(">", k, zero), Compare("==", n_i, IntConst(1, idx))), self.loc))
+        one = Compare("==", n_i, IntConst(1, idx))     # n == 1: nothing to read, s becomes "" (glibc, musl)
+        self.emit(Assume(and_(or_(not_(ok), Compare(">", k, zero), one), or_(ok, not_(one))), self.loc))
         done, terminate = self.new_loc(), self.new_loc()
         self.branch(ok, terminate, done)
         self.start(terminate)
         self.write(self.deref(self.ptr_add(s, k, +1), c), scalar(ch, IntConst(0, ct)))
         self.start(done)
         return pointer(s.ctype, ite(ok, s.obj, IntConst(0, self.OBJ)), ite(ok, s.off, zero))
+
+
+def reseeded(edges, calls: list[tuple[str, int, object]]):
+    """Where an `srand` is that may run after another `srand` or a `rand` (or again): C11 7.22.2.2 makes the
+    seed repeat its sequence, which the independent values of `rand` do not model; None if there is none."""
+    for i, (_, loc, _) in enumerate(calls):
+        later = reached_from(edges, loc)
+        # a call recorded later at the same location is later on the same edge (lowering order)
+        again = next((src for j, (name, at, src) in enumerate(calls)
+                      if name == "srand" and (at in later or (at == loc and j > i))), False)
+        if again is not False:
+            return again
+    return None
 
 
 def reads_input(name: str) -> bool:

@@ -103,13 +103,16 @@ _MODELS.update({
     "toupper": ("int toupper(int c) { return c >= 'a' && c <= 'z' ? c - 32 : c >= -128 && c <= -2 ? c + 256 : c; }",
                 ()),
 })
-# the functions themselves, for a call the macros do not cover (`(isdigit)(c)`, `#undef isdigit`)
-_MODELS.update({name: (f"int {name}(int c) {{ return (*__ctype_b_loc())[c] & {_class_bit(bit)}; }}", ("__ctype_b_loc",))
+# the functions themselves, for a call the macros do not cover (`(isdigit)(c)`, `#undef isdigit`): C fixes only
+# "nonzero"; glibc's function returns the table's bit, gcc's built-in (which it uses for isdigit) 1, so either
+# (an uninitialised local is any value without being an input)
+_MODELS.update({name: (f"int {name}(int c) {{ int h; int v = (*__ctype_b_loc())[c] & {_class_bit(bit)};"
+                       f" return v && h ? 1 : v; }}", ("__ctype_b_loc",))
                 for name, (bit, _) in _CLASSES.items()})
 NAMES = frozenset(n for n in _MODELS if not n.startswith("__looprover"))
 FILE_NAME = "looprover-libc.c"   # the models' file in source locations
 _SIZE = {"ILP32": "unsigned int", "LP64": "unsigned long"}
-_CALL = re.compile(r"\b(" + "|".join(sorted(NAMES)) + r")\s*\(")
+_CALL = re.compile(r"\b(" + "|".join(sorted(NAMES)) + r")\s*\)?\s*\(")      # `f(` and `(f)(`
 
 
 def called(text: str) -> set[str]:

@@ -47,7 +47,7 @@ from looprover.frontend.c.effects import SideEffectMixin
 from looprover.frontend.c.expressions import ExpressionMixin
 from looprover.frontend.c.heap import HeapMixin, allocations_in_loops, used_before_allocated
 from looprover.frontend.c.initialisers import InitialiserMixin
-from looprover.frontend.c.input_functions import InputFunctionsMixin
+from looprover.frontend.c.input_functions import InputFunctionsMixin, reseeded
 from looprover.frontend.c.lvalues import LValueMixin
 from looprover.frontend.c.main_args import MainArgsMixin
 from looprover.frontend.c.output_functions import OutputFunctionsMixin
@@ -107,9 +107,13 @@ class Lowerer(StatementMixin, ExpressionMixin, CallMixin, InputFunctionsMixin, O
                 alloc, step = late
                 raise UnsupportedError(f"an access or free (at {step}) that a goto lets run after an allocation "
                                        f"lowered after it", alloc)
+        again = reseeded(self.bld.edges, self.random_calls)
+        if again is not None:
+            raise UnsupportedError("srand that may run again or after rand (the sequence a seed repeats is not "
+                                   "modelled)", again)
         edges, init, exit_, n, srcs, names = simplify(self.bld.edges, self.bld.init, self.exit, self.bld.num_locs,
                                                       dict(self.bld.loc_src), dict(self.bld.loc_names))
-        looped = allocations_in_loops(edges, n, self.allocations) if self.allocations else []
+        looped = allocations_in_loops(edges, self.allocations) if self.allocations else []
         if looped:
             raise UnsupportedError("an allocation that a loop executes more than once (one object per allocation "
                                    "is modelled)", looped[0])

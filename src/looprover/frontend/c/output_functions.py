@@ -15,9 +15,10 @@ unterminated string goes on: undefined behaviour followed, never a run cut off).
 read without a loop (it is terminated) and needs no object (`storage.scan_address_taken`), so a program that
 prints gets no arrays for it.
 
-Refused, naming the call: `%n` (it writes), a format with more conversions than arguments, and under
-valid-memsafety a `%s` whose precision is `*` or whose argument is not a char pointer, wide strings (`%ls`), and
-a format that is not a string literal followed by pointer arguments (which conversions read them is unknown).
+A format is what precedes its first NUL. Refused, naming the call: `%n` (it writes), positional arguments
+(`%1$d`), a conversion C does not define, a format with more conversions than arguments, a format that is not a
+string literal followed by pointer arguments (a `%n` in it would write through one), and under valid-memsafety
+a `%s` whose precision is `*` or whose argument is not a char pointer, and wide strings (`%ls`, `%S`).
 
 Why built here rather than as C bodies (`libc_models.py`): printf is variadic, and the front-end inlines no
 variadic function.
@@ -36,17 +37,27 @@ from looprover.frontend.c.state import LoweringState
 from looprover.program.cfa import Assume, Havoc
 from looprover.program.expr import Compare, IntConst, IntType, cast, or_
 
-# %[flags][width][.precision][length]conversion (C11 7.21.6.1)
-_CONVERSION = re.compile(r"%[-+ #0']*(\*|\d+)?(?:\.(\*|\d*))?(hh|h|ll|l|j|z|t|L)?(.)", re.S)
+# %[flags][width][.precision][length]conversion (C11 7.21.6.1, with glibc's `I` flag and `%m`, `%C`, `%S`)
+_CONVERSION = re.compile(r"%([-+ #0'I]*)(\*|\d+\$?)?(?:\.(\*|\d*))?(hh|h|ll|l|j|z|t|L|q)?(.?)", re.S)
+_TAKES_ARGUMENT = set("diouxXcspaAeEfFgGnCS")      # `%%` and glibc's `%m` (errno's message) take none
 
 
-def conversions(fmt: str) -> list[tuple[str, str | None, str | None, str]]:
-    """(width, precision, length, conversion) of each conversion of a printf format but `%%`."""
+def format_text(data: list[int]) -> str:
+    """A format literal's characters as printf sees them: up to the first NUL."""
+    return bytes(data[:data.index(0)] if 0 in data else data).decode("latin-1")
+
+
+def conversions(fmt: str) -> list[tuple[str | None, str | None, str, str]]:
+    """(width, precision, length, conversion) of each conversion of a printf format, `%%` included; ValueError
+    for what the model does not follow (positional arguments `%1$d`, a conversion C does not define)."""
     out = []
     for m in _CONVERSION.finditer(fmt):
-        width, prec, length, conv = m.groups()
-        if conv != "%":
-            out.append((width, prec, length or "", conv))
+        _, width, prec, length, conv = m.groups()
+        if width is not None and width.endswith("$"):
+            raise ValueError("positional arguments (%N$)")
+        if not conv or (conv not in _TAKES_ARGUMENT and conv not in ("%", "m")):
+            raise ValueError(f"the conversion %{conv}")
+        out.append((width, prec, length or "", conv))
     return out
 
 
@@ -92,16 +103,24 @@ class OutputFunctionsMixin(LoweringState):
         self.emit(Havoc((r,), self.loc), Assume(ok, self.loc))
         return scalar(rt, r)
 
-    def _fixed_count(self, c, name: str, fmt: ci.Cursor) -> int:
-        """The number of characters a printf-like call with format `fmt` writes, where the format alone fixes it."""
+    def _format(self, c, name: str, fmt: ci.Cursor) -> list[tuple[str | None, str | None, str, str]] | None:
+        """The conversions of a literal format (None for another format)."""
         lit = strip_implicit(fmt)
         data = self.literal_bytes(lit) if lit.kind == K.STRING_LITERAL else None
         if data is None:
+            return None
+        try:
+            return conversions(format_text(data))
+        except ValueError as exc:
+            raise self.unsupported(f"{name} with {exc}", c) from None
+
+    def _fixed_count(self, c, name: str, fmt: ci.Cursor) -> int:
+        """The number of characters a printf-like call with format `fmt` writes, where the format alone fixes it."""
+        convs = self._format(c, name, fmt)
+        if convs is None:
             raise self.unsupported(f"the result of {name} with a format that is not a string literal", c)
-        text = bytes(data).decode("latin-1")
-        n = len(_CONVERSION.sub("", text))
-        for m in _CONVERSION.finditer(text):
-            width, prec, _, conv = m.groups()
+        n = len(_CONVERSION.sub("", format_text(self.literal_bytes(strip_implicit(fmt)))))
+        for width, _, _, conv in convs:
             if conv == "%":
                 n += 1
             elif conv == "c" and width != "*":
@@ -112,26 +131,27 @@ class OutputFunctionsMixin(LoweringState):
 
     def _format_reads(self, c, name: str, args: list, at: int, vals: dict) -> list[tuple[int, int | None]]:
         """The strings a printf-like call reads besides its format, as (argument index, at most so many)."""
-        lit = strip_implicit(args[at])
-        data = self.literal_bytes(lit) if lit.kind == K.STRING_LITERAL else None
-        if data is None:
-            pointers = [k for k in range(at + 1, len(args)) if isinstance(vals[k].ctype, CPtr)]
-            if self.memsafety and pointers:
-                raise self.unsupported(f"{name} with a format that is not a string literal and pointer "
-                                       f"arguments (valid-memsafety)", c)
+        convs = self._format(c, name, args[at])
+        if convs is None:
+            if any(vals.get(k) is not None and isinstance(vals[k].ctype, CPtr) for k in range(at + 1, len(args))):
+                raise self.unsupported(f"{name} with a format that is not a string literal and pointer arguments "
+                                       f"(a %n in it would write through one)", c)
             return [(at, None)]
         reads = []
         k = at + 1
-        for width, prec, length, conv in conversions(bytes(data).decode("latin-1")):
+        for width, prec, length, conv in convs:
             if conv == "n":
                 raise self.unsupported(f"{name} with %n (it writes through its argument)", c)
+            if conv not in _TAKES_ARGUMENT:
+                continue
             k += (width == "*") + (prec == "*")
             if k >= len(args):
                 raise self.unsupported(f"{name} with more conversions than arguments", c)
-            if conv == "s" and self.memsafety:
+            if conv in "sS" and self.memsafety:
                 v = vals[k]
-                if prec == "*" or length:
-                    raise self.unsupported(f"{name} with %{length}{'.*' if prec == '*' else ''}s (valid-memsafety)", c)
+                if prec == "*" or length or conv == "S":
+                    raise self.unsupported(f"{name} with %{length}{'.*' if prec == '*' else ''}{conv} "
+                                           f"(valid-memsafety)", c)
                 if v is not None and not (isinstance(v.ctype, CPtr) and is_char(v.ctype.pointee)):
                     raise self.unsupported(f"{name} with %s of a {v.ctype} argument", c)
                 reads.append((k, None if prec is None else int(prec or 0)))

@@ -56,6 +56,7 @@ class LoweringState:
         self.heap_flags: dict[int, Var] = {}   # heap object id -> whether it is live (`heap.py`), in any mode
         self.allocations: list = []      # (success flag, source) per allocation (`heap.allocations_in_loops`)
         self.id_step = 0                 # objects with an id after the pre-pass (`StorageMixin._new_instance`)
+        self.random_calls: list[tuple[str, int, SrcLoc | None]] = []   # srand/rand: (name, location, source)
         # (CFA location, number of objects, source) each time the lowering enumerated the objects (`known_objects`)
         self.object_views: list[tuple[int, int, SrcLoc | None]] = []
         self.literals: dict = {}         # string literal cursor -> its (read-only) object

@@ -13,7 +13,7 @@ import clang.cindex as ci
 from looprover.frontend.c import clang_api as capi
 from looprover.frontend.c.ctype import OFF, CArray, CFunc, CInt, CPtr, CStruct, CType, CVoid
 from looprover.frontend.c.cursors import (
-    ARRAY_KINDS, TK, K, children, designated, is_array_decay, strip_implicit, strip_parens,
+    ARRAY_KINDS, TK, K, called_function, children, designated, is_array_decay, strip_implicit, strip_parens,
 )
 from looprover.frontend.c.known_functions import OUTPUT_FUNCTIONS, TERMINATING_FUNCTIONS
 from looprover.frontend.c.memory import LV, Cell, Obj, idx_const, single
@@ -63,7 +63,7 @@ class StorageMixin(LoweringState):
                 c, parent = stack.pop()
                 k = c.kind
                 if k == K.CALL_EXPR:
-                    ref = c.referenced
+                    ref = called_function(c)
                     if ref is not None and ref.spelling in _LITERALS_UNUSED \
                             and ref.get_definition() is None:
                         # `__assert_fail("0", "file.c", ...)` in every SV-COMP reach_error: the arguments are
