@@ -144,7 +144,8 @@ def run_checks(program: Program, checks: list[Check], data_model: str, options: 
                per_check: float, done: Callable[[CheckResult], None] = lambda r: None) -> list[CheckResult]:
     """Each check's verdict (module docstring), in order; `done` hears of each as it is settled.
 
-    First the open checks are verified all at once, each run within one check's budget: a TRUE settles them all
+    First the open checks are verified all at once, each run within one check's share of the budget (at most
+    `per_check`, at most the time left over the number of open checks): a TRUE settles them all
     (no run fails any of them, so none fails with the others assumed), a FALSE settles the check its replayed
     counterexample fails first (the run passes every check before it), which then becomes an assumption for the
     next run. What that leaves open (an UNKNOWN, a counterexample that names no single check) is verified one
@@ -159,7 +160,8 @@ def run_checks(program: Program, checks: list[Check], data_model: str, options: 
     open_ = list(checks)
     while len(open_) > 1 and deadline.left() > 0.5:
         start = time.monotonic()
-        mine = Deadline(min(deadline.at, start + per_check))
+        # at most what one check would get of the total budget: a run that fails costs no more than that
+        mine = Deadline(min(deadline.at, start + min(per_check, deadline.left() / (len(open_) + 1))))
         together = asserting(program, {c.site for c in open_})
         verdict = undecided_verdict(checked_verdict(together, task, options, mine))
         spent = time.monotonic() - start
