@@ -139,8 +139,8 @@ def harness_for(verdict: Verdict, input_path: Path, data_model: str, is_c: bool,
         return HarnessResult(None, "not run: the counterexample's run starts main with an argc and argv of its "
                                    "choice, which the harness does not pass to the compiled program")
     if reads_library_input(cex):
-        return HarnessResult(None, "not run: the counterexample's run reads values of the model's choice from a "
-                                   "library function (stdin, rand, time), which the harness does not feed")
+        return HarnessResult(None, "not run: the counterexample's run reads input through a library function "
+                                   "(stdin, rand, time), which the harness does not feed")
     return run_harness(input_path, list(cex.inputs), data_model, budget)
 
 

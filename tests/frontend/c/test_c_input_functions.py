@@ -2,6 +2,7 @@
 both answers stand; fgets's writes checked; a run that reads such a value is not given to the compiled harness."""
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
@@ -49,7 +50,7 @@ def test_input_verdicts(tmp_path, name):
     assert got == want, (name, verdict.reason)
     if got == "F" and prop == "unreach-call":
         result = harness_for(verdict, path, "ILP32", True, Deadline(time.monotonic() + 30))
-        assert result.reached_error is None and "reads values" in result.detail, result
+        assert result.reached_error is None and "reads input through a library function" in result.detail, result
 
 
 @pytest.mark.parametrize("body", [
@@ -63,3 +64,21 @@ def test_a_seed_set_again_is_refused(tmp_path, body):
     path.write_text(f"{HEAD}int main(void) {{\n  {body}\n  return 0;\n}}\n")
     with pytest.raises(UnsupportedError, match="srand that may run again"):
         load_c_program(path)
+
+
+@pytest.mark.parametrize("body, written", [
+    ("int c = getchar(); if (c == 'x' && rand() == 7) reach_error();", True),
+    # the characters fgets stores are no input a witness can pin
+    ("char b[4]; if (fgets(b, 4, stdin) && b[0] == 'x') reach_error();", False),
+])
+def test_violation_witnesses_pin_returned_values(tmp_path, capsys, body, written):
+    from looprover import cli
+    path = tmp_path / "w.c"
+    path.write_text(f"{HEAD}int main(void) {{\n  {body}\n  return 0;\n}}\n")
+    out = tmp_path / "w.yml"
+    cli.main(["verify", str(path), "--witness", str(out), "--json"])
+    got = json.loads(capsys.readouterr().out)
+    assert got["result"] == "FALSE(unreach-call)"
+    assert out.exists() == written, got["witness"]
+    if written:
+        assert "the validator confirms it" in got["witness"]["note"] and "\\result == 120" in out.read_text()

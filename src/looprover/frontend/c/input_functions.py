@@ -12,9 +12,11 @@ or a read error after k characters, where C leaves the array indeterminate: the 
 NULL. Its writes are checked like the program's, so an
 `fgets` into a buffer shorter than n overflows at the call.
 
-The values read are the model's choice, not inputs a harness or a witness could feed (`__VERIFIER_nondet_*`):
-the compiled harness is not run for a counterexample that reads one (`witness/harness.py`), and a violation
-witness that cannot pin them is not confirmed by our validator, so it is not written. The stream argument is
+The values returned are inputs of the program, as `__VERIFIER_nondet_*`'s are: a violation witness pins each at
+its call (a `function_return` waypoint). The characters fgets stores are the model's choice, which no witness
+can name: a violation witness of a run that reads some is not confirmed by our validator, so it is not written.
+The compiled harness feeds only `__VERIFIER_nondet_*` calls, so it is not run for a counterexample that reads
+any of these values (`witness/harness.py`). The stream argument is
 not evaluated for a value (`FILE` is outside the model).
 """
 from __future__ import annotations
@@ -55,7 +57,7 @@ class InputFunctionsMixin(LoweringState):
         if not isinstance(rt, CInt):
             raise self.unsupported(f"{name} returning {rt}", c)
         t = self.types.ir_scalar(rt)
-        r = self.read_value(name, t)
+        r = self.read_value(name, t, returned=True)
         if name == "rand":
             self.emit(Assume(and_(Compare(">=", r, IntConst(0, t)), Compare("<=", r, IntConst(RAND_MAX, t))), self.loc))
         elif name == "time":
@@ -72,9 +74,11 @@ class InputFunctionsMixin(LoweringState):
             self.emit(Assume(and_(Compare(">=", r, IntConst(-1, t)), Compare("<=", r, IntConst(255, t))), self.loc))
         return scalar(rt, r)
 
-    def read_value(self, name: str, t):
-        """A fresh value read from outside by a call of `name` (not an input a harness feeds)."""
-        r = self.new_var(f"{name}.read", t, "temp", c_name=f"{name}()")
+    def read_value(self, name: str, t, returned: bool = False):
+        """A fresh value read from outside by a call of `name`. The value a call returns is an input of the
+        program (kind `nondet`, like `__VERIFIER_nondet_*`'s): a violation witness pins it at the call; what
+        fgets stores is not (no witness can name it)."""
+        r = self.new_var(f"{name}.read", t, "nondet" if returned else "temp", c_name=f"{name}()")
         self.emit(Havoc((r,), self.loc))
         return r
 
