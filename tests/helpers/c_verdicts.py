@@ -20,3 +20,10 @@ def short_verdict(path, prop: str, timeout: float = 60, data_model: str = "ILP32
         got = "F" if prop == "unreach-call" else f"F({verdict.evidence.violated.prop})"
         assert verdict.evidence.violated_at.file == str(path), verdict.evidence.violated_at
     return got, verdict
+
+
+def body_verdict(tmp_path, name: str, head: str, body: str, prop: str, timeout: float = 60):
+    """`short_verdict` of the program `head` + `int main(void) { body return 0; }`, written as `name`.c."""
+    path = tmp_path / f"{name}.c"
+    path.write_text(f"{head}int main(void) {{\n  {body}\n  return 0;\n}}\n")
+    return short_verdict(path, prop, timeout) + (path,)

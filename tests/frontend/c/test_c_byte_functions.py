@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from helpers.c_harness import crosscheck
-from helpers.c_verdicts import short_verdict
+from helpers.c_verdicts import body_verdict
 from looprover.errors import UnsupportedError
 from looprover.frontend.c import load_c_program
 from looprover.properties import UNMODELLED_BYTES
@@ -86,9 +86,7 @@ CASES = {
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_byte_function_verdicts(tmp_path, name):
     body, prop, want = CASES[name]
-    path = tmp_path / f"{name}.c"
-    path.write_text(f"{HEAD}int main(void) {{\n  {body}\n  return 0;\n}}\n")
-    got, verdict = short_verdict(path, prop)
+    got, verdict, _ = body_verdict(tmp_path, name, HEAD, body, prop)
     assert got == want, (name, verdict.reason)
     if want == "U":
         assert "not a whole number of the elements" in verdict.reason, verdict.reason

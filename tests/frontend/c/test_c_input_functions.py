@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from helpers.c_verdicts import short_verdict
+from helpers.c_verdicts import body_verdict
 from looprover.deadline import Deadline
 from looprover.errors import UnsupportedError
 from looprover.frontend.c import load_c_program
@@ -44,9 +44,7 @@ CASES = {
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_input_verdicts(tmp_path, name):
     body, prop, want = CASES[name]
-    path = tmp_path / f"{name}.c"
-    path.write_text(f"{HEAD}int main(void) {{\n  {body}\n  return 0;\n}}\n")
-    got, verdict = short_verdict(path, prop, timeout=90)
+    got, verdict, path = body_verdict(tmp_path, name, HEAD, body, prop, timeout=90)
     assert got == want, (name, verdict.reason)
     if got == "F" and prop == "unreach-call":
         result = harness_for(verdict, path, "ILP32", True, Deadline(time.monotonic() + 30))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from helpers.c_harness import crosscheck
-from helpers.c_verdicts import short_verdict
+from helpers.c_verdicts import body_verdict
 from looprover.frontend.c import load_c_program
 
 STRINGS = r"""
@@ -67,9 +67,7 @@ CASES = {
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_library_calls(tmp_path, name):
     body, prop, want = CASES[name]
-    path = tmp_path / f"{name}.c"
-    path.write_text(f"{HEAD}int main(void) {{\n  {body}\n  return 0;\n}}\n")
-    got, verdict = short_verdict(path, prop)
+    got, verdict, _ = body_verdict(tmp_path, name, HEAD, body, prop)
     assert got == want, (name, verdict.reason)
 
 
@@ -124,7 +122,5 @@ def test_ctype_agrees_with_glibc(gcc, tmp_path):
      "F(valid-deref)"),
 ])
 def test_ctype_verdicts(tmp_path, body, prop, want):
-    path = tmp_path / "ctype.c"
-    path.write_text(f"#include <ctype.h>\n{HEAD}int main(void) {{\n  {body}\n  return 0;\n}}\n")
-    got, verdict = short_verdict(path, prop)
+    got, verdict, _ = body_verdict(tmp_path, "ctype", f"#include <ctype.h>\n{HEAD}", body, prop)
     assert got == want, verdict.reason

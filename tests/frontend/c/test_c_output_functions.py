@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from helpers.c_verdicts import short_verdict
+from helpers.c_verdicts import body_verdict
 from looprover.errors import UnsupportedError
 from looprover.frontend.c import load_c_program
 from looprover.program.expr import ArrayType
@@ -42,9 +42,7 @@ CASES = {
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_output_verdicts(tmp_path, name):
     body, prop, want = CASES[name]
-    path = tmp_path / f"{name}.c"
-    path.write_text(f"{HEAD}int main(void) {{\n  {body}\n  return 0;\n}}\n")
-    got, verdict = short_verdict(path, prop)
+    got, verdict, _ = body_verdict(tmp_path, name, HEAD, body, prop)
     assert got == want, (name, verdict.reason)
 
 
