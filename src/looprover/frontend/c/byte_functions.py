@@ -86,9 +86,9 @@ class ByteFunctionsMixin(LoweringState):
             self.emit(Assert(Compare("==", rest, IntConst(0, nbytes.type)), UNMODELLED_BYTES, self.loc))
         # the loop writes memory that the pointers and the count may read: their values at the call
         count = self.snap(count)
-        dst = Val(dst.ctype, {p: self.snap(e) for p, e in dst.leaves.items()})
+        dst = self.snapped(dst)
         if src is not None:
-            src = Val(src.ctype, {p: self.snap(e) for p, e in src.leaves.items()})
+            src = self.snapped(src)
         if kind == "move":
             back = self.new_loc()
             fwd = self.new_loc()

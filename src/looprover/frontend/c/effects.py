@@ -149,6 +149,11 @@ class SideEffectMixin(LoweringState):
         self.emit(Assign(t, e, self.loc))
         return t
 
+    def snapped(self, v: Val) -> Val:
+        """`v` with every leaf copied to a temporary here: its value now, whatever later code writes (the loops
+        a library call makes write memory its arguments may read)."""
+        return Val(v.ctype, {p: self.snap(e) for p, e in v.leaves.items()})
+
     def protect(self, v: Val, later: list) -> Val:
         """Keep v's value if evaluating the `later` expressions may change a variable it reads."""
         if not later or not v.leaves:

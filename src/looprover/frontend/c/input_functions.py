@@ -58,9 +58,10 @@ class InputFunctionsMixin(LoweringState):
             raise self.unsupported(f"{name} returning {rt}", c)
         t = self.types.ir_scalar(rt)
         r = self.read_value(name, t, returned=True)
-        if name == "rand":
-            self.emit(Assume(and_(Compare(">=", r, IntConst(0, t)), Compare("<=", r, IntConst(RAND_MAX, t))), self.loc))
-        elif name == "time":
+        if name != "time":      # rand: [0, RAND_MAX]; getchar, getc, fgetc: an unsigned char or EOF
+            lo, hi = (0, RAND_MAX) if name == "rand" else (-1, 255)
+            self.emit(Assume(and_(Compare(">=", r, IntConst(lo, t)), Compare("<=", r, IntConst(hi, t))), self.loc))
+        else:
             where = vals[0] if vals else None
             if where is None or not isinstance(where.ctype, CPtr):
                 raise self.unsupported("time without a time_t * argument", c)
@@ -70,8 +71,6 @@ class InputFunctionsMixin(LoweringState):
                 self.start(store)
                 self.write(self.deref(where, c), scalar(where.ctype.pointee, r))
                 self.start(done)
-        else:       # getchar, getc, fgetc: an unsigned char or EOF
-            self.emit(Assume(and_(Compare(">=", r, IntConst(-1, t)), Compare("<=", r, IntConst(255, t))), self.loc))
         return scalar(rt, r)
 
     def read_value(self, name: str, t, returned: bool = False):
@@ -93,7 +92,7 @@ class InputFunctionsMixin(LoweringState):
             raise self.unsupported("fgets with arguments of other types than (char *, int, FILE *)", c)
         idx = self.IDX
         n_i = self.snap(cast(idx, n.e))
-        s = Val(s.ctype, {p: self.snap(e) for p, e in s.leaves.items()})
+        s = self.snapped(s)
         k = self.read_value("fgets", idx)
         zero = IntConst(0, idx)
         self.emit(Assume(and_(Compare(">=", k, zero), or_(Compare("<", k, n_i), Compare("==", k, zero))), self.loc))
