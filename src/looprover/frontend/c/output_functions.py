@@ -77,8 +77,9 @@ class OutputFunctionsMixin(LoweringState):
             else:
                 vals[k] = self.protect(self.keep_operations(self.rv(a)), args[k + 1:])
         reads: list[tuple[int, int | None]] = [(k, None) for k in strings_at]   # (argument, at most so many)
+        fmt = self._format(c, name, args[fmt_at]) if fmt_at is not None else None
         if fmt_at is not None:
-            reads += self._format_reads(c, name, args, fmt_at, vals)
+            reads += self._format_reads(c, name, args, fmt_at, vals, fmt)
         if self.memsafety:
             for k, bound in reads:
                 if vals.get(k) is not None:
@@ -89,7 +90,7 @@ class OutputFunctionsMixin(LoweringState):
         r = self.new_var(f"{name}.result", t, "temp", c_name=f"{name}()")
         eof = IntConst(-1, t)
         if fmt_at is not None:
-            n = self._fixed_count(c, name, args[fmt_at])
+            n = self._fixed_count(c, name, fmt)
             ok = or_(Compare("<", r, IntConst(0, t)), Compare("==", r, IntConst(n, t)))
         elif name == "fflush":
             ok = or_(Compare("==", r, eof), Compare("==", r, IntConst(0, t)))
@@ -103,23 +104,24 @@ class OutputFunctionsMixin(LoweringState):
         self.emit(Havoc((r,), self.loc), Assume(ok, self.loc))
         return scalar(rt, r)
 
-    def _format(self, c, name: str, fmt: ci.Cursor) -> list[tuple[str | None, str | None, str, str]] | None:
-        """The conversions of a literal format (None for another format)."""
+    def _format(self, c, name: str, fmt: ci.Cursor) -> tuple[str, list] | None:
+        """A literal format's text (up to its first NUL) and its `conversions` (None for another format)."""
         lit = strip_implicit(fmt)
         data = self.literal_bytes(lit) if lit.kind == K.STRING_LITERAL else None
         if data is None:
             return None
+        text = format_text(data)
         try:
-            return conversions(format_text(data))
+            return text, conversions(text)
         except ValueError as exc:
             raise self.unsupported(f"{name} with {exc}", c) from None
 
-    def _fixed_count(self, c, name: str, fmt: ci.Cursor) -> int:
-        """The number of characters a printf-like call with format `fmt` writes, where the format alone fixes it."""
-        convs = self._format(c, name, fmt)
-        if convs is None:
+    def _fixed_count(self, c, name: str, fmt: tuple[str, list] | None) -> int:
+        """The number of characters a printf-like call writes, where its format (`_format`) alone fixes it."""
+        if fmt is None:
             raise self.unsupported(f"the result of {name} with a format that is not a string literal", c)
-        n = len(_CONVERSION.sub("", format_text(self.literal_bytes(strip_implicit(fmt)))))
+        text, convs = fmt
+        n = len(_CONVERSION.sub("", text))
         for width, _, _, conv in convs:
             if conv == "%":
                 n += 1
@@ -129,17 +131,18 @@ class OutputFunctionsMixin(LoweringState):
                 raise self.unsupported(f"the result of {name} with %{conv} (its count depends on the values)", c)
         return n
 
-    def _format_reads(self, c, name: str, args: list, at: int, vals: dict) -> list[tuple[int, int | None]]:
-        """The strings a printf-like call reads besides its format, as (argument index, at most so many)."""
-        convs = self._format(c, name, args[at])
-        if convs is None:
+    def _format_reads(self, c, name: str, args: list, at: int, vals: dict, fmt: tuple[str, list] | None
+                      ) -> list[tuple[int, int | None]]:
+        """The strings a printf-like call reads besides its format (`_format`, at argument `at`), as (argument
+        index, at most so many)."""
+        if fmt is None:
             if any(vals.get(k) is not None and isinstance(vals[k].ctype, CPtr) for k in range(at + 1, len(args))):
                 raise self.unsupported(f"{name} with a format that is not a string literal and pointer arguments "
                                        f"(a %n in it would write through one)", c)
             return [(at, None)]
         reads = []
         k = at + 1
-        for width, prec, length, conv in convs:
+        for width, prec, length, conv in fmt[1]:
             if conv == "n":
                 raise self.unsupported(f"{name} with %n (it writes through its argument)", c)
             if conv not in _TAKES_ARGUMENT:
