@@ -61,7 +61,8 @@ _MODELS: dict[str, tuple[str, tuple[str, ...]]] = {
 
 # <ctype.h>: glibc's macros read `(*__ctype_b_loc())[c] & _ISxxx`, a table of class bits for c in [-128, 256) (the C
 # locale: ASCII classes, nothing above 127 nor below 0), whose bits are the header's `_ISbit` on little-endian
-# targets (both data models here); `tolower`/`toupper` are functions, or (glibc's inline versions) tables of values
+# targets (both data models here); `tolower`/`toupper` read tables of values (glibc maps a negative char c, -128..-2,
+# to c + 256)
 _CLASSES = {  # name -> (glibc bit number, members in the C locale)
     "isupper": (0, lambda c: 65 <= c <= 90), "islower": (1, lambda c: 97 <= c <= 122),
     "isalpha": (2, lambda c: 65 <= c <= 90 or 97 <= c <= 122), "isdigit": (3, lambda c: 48 <= c <= 57),
@@ -97,11 +98,11 @@ _MODELS.update({
     "__ctype_b_loc": ("const unsigned short **__ctype_b_loc(void) { return &__looprover_ctype_b; }", ()),
     "__ctype_tolower_loc": ("const int **__ctype_tolower_loc(void) { return &__looprover_ctype_tolower; }", ()),
     "__ctype_toupper_loc": ("const int **__ctype_toupper_loc(void) { return &__looprover_ctype_toupper; }", ()),
-    # C11 7.4p1: c is EOF or an unsigned char's value; glibc also maps a negative char c (-128..-2) to c + 256
-    "tolower": ("int tolower(int c) { return c >= 'A' && c <= 'Z' ? c + 32 : c >= -128 && c <= -2 ? c + 256 : c; }",
-                ()),
-    "toupper": ("int toupper(int c) { return c >= 'a' && c <= 'z' ? c - 32 : c >= -128 && c <= -2 ? c + 256 : c; }",
-                ()),
+    # as glibc's functions: the table where it has an entry (C11 7.4p1 allows only EOF and unsigned char values)
+    "tolower": ("int tolower(int c) { return c >= -128 && c < 256 ? (*__ctype_tolower_loc())[c] : c; }",
+                ("__ctype_tolower_loc",)),
+    "toupper": ("int toupper(int c) { return c >= -128 && c < 256 ? (*__ctype_toupper_loc())[c] : c; }",
+                ("__ctype_toupper_loc",)),
 })
 # the functions themselves, for a call the macros do not cover (`(isdigit)(c)`, `#undef isdigit`): C fixes only
 # "nonzero"; glibc's function returns the table's bit, gcc's built-in (which it uses for isdigit) 1, so either
