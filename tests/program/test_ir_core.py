@@ -24,6 +24,22 @@ def test_smart_constructors_fold():
     assert cast(U8, const(300, I32)) == IntConst(44, U8)
 
 
+def test_and_or_drop_repeated_operands_and_keep_their_order():
+    x, y = Var("x", I32), Var("y", I32)
+    a, b, c = cmp("<", x, y), cmp("==", x, const(1, I32)), cmp(">", y, const(2, I32))
+    assert or_(a, b, a, or_(c, a), b).args == (a, b, c, a)     # a nested Or's operands are kept as they are
+    assert and_(b, a, b, a).args == (b, a)
+
+
+def test_a_cached_hash_is_not_pickled():
+    """String hashes differ between processes: a term sent to an engine's process must hash there anew."""
+    import pickle
+    e = Binary("+", Var("x", I32), IntConst(1, I32), I32)
+    h = hash(e)
+    back = pickle.loads(pickle.dumps(e))
+    assert not hasattr(back, "_h") and back == e and hash(back) == h
+
+
 def test_substitute_and_free_vars():
     x, y = Var("x", I32), Var("y", I32)
     e = binary("+", x, y)

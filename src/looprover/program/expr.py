@@ -101,8 +101,10 @@ I64, U64 = IntType(64, True), IntType(64, False)
 
 # ----------------------------------------------------------------------------------------- expressions
 class Expr:
-    """Base class; every node has a `type`. Nodes compare and hash structurally."""
-    __slots__ = ()
+    """Base class; every node has a `type`. Nodes compare and hash structurally; the hash is kept in the node
+    (`_cached_hash`) because terms share sub-terms: a recomputed structural hash walks the shared parts once
+    per path to them, exponential in the depth of a term the front-end builds from nested conditionals."""
+    __slots__ = ("_h",)
     type: Type
 
     def children(self) -> tuple["Expr", ...]:
@@ -281,6 +283,22 @@ class ArrayFill(Expr):
 
 BINDERS = (ForAll, ArrayFill)
 
+
+def _cached_hash(generated):
+    def __hash__(self) -> int:
+        try:
+            return self._h
+        except AttributeError:
+            h = generated(self)
+            object.__setattr__(self, "_h", h)   # not pickled (dataclass pickles fields): string hashes differ
+            return h
+    return __hash__
+
+
+for _cls in (Var, IntConst, BoolConst, Unary, Binary, Compare, Not, And, Or, Ite, Cast, Select, Store, ConstArray,
+             ForAll, ArrayFill):
+    _cls.__hash__ = _cached_hash(_cls.__hash__)
+
 TRUE = BoolConst(True)
 FALSE = BoolConst(False)
 
@@ -294,12 +312,15 @@ def const(value: int, type_: IntType) -> IntConst:
 
 def and_(*args: Expr) -> Expr:
     flat: list[Expr] = []
+    seen: set[Expr] = set()   # a set, not `in flat`: a dereference's case split joins hundreds of conditions
     for a in args:
         if isinstance(a, And):
             flat.extend(a.args)
+            seen.update(a.args)
         elif a == FALSE:
             return FALSE
-        elif a != TRUE and a not in flat:
+        elif a != TRUE and a not in seen:
+            seen.add(a)
             flat.append(a)
     if not flat:
         return TRUE
@@ -308,12 +329,15 @@ def and_(*args: Expr) -> Expr:
 
 def or_(*args: Expr) -> Expr:
     flat: list[Expr] = []
+    seen: set[Expr] = set()   # a set, not `in flat`: a dereference's case split joins hundreds of conditions
     for a in args:
         if isinstance(a, Or):
             flat.extend(a.args)
+            seen.update(a.args)
         elif a == TRUE:
             return TRUE
-        elif a != FALSE and a not in flat:
+        elif a != FALSE and a not in seen:
+            seen.add(a)
             flat.append(a)
     if not flat:
         return FALSE
