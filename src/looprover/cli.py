@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Sequence
 
 from looprover.argtypes import engine_option, positive_float, positive_int
-from looprover.deadline import Deadline
+from looprover.deadline import Deadline, OutOfTime
 from looprover.engines import engine_names, get_engine, settings_map
 from looprover.errors import InputError, UnsupportedError
 from looprover.jobs import JobOptions, load_job_program, resolve_job, run_job_limited
@@ -110,7 +110,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     """`check FILE...`: every run-time check of a C program, one verdict each (`runtime_checks.py`); a line per
     check as it is settled, then the totals (or one JSON object), and with `--sarif` a SARIF 2.1.0 log."""
-    from looprover.runtime_checks import checked_program, checks_of, of_kinds, run_checks, summary, table
+    from looprover.runtime_checks import checked_program_within, checks_of, of_kinds, run_checks, summary, table
     from looprover.sarif import sarif_log
     start = time.monotonic()
     deadline = Deadline(start + args.timeout)
@@ -119,17 +119,19 @@ def cmd_check(args: argparse.Namespace) -> int:
         job = resolve_job(args.file, None, args.data_model, tuple(args.defines), args.undefined_functions == "nondet")
         if job.is_chc:
             raise InputError(f"{job.input}: `check` verifies the run-time checks of C programs, not Horn clauses")
-        program = checked_program(job)
+        program = checked_program_within(job, deadline)
         if args.kinds:
             program = of_kinds(program, args.kinds)
     except InputError as exc:
         return _error(str(exc), args.json, file=args.file[0])
-    except UnsupportedError as exc:
+    except (UnsupportedError, OutOfTime) as exc:
         # nothing can be checked in a program the front-end cannot build: UNKNOWN for the file, with the reason
+        why = str(exc) if isinstance(exc, UnsupportedError) else \
+            f"timeout while building the program (not built within {args.timeout:g} s)"
         if args.sarif:
-            _write_json(args.sarif, sarif_log([], f"UNKNOWN: {exc}"))
-        print(json.dumps({"file": args.file[0], "status": "UNKNOWN", "reason": str(exc), "checks": []})
-              if args.json else f"UNKNOWN\n  reason:   {exc}")
+            _write_json(args.sarif, sarif_log([], f"UNKNOWN: {why}"))
+        print(json.dumps({"file": args.file[0], "status": "UNKNOWN", "reason": why, "checks": []})
+              if args.json else f"UNKNOWN\n  reason:   {why}")
         return EXIT_VERDICT
     checks = checks_of(program)
     base = Path(args.file[0])

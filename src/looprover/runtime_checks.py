@@ -25,10 +25,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from looprover.deadline import Deadline
+from looprover.deadline import Deadline, OutOfTime
 from looprover.engines.base import Task
+from looprover.errors import InputError, UnsupportedError
 from looprover.jobs import Job, JobOptions, checked_verdict, load_program, undecided_verdict
 from looprover.program.cfa import Assert, Assume, Edge, Program, SrcLoc
+from looprover.processes import Child
 from looprover.program.instrument import UNDECIDED, instrument_no_overflow
 from looprover.properties import NO_OVERFLOW, UNMODELLED, UNREACH_CALL, Property
 from looprover.verdict import Counterexample, Status
@@ -82,6 +84,38 @@ def checked_program(job: Job) -> Program:
     program = load_program(job.input, job.data_model, job.more_inputs, memsafety=True, defines=job.defines,
                            keep_values=True, nondet_undefined=job.nondet_undefined, reach_checks=True)
     return instrument_no_overflow(program, keep_assertions=True)
+
+
+def checked_program_within(job: Job, deadline: Deadline) -> Program:
+    """`checked_program` in a child process stopped at the deadline (`OutOfTime`): the front-end has no
+    deadline checks of its own, and inlining a large program can take it past any budget, where `verify` runs
+    it in its job's child for the same reason (`jobs.run_job_limited`)."""
+    child = Child("looprover-frontend", _checked_program_or_error, job)
+    try:
+        if not Child.wait([child], deadline.left()):
+            raise OutOfTime()
+        ok, value = child.result()
+    finally:
+        child.kill()
+    if not ok:
+        raise UnsupportedError(f"internal error: the front-end crashed ({value})")
+    kind, payload = value
+    if kind == "input":
+        raise InputError(payload)
+    if kind == "unsupported":
+        raise UnsupportedError(payload)
+    return payload
+
+
+def _checked_program_or_error(job: Job) -> tuple[str, Any]:
+    try:
+        return "program", checked_program(job)
+    except InputError as exc:
+        return "input", str(exc)
+    except UnsupportedError as exc:
+        return "unsupported", str(exc)
+    except Exception as exc:  # noqa: BLE001 - never a traceback for user input
+        return "unsupported", f"internal front-end error ({type(exc).__name__}: {exc})"
 
 
 def kind_of(prop: str) -> str:

@@ -163,6 +163,21 @@ def test_a_program_the_front_end_cannot_build_is_unknown_with_the_reason(tmp_pat
     assert log["runs"][0]["invocations"][0]["executionSuccessful"] is False
 
 
+def test_a_front_end_past_the_deadline_is_stopped(tmp_path):
+    """The front-end has no deadline checks of its own: `check` builds the program in a child it stops."""
+    import time
+    from looprover.deadline import Deadline, OutOfTime
+    from looprover.runtime_checks import checked_program_within
+    path = tmp_path / "p.c"
+    path.write_text("int main(void) { return 0; }\n")
+    job = Job(path, default_property(), "ILP32")
+    start = time.monotonic()
+    with pytest.raises(OutOfTime):
+        checked_program_within(job, Deadline(start))
+    assert time.monotonic() - start < 5
+    assert checked_program_within(job, Deadline(time.monotonic() + 60)).edges
+
+
 @pytest.mark.parametrize("text,words", [("int main(void) { return 0 }\n", "p.c"),
                                          ("", "empty")])
 def test_a_file_that_does_not_compile_is_one_error_line(tmp_path, capsys, text, words):
