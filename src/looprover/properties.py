@@ -43,6 +43,7 @@ UNMODELLED_ARGV = "unmodelled-argv"
 UNMODELLED_LAYOUT = "unmodelled-layout"
 UNMODELLED_MEMBER = "unmodelled-member"
 UNMODELLED_BYTES = "unmodelled-bytes"
+UNMODELLED_CALL = "unmodelled-call"
 UNMODELLED = {
     # `frontend/c/main_args.py`
     UNMODELLED_ARGV: "an element of argv past the argument strings that have objects in the model",
@@ -58,6 +59,9 @@ UNMODELLED = {
     # `frontend/c/byte_functions.py`: memset/memcpy/memmove are modelled on whole elements of the pointed-to type
     UNMODELLED_BYTES: "a memset, memcpy or memmove of a byte count that is not a whole number of the elements "
                       "it writes",
+    # `frontend/c/function_pointers.py`: a call through a pointer is a case split over the functions of its type
+    UNMODELLED_CALL: "a call through a function pointer to a function of another type than the pointer's, or "
+                     "to one without a body",
 }
 
 # properties the engines can check (others are recognised and reported as unsupported)

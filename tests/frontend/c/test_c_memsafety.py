@@ -194,7 +194,7 @@ UNSUPPORTED = {   # what stays UNKNOWN under valid-memsafety: (program, words of
              "used as void *", 3),
     "for_init": ("int main(void) { int *p = 0;\n  for (int k = 0; k < 2; k++) {\n    p = &k; }\n"
                  "  return *p; }\n", "outside a block", 2),
-    "goto": ("int main(void) { int *p = 0;\n  { int x = 1; p = &x;\n    goto out; }\n out:\n  return *p; }\n",
+    "goto": ("int main(void) { int *p = 0;\n  { int x = 1; p = &x;\n    goto out; }\n  { out:\n  return *p; } }\n",
              "goto", 3),
     "reach": ("void reach_error(void);\nint main(void) {\n  reach_error();\n  return 0; }\n", "reach_error", 3),
     # a member of an element of a struct array, or of a struct reached through a pointer, has no object

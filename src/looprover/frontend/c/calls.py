@@ -1,5 +1,6 @@
 """Calls: SV-COMP built-ins modelled by name (`reach_error`, `__VERIFIER_nondet_*`, assume, assert,
-abort/exit, `__builtin_expect`/`__builtin_unreachable`) and inlining of every other defined function.
+abort/exit, `__builtin_expect`/`__builtin_unreachable`) and inlining of every other defined function (through
+a pointer: `function_pointers.py`).
 
 Why a module: inlining binds parameters (to the argument's value directly when the body never changes them),
 opens a frame for the callee's locals, labels and return, and rejects recursion and variadic functions; that
@@ -33,7 +34,7 @@ class CallMixin(LoweringState):
         ks = children(c)
         ref = called_function(c)
         if ref is None:
-            raise self.unsupported("call through a function pointer", c)
+            return self.indirect_call(c, want)
         name = ref.spelling
         args = ks[1:]
         self.loc = self.where(c)
@@ -181,25 +182,40 @@ class CallMixin(LoweringState):
         return out
 
     def _inline(self, c, fdef: ci.Cursor, args: list, want: bool) -> Val:
+        self._callable(c, fdef, len(args))
+        return self.inline_values(c, fdef, self.call_arguments(args), want)
+
+    def call_arguments(self, args: list) -> list[Val]:
+        """The arguments' values, evaluated here, before the call, whether or not the body reads them."""
+        vals = []
+        for i, a in enumerate(args):
+            v = self.keep_operations(self.rv(a))
+            vals.append(self.protect(v, args[i + 1:]))
+        return vals
+
+    def _callable(self, c, fdef: ci.Cursor, nargs: int) -> list:
+        """fdef's parameters, if a call with `nargs` arguments can be inlined."""
         name = fdef.spelling
-        can = fdef.canonical
-        if can in self.call_stack:
+        if fdef.canonical in self.call_stack:
             raise self.unsupported(f"recursion ('{name}')", c)
         if fdef.type.get_canonical().kind == TK.FUNCTIONPROTO and fdef.type.is_function_variadic():
             raise self.unsupported(f"variadic function '{name}'", c)
         params = [p for p in children(fdef) if p.kind == K.PARM_DECL]
-        if len(params) != len(args):
-            raise self.unsupported(f"call of '{name}' with {len(args)} arguments for {len(params)} parameters", c)
-        vals = []
-        for i, a in enumerate(args):
-            # evaluated here, before the call, whether or not the body reads the parameter
-            v = self.keep_operations(self.rv(a))
-            vals.append(self.protect(v, args[i + 1:]))
+        if len(params) != nargs:
+            raise self.unsupported(f"call of '{name}' with {nargs} arguments for {len(params)} parameters", c)
+        return params
+
+    def inline_values(self, c, fdef: ci.Cursor, vals: list[Val], want: bool) -> Val:
+        """The call `c` of `fdef` with its arguments' values, inlined here."""
+        name = fdef.spelling
+        can = fdef.canonical
+        params = self._callable(c, fdef, len(vals))
         rt = self.type_of(fdef.result_type, fdef)
         call_loc = self.loc
         ret = None if isinstance(rt, CVoid) else self.make_obj("ret", rt, "ret", f"{name}::")
         body = self.function_body(fdef)
-        fr = Frame(name, f"{name}::", ret, self.new_loc(), top_decls=self.top_decls(body))
+        fr = Frame(name, f"{name}::", ret, self.new_loc(), top_decls=self.top_decls(body),
+                   top_labels=self.top_labels(body))
         written = self._params_written(fdef, body)
         body_writes = None
         for p, v in zip(params, vals):

@@ -103,7 +103,7 @@ class ExpressionMixin(LoweringState):
                 it = IntType(t.bits, t.signed)
                 return scalar(t, IntConst(it.wrap(ref.enum_value), it))
             if ref is not None and ref.kind == K.FUNCTION_DECL:
-                raise self.unsupported("function pointer", c)
+                return self.function_value(c)
             if ref is not None and self.frames:
                 b = self.frames[-1].bound.get(ref.canonical)
                 if b is not None:
@@ -158,7 +158,7 @@ class ExpressionMixin(LoweringState):
             if chk in ARRAY_KINDS and isinstance(to, CPtr):
                 return self.convert(self.decay_array(ch), to, c)
             if chk in (TK.FUNCTIONPROTO, TK.FUNCTIONNOPROTO):
-                raise self.unsupported("function pointer", c)
+                return self.function_value(ch)
             if isinstance(to, CVoid) or not want:
                 self.rv(ch, want=False)
                 return Val(to, {})
@@ -192,12 +192,14 @@ class ExpressionMixin(LoweringState):
         if op == capi.UO_ADDR_OF:
             t = self.ctype(c)
             if ch.type.get_canonical().kind in (TK.FUNCTIONPROTO, TK.FUNCTIONNOPROTO):
-                raise self.unsupported("function pointer", c)
+                return self.function_value(ch)
             lv = self.lv(ch)
             if lv.addr is None:
                 raise self.unsupported("address of a struct member", c)
             return pointer(t, lv.addr[0], lv.addr[1])
         if op == capi.UO_DEREF:
+            if canonical_kind(c) in (TK.FUNCTIONPROTO, TK.FUNCTIONNOPROTO):   # `*fp`: a function designator
+                return self.function_value(c)
             return self.read(self.lv(c))
         if op == capi.UO_EXTENSION:
             return self.rv(ch, want)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import clang.cindex as ci
 
 from looprover.frontend.c.ctype import CArray, CInt, CStruct, CType
+from looprover.frontend.c import clang_api as capi
 from looprover.frontend.c.cursors import TK, K, children, strip_parens
 from looprover.frontend.c.memory import LV, Obj, Val, idx_const, scalar
 from looprover.frontend.c.state import LoweringState
@@ -118,42 +119,93 @@ class InitialiserMixin(LoweringState):
             data.extend(b)
         return data
 
-    def _init_agg(self, lv: LV, t: CType, items: list, pos: int) -> int:
-        """Initialise the sub-objects of aggregate `t` from items[pos:] (C's brace elision); returns the
-        position after the consumed items."""
+    def _init_agg(self, lv: LV, t: CType, items: list, pos: int, elided: bool = False) -> int:
+        """Initialise the sub-objects of aggregate `t` from items[pos:] (C's brace elision, `elided`: without
+        braces of its own; designators, after which the next items go on from the sub-object designated);
+        returns the position after the consumed items."""
         if isinstance(t, CArray):
             if not isinstance(t.size, int):
                 raise self.unsupported("initialiser for a variable-length array")
-            subs = ((self.subscript(lv, idx_const(i, self.IDX)), t.elem) for i in range(t.size))
+            n = t.size
         elif isinstance(t, CStruct):
-            subs = ((self.member(lv, n), ft) for n, ft in self.types.fields[t.key])
+            n = len(self.types.fields[t.key])
         else:
             raise self.unsupported(f"initialiser for {t}")
-        for sub, st in subs:
-            if pos >= len(items):
-                break
+        i = 0
+        chain = False
+        while pos < len(items):
             item = items[pos]
             if item.kind == K.UNEXPOSED_EXPR and item.type.get_canonical().kind == TK.VOID:
-                raise self.unsupported("designated initialiser", item)
-            if item.kind == K.INIT_LIST_EXPR:
-                inner = children(item)
-                if self.types.is_scalar(st):
-                    if inner:
-                        self.write(sub, self.convert(self.rv(inner[0]), st, inner[0]))
-                else:
-                    p = self._init_agg(sub, st, inner, 0)
-                    if p < len(inner):
-                        raise self.unsupported("excess elements in initialiser", item)
+                if elided:     # a designator speaks of the object of the enclosing braces
+                    break
+                first, chain = self._designated(lv, t, item)
+                i = first + 1
                 pos += 1
-            elif self.types.is_scalar(st):
-                self.write(sub, self.convert(self.rv(item), st, item))
-                pos += 1
-            elif strip_parens(item).kind == K.STRING_LITERAL:
-                self._init_string(sub, strip_parens(item))
-                pos += 1
-            elif isinstance(st, CStruct) and self.ctype(item) == st:
-                self.write(sub, self.rv(item))
+                continue
+            if i >= n:
+                break
+            if chain:
+                raise self.unsupported("initialiser without a designator after a chain of designators", item)
+            sub, st = self._sub_object(lv, t, i)
+            i += 1
+            if item.kind == K.INIT_LIST_EXPR or self.types.is_scalar(st) or \
+                    strip_parens(item).kind == K.STRING_LITERAL or \
+                    (isinstance(st, CStruct) and self.ctype(item) == st):
+                self._init_one(sub, st, item)
                 pos += 1
             else:
-                pos = self._init_agg(sub, st, items, pos)
+                pos = self._init_agg(sub, st, items, pos, elided=True)
         return pos
+
+    def _sub_object(self, lv: LV, t: CType, i: int) -> tuple[LV, CType]:
+        """The i-th element or member of aggregate `t` at `lv`, and its type."""
+        if isinstance(t, CArray):
+            return self.subscript(lv, idx_const(i, self.IDX)), t.elem
+        name, ft = self.types.fields[t.key][i]
+        return self.member(lv, name), ft
+
+    def _init_one(self, sub: LV, st: CType, item: ci.Cursor) -> None:
+        """Initialise one sub-object from one item: a braced list, a scalar, a string, a struct value."""
+        if item.kind == K.INIT_LIST_EXPR:
+            inner = children(item)
+            if self.types.is_scalar(st):
+                if inner:
+                    self.write(sub, self.convert(self.rv(inner[0]), st, inner[0]))
+            else:
+                p = self._init_agg(sub, st, inner, 0)
+                if p < len(inner):
+                    raise self.unsupported("excess elements in initialiser", item)
+        elif self.types.is_scalar(st):
+            self.write(sub, self.convert(self.rv(item), st, item))
+        elif strip_parens(item).kind == K.STRING_LITERAL:
+            self._init_string(sub, strip_parens(item))
+        elif isinstance(st, CStruct) and self.ctype(item) == st:
+            self.write(sub, self.rv(item))
+        else:
+            raise self.unsupported("initialiser of an aggregate without braces after a designator", item)
+
+    def _designated(self, lv: LV, t: CType, item: ci.Cursor) -> tuple[int, bool]:
+        """`.m = v`, `[k] = v`, `.m[k].n = v`: initialise the sub-object designated; returns the index of the
+        first designator (the next item without one goes on after it) and whether there were several. A chain of designators must be the
+        last item or be followed by another designated one: C would go on inside the innermost aggregate."""
+        ks = children(item)
+        if len(ks) < 2 or any(tok.spelling == "..." for tok in item.get_tokens()):
+            raise self.unsupported("range designator", item)
+        *designators, value = ks
+        first = None
+        sub, st = lv, t
+        for d in designators:
+            if d.kind == K.MEMBER_REF and isinstance(st, CStruct):
+                names = [n for n, _ in self.types.fields[st.key]]
+                if d.spelling not in names:
+                    raise self.unsupported(f"designator '.{d.spelling}'", item)
+                j = names.index(d.spelling)
+            else:
+                j = capi.evaluate_int(d)
+                if not (isinstance(st, CArray) and isinstance(st.size, int) and j is not None and 0 <= j < st.size):
+                    raise self.unsupported("array designator", item)
+            if first is None:
+                first = j
+            sub, st = self._sub_object(sub, st, j)
+        self._init_one(sub, st, value)
+        return first, len(designators) > 1

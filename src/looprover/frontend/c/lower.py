@@ -45,6 +45,7 @@ from looprover.frontend.c.calls import CallMixin
 from looprover.frontend.c.cursors import K, children
 from looprover.frontend.c.effects import SideEffectMixin
 from looprover.frontend.c.expressions import ExpressionMixin
+from looprover.frontend.c.function_pointers import FunctionPointerMixin
 from looprover.frontend.c.heap import HeapMixin, allocations_in_loops, used_before_allocated
 from looprover.frontend.c.initialisers import InitialiserMixin
 from looprover.frontend.c.input_functions import InputFunctionsMixin, reseeded
@@ -62,7 +63,7 @@ from looprover.program.expr import FALSE, IntConst
 __all__ = ["lower"]
 
 
-class Lowerer(StatementMixin, ExpressionMixin, CallMixin, InputFunctionsMixin, OutputFunctionsMixin, ByteFunctionsMixin,
+class Lowerer(StatementMixin, ExpressionMixin, CallMixin, FunctionPointerMixin, InputFunctionsMixin, OutputFunctionsMixin, ByteFunctionsMixin,
               HeapMixin, MainArgsMixin, LValueMixin, SideEffectMixin, InitialiserMixin, StorageMixin):
     """The lowering of one translation unit, composed from one mixin per responsibility over the shared
     `LoweringState`; `run` lowers main (inlining every call) and the static initialisers, then simplifies the
@@ -76,7 +77,8 @@ class Lowerer(StatementMixin, ExpressionMixin, CallMixin, InputFunctionsMixin, O
         self.scan_address_taken(main)
         entry = self.bld.new_loc()
         self.cur = entry
-        fr = Frame("main", "", None, self.exit, top_decls=self.main_top_decls)
+        fr = Frame("main", "", None, self.exit, top_decls=self.main_top_decls,
+                   top_labels=self.top_labels(self.function_body(main)))
         self.frames.append(fr)
         self.call_stack.append(main.canonical)
         self.main_params(main, fr)

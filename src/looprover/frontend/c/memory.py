@@ -29,6 +29,9 @@ Memory model (why it is sound for the programs we accept):
     `0 <= offset < number of pointee-sized elements of the object` (0 for a non-array object). Address-taken
     locals get a Boolean `alive` variable, false before their declaration runs and after their function
     returns, so a dangling pointer is invalid too.
+  * A function pointer is a pointer whose id is the function's (`FUNCTION_ID_BASE` upward, one per function the
+    program uses as a value, found by the pre-pass) and whose offset is 0. It is never dereferenced as data: a call
+    through it is a case split over the functions of its type whose address is taken (`calls.py`).
   * String literals used as arrays are read-only char-array objects (registered by the pre-pass); a write into
     one is a violation under valid-memsafety and undefined behaviour (not followed) otherwise.
 """
@@ -108,6 +111,10 @@ class Val:
 
 def scalar(ctype: CType, e: Expr) -> Val:
     return Val(ctype, {(): e})
+
+
+# Ids of functions, above every object's (objects count up from 1, their activations down from -1)
+FUNCTION_ID_BASE = 1 << 30
 
 
 def pointer(ctype: CType, obj: Expr, off: Expr) -> Val:

@@ -35,6 +35,7 @@ class Frame:
     labels: dict[str, int] = field(default_factory=dict)
     bound: dict = field(default_factory=dict)        # read-only parameters bound to their argument's value
     top_decls: frozenset = frozenset()               # canonical VAR_DECLs at the top level of the body
+    top_labels: frozenset = frozenset()              # labels in no block but the body (`top_labels`)
     born: list = field(default_factory=list)         # memsafety: liveness flags of its address-taken locals
     scopes: list = field(default_factory=list)       # open blocks: (their own declarations, liveness flags)
     depth_of: dict = field(default_factory=dict)     # break/continue target -> len(scopes) at its loop
@@ -85,6 +86,7 @@ class LoweringState:
         self.addr_taken: dict = {}       # canonical decl cursors (ordered: object ids are deterministic)
         self.member_addr_taken: dict = {}   # (decl, member path) whose address is taken (`memory.Obj.members`)
         self.objects: list[Obj] = []     # address-taken objects, id = index + 1
+        self.function_ids: dict = {}     # canonical function decl -> the id its pointers hold (`calls.py`)
         self.main_top_decls: frozenset = frozenset()  # top-level locals of main: their declarations run once
         self.switch_scopes: list[int] = [0]  # per switch being lowered: open blocks of its frame after its body's
         self.poisoned: dict = {}         # canonical decl -> why it cannot be used (main's envp, an unused argv)
@@ -173,6 +175,21 @@ class LoweringState:
         """The canonical variable declarations at the top level of a function body."""
         return frozenset(v.canonical for d in children(body) if d.kind == K.DECL_STMT
                          for v in children(d) if v.kind == K.VAR_DECL)
+
+    @staticmethod
+    def top_labels(body: ci.Cursor) -> frozenset:
+        """The labels of a function body that lie in no block inside it: a goto to one leaves every block it
+        is in (those that `goto` from a nested block may jump to under valid-memsafety)."""
+        out = set()
+        stack = list(children(body))
+        while stack:
+            c = stack.pop()
+            if c.kind == K.COMPOUND_STMT or c.kind.is_expression() or c.kind == K.DECL_STMT:
+                continue
+            if c.kind == K.LABEL_STMT:
+                out.add(c.spelling)
+            stack.extend(children(c))
+        return frozenset(out)
 
     # ---------------------------------------------------------------------------------- CFA building
     def here(self) -> int:

@@ -81,8 +81,13 @@ class StatementMixin(LoweringState):
             ref = [x for x in children(c) if x.kind == K.LABEL_REF]
             if not ref:
                 raise self.unsupported("goto", c)
-            if any(flags for _, flags in self.frames[-1].scopes[1:]):
-                raise self.unsupported("goto in a block with an address-taken local (valid-memsafety)", c)
+            fr = self.frames[-1]
+            if any(flags for _, flags in fr.scopes[1:]):
+                if ref[0].spelling not in fr.top_labels:
+                    raise self.unsupported("goto in a block with an address-taken local to a label in a block "
+                                           "(valid-memsafety)", c)
+                for _, flags in fr.scopes[1:]:     # it leaves every block but the body's: their locals die
+                    self.die(flags)
             self.jump(self._label(ref[0].spelling))
         elif k == K.RETURN_STMT:
             self._return(c)

@@ -16,7 +16,7 @@ from looprover.frontend.c.cursors import (
     ARRAY_KINDS, TK, K, called_function, children, designated, is_array_decay, strip_implicit, strip_parens,
 )
 from looprover.frontend.c.known_functions import OUTPUT_FUNCTIONS, TERMINATING_FUNCTIONS
-from looprover.frontend.c.memory import LV, Cell, Obj, idx_const, single
+from looprover.frontend.c.memory import FUNCTION_ID_BASE, LV, Cell, Obj, idx_const, single
 from looprover.frontend.c.state import Frame, LoweringState
 from looprover.program.cfa import Assign
 from looprover.program.expr import BOOL, FALSE, TRUE, Binary, Expr, IntConst, Var
@@ -77,6 +77,9 @@ class StorageMixin(LoweringState):
                         if d is not None and d.canonical not in seen_funcs:
                             seen_funcs.add(d.canonical)
                             todo.append(d)
+                    if ref is not None:   # a direct call: its callee is not a function pointer
+                        stack += [(a, c) for a in children(c)[1:]]
+                        continue
                 elif k == K.UNARY_OPERATOR and capi.unary_op(c) == capi.UO_ADDR_OF:
                     self._mark_address_taken(children(c)[0])
                 elif k == K.UNEXPOSED_EXPR and is_array_decay(c):  # (decays are UNEXPOSED_EXPRs)
@@ -87,6 +90,13 @@ class StorageMixin(LoweringState):
                         self._mark_address_taken(children(c)[0])
                 elif k == K.DECL_REF_EXPR:
                     ref = c.referenced
+                    if ref is not None and ref.kind == K.FUNCTION_DECL and ref.canonical not in self.function_ids:
+                        # a function used as a value: a candidate of every call through a pointer of its type
+                        self.function_ids.setdefault(ref.canonical, FUNCTION_ID_BASE + len(self.function_ids))
+                        d = ref.get_definition()
+                        if d is not None and d.canonical not in seen_funcs:
+                            seen_funcs.add(d.canonical)
+                            todo.append(d)
                     if ref is not None and ref.kind == K.VAR_DECL and ref not in seen_refs:
                         seen_refs.add(ref)
                         can = ref.canonical
@@ -316,7 +326,7 @@ class StorageMixin(LoweringState):
             if t.kind in ARRAY_KINDS:
                 return CPtr(self.type_of(t.element_type, decl))
             if t.kind in (TK.FUNCTIONPROTO, TK.FUNCTIONNOPROTO):
-                raise self.unsupported("function pointer parameter", decl)
+                return CPtr(CFunc())
         return self.type_of(decl.type, decl)
 
     def _replace_shared(self, can, obj: Obj) -> None:

@@ -1,0 +1,90 @@
+"""Function pointers: a function used as a value, and a call through a pointer.
+
+Why a case split is sound: a function pointer can only hold what the program stored in it, and the only values
+the front-end lets it hold are NULL and the ids of functions the program uses as values (the pre-pass numbers
+every such function: `StorageMixin.scan_address_taken`; conversions from integers or data pointers are refused).
+So a call through a pointer of type T is, for each function of type T whose address is taken, "if the pointer
+holds its id, inline it", and otherwise either NULL (undefined behaviour: a `valid-deref` violation under
+memory safety, a path not followed otherwise) or a function of another type, reached through a cast: C11
+6.3.2.3p8 leaves that call undefined and real code relies on it, so it is asserted against with tag
+`unmodelled-call` (UNKNOWN if it can happen), never dropped.
+"""
+from __future__ import annotations
+
+import clang.cindex as ci
+
+from looprover.frontend.c.ctype import CFunc, CPtr, CVoid
+from looprover.frontend.c.cursors import K, TK, children, strip_parens
+from looprover.frontend.c.memory import Val, pointer
+from looprover.frontend.c.state import LoweringState
+from looprover.program.cfa import Assert
+from looprover.program.expr import FALSE, Compare, IntConst, not_
+from looprover.properties import UNMODELLED_CALL
+
+FUNCTION_TYPES = (TK.FUNCTIONPROTO, TK.FUNCTIONNOPROTO)
+
+
+class FunctionPointerMixin(LoweringState):
+    """`function_value(c)`: the pointer a function designator decays to; `indirect_call(c, want)`."""
+
+    def function_value(self, c: ci.Cursor) -> Val:
+        """The value of an expression of function type (`f`, `*fp`, `(f)`) as a pointer to it."""
+        c = strip_parens(c)
+        t = CPtr(CFunc())
+        if c.kind == K.DECL_REF_EXPR and c.referenced is not None and c.referenced.kind == K.FUNCTION_DECL:
+            fid = self.function_ids.get(c.referenced.canonical)
+            if fid is None:   # the pre-pass did not see it: a call through a pointer would miss it
+                raise self.unsupported(f"function '{c.spelling}' used as a value where the pre-pass did not look", c)
+            return pointer(t, IntConst(fid, self.OBJ), IntConst(0, self.IDX))
+        if c.kind == K.UNARY_OPERATOR and len(children(c)) == 1:
+            ch = children(c)[0]
+            p = self.ctype(ch)
+            if isinstance(p, CPtr) and isinstance(p.pointee, CFunc):   # `*fp` designates what fp points to
+                return Val(t, self.rv(ch).leaves)
+        if c.kind == K.UNEXPOSED_EXPR and len(children(c)) == 1:
+            return self.function_value(children(c)[0])
+        raise self.unsupported("expression of function type", c)
+
+    def indirect_call(self, c: ci.Cursor, want: bool) -> Val:
+        ks = children(c)
+        callee, args = ks[0], ks[1:]
+        self.loc = self.where(c)
+        loc = self.loc
+        rt = self.ctype(c)
+        pt = callee.type.get_canonical()
+        if pt.kind != TK.POINTER or pt.get_pointee().get_canonical().kind not in FUNCTION_TYPES:
+            raise self.unsupported("call of an expression that is not a function pointer", c)
+        signature = pt.get_pointee().get_canonical().spelling
+        fp = self.protect(self.rv(callee), args)
+        vals = self.call_arguments(args)
+        res = self.make_obj("tmp", rt, "temp") if want and not isinstance(rt, CVoid) else None
+        join = self.new_loc()
+        obj = fp.leaves[()]
+        for can, fid in self.function_ids.items():
+            if can.type.get_canonical().spelling != signature:
+                continue
+            hit, miss = self.new_loc(), self.new_loc()
+            self.loc = loc
+            self.branch(Compare("==", obj, IntConst(fid, self.OBJ)), hit, miss)
+            self.start(hit)
+            d = can.get_definition()
+            if d is None:
+                self.emit(Assert(FALSE, UNMODELLED_CALL, loc))
+                self.block()
+            else:
+                v = self.inline_values(c, d, vals, res is not None)
+                if res is not None:
+                    self.write(self.obj_lv(res), self.convert(v, rt, c))
+                self.jump(join)
+            self.start(miss)
+        self.loc = loc
+        null = Compare("==", obj, IntConst(0, self.OBJ))
+        if self.memsafety:
+            self.emit(Assert(not_(null), "valid-deref", loc), Assert(FALSE, UNMODELLED_CALL, loc))
+        else:     # NULL: undefined behaviour, not followed; anything else: a function of another type
+            self.emit(Assert(null, UNMODELLED_CALL, loc))
+        self.block()
+        self.start(join)
+        if res is None:
+            return Val(rt, {})
+        return self.read(self.obj_lv(res))
