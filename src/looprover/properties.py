@@ -60,8 +60,8 @@ UNMODELLED = {
     UNMODELLED_BYTES: "a memset, memcpy or memmove of a byte count that is not a whole number of the elements "
                       "it writes",
     # `frontend/c/function_pointers.py`: a call through a pointer is a case split over the functions of its type
-    UNMODELLED_CALL: "a call through a function pointer to a function of another type than the pointer's, or "
-                     "to one without a body",
+    UNMODELLED_CALL: "a call through a function pointer to a function of another type than the pointer's, to "
+                     "one without a body or already being called, or to one modelled by its name",
 }
 
 # properties the engines can check (others are recognised and reported as unsupported)

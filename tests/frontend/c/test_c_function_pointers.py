@@ -17,6 +17,9 @@ static const struct op ops[] = { {"inc", inc}, {"dec", dec} };
 static int g;
 static void set(int v) { g = v; }
 static long wide(long v) { return v; }
+static int (*pick(int k))(int) { return k ? inc : dec; }
+static int app(int f(int), int x) { return f(x); }
+static __attribute__((noreturn)) void stop(int c) { if (c) reach_error(); for (;;) ; }
 """
 
 CASES = [
@@ -39,6 +42,13 @@ CASES = [
     ("null_call", "int (*h)(int) = 0; if (__VERIFIER_nondet_int()) h = inc; h(1);", "valid-memsafety",
      "F(valid-deref)"),
     ("null_call_reach", "int (*h)(int) = 0; h(1); reach_error();", "unreach-call", "T"),
+    # returned by a function, given as a parameter declared with function type, noreturn
+    ("returned", "if (pick(1)(1) != 2 || pick(0)(1) != 0) reach_error();", "unreach-call", "T"),
+    ("parameter", "if (app(inc, 1) != 2) reach_error();", "unreach-call", "T"),
+    ("parameter_unsafe", "if (app(sq, 3) == 9) reach_error();", "unreach-call", "F"),
+    ("noreturn", "void (*s)(int) = stop; s(__VERIFIER_nondet_int());", "unreach-call", "F"),
+    # reach_error through a pointer is reach_error
+    ("reach_error", "void (*e)(void) = reach_error; if (__VERIFIER_nondet_int()) e();", "unreach-call", "F"),
     # a call through a pointer of another type (C11 6.3.2.3p8) is outside the model: UNKNOWN, not TRUE
     ("other_type", "int (*h)(int) = (int (*)(int))wide; if (h(1) == 12345) reach_error();", "unreach-call", "U"),
 ]
@@ -74,6 +84,30 @@ def test_designated_initialisers_give_the_values_gcc_gives(tmp_path, mutation, e
     body = DESIGNATED_BODY if mutation is None else DESIGNATED_BODY.replace(*mutation)
     got, verdict, _ = body_verdict(tmp_path, "designated", DESIGNATED, body, "unreach-call")
     assert got == expected, verdict
+
+
+@pytest.mark.parametrize("decl, cond", [
+    ("struct Q q = { {1, 2}, 3, .s = {9} };", "q.s.y != 0 || q.s.x != 9 || q.z != 3"),
+    ("struct Q q = { .s.y = 5, .s = { 1 } };", "q.s.y != 0"),
+    ("int a[2][3] = { [1] = {7, 8, 9}, [1] = {4} };", "a[1][1] != 0 || a[1][0] != 4"),
+    ("char s[4] = \"abc\"; struct { char t[4]; } u = { .t = \"abc\", .t = \"x\" };", "u.t[1] != 0"),
+])
+def test_a_later_designator_replaces_the_whole_sub_object(tmp_path, decl, cond):
+    """C11 6.7.9p19: what an earlier item wrote into a sub-object that a later braced item initialises is gone."""
+    head = HEAD + "struct P { int x, y; }; struct Q { struct P s; int z; };\n"
+    for where in ("local", "global"):
+        body = f"{decl} if ({cond}) reach_error();" if where == "local" else f"if ({cond}) reach_error();"
+        got, verdict, _ = body_verdict(tmp_path, f"over_{where}", head + (decl + "\n" if where == "global" else ""),
+                                       body, "unreach-call")
+        assert got == "T", (where, verdict)
+
+
+def test_reach_error_with_a_body_called_through_a_pointer_is_reached(tmp_path):
+    head = ("extern void abort(void);\nextern int __VERIFIER_nondet_int(void);\n"
+            "void reach_error(void) { abort(); }\n")
+    got, verdict, _ = body_verdict(tmp_path, "reach_body", head, "if (__VERIFIER_nondet_int()) (*reach_error)();",
+                                   "unreach-call")
+    assert got == "F", verdict
 
 
 def test_a_designator_chain_followed_by_a_plain_item_is_refused(tmp_path):

@@ -200,7 +200,7 @@ class CallMixin(LoweringState):
             raise self.unsupported(f"recursion ('{name}')", c)
         if fdef.type.get_canonical().kind == TK.FUNCTIONPROTO and fdef.type.is_function_variadic():
             raise self.unsupported(f"variadic function '{name}'", c)
-        params = [p for p in children(fdef) if p.kind == K.PARM_DECL]
+        params = list(fdef.get_arguments())   # not its children: `int (*pick(int k))(int)` has two PARM_DECLs
         if len(params) != nargs:
             raise self.unsupported(f"call of '{name}' with {nargs} arguments for {len(params)} parameters", c)
         return params

@@ -15,6 +15,7 @@ import clang.cindex as ci
 
 from looprover.frontend.c.ctype import CFunc, CPtr, CVoid
 from looprover.frontend.c.cursors import K, TK, children, strip_parens
+from looprover.frontend.c.known_functions import ASSUME_FUNCTIONS, TERMINATING_FUNCTIONS, nondet_suffix
 from looprover.frontend.c.memory import Val, pointer
 from looprover.frontend.c.state import LoweringState
 from looprover.program.cfa import Assert
@@ -22,6 +23,15 @@ from looprover.program.expr import FALSE, Compare, IntConst, not_
 from looprover.properties import UNMODELLED_CALL
 
 FUNCTION_TYPES = (TK.FUNCTIONPROTO, TK.FUNCTIONNOPROTO)
+# functions `CallMixin.call` models by name even when the program defines them
+MODELLED_BY_NAME = ASSUME_FUNCTIONS | TERMINATING_FUNCTIONS | {"__VERIFIER_assert", "__builtin_expect",
+                                                               "__builtin_unreachable"}
+
+
+def _signature(ft) -> str:
+    """A function type as calls through pointers match it: `noreturn` is not part of the type a pointer to the
+    function has."""
+    return ft.spelling.replace("__attribute__((noreturn))", "").strip()
 
 
 class FunctionPointerMixin(LoweringState):
@@ -36,6 +46,8 @@ class FunctionPointerMixin(LoweringState):
             if fid is None:   # the pre-pass did not see it: a call through a pointer would miss it
                 raise self.unsupported(f"function '{c.spelling}' used as a value where the pre-pass did not look", c)
             return pointer(t, IntConst(fid, self.OBJ), IntConst(0, self.IDX))
+        if c.kind == K.DECL_REF_EXPR and c.referenced is not None and c.referenced.kind == K.PARM_DECL:
+            return Val(t, self.rv(c).leaves)   # a parameter declared as a function is a pointer (C11 6.7.6.3p8)
         if c.kind == K.UNARY_OPERATOR and len(children(c)) == 1:
             ch = children(c)[0]
             p = self.ctype(ch)
@@ -51,24 +63,31 @@ class FunctionPointerMixin(LoweringState):
         self.loc = self.where(c)
         loc = self.loc
         rt = self.ctype(c)
-        pt = callee.type.get_canonical()
-        if pt.kind != TK.POINTER or pt.get_pointee().get_canonical().kind not in FUNCTION_TYPES:
+        ft = callee.type.get_canonical()
+        if ft.kind == TK.POINTER:
+            ft = ft.get_pointee().get_canonical()
+        if ft.kind not in FUNCTION_TYPES:   # (a parameter declared as a function has the function's type here)
             raise self.unsupported("call of an expression that is not a function pointer", c)
-        signature = pt.get_pointee().get_canonical().spelling
+        signature = _signature(ft)
         fp = self.protect(self.rv(callee), args)
         vals = self.call_arguments(args)
         res = self.make_obj("tmp", rt, "temp") if want and not isinstance(rt, CVoid) else None
         join = self.new_loc()
         obj = fp.leaves[()]
         for can, fid in self.function_ids.items():
-            if can.type.get_canonical().spelling != signature:
+            if _signature(can.type.get_canonical()) != signature:
                 continue
             hit, miss = self.new_loc(), self.new_loc()
             self.loc = loc
             self.branch(Compare("==", obj, IntConst(fid, self.OBJ)), hit, miss)
             self.start(hit)
             d = can.get_definition()
-            if d is None:
+            name = can.spelling
+            if name == "reach_error" and self.reach_checks:
+                self.emit(Assert(FALSE, "unreach-call", loc))   # as a direct call of it (`CallMixin.call`)
+            if d is None or d.canonical in self.call_stack or name in MODELLED_BY_NAME or \
+                    nondet_suffix(name, True) is not None:
+                # no body, recursion, or a function whose calls are modelled by its name, not by its body
                 self.emit(Assert(FALSE, UNMODELLED_CALL, loc))
                 self.block()
             else:

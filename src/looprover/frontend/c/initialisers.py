@@ -207,5 +207,18 @@ class InitialiserMixin(LoweringState):
             if first is None:
                 first = j
             sub, st = self._sub_object(sub, st, j)
+        if not self.types.is_scalar(st) and (value.kind == K.INIT_LIST_EXPR or
+                                             strip_parens(value).kind == K.STRING_LITERAL):
+            self._zero_each(sub, st)   # it replaces what earlier items wrote there (C11 6.7.9p19)
         self._init_one(sub, st, value)
         return first, len(designators) > 1
+
+    def _zero_each(self, lv: LV, t: CType) -> None:
+        """Zero a sub-object scalar by scalar (a row of an array cannot be written as a whole)."""
+        if self.types.is_scalar(t):
+            self.write(lv, self.zero(t))
+        elif isinstance(t, CStruct) and not any(lf.in_array for lf in self.types.leaves(t)):
+            self.write(lv, self.zero(t))
+        else:
+            for i in range(t.size if isinstance(t, CArray) else len(self.types.fields[t.key])):
+                self._zero_each(*self._sub_object(lv, t, i))
