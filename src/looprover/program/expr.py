@@ -400,13 +400,23 @@ def walk(e: Expr) -> Iterator[Expr]:
 
 
 def free_vars(e: Expr) -> frozenset[Var]:
+    """The variables of `e`; each shared sub-term is visited once (`walk` visits it once per path to it)."""
     found: set[Var] = set()
     bound: set[Var] = set()
-    for n in walk(e):
+    seen: set[int] = set()
+    stack = [e]
+    while stack:
+        n = stack.pop()
         if isinstance(n, Var):
             found.add(n)
-        elif isinstance(n, BINDERS):
+            continue
+        i = id(n)
+        if i in seen:
+            continue
+        seen.add(i)
+        if isinstance(n, BINDERS):
             bound.add(n.var)
+        stack.extend(n.children())
     return frozenset(found - bound if bound else found)
 
 
