@@ -98,12 +98,12 @@ def checked_program_within(job: Job, deadline: Deadline) -> Program:
     finally:
         child.kill()
     if not ok:
-        raise UnsupportedError(f"internal error: the front-end crashed ({value})")
+        raise UnsupportedError(f"internal error: the front-end crashed ({value})", None)
     kind, payload = value
     if kind == "input":
         raise InputError(payload)
     if kind == "unsupported":
-        raise UnsupportedError(payload)
+        raise UnsupportedError(*payload)
     return payload
 
 
@@ -113,9 +113,9 @@ def _checked_program_or_error(job: Job) -> tuple[str, Any]:
     except InputError as exc:
         return "input", str(exc)
     except UnsupportedError as exc:
-        return "unsupported", str(exc)
+        return "unsupported", (exc.construct, exc.where)
     except Exception as exc:  # noqa: BLE001 - never a traceback for user input
-        return "unsupported", f"internal front-end error ({type(exc).__name__}: {exc})"
+        return "unsupported", (f"internal front-end error ({type(exc).__name__}: {exc})", None)
 
 
 def kind_of(prop: str) -> str:

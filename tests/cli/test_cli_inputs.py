@@ -55,6 +55,28 @@ def test_a_function_defined_in_two_files_is_an_input_error(tmp_path, capsys):
     assert code == 1 and data["status"] == "ERROR" and "redefinition of 'twice'" in data["error"], data
 
 
+def test_files_that_include_one_header_share_its_types(tmp_path, capsys):
+    """Each file is preprocessed on its own, so both bring the header's struct, enum and typedef: linked, they
+    are one type (C11 6.2.7), as a compiler and linker take them. A static the header defines stays one per
+    file, which one translation unit would merge into one variable: UNKNOWN naming it."""
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "shared.h").write_text("#include <stdlib.h>\nenum kind { SMALL, BIG };\n"
+                                       "typedef struct { int n; enum kind k; } item;\nint weigh(item *it);\n")
+    (tmp_path / "lib.c").write_text('#include "shared.h"\nint weigh(item *it) { return it->k == BIG ? 2 * it->n : it->n; }\n')
+    (tmp_path / "sub" / "main.c").write_text(
+        'extern void reach_error(void);\nextern int __VERIFIER_nondet_int(void);\n#include "../shared.h"\n'
+        "int main(void) { item it = { __VERIFIER_nondet_int(), BIG };\n"
+        "  if (it.n < 0 || it.n > 100) return 0;\n  if (weigh(&it) > LIMIT) reach_error();\n  return 0; }\n")
+    main, lib = tmp_path / "sub" / "main.c", tmp_path / "lib.c"
+    code, data = _verify(capsys, main, lib, "-DLIMIT=200")
+    assert code == 0 and data["status"] == "TRUE", data
+    code, data = _verify(capsys, main, lib, "-DLIMIT=199")
+    assert code == 0 and data["status"] == "FALSE" and data["counterexample"]["validated"], data
+    (tmp_path / "shared.h").write_text((tmp_path / "shared.h").read_text() + "static int calls;\n")
+    code, data = _verify(capsys, main, lib, "-DLIMIT=200")
+    assert code == 0 and data["status"] == "UNKNOWN" and "static storage defined in a header" in data["reason"], data
+
+
 def test_a_task_with_two_input_files(tmp_path, capsys):
     (tmp_path / "main.c").write_text(MAIN.replace("LIMIT", "60"))
     (tmp_path / "lib.c").write_text(LIB)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import clang.cindex as ci
 
-from looprover.errors import InputError
+from looprover.errors import InputError, UnsupportedError
 from looprover.frontend import check_text
 from looprover.frontend.c.clang_api import presumed_location
 
@@ -165,8 +165,11 @@ def _linked_text(paths: list[Path], data_model: str, defines: tuple[str, ...]) -
     do not leak from one file into the next), then concatenated, each behind a line marker naming it. That
     is what linking them does for the programs clang accepts: a function or variable defined twice, or two
     different types of one name, is a compiler error (an input error), and `static` names that two files
-    both define clash the same way, so nothing is silently merged."""
+    both define clash the same way, so nothing is silently merged. The exception is a header that two files
+    include: its text from the second file on, where it is the same text at the same place in the same
+    header, is left out (`_without_shared_headers`), as C takes the types both files declare by it to be one."""
     parts = []
+    seen: set = set()
     for path in paths:
         if path.suffix == ".i":
             text = path.read_text(errors="replace")
@@ -174,8 +177,46 @@ def _linked_text(paths: list[Path], data_model: str, defines: tuple[str, ...]) -
             text = preprocess(path, data_model, defines)
             if text is None:
                 raise InputError(f"{path}: several input files need gcc to preprocess them")
-        parts.append(f'# 1 "{path}"\n{text}\n')
+        parts.append(f'# 1 "{path}"\n{_without_shared_headers(text, path, seen)}\n')
     return "".join(parts)
+
+
+_MARKER = re.compile(r'# (\d+) "([^"]*)"')     # a line marker: the next line is this line of this file
+_STATIC = re.compile(r"\bstatic\b(?!\s+(?:__inline__|__inline|inline)\b)")
+
+
+@lru_cache(maxsize=4096)
+def _real(name: str) -> str:
+    return os.path.realpath(name)
+
+
+def _without_shared_headers(text: str, path: Path, seen: set) -> str:
+    """`text` (one preprocessed file) without the lines of headers that an earlier file's text had: the same
+    text at the same line of the same header (blank lines stand for them, so later lines keep their numbers).
+    A line that defines static storage is refused instead: each file has its own, which one translation unit
+    cannot keep apart. A declaration only partly left out is a compiler error, never a silent change."""
+    own = _real(str(path))
+    out = []
+    file, line = own, 1
+    for ln in text.split("\n"):
+        m = _MARKER.match(ln)
+        if m is not None:
+            file, line = _real(m.group(2)), int(m.group(1))
+            out.append(ln)
+            continue
+        if file != own and ln.strip():
+            key = (file, line, ln)
+            if key not in seen:
+                seen.add(key)
+            elif _STATIC.search(ln):
+                # one object per file, which a single translation unit would merge into one
+                raise UnsupportedError(f"static storage defined in a header that several files include "
+                                       f"('{ln.strip()[:60]}')", f"{file}:{line}")
+            else:
+                ln = ""
+        out.append(ln)
+        line += 1
+    return "\n".join(out)
 
 
 def parse(path_like: str | os.PathLike | list, data_model: str, defines: tuple[str, ...] = ()) -> Parsed:
