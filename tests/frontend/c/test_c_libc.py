@@ -45,6 +45,43 @@ def test_string_functions_agree_with_glibc(gcc, tmp_path):
                 "r_abs"], ("LP64", "ILP32"))
 
 
+STRTO = r"""
+#include <stdlib.h>
+extern int __VERIFIER_nondet_int(void);
+int r_val, r_end, r_uval, r_uend, r_ll, r_big;
+int main(void) {
+  static const char alpha[] = " -+01789xXafzg\t0";
+  static const int bases[8] = {0, 2, 8, 10, 16, 36, 1, 37};
+  char s[8], big[24], *e;
+  for (int i = 0; i < 7; i++) s[i] = alpha[__VERIFIER_nondet_int() & 15];
+  s[7] = 0;
+  s[__VERIFIER_nondet_int() & 7] = 0;
+  int base = bases[__VERIFIER_nondet_int() & 7];
+  e = s; long v = strtol(s, &e, base);
+  r_val = (int)(v % 1000003); r_end = (int)(e - s);
+  e = s; unsigned long u = strtoul(s, &e, base);
+  r_uval = (int)(u % 1000003); r_uend = (int)(e - s);
+  r_ll = (int)(strtoll(s, 0, base) % 1000003) + (int)(atol(s) % 1000) * 7;
+  big[0] = alpha[__VERIFIER_nondet_int() & 3];
+  for (int i = 1; i < 23; i++) big[i] = (__VERIFIER_nondet_int() & 1) ? 'z' : '9';
+  big[23] = 0;
+  int bb = bases[__VERIFIER_nondet_int() & 7];
+  e = big;
+  long w = strtol(big, &e, bb);
+  r_big = (int)(w % 1000003) + (int)(e - big) * 1000 + (int)(strtoull(big, 0, bb) % 999);
+  return 0;
+}
+"""
+
+
+def test_strtol_family_agrees_with_glibc(gcc, tmp_path):
+    import random
+    rng = random.Random(7)
+    inputs = [[rng.randrange(16) for _ in range(7)] + [rng.randrange(8), rng.randrange(8), rng.randrange(4)]
+              + [rng.randrange(2) for _ in range(22)] + [rng.randrange(8)] for _ in range(40)]
+    crosscheck(gcc, tmp_path, STRTO, inputs, ["r_val", "r_end", "r_uval", "r_uend", "r_ll", "r_big"], ("LP64",))
+
+
 HEAD = "#include <string.h>\n#include <stdlib.h>\nextern void reach_error(void);\n" \
        "extern int __VERIFIER_nondet_int(void);\n"
 
@@ -58,6 +95,12 @@ CASES = {
     "scan_unterminated": ("char a[4]; a[0] = 'x'; a[1] = 'y'; a[2] = 'z'; a[3] = 'w'; return (int)strlen(a);",
                           "valid-memsafety", "F(valid-deref)"),
     "bounded_copy": ('char a[4]; strncpy(a, "hello", 4); return a[3];', "valid-memsafety", "T"),
+    "strtol": ('char *e; long v = strtol("  -0x1Fz", &e, 0); if (v != -31 || *e != \'z\') reach_error();',
+               "unreach-call", "T"),
+    "strtol_unsafe": ('char *e; long v = strtol(" 12", &e, 10); if (e[0] == 0) reach_error();', "unreach-call",
+                      "F"),
+    "strtol_unterminated": ("char a[2]; a[0] = '1'; a[1] = '2'; return (int)strtol(a, 0, 10);", "valid-memsafety",
+                            "F(valid-deref)"),
     # atoi's value is the digits' for any input string the program builds
     "atoi_of_input": ("char s[3]; s[0] = (char)__VERIFIER_nondet_int(); s[1] = 0; s[2] = 0;\n"
                       "if (s[0] >= '0' && s[0] <= '9' && atoi(s) != s[0] - '0') reach_error();", "unreach-call", "T"),

@@ -1,5 +1,5 @@
 """Bodies for C library functions a program calls without defining them: `<string.h>`'s string functions,
-`abs`/`labs`, `atoi`, and `<ctype.h>` (glibc's class tables, which its macros read, and the functions).
+`abs`/`labs`, `atoi`, `atol` and `strtol`'s family, and `<ctype.h>` (glibc's class tables, which its macros read, and the functions).
 
 Why bodies in C rather than built-ins: each is then lowered like the program's own code, so its array accesses
 are checked (valid-memsafety: `strcpy` into a buffer too small is the overflow at the call), its loops are loops
@@ -57,6 +57,45 @@ _MODELS: dict[str, tuple[str, tuple[str, ...]]] = {
              " if (r < -2147483647LL - 1 || r > 2147483647LL) return __VERIFIER_nondet_int();"
              " return (int)r; }", ()),
 }
+
+
+def _strto(name: str, t: str, ut: str, signed: bool) -> str:
+    """C11 7.22.1.3-4 (`strtol` and its kin): white space, a sign, a 0x prefix where the base allows one, then
+    the longest run of digits of the base; the value, or the type's limit when it does not fit (errno is not
+    modelled: reading it stays a call of an undefined function); `*end` after the digits, or at `s` if there
+    are none. An invalid base converts nothing and leaves `*end`, as glibc does. Reads stop at the terminator."""
+    big = f"(~({ut})0 >> 1)"
+    lim = f"(neg ? {big} + 1 : {big})" if signed else f"~({ut})0"
+    over = f"(neg ? -({t}){big} - 1 : ({t}){big})" if signed else f"~({ut})0"
+    value = f"r == 0 ? 0 : neg ? -({t})(r - 1) - 1 : ({t})r" if signed else "neg ? 0 - r : r"
+    hexdigit = "((s[i + 2] >= '0' && s[i + 2] <= '9') || (s[i + 2] >= 'a' && s[i + 2] <= 'f') || " \
+               "(s[i + 2] >= 'A' && s[i + 2] <= 'F'))"
+    return (f"{t} {name}(const char *s, char **end, int base) {{ SIZE i = 0; int neg = 0; int any = 0;"
+            f" int over = 0; {ut} r = 0; {ut} lim;"
+            " if (base != 0 && (base < 2 || base > 36)) return 0;"
+            " while (s[i] == ' ' || (s[i] >= 9 && s[i] <= 13)) i++;"
+            " if (s[i] == '-' || s[i] == '+') { neg = s[i] == '-'; i++; }"
+            f" if ((base == 0 || base == 16) && s[i] == '0' && (s[i + 1] == 'x' || s[i + 1] == 'X') && {hexdigit})"
+            " { i += 2; base = 16; } else if (base == 0) base = s[i] == '0' ? 8 : 10;"
+            f" lim = {lim};"
+            " for (;;) { int c = s[i]; int d;"
+            " if (c >= '0' && c <= '9') d = c - '0'; else if (c >= 'a' && c <= 'z') d = c - 'a' + 10;"
+            " else if (c >= 'A' && c <= 'Z') d = c - 'A' + 10; else break;"
+            " if (d >= base) break; any = 1;"
+            " if (!over) { if (r > (lim - d) / base) over = 1; else r = r * base + d; } i++; }"
+            " if (end) *end = (char *)(any ? s + i : s);"
+            f" if (over) return {over}; return {value}; }}")
+
+
+_MODELS.update({
+    "strtol": (_strto("strtol", "long", "unsigned long", True), ()),
+    "strtoul": (_strto("strtoul", "unsigned long", "unsigned long", False), ()),
+    "strtoll": (_strto("strtoll", "long long", "unsigned long long", True), ()),
+    "strtoull": (_strto("strtoull", "unsigned long long", "unsigned long long", False), ()),
+    # glibc's atol is strtol(s, 0, 10): C leaves a value out of range undefined, glibc gives the limit
+    "atol": ("long atol(const char *s) { return strtol(s, 0, 10); }", ("strtol",)),
+    "atoll": ("long long atoll(const char *s) { return strtoll(s, 0, 10); }", ("strtoll",)),
+})
 
 
 # <ctype.h>: glibc's macros read `(*__ctype_b_loc())[c] & _ISxxx`, a table of class bits for c in [-128, 256) (the C
