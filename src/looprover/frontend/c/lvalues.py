@@ -6,6 +6,8 @@ Why a module: the memory model (see `memory.py`) is applied here and only here; 
 """
 from __future__ import annotations
 
+from typing import Callable
+
 import clang.cindex as ci
 
 from looprover.frontend.c import clang_api as capi
@@ -19,7 +21,7 @@ from looprover.program.cfa import Assert, Assign
 from looprover.properties import UNMODELLED_ARGV, UNMODELLED_LAYOUT, UNMODELLED_MEMBER
 from looprover.program.expr import (
     TRUE, ArrayType, Binary, BoolConst, Compare, Expr, IntConst, Select, Store, Var, and_, cast, free_vars, implies,
-    ite, not_, or_, transform,
+    ite, not_, or_,
 )
 
 
@@ -365,7 +367,8 @@ class LValueMixin(LoweringState):
         self.check_access(lv)
         if self.literal_vars:
             self._not_a_literal(lv)
-        writes: list[tuple[Var, Expr, list]] = []  # (var, new value, expressions the new value reads)
+        # (var, the parts its new value reads, how the value is made of them): made once the parts are known
+        writes: list[tuple[Var, list, Callable]] = []
         for g, cells in lv.alts:
             for lf in self.types.leaves(t):
                 cell = cells[lf.path]
@@ -377,32 +380,27 @@ class LValueMixin(LoweringState):
                     x = _as(var.type, x)
                 if lf.in_array:
                     self._leaf_read(cell, True, lf.count)  # checks it is the whole array
-                    writes.append((var, x if g == TRUE else ite(g, x, var), [g, x]))
-                elif cell.index is None:
-                    writes.append((var, x if g == TRUE else ite(g, x, var), [g, x]))
+                if lf.in_array or cell.index is None:
+                    writes.append((var, [g, x], lambda g, x, var=var: x if g == TRUE else ite(g, x, var)))
                 else:
-                    old = Select(var, cell.index, var.type.elem)
-                    new = Store(var, cell.index, x if g == TRUE else ite(g, x, old), var.type)
-                    writes.append((var, new, [g, x, cell.index]))
+                    writes.append((var, [g, x, cell.index], lambda g, x, i, var=var: Store(
+                        var, i, x if g == TRUE else ite(g, x, Select(var, i, var.type.elem)), var.type)))
         if len(writes) > 1:
             # All reads happen before all writes (struct copies between aliasing objects, guards that read
-            # a pointer the same assignment overwrites).
+            # a pointer the same assignment overwrites): a part that reads a variable written before it is
+            # kept in a temporary first (the parts, not the values made of them: those can be large terms)
             written: set[Var] = set()
-            fixed = []
             snaps: dict[Expr, Expr] = {}
-            for var, new, parts in writes:
+            for var, parts, _ in writes:
                 for p in parts:
                     if p not in snaps and not isinstance(p, (IntConst, BoolConst)) and free_vars(p) & written:
                         snaps[p] = None
                 written.add(var)
-            if snaps:
-                for p in list(snaps):
-                    snaps[p] = self.snap(p)
-                for var, new, parts in writes:
-                    fixed.append((var, transform(new, lambda n: snaps.get(n))))
-                writes = [(a, b, []) for a, b in fixed]
-        for var, new, _ in writes:
-            self.emit(Assign(var, new, self.loc))
+            for p in list(snaps):
+                snaps[p] = self.snap(p)
+            writes = [(var, [snaps.get(p) or p for p in parts], make) for var, parts, make in writes]
+        for var, parts, make in writes:
+            self.emit(Assign(var, make(*parts), self.loc))
 
 
 def _as(t, e: Expr) -> Expr:
