@@ -147,6 +147,7 @@ class SideEffectMixin(LoweringState):
             return e
         t = self.temp(e.type)
         self.emit(Assign(t, e, self.loc))
+        self.id_vars.add(t)    # assigned before it is read: its values are e's (`object_ids.py`)
         return t
 
     def snapped(self, v: Val) -> Val:

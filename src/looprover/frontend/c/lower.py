@@ -52,6 +52,7 @@ from looprover.frontend.c.input_functions import InputFunctionsMixin, reseeded
 from looprover.frontend.c.lvalues import LValueMixin
 from looprover.frontend.c.main_args import MainArgsMixin
 from looprover.frontend.c.output_functions import OutputFunctionsMixin
+from looprover.frontend.c.object_ids import narrowed
 from looprover.frontend.c.parse import Parsed
 from looprover.frontend.c.simplify import simplify
 from looprover.frontend.c.state import Frame
@@ -115,6 +116,7 @@ class Lowerer(StatementMixin, ExpressionMixin, CallMixin, FunctionPointerMixin, 
                                    "modelled)", again)
         edges, init, exit_, n, srcs, names = simplify(self.bld.edges, self.bld.init, self.exit, self.bld.num_locs,
                                                       dict(self.bld.loc_src), dict(self.bld.loc_names))
+        edges = narrowed(edges, self.id_vars)
         looped = allocations_in_loops(edges, self.allocations) if self.allocations else []
         if looped:
             raise UnsupportedError("an allocation that a loop executes more than once (one object per allocation "

@@ -344,6 +344,7 @@ class StorageMixin(LoweringState):
         leaves = self.types.leaves(ctype)
         base = self.fresh(prefix + cname)
         vars_ = {}
+        paths = {lf.path for lf in leaves}
         for lf in leaves:
             suffix = "".join(".off" if p == OFF else "." + p for p in lf.path)
             csuffix = "".join("@off" if p == OFF else "." + p for p in lf.path)
@@ -352,6 +353,8 @@ class StorageMixin(LoweringState):
                 raise self.unsupported("array of size 0")
             vars_[lf.path] = self.bld.declare(name, self.types.ir_leaf_type(lf), kind, c_name=cname + csuffix,
                                               src=self.loc)
+            if lf.path + (OFF,) in paths:     # a pointer's object id (`object_ids.py`)
+                self.id_vars.add(vars_[lf.path])
         return Obj(cname, ctype, vars_, kind, None, isinstance(ctype, CArray))
 
     def register(self, obj: Obj) -> None:

@@ -1,0 +1,119 @@
+"""Which object ids a pointer can hold, and the comparisons with other ids dropped from the CFA.
+
+Why: a dereference is a case split over every object of the pointee's type (`memory.py`), so in a program with
+hundreds of char arrays (string literals, tables) every `s[i]` is a chain of hundreds of `id == k` cases, which
+the encoding and every engine then carry. The lowering knows where an object's id is stored: only in the id
+leaves of pointer objects (and in temporaries that copy one when they are made). So a flow-insensitive fixpoint
+over the program's assignments gives each such variable the set of values it can be assigned (`values`: constants
+joined through `?:`, array stores and selects; anything computed, a havoc, or more than `LIMIT` values is
+"any"), and a comparison `v == k` with k outside the set is false on every run that assigned v first.
+
+Soundness: inlining gives every call its own variables, so the sets are per call site. A variable read before any
+assignment holds an indeterminate value; for a pointer that is undefined behaviour (C11 6.3.2.1p2, J.2), which
+the dereference checks (valid-memsafety) or does not follow (other properties) either way, so dropping the cases
+it could match changes no defined run. (The converse, `v == k` true where k is v's only value, would not be
+sound: a pointer read uninitialised must stay an invalid access under valid-memsafety.)
+"""
+from __future__ import annotations
+
+from looprover.program.cfa import Assign, Assume, Assert, Edge, Havoc
+from looprover.program.expr import (
+    Compare, ConstArray, Expr, IntConst, Ite, Select, Store, Var, FALSE, transform,
+)
+
+LIMIT = 256          # more values than this: any value
+ANY = None           # the set of every value
+
+
+def _value_set(e: Expr, sets: dict, memo: dict):
+    """The values `e` can have, given the variables' sets (ANY for variables outside `sets`)."""
+    got = memo.get(id(e), memo)
+    if got is not memo:
+        return got
+    if isinstance(e, IntConst):
+        r = frozenset((e.value,))
+    elif isinstance(e, Var):
+        r = sets.get(e, ANY) if e in sets else ANY
+    elif isinstance(e, Ite):
+        r = _union(_value_set(e.then, sets, memo), _value_set(e.orelse, sets, memo))
+    elif isinstance(e, Select):
+        r = _value_set(e.array, sets, memo)
+    elif isinstance(e, Store):
+        r = _union(_value_set(e.array, sets, memo), _value_set(e.value, sets, memo))
+    elif isinstance(e, ConstArray):
+        r = _value_set(e.value, sets, memo)
+    else:
+        r = ANY
+    memo[id(e)] = r
+    return r
+
+
+def _union(a, b):
+    if a is ANY or b is ANY:
+        return ANY
+    u = a | b
+    return ANY if len(u) > LIMIT else u
+
+
+def values(edges: list[Edge], tracked: set[Var]) -> dict[Var, frozenset | None]:
+    """For each tracked variable, the values its assignments can give it (ANY: unknown)."""
+    rhs: dict[Var, list] = {v: [] for v in tracked}
+    for e in edges:
+        for s in e.stmts:
+            if isinstance(s, Assign) and s.lhs in rhs:
+                rhs[s.lhs].append(s.rhs)
+            elif isinstance(s, Havoc):
+                for v in s.vars:
+                    if v in rhs:
+                        rhs[v].append(None)
+    sets: dict[Var, frozenset | None] = {v: frozenset() for v in tracked}
+    changed = True
+    while changed:           # sets only grow, and at most LIMIT + 1 times each: this ends
+        changed = False
+        memo: dict = {}
+        for v, exprs in rhs.items():
+            if sets[v] is ANY:
+                continue
+            acc = sets[v]
+            for x in exprs:
+                acc = ANY if x is None else _union(acc, _value_set(x, sets, memo))
+                if acc is ANY:
+                    break
+            if acc != sets[v]:     # (the memo may hold older sets: the next round starts afresh)
+                sets[v] = acc
+                changed = True
+    return sets
+
+
+def narrowed(edges: list[Edge], tracked: set[Var]) -> list[Edge]:
+    """The edges with every `x == k` (k a constant) that no value of x can satisfy replaced by false (x an
+    expression over the tracked variables)."""
+    sets = values(edges, tracked)
+    if all(s is ANY for s in sets.values()):
+        return edges
+    memo: dict = {}
+
+    def fold(n: Expr):
+        if isinstance(n, Compare) and n.op == "==":
+            x, k = (n.lhs, n.rhs) if isinstance(n.rhs, IntConst) else (n.rhs, n.lhs)
+            if isinstance(k, IntConst):
+                vs = _value_set(x, sets, memo)
+                if vs is not ANY and k.value not in vs:
+                    return FALSE
+        return None
+
+    out = []
+    for e in edges:
+        stmts = []
+        for s in e.stmts:
+            if isinstance(s, Assign):
+                s = Assign(s.lhs, transform(s.rhs, fold), s.src)
+            elif isinstance(s, (Assume, Assert)):
+                s = type(s)(transform(s.cond, fold), *_rest(s))
+            stmts.append(s)
+        out.append(Edge(e.src, e.dst, tuple(stmts)))
+    return out
+
+
+def _rest(s):
+    return (s.prop, s.src) if isinstance(s, Assert) else (s.src,)
