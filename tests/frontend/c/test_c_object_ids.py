@@ -36,21 +36,17 @@ def _random_program(rng: random.Random) -> str:
     targets = ["a", "b", "c", "q", "p", "g"]
 
     def stmt(depth: int) -> str:
-        k = rng.randrange(7 if depth < 2 else 5)
         ptr = rng.choice(["p", "q", "g"])
-        if k == 0:
-            return f"{ptr} = {rng.choice(targets)};"
-        if k == 1:
-            return f"r += {ptr}[{rng.randrange(2)}];"
-        if k == 2:
-            return f"{ptr}[{rng.randrange(2)}] = __VERIFIER_nondet_int() % 7;"
-        if k == 3:
-            return f"if ({ptr} == {rng.choice(['a', 'b', 'c'])}) r += 100;"
-        if k == 4:
-            return f"{ptr} = {ptr} + 0;"
-        if k == 5:
-            return f"if (__VERIFIER_nondet_int() & 1) {{ {stmt(depth + 1)} }} else {{ {stmt(depth + 1)} }}"
-        return f"for (int i = 0; i < 2; i++) {{ {stmt(depth + 1)} {stmt(depth + 1)} }}"
+        forms = [
+            lambda: f"{ptr} = {rng.choice(targets)};",
+            lambda: f"r += {ptr}[{rng.randrange(2)}];",
+            lambda: f"{ptr}[{rng.randrange(2)}] = __VERIFIER_nondet_int() % 7;",
+            lambda: f"if ({ptr} == {rng.choice(['a', 'b', 'c'])}) r += 100;",
+            lambda: f"{ptr} = {ptr} + 0;",
+            lambda: f"if (__VERIFIER_nondet_int() & 1) {{ {stmt(depth + 1)} }} else {{ {stmt(depth + 1)} }}",
+            lambda: f"for (int i = 0; i < 2; i++) {{ {stmt(depth + 1)} {stmt(depth + 1)} }}",
+        ]
+        return forms[rng.randrange(7 if depth < 2 else 5)]()
 
     body = " ".join(stmt(0) for _ in range(rng.randrange(3, 8)))
     return ("extern int __VERIFIER_nondet_int(void);\nint a[2], b[2], c[3], r; int *g = b;\n"
