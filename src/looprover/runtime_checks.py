@@ -49,11 +49,13 @@ SAFE, VIOLATED, UNKNOWN = "safe", "violated", "unknown"
 
 @dataclass(frozen=True)
 class Check:
-    """One run-time check: where its assertion is in the program (edge, statement), its kind and source."""
+    """One run-time check: its kind and source, and where its assertions are in the program (edge, statement):
+    one per copy of the code that inlining made (a function called from three places has each of its checks
+    three times; the check holds if every copy does)."""
     id: str
     kind: str
     src: SrcLoc | None
-    site: tuple[int, int]
+    sites: tuple[tuple[int, int], ...]
 
     @property
     def description(self) -> str:
@@ -132,19 +134,22 @@ def of_kinds(program: Program, kinds: frozenset[str]) -> Program:
 
 
 def checks_of(program: Program) -> list[Check]:
-    """The program's assertions as checks, numbered in source order."""
-    found = []
+    """The program's assertions as checks, one per source place and kind, numbered in source order."""
+    found: dict[tuple, list] = {}
     for ei, e in enumerate(program.edges):
         for si, s in enumerate(e.stmts):
             if isinstance(s, Assert) and s.prop not in UNMODELLED:
-                found.append((s.src, kind_of(s.prop), (ei, si)))
-    found.sort(key=lambda f: ((f[0].file, f[0].line, f[0].col) if f[0] else ("", 0, 0), f[1], f[2]))
-    return [Check(f"C{i}", kind, src, site) for i, (src, kind, site) in enumerate(found, 1)]
+                src, kind = s.src, kind_of(s.prop)
+                key = ((src.file, src.line, src.col), kind) if src is not None else (("", 0, 0), kind, (ei, si))
+                found.setdefault(key, []).append((ei, si))
+    order = sorted(found, key=lambda k: (k, found[k][0]) if len(k) == 2 else (k[:2], k[2]))
+    srcs = {k: program.edges[found[k][0][0]].stmts[found[k][0][1]].src for k in found}
+    return [Check(f"C{i}", k[1], srcs[k], tuple(found[k])) for i, k in enumerate(order, 1)]
 
 
 def only(program: Program, check: Check) -> Program:
     """`program` with `check` its only assertion and every other check an assumption."""
-    return asserting(program, {check.site})
+    return asserting(program, set(check.sites))
 
 
 def asserting(program: Program, sites: set[tuple[int, int]]) -> Program:
@@ -190,13 +195,13 @@ def run_checks(program: Program, checks: list[Check], data_model: str, options: 
     def settle(r: CheckResult) -> None:
         settled[r.check.id] = r
         done(r)
-    by_site = {c.site: c for c in checks}
+    by_site = {site: c for c in checks for site in c.sites}
     open_ = list(checks)
     while len(open_) > 1 and deadline.left() > 0.5:
         start = time.monotonic()
         # at most what one check would get of the total budget: a run that fails costs no more than that
         mine = Deadline(min(deadline.at, start + min(per_check, deadline.left() / (len(open_) + 1))))
-        together = asserting(program, {c.site for c in open_})
+        together = asserting(program, {site for c in open_ for site in c.sites})
         verdict = undecided_verdict(checked_verdict(together, task, options, mine))
         spent = time.monotonic() - start
         if verdict.status == Status.TRUE:

@@ -135,8 +135,24 @@ def test_each_single_check_program_has_that_assertion_only_and_assumes_the_other
     for c in checks:
         one = only(program, c)
         asserts = [(ei, si) for ei, e in enumerate(one.edges) for si, s in enumerate(e.stmts) if isinstance(s, Assert)]
-        assert asserts == [c.site]
+        assert asserts == list(c.sites)
         assert sum(len(e.stmts) for e in one.edges) == sum(len(e.stmts) for e in program.edges)
+
+
+def test_a_function_called_twice_has_one_check_per_source_place(tmp_path, capsys):
+    """Inlining copies the callee's checks to each call; a check is the source place: violated if any call
+    violates it, safe if none does."""
+    path = tmp_path / "twice.c"
+    path.write_text("extern int __VERIFIER_nondet_int(void);\nint a[4];\n"
+                    "int get(int i) {\n  return a[i];\n}\n"
+                    "int main(void) {\n  int k = __VERIFIER_nondet_int();\n  if (k < 0 || k > 3) return 0;\n"
+                    "  return get(k) + get(k + LAST);\n}\n")
+    for last, status in (("0", "safe"), ("1", "violated")):
+        assert cli.main(["check", str(path), "-D", f"LAST={last}", "--json", "--kinds", "memory-access"]) == 0
+        got = json.loads(capsys.readouterr().out)["checks"]
+        assert [(c["line"], c["status"]) for c in got] == [(4, status)], got
+        program = checked_program(Job(path, default_property(), "ILP32", defines=(f"LAST={last}",)))
+        assert [len(c.sites) for c in checks_of(program) if c.src.line == 4 and c.kind == "memory-access"] == [2]
 
 
 def test_checks_verified_together_assert_those_and_assume_the_others(tmp_path):
@@ -144,7 +160,7 @@ def test_checks_verified_together_assert_those_and_assume_the_others(tmp_path):
     path.write_text(MIXED)
     program = checked_program(Job(path, default_property(), "ILP32"))
     checks = checks_of(program)
-    some = {c.site for c in checks[::2]}
+    some = {site for c in checks[::2] for site in c.sites}
     together = asserting(program, some)
     asserts = {(ei, si) for ei, e in enumerate(together.edges) for si, s in enumerate(e.stmts) if isinstance(s, Assert)}
     assert asserts == some
