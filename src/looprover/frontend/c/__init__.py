@@ -14,7 +14,9 @@ Errors: `InputError` (missing/unreadable/empty file, preprocessor or compiler er
 unknown data model) and `UnsupportedError(construct, SrcLoc)` for anything that cannot be modelled soundly
 (floating point, unions, bit-fields, recursion, calls to undefined functions such as fopen, an allocation
 that a loop executes more than once (`heap.py`: malloc, calloc, alloca and free are modelled),
-function pointers, pointer/integer casts, inline asm...). String literals are read-only objects; the C library
+function pointers converted to or from data pointers, pointer/integer casts, inline asm...). Calls through
+function pointers are case splits over the functions the program takes the address of (`function_pointers.py`).
+String literals are read-only objects; the C library
 functions of `libc_models.py` that a program calls without defining them are linked in as C bodies, and
 `memset`/`memcpy`/`memmove` are loops over the argument's elements (`byte_functions.py`), printf and the other
 output functions read what they print and return what C allows (`output_functions.py`), and getchar, fgets,
