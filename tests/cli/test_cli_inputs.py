@@ -77,6 +77,23 @@ def test_files_that_include_one_header_share_its_types(tmp_path, capsys):
     assert code == 0 and data["status"] == "UNKNOWN" and "static storage defined in a header" in data["reason"], data
 
 
+@pytest.mark.parametrize("first, second, ok", [("#define BIG\n", "", True), ("", "#define BIG\n", False)])
+def test_a_header_that_macros_change_is_kept_unless_an_earlier_file_had_all_of_it(tmp_path, capsys, first, second,
+                                                                                   ok):
+    """The second file's lines of the header are left out only if the first file had every one of them; else the
+    header stays whole and the compiler rejects the second definition of the struct (an input error)."""
+    (tmp_path / "s.h").write_text("struct s {\n#ifdef BIG\n  long a;\n#endif\n  int b;\n};\nint get(struct s *p);\n")
+    (tmp_path / "lib.c").write_text(second + '#include "s.h"\nint get(struct s *p) { return p->b; }\n')
+    (tmp_path / "main.c").write_text(first + 'extern void reach_error(void);\n#include "s.h"\n'
+                                     "int main(void) { struct s v; v.b = 3; if (get(&v) != 3) reach_error(); "
+                                     "return 0; }\n")
+    code, data = _verify(capsys, tmp_path / "main.c", tmp_path / "lib.c")
+    if ok:
+        assert code == 0 and data["status"] == "TRUE", data
+    else:
+        assert code == 1 and "redefinition of 's'" in data["error"], data
+
+
 def test_a_task_with_two_input_files(tmp_path, capsys):
     (tmp_path / "main.c").write_text(MAIN.replace("LIMIT", "60"))
     (tmp_path / "lib.c").write_text(LIB)

@@ -166,19 +166,19 @@ def _linked_text(paths: list[Path], data_model: str, defines: tuple[str, ...]) -
     is what linking them does for the programs clang accepts: a function or variable defined twice, or two
     different types of one name, is a compiler error (an input error), and `static` names that two files
     both define clash the same way, so nothing is silently merged. The exception is a header that two files
-    include: its text from the second file on, where it is the same text at the same place in the same
-    header, is left out (`_without_shared_headers`), as C takes the types both files declare by it to be one."""
-    parts = []
-    seen: set = set()
+    include with the same text: from the second file on it is left out (`_without_shared_headers`), as C takes
+    the types both files declare by it to be one."""
+    texts = []
     for path in paths:
         if path.suffix == ".i":
-            text = path.read_text(errors="replace")
+            texts.append(path.read_text(errors="replace"))
         else:
             text = preprocess(path, data_model, defines)
             if text is None:
                 raise InputError(f"{path}: several input files need gcc to preprocess them")
-        parts.append(f'# 1 "{path}"\n{_without_shared_headers(text, path, seen)}\n')
-    return "".join(parts)
+            texts.append(text)
+    seen: dict[str, set] = {}
+    return "".join(f'# 1 "{path}"\n{_without_shared_headers(text, path, seen)}\n' for path, text in zip(paths, texts))
 
 
 _MARKER = re.compile(r'# (\d+) "([^"]*)"')     # a line marker: the next line is this line of this file
@@ -190,33 +190,47 @@ def _real(name: str) -> str:
     return os.path.realpath(name)
 
 
-def _without_shared_headers(text: str, path: Path, seen: set) -> str:
-    """`text` (one preprocessed file) without the lines of headers that an earlier file's text had: the same
-    text at the same line of the same header (blank lines stand for them, so later lines keep their numbers).
-    A line that defines static storage is refused instead: each file has its own, which one translation unit
-    cannot keep apart. A declaration only partly left out is a compiler error, never a silent change."""
-    own = _real(str(path))
+def _header_lines(text: str, own: str) -> list[tuple[str | None, int, str]]:
+    """Each line of a preprocessed text with the file and line it comes from (None for markers)."""
     out = []
     file, line = own, 1
     for ln in text.split("\n"):
         m = _MARKER.match(ln)
         if m is not None:
             file, line = _real(m.group(2)), int(m.group(1))
-            out.append(ln)
+            out.append((None, 0, ln))
             continue
-        if file != own and ln.strip():
-            key = (file, line, ln)
-            if key not in seen:
-                seen.add(key)
-            elif _STATIC.search(ln):
-                # one object per file, which a single translation unit would merge into one
+        out.append((file, line, ln))
+        line += 1
+    return out
+
+
+def _without_shared_headers(text: str, path: Path, seen: dict) -> str:
+    """`text` (one preprocessed file) without the headers all of whose lines here (text at a line of the header)
+    earlier files had: blank lines stand for them, so later lines keep their numbers. A header that gives this
+    file a line no earlier file had (other macros before it) is kept whole, and the compiler says whether the
+    versions agree. (A header seen whole before and in part here, `__need_size_t`, is left out: its part was
+    declared already; so is one whose struct here lacks a member an earlier file's has, which the model, by
+    member names, reads the same but for its size.) A header line that defines static storage is refused where
+    a second file has it: each file has its own object, which one translation unit cannot keep apart. `seen`:
+    header -> the lines earlier files had of it."""
+    own = _real(str(path))
+    lines = _header_lines(text, own)
+    mine: dict[str, list] = {}
+    for file, line, ln in lines:
+        if file is not None and file != own and ln.strip():
+            mine.setdefault(file, []).append((line, ln))
+    drop = set()
+    for file, body in mine.items():
+        earlier = seen.setdefault(file, set())
+        for line, ln in body:
+            if _STATIC.search(ln) and (line, ln) in earlier:
                 raise UnsupportedError(f"static storage defined in a header that several files include "
                                        f"('{ln.strip()[:60]}')", f"{file}:{line}")
-            else:
-                ln = ""
-        out.append(ln)
-        line += 1
-    return "\n".join(out)
+        if earlier and earlier.issuperset(body):
+            drop.add(file)
+        earlier.update(body)
+    return "\n".join("" if file in drop else ln for file, _, ln in lines)
 
 
 def parse(path_like: str | os.PathLike | list, data_model: str, defines: tuple[str, ...] = ()) -> Parsed:
