@@ -22,6 +22,13 @@ CASES = {
     "puts_unterminated": ("char b[3] = {'a', 'b', 'c'}; if (__VERIFIER_nondet_int()) puts(b);", "valid-memsafety",
                           "F(valid-deref)"),
     "precision_within": ("char b[3] = {'a', 'b', 'c'}; printf(\"%.3s\", b);", "valid-memsafety", "T"),
+    # `%.*s`: the precision is the argument before the string; a negative one is none
+    "star_precision_within": ("char b[3] = {'a', 'b', 'c'}; int n = __VERIFIER_nondet_int();"
+                              " if (n >= 0 && n <= 3) printf(\"%-4.*s|\", n, b);", "valid-memsafety", "T"),
+    "star_precision_past": ("char b[3] = {'a', 'b', 'c'}; int n = __VERIFIER_nondet_int();"
+                            " if (n >= 0 && n <= 4) printf(\"%.*s\", n, b);", "valid-memsafety", "F(valid-deref)"),
+    "star_precision_negative": ("char b[3] = {'a', 'b', 'c'}; printf(\"%.*s\", -1, b);", "valid-memsafety",
+                                "F(valid-deref)"),
     "precision_beyond": ("char b[3] = {'a', 'b', 'c'}; printf(\"%.4s\", b);", "valid-memsafety", "F(valid-deref)"),
     "count_of_a_fixed_format": ("int r = printf(\"ab%%%3c\\n\", 'x'); if (r >= 0 && r != 7) reach_error();",
                                 "unreach-call", "T"),
@@ -59,7 +66,7 @@ def test_printing_literals_makes_no_arrays(tmp_path):
     ("printf(\"%d %d\", 1);", False, "more conversions than arguments"),
     ("int r = printf(\"%d\", 5); return r;", False, "its count depends on the values"),
     ("char b[2] = {0, 0}; char *f = b; printf(f, b);", True, "not a string literal and pointer arguments"),
-    ("char b[2] = {0, 0}; printf(\"%.*s\", 1, b);", True, "valid-memsafety"),
+    ("char b[2] = {0, 0}; printf(\"%.*s\", \"1\", b);", True, "precision is not an int"),
     ("int b[2] = {0, 0}; printf(\"%s\", b);", True, "%s of a i32"),
     ("int x = 5; const char *f = \"%n\"; printf(f, &x);", False, "a %n in it would write through one"),
     ("int x = 5; printf(\"ab%1$n\", &x);", False, "positional arguments"),

@@ -9,7 +9,7 @@ output error (which the stream decides) EOF (-1), or any negative value for prin
 only where the format fixes it (a string literal without conversions but `%%` and `%c`); a program that uses
 the count of another format is refused. Under valid-memsafety what it reads is
 checked: every `%s` argument and the strings of `puts`/`fputs` are read up to their terminator (at most the
-precision's characters for `%.Ns`) by a loop whose accesses are checked like the program's own; a format that is
+precision's characters for `%.Ns` and `%.*s`) by a loop whose accesses are checked like the program's own; a format that is
 not a string literal is read the same way. Under other properties those reads are not followed (a run through an
 unterminated string goes on: undefined behaviour followed, never a run cut off). A string literal argument is
 read without a loop (it is terminated) and needs no object (`storage.scan_address_taken`), so a program that
@@ -18,7 +18,7 @@ prints gets no arrays for it.
 A format is what precedes its first NUL. Refused, naming the call: `%n` (it writes), positional arguments
 (`%1$d`), a conversion C does not define, a format with more conversions than arguments, a format that is not a
 string literal followed by pointer arguments (a `%n` in it would write through one), and under valid-memsafety
-a `%s` whose precision is `*` or whose argument is not a char pointer, and wide strings (`%ls`, `%S`).
+a `%s` whose argument is not a char pointer, and wide strings (`%ls`, `%S`).
 
 Why built here rather than as C bodies (`libc_models.py`): printf is variadic, and the front-end inlines no
 variadic function.
@@ -35,7 +35,7 @@ from looprover.frontend.c.known_functions import OUTPUT_FUNCTIONS
 from looprover.frontend.c.memory import Val, scalar
 from looprover.frontend.c.state import LoweringState
 from looprover.program.cfa import Assume, Havoc
-from looprover.program.expr import Compare, IntConst, IntType, cast, or_
+from looprover.program.expr import Compare, Expr, IntConst, IntType, cast, or_
 
 # %[flags][width][.precision][length]conversion (C11 7.21.6.1, with glibc's `I` flag and `%m`, `%C`, `%S`)
 _CONVERSION = re.compile(r"%([-+ #0'I]*)(\*|\d+\$?)?(?:\.(\*|\d*))?(hh|h|ll|l|j|z|t|L|q)?(.?)", re.S)
@@ -152,21 +152,33 @@ class OutputFunctionsMixin(LoweringState):
                 raise self.unsupported(f"{name} with more conversions than arguments", c)
             if conv in "sS" and self.memsafety:
                 v = vals[k]
-                if prec == "*" or length or conv == "S":
-                    raise self.unsupported(f"{name} with %{length}{'.*' if prec == '*' else ''}{conv} "
-                                           f"(valid-memsafety)", c)
+                if length or conv == "S":
+                    raise self.unsupported(f"{name} with %{length}{conv} (valid-memsafety)", c)
                 if v is not None and not (isinstance(v.ctype, CPtr) and is_char(v.ctype.pointee)):
                     raise self.unsupported(f"{name} with %s of a {v.ctype} argument", c)
-                reads.append((k, None if prec is None else int(prec or 0)))
+                if prec == "*":      # the precision is the argument before; a negative one is none (7.21.6.1p5)
+                    pv = vals.get(k - 1)
+                    if pv is None or not isinstance(pv.ctype, CInt):
+                        raise self.unsupported(f"{name} with %.*s whose precision is not an int", c)
+                    reads.append((k, cast(self.IDX, pv.e)))
+                else:
+                    reads.append((k, None if prec is None else int(prec or 0)))
             k += 1
         return reads
 
-    def _read_string(self, name: str, p: Val, bound: int | None, c) -> None:
-        """Read p[0], p[1], ... up to the terminator, at most `bound` characters."""
+    def _read_string(self, name: str, p: Val, bound: "int | Expr | None", c) -> None:
+        """Read p[0], p[1], ... up to the terminator, at most `bound` characters (an expression: its value, if
+        it is not negative)."""
         if not (isinstance(p.ctype, CPtr) and isinstance(p.ctype.pointee, CInt) and is_char(p.ctype.pointee)):
             raise self.unsupported(f"{name} of a {p.ctype} argument", c)
         idx = self.IDX
-        tests = [] if bound is None else [lambda i: Compare("<", i, IntConst(bound, idx))]
+        if bound is None:
+            tests = []
+        elif isinstance(bound, int):
+            tests = [lambda i: Compare("<", i, IntConst(bound, idx))]
+        else:
+            at_most = self.snap(bound)
+            tests = [lambda i: or_(Compare("<", at_most, IntConst(0, idx)), Compare("<", i, at_most))]
 
         def not_terminator(i):
             ch = self.read(self.deref(self.ptr_add(p, i, +1), c)).e
