@@ -130,6 +130,19 @@ def test_a_goto_out_of_a_block_ends_its_locals_lives(tmp_path, tail, expected):
     assert got == expected, verdict
 
 
+@pytest.mark.parametrize("step, words", [("g = g + 1;", "arithmetic on a function pointer"),
+                                         ("g++;", "arithmetic on a function pointer"),
+                                         ("g -= 1;", "arithmetic on a function pointer"),
+                                         ("if (g < dec) reach_error();", "order of function pointers"),
+                                         ("if (g - dec) reach_error();", "difference of function pointers")])
+def test_arithmetic_and_order_of_function_pointers_are_refused(tmp_path, step, words):
+    """GNU C lets them through: the pointer then points into a function's code, or the answer depends on where
+    the functions lie (gcc puts inc before dec here, so `g < dec` is true)."""
+    got, verdict, _ = body_verdict(tmp_path, "fp_arith", TABLE, f"int (*g)(int) = inc; {step} if (g(1) == 2) "
+                                   "reach_error();", "unreach-call")
+    assert got == "U" and words in verdict.reason, verdict
+
+
 def test_a_goto_into_a_block_with_an_address_taken_local_stays_refused(tmp_path):
     body = "int *p = 0; if (__VERIFIER_nondet_int()) goto in; { int x = 1; p = &x;\n in: x = 2; }"
     got, verdict, _ = body_verdict(tmp_path, "goto_in", HEAD, body, "valid-memsafety")

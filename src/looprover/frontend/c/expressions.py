@@ -258,8 +258,9 @@ class ExpressionMixin(LoweringState):
                 return self.convert(self.ptr_add(va, self.to_index(vb, b), -1), t, c)
             raise self.unsupported(f"pointer operator '{op}'", c)
         if isinstance(ta, CPtr) and isinstance(tb, CPtr) and op == "-":
-            if not isinstance(t, CInt):
-                raise self.unsupported("pointer difference", c)
+            if not isinstance(t, CInt) or isinstance(ta.pointee, CFunc):
+                raise self.unsupported("pointer difference" + (" of function pointers" if isinstance(t, CInt)
+                                                               else ""), c)
             return scalar(t, cast(IntType(t.bits, t.signed), Binary("-", va.off, vb.off, self.IDX)))
         if not isinstance(t, CInt):
             raise self.unsupported(f"operator '{op}' on {t}", c)
@@ -282,6 +283,8 @@ class ExpressionMixin(LoweringState):
             eq = and_(Compare("==", a.obj, b.obj), Compare("==", a.off, b.off))
             return eq if op == "==" else not_(eq)
         # relational comparison is only defined within one object (or struct): compare the offsets
+        if isinstance(a.ctype.pointee, CFunc) or isinstance(b.ctype.pointee, CFunc):
+            raise self.unsupported("order of function pointers (where the functions lie in memory)", c)
         self.assert_members_unordered(a, b, c)
         return Compare(op, a.off, b.off)
 

@@ -182,6 +182,8 @@ class LValueMixin(LoweringState):
     def ptr_add(self, p: Val, k: Expr, sign: int) -> Val:
         if not isinstance(p.ctype, CPtr):
             raise self.unsupported("pointer arithmetic on a non-pointer")
+        if isinstance(p.ctype.pointee, CFunc):   # a GNU extension: the code one byte into the function
+            raise self.unsupported("arithmetic on a function pointer")
         off = p.off  # arithmetic on NULL is UB; a later dereference blocks it
         if sign > 0:
             new = self.iadd(off, k)
