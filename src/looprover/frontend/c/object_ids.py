@@ -26,10 +26,11 @@ ANY = None           # the set of every value
 
 
 def _value_set(e: Expr, sets: dict, memo: dict):
-    """The values `e` can have, given the variables' sets (ANY for variables outside `sets`)."""
-    got = memo.get(id(e), memo)
-    if got is not memo:
-        return got
+    """The values `e` can have, given the variables' sets (ANY for variables outside `sets`). `memo` holds each
+    term with its set: an id alone could be a freed term's, reused (the terms `narrowed` rebuilds are transient)."""
+    got = memo.get(id(e))
+    if got is not None and got[0] is e:
+        return got[1]
     if isinstance(e, IntConst):
         r = frozenset((e.value,))
     elif isinstance(e, Var):
@@ -44,7 +45,7 @@ def _value_set(e: Expr, sets: dict, memo: dict):
         r = _value_set(e.value, sets, memo)
     else:
         r = ANY
-    memo[id(e)] = r
+    memo[id(e)] = (e, r)
     return r
 
 
