@@ -182,8 +182,8 @@ class CallMixin(LoweringState):
         return out
 
     def _inline(self, c, fdef: ci.Cursor, args: list, want: bool) -> Val:
-        self._callable(c, fdef, len(args))
-        return self.inline_values(c, fdef, self.call_arguments(args), want)
+        params = self.callable_params(c, fdef, len(args))
+        return self.inline_values(c, fdef, params, self.call_arguments(args), want)
 
     def call_arguments(self, args: list) -> list[Val]:
         """The arguments' values, evaluated here, before the call, whether or not the body reads them."""
@@ -193,7 +193,7 @@ class CallMixin(LoweringState):
             vals.append(self.protect(v, args[i + 1:]))
         return vals
 
-    def _callable(self, c, fdef: ci.Cursor, nargs: int) -> list:
+    def callable_params(self, c, fdef: ci.Cursor, nargs: int) -> list:
         """fdef's parameters, if a call with `nargs` arguments can be inlined."""
         name = fdef.spelling
         if fdef.canonical in self.call_stack:
@@ -205,11 +205,10 @@ class CallMixin(LoweringState):
             raise self.unsupported(f"call of '{name}' with {nargs} arguments for {len(params)} parameters", c)
         return params
 
-    def inline_values(self, c, fdef: ci.Cursor, vals: list[Val], want: bool) -> Val:
-        """The call `c` of `fdef` with its arguments' values, inlined here."""
+    def inline_values(self, c, fdef: ci.Cursor, params: list, vals: list[Val], want: bool) -> Val:
+        """The call `c` of `fdef` (its `callable_params`) with its arguments' values, inlined here."""
         name = fdef.spelling
         can = fdef.canonical
-        params = self._callable(c, fdef, len(vals))
         rt = self.type_of(fdef.result_type, fdef)
         call_loc = self.loc
         ret = None if isinstance(rt, CVoid) else self.make_obj("ret", rt, "ret", f"{name}::")

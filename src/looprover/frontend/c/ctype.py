@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import clang.cindex as ci
 
 from looprover.errors import UnsupportedError
+from looprover.frontend.c.cursors import FUNCTION_KINDS
 from looprover.program.expr import BOOL, I32, I64, ArrayType, Binary, Expr, IntConst, IntType, Type
 
 TK = ci.TypeKind
@@ -134,7 +135,7 @@ class TypeTable:
             return self.of(t.get_declaration().enum_type, where)
         if k == TK.POINTER:
             p = t.get_pointee().get_canonical()
-            if p.kind in (TK.FUNCTIONPROTO, TK.FUNCTIONNOPROTO):
+            if p.kind in FUNCTION_KINDS:
                 return CPtr(CFunc())
             return CPtr(self.of(p, where))
         if k == TK.CONSTANTARRAY:
@@ -145,7 +146,7 @@ class TypeTable:
             raise UnsupportedError("array of unknown size", where)
         if k == TK.RECORD:
             return self._record(t, where)
-        if k in (TK.FUNCTIONPROTO, TK.FUNCTIONNOPROTO):
+        if k in FUNCTION_KINDS:
             return CFunc()
         if k in _FLOAT_KINDS:
             raise UnsupportedError(f"floating-point type '{t.spelling}'", where)

@@ -15,6 +15,7 @@ K = ci.CursorKind
 TK = ci.TypeKind
 
 ARRAY_KINDS = {TK.CONSTANTARRAY, TK.VARIABLEARRAY, TK.INCOMPLETEARRAY, TK.DEPENDENTSIZEDARRAY}
+FUNCTION_KINDS = {TK.FUNCTIONPROTO, TK.FUNCTIONNOPROTO}
 INCDEC_OPS = {capi.UO_POST_INC, capi.UO_POST_DEC, capi.UO_PRE_INC, capi.UO_PRE_DEC}
 # clang's builtin types are canonical types: libclang reports one of these kinds only for a builtin type
 # (sugar such as typedefs has its own kinds), so its canonical type is itself, qualifiers included.

@@ -14,7 +14,7 @@ from looprover.frontend.c.ctype import (
     CBool, CFunc, CInt, CPtr, CStruct, CType, CVoid, compatible, is_char, strip_array,
 )
 from looprover.frontend.c.cursors import (
-    ARRAY_KINDS, INCDEC_OPS, TK, K, canonical_kind, children, expr_children, is_array_expr, strip_parens,
+    ARRAY_KINDS, FUNCTION_KINDS, INCDEC_OPS, K, canonical_kind, children, expr_children, is_array_expr, strip_parens,
 )
 from looprover.frontend.c.memory import Val, idx_const, pointer, scalar
 from looprover.frontend.c.state import LoweringState
@@ -157,7 +157,7 @@ class ExpressionMixin(LoweringState):
             chk = canonical_kind(ch)
             if chk in ARRAY_KINDS and isinstance(to, CPtr):
                 return self.convert(self.decay_array(ch), to, c)
-            if chk in (TK.FUNCTIONPROTO, TK.FUNCTIONNOPROTO):
+            if chk in FUNCTION_KINDS:
                 return self.function_value(ch)
             if isinstance(to, CVoid) or not want:
                 self.rv(ch, want=False)
@@ -191,14 +191,14 @@ class ExpressionMixin(LoweringState):
             return self._incdec(c, ch, op, want)
         if op == capi.UO_ADDR_OF:
             t = self.ctype(c)
-            if ch.type.get_canonical().kind in (TK.FUNCTIONPROTO, TK.FUNCTIONNOPROTO):
+            if ch.type.get_canonical().kind in FUNCTION_KINDS:
                 return self.function_value(ch)
             lv = self.lv(ch)
             if lv.addr is None:
                 raise self.unsupported("address of a struct member", c)
             return pointer(t, lv.addr[0], lv.addr[1])
         if op == capi.UO_DEREF:
-            if canonical_kind(c) in (TK.FUNCTIONPROTO, TK.FUNCTIONNOPROTO):   # `*fp`: a function designator
+            if canonical_kind(c) in FUNCTION_KINDS:   # `*fp`: a function designator
                 return self.function_value(c)
             return self.read(self.lv(c))
         if op == capi.UO_EXTENSION:

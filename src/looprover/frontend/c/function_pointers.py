@@ -14,7 +14,7 @@ from __future__ import annotations
 import clang.cindex as ci
 
 from looprover.frontend.c.ctype import CFunc, CPtr, CVoid
-from looprover.frontend.c.cursors import K, TK, children, strip_parens
+from looprover.frontend.c.cursors import FUNCTION_KINDS, K, TK, children, strip_parens
 from looprover.frontend.c.known_functions import ASSUME_FUNCTIONS, TERMINATING_FUNCTIONS, nondet_suffix
 from looprover.frontend.c.memory import Val, pointer
 from looprover.frontend.c.state import LoweringState
@@ -22,7 +22,6 @@ from looprover.program.cfa import Assert
 from looprover.program.expr import FALSE, Compare, IntConst, not_
 from looprover.properties import UNMODELLED_CALL
 
-FUNCTION_TYPES = (TK.FUNCTIONPROTO, TK.FUNCTIONNOPROTO)
 # functions `CallMixin.call` models by name even when the program defines them
 MODELLED_BY_NAME = ASSUME_FUNCTIONS | TERMINATING_FUNCTIONS | {"__VERIFIER_assert", "__builtin_expect",
                                                                "__builtin_unreachable"}
@@ -66,7 +65,7 @@ class FunctionPointerMixin(LoweringState):
         ft = callee.type.get_canonical()
         if ft.kind == TK.POINTER:
             ft = ft.get_pointee().get_canonical()
-        if ft.kind not in FUNCTION_TYPES:   # (a parameter declared as a function has the function's type here)
+        if ft.kind not in FUNCTION_KINDS:   # (a parameter declared as a function has the function's type here)
             raise self.unsupported("call of an expression that is not a function pointer", c)
         signature = _signature(ft)
         fp = self.protect(self.rv(callee), args)
@@ -91,7 +90,7 @@ class FunctionPointerMixin(LoweringState):
                 self.emit(Assert(FALSE, UNMODELLED_CALL, loc))
                 self.block()
             else:
-                v = self.inline_values(c, d, vals, res is not None)
+                v = self.inline_values(c, d, self.callable_params(c, d, len(vals)), vals, res is not None)
                 if res is not None:
                     self.write(self.obj_lv(res), self.convert(v, rt, c))
                 self.jump(join)

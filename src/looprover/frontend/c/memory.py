@@ -31,7 +31,7 @@ Memory model (why it is sound for the programs we accept):
     returns, so a dangling pointer is invalid too.
   * A function pointer is a pointer whose id is the function's (`FUNCTION_ID_BASE` upward, one per function the
     program uses as a value, found by the pre-pass) and whose offset is 0. It is never dereferenced as data: a call
-    through it is a case split over the functions of its type whose address is taken (`calls.py`).
+    through it is a case split over the functions of its type whose address is taken (`function_pointers.py`).
   * String literals used as arrays are read-only char-array objects (registered by the pre-pass); a write into
     one is a violation under valid-memsafety and undefined behaviour (not followed) otherwise.
 """

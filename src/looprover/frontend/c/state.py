@@ -86,7 +86,7 @@ class LoweringState:
         self.addr_taken: dict = {}       # canonical decl cursors (ordered: object ids are deterministic)
         self.member_addr_taken: dict = {}   # (decl, member path) whose address is taken (`memory.Obj.members`)
         self.objects: list[Obj] = []     # address-taken objects, id = index + 1
-        self.function_ids: dict = {}     # canonical function decl -> the id its pointers hold (`calls.py`)
+        self.function_ids: dict = {}     # canonical function decl -> the id its pointers hold (`memory.py`)
         self.id_vars: set = set()        # variables that hold object ids, or copy one (`object_ids.py`)
         self.main_top_decls: frozenset = frozenset()  # top-level locals of main: their declarations run once
         self.switch_scopes: list[int] = [0]  # per switch being lowered: open blocks of its frame after its body's

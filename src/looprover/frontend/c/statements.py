@@ -10,7 +10,9 @@ import clang.cindex as ci
 
 from looprover.frontend.c import clang_api as capi
 from looprover.frontend.c.ctype import CArray, CBool, CInt, CType
-from looprover.frontend.c.cursors import ARRAY_KINDS, TK, K, children, expr_children, is_array_expr, strip_parens
+from looprover.frontend.c.cursors import (
+    ARRAY_KINDS, FUNCTION_KINDS, TK, K, children, expr_children, is_array_expr, strip_parens,
+)
 from looprover.frontend.c.state import LoweringState
 from looprover.program.cfa import Assign, Havoc
 from looprover.program.expr import Compare, IntConst, Var, and_, cast
@@ -411,7 +413,7 @@ class StatementMixin(LoweringState):
 
     def _keeps_zeroness(self, c, ch) -> bool:
         """Conversion to _Bool, or an integer conversion that does not narrow, maps 0 to 0 and only 0."""
-        if is_array_expr(ch) or ch.type.get_canonical().kind in (TK.FUNCTIONPROTO, TK.FUNCTIONNOPROTO):
+        if is_array_expr(ch) or ch.type.get_canonical().kind in FUNCTION_KINDS:
             return False
         to, fr = self.ctype(c), self.ctype(ch)
         if isinstance(fr, CBool) and isinstance(to, (CInt, CBool)):

@@ -13,7 +13,7 @@ import clang.cindex as ci
 from looprover.frontend.c import clang_api as capi
 from looprover.frontend.c.ctype import OFF, CArray, CFunc, CInt, CPtr, CStruct, CType, CVoid
 from looprover.frontend.c.cursors import (
-    ARRAY_KINDS, TK, K, called_function, children, designated, is_array_decay, strip_implicit, strip_parens,
+    ARRAY_KINDS, FUNCTION_KINDS, K, called_function, children, designated, is_array_decay, strip_implicit, strip_parens,
 )
 from looprover.frontend.c.known_functions import OUTPUT_FUNCTIONS, TERMINATING_FUNCTIONS
 from looprover.frontend.c.memory import FUNCTION_ID_BASE, LV, Cell, Obj, idx_const, single
@@ -92,7 +92,7 @@ class StorageMixin(LoweringState):
                     ref = c.referenced
                     if ref is not None and ref.kind == K.FUNCTION_DECL and ref.canonical not in self.function_ids:
                         # a function used as a value: a candidate of every call through a pointer of its type
-                        self.function_ids.setdefault(ref.canonical, FUNCTION_ID_BASE + len(self.function_ids))
+                        self.function_ids[ref.canonical] = FUNCTION_ID_BASE + len(self.function_ids)
                         d = ref.get_definition()
                         if d is not None and d.canonical not in seen_funcs:
                             seen_funcs.add(d.canonical)
@@ -325,7 +325,7 @@ class StorageMixin(LoweringState):
         if decl.kind == K.PARM_DECL:
             if t.kind in ARRAY_KINDS:
                 return CPtr(self.type_of(t.element_type, decl))
-            if t.kind in (TK.FUNCTIONPROTO, TK.FUNCTIONNOPROTO):
+            if t.kind in FUNCTION_KINDS:
                 return CPtr(CFunc())
         return self.type_of(decl.type, decl)
 
