@@ -135,16 +135,15 @@ def of_kinds(program: Program, kinds: frozenset[str]) -> Program:
 
 def checks_of(program: Program) -> list[Check]:
     """The program's assertions as checks, one per source place and kind, numbered in source order."""
-    found: dict[tuple, list] = {}
+    found: dict[tuple, tuple[SrcLoc | None, list]] = {}   # (place, kind, site if no place) -> (src, sites)
     for ei, e in enumerate(program.edges):
         for si, s in enumerate(e.stmts):
             if isinstance(s, Assert) and s.prop not in UNMODELLED:
-                src, kind = s.src, kind_of(s.prop)
-                key = ((src.file, src.line, src.col), kind) if src is not None else (("", 0, 0), kind, (ei, si))
-                found.setdefault(key, []).append((ei, si))
-    order = sorted(found, key=lambda k: (k, found[k][0]) if len(k) == 2 else (k[:2], k[2]))
-    srcs = {k: program.edges[found[k][0][0]].stmts[found[k][0][1]].src for k in found}
-    return [Check(f"C{i}", k[1], srcs[k], tuple(found[k])) for i, k in enumerate(order, 1)]
+                src = s.src
+                key = ((src.file, src.line, src.col), kind_of(s.prop), ()) if src is not None else \
+                    (("", 0, 0), kind_of(s.prop), (ei, si))
+                found.setdefault(key, (src, []))[1].append((ei, si))
+    return [Check(f"C{i}", k[1], found[k][0], tuple(found[k][1])) for i, k in enumerate(sorted(found), 1)]
 
 
 def only(program: Program, check: Check) -> Program:

@@ -62,7 +62,8 @@ def test_files_that_include_one_header_share_its_types(tmp_path, capsys):
     (tmp_path / "sub").mkdir()
     (tmp_path / "shared.h").write_text("#include <stdlib.h>\nenum kind { SMALL, BIG };\n"
                                        "typedef struct { int n; enum kind k; } item;\nint weigh(item *it);\n")
-    (tmp_path / "lib.c").write_text('#include "shared.h"\nint weigh(item *it) { return it->k == BIG ? 2 * it->n : it->n; }\n')
+    (tmp_path / "lib.c").write_text('#include "shared.h"\n'
+                                    "int weigh(item *it) { return it->k == BIG ? 2 * it->n : it->n; }\n")
     (tmp_path / "sub" / "main.c").write_text(
         'extern void reach_error(void);\nextern int __VERIFIER_nondet_int(void);\n#include "../shared.h"\n'
         "int main(void) { item it = { __VERIFIER_nondet_int(), BIG };\n"

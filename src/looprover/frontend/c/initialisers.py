@@ -186,8 +186,9 @@ class InitialiserMixin(LoweringState):
 
     def _designated(self, lv: LV, t: CType, item: ci.Cursor) -> tuple[int, bool]:
         """`.m = v`, `[k] = v`, `.m[k].n = v`: initialise the sub-object designated; returns the index of the
-        first designator (the next item without one goes on after it) and whether there were several. A chain of designators must be the
-        last item or be followed by another designated one: C would go on inside the innermost aggregate."""
+        first designator (the next item without one goes on after it) and whether there were several. A chain
+        of designators must be the last item or be followed by another designated one: C would go on inside the
+        innermost aggregate."""
         ks = children(item)
         if len(ks) < 2 or any(tok.spelling == "..." for tok in item.get_tokens()):
             raise self.unsupported("range designator", item)

@@ -5,8 +5,8 @@ Each returns any value C11 lets it return, so a TRUE holds for every input and a
 gives: `getchar`/`getc`/`fgetc` a character as unsigned char, or EOF (-1); `rand` a value in [0, RAND_MAX]
 (glibc's 2^31-1; C fixes no sequence), independent of each other; `time` any time_t, also stored in `*t` when t
 is not NULL; `srand` nothing. Because C makes a seed repeat its sequence, a program in which an `srand` may run
-after another or after a `rand` is refused (`reseeded`). `fgets(s, n, f)` reads k < n characters (none of them a newline but
-the last), writes them to s[0..k-1], and then either succeeds, writing s[k] = 0 and returning s (which needs
+after another or after a `rand` is refused (`reseeded`). `fgets(s, n, f)` reads k < n characters (none of them a
+newline but the last), writes them to s[0..k-1], and then either succeeds, writing s[k] = 0 and returning s (which needs
 k > 0; with n == 1 there is nothing to read and it always succeeds, as glibc and musl do), or fails (end of file,
 or a read error after k characters, where C leaves the array indeterminate: the k characters stay) and returns
 NULL. Its writes are checked like the program's, so an

@@ -1,5 +1,6 @@
 """Bodies for C library functions a program calls without defining them: `<string.h>`'s string functions,
-`abs`/`labs`, `atoi`, `atol` and `strtol`'s family, and `<ctype.h>` (glibc's class tables, which its macros read, and the functions).
+`abs`/`labs`, `atoi`, `atol` and `strtol`'s family, and `<ctype.h>` (glibc's class tables, which its macros
+read, and the functions).
 
 Why bodies in C rather than built-ins: each is then lowered like the program's own code, so its array accesses
 are checked (valid-memsafety: `strcpy` into a buffer too small is the overflow at the call), its loops are loops

@@ -64,8 +64,9 @@ from looprover.program.expr import FALSE, IntConst
 __all__ = ["lower"]
 
 
-class Lowerer(StatementMixin, ExpressionMixin, CallMixin, FunctionPointerMixin, InputFunctionsMixin, OutputFunctionsMixin, ByteFunctionsMixin,
-              HeapMixin, MainArgsMixin, LValueMixin, SideEffectMixin, InitialiserMixin, StorageMixin):
+class Lowerer(StatementMixin, ExpressionMixin, CallMixin, FunctionPointerMixin, InputFunctionsMixin,
+              OutputFunctionsMixin, ByteFunctionsMixin, HeapMixin, MainArgsMixin, LValueMixin, SideEffectMixin,
+              InitialiserMixin, StorageMixin):
     """The lowering of one translation unit, composed from one mixin per responsibility over the shared
     `LoweringState`; `run` lowers main (inlining every call) and the static initialisers, then simplifies the
     CFA."""

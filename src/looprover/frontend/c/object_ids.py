@@ -16,6 +16,8 @@ sound: a pointer read uninitialised must stay an invalid access under valid-mems
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from looprover.program.cfa import Assign, Assume, Assert, Edge, Havoc
 from looprover.program.expr import (
     Compare, ConstArray, Expr, IntConst, Ite, Select, Store, Var, FALSE, transform,
@@ -34,7 +36,7 @@ def _value_set(e: Expr, sets: dict, memo: dict):
     if isinstance(e, IntConst):
         r = frozenset((e.value,))
     elif isinstance(e, Var):
-        r = sets.get(e, ANY) if e in sets else ANY
+        r = sets.get(e, ANY)
     elif isinstance(e, Ite):
         r = _union(_value_set(e.then, sets, memo), _value_set(e.orelse, sets, memo))
     elif isinstance(e, Select):
@@ -108,13 +110,9 @@ def narrowed(edges: list[Edge], tracked: set[Var]) -> list[Edge]:
         stmts = []
         for s in e.stmts:
             if isinstance(s, Assign):
-                s = Assign(s.lhs, transform(s.rhs, fold), s.src)
+                s = replace(s, rhs=transform(s.rhs, fold))
             elif isinstance(s, (Assume, Assert)):
-                s = type(s)(transform(s.cond, fold), *_rest(s))
+                s = replace(s, cond=transform(s.cond, fold))
             stmts.append(s)
         out.append(Edge(e.src, e.dst, tuple(stmts)))
     return out
-
-
-def _rest(s):
-    return (s.prop, s.src) if isinstance(s, Assert) else (s.src,)

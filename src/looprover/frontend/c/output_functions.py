@@ -9,11 +9,11 @@ output error (which the stream decides) EOF (-1), or any negative value for prin
 only where the format fixes it (a string literal without conversions but `%%` and `%c`); a program that uses
 the count of another format is refused. Under valid-memsafety what it reads is
 checked: every `%s` argument and the strings of `puts`/`fputs` are read up to their terminator (at most the
-precision's characters for `%.Ns` and `%.*s`) by a loop whose accesses are checked like the program's own; a format that is
-not a string literal is read the same way. Under other properties those reads are not followed (a run through an
-unterminated string goes on: undefined behaviour followed, never a run cut off). A string literal argument is
-read without a loop (it is terminated) and needs no object (`storage.scan_address_taken`), so a program that
-prints gets no arrays for it.
+precision's characters for `%.Ns` and `%.*s`) by a loop whose accesses are checked like the program's own; a
+format that is not a string literal is read the same way. Under other properties those reads are not followed (a
+run through an unterminated string goes on: undefined behaviour followed, never a run cut off). A string literal
+argument is read without a loop (it is terminated) and needs no object (`storage.scan_address_taken`), so a
+program that prints gets no arrays for it.
 
 A format is what precedes its first NUL. Refused, naming the call: `%n` (it writes), positional arguments
 (`%1$d`), a conversion C does not define, a format with more conversions than arguments, a format that is not a
@@ -76,7 +76,7 @@ class OutputFunctionsMixin(LoweringState):
                 vals[k] = None
             else:
                 vals[k] = self.protect(self.keep_operations(self.rv(a)), args[k + 1:])
-        reads: list[tuple[int, int | None]] = [(k, None) for k in strings_at]   # (argument, at most so many)
+        reads: list[tuple[int, int | Expr | None]] = [(k, None) for k in strings_at]   # (argument, at most so many)
         fmt = self._format(c, name, args[fmt_at]) if fmt_at is not None else None
         if fmt_at is not None:
             reads += self._format_reads(c, name, args, fmt_at, vals, fmt)
@@ -132,7 +132,7 @@ class OutputFunctionsMixin(LoweringState):
         return n
 
     def _format_reads(self, c, name: str, args: list, at: int, vals: dict, fmt: tuple[str, list] | None
-                      ) -> list[tuple[int, int | None]]:
+                      ) -> list[tuple[int, int | Expr | None]]:
         """The strings a printf-like call reads besides its format (`_format`, at argument `at`), as (argument
         index, at most so many)."""
         if fmt is None:

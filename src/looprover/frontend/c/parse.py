@@ -168,17 +168,17 @@ def _linked_text(paths: list[Path], data_model: str, defines: tuple[str, ...]) -
     both define clash the same way, so nothing is silently merged. The exception is a header that two files
     include with the same text: from the second file on it is left out (`_without_shared_headers`), as C takes
     the types both files declare by it to be one."""
-    texts = []
+    parts = []
+    seen: dict[str, set] = {}
     for path in paths:
         if path.suffix == ".i":
-            texts.append(path.read_text(errors="replace"))
+            text = path.read_text(errors="replace")
         else:
             text = preprocess(path, data_model, defines)
             if text is None:
                 raise InputError(f"{path}: several input files need gcc to preprocess them")
-            texts.append(text)
-    seen: dict[str, set] = {}
-    return "".join(f'# 1 "{path}"\n{_without_shared_headers(text, path, seen)}\n' for path, text in zip(paths, texts))
+        parts.append(f'# 1 "{path}"\n{_without_shared_headers(text, path, seen)}\n')
+    return "".join(parts)
 
 
 _MARKER = re.compile(r'# (\d+) "([^"]*)"')     # a line marker: the next line is this line of this file
