@@ -59,3 +59,23 @@ def test_a_loop_behind_a_long_loop_gets_samples_from_long_runs(monkeypatch):
     assert all(0 <= s["j"] <= 2000 for s in samples[second])       # reachable states only
     monkeypatch.setattr(samples_module, "LONG_RUNS", 0)
     assert not sample_states(prog, heads)[second]                   # the short runs alone never get there
+
+
+def test_a_havoc_after_an_assertion_on_a_solved_edge_gets_a_value():
+    """z3 solves an edge's havocs up to its first assertion; a havoc after one that holds (the string
+    terminators' next cell, `transforms/strings.py`) takes a random value instead of crashing the sampler."""
+    p = Prog("after_assert")
+    x, y, z, i = (p.var(n, I32) for n in ("x", "y", "z", "i"))
+    p.havoc(x)
+    p.assign(i, c(0))
+    with p.while_(lt(i, c(20))):
+        p.havoc(y)
+        p.assume(eq(y, add(x, c(3))))       # random values of y almost never pass: z3 picks y
+        p.assert_(ge(y, add(x, c(3))))
+        p.havoc(z)
+        p.assign(i, add(i, c(1)))
+    prog = p.build()
+    head = next(iter(build_cpg(prog).loops.loops))
+    samples = sample_states(prog, {head})[head]
+    assert any(s["i"] > 0 for s in samples)
+    assert all(s["i"] == 0 or s["y"] == s["x"] + 3 for s in samples)

@@ -32,11 +32,14 @@ class _RandomOracle(Oracle):
 
 
 class _ListOracle(Oracle):
-    def __init__(self, values: list[Any]):
-        self.values = list(values)
+    """z3's values for an edge's havocs, then random ones: the solver encodes an edge up to its first
+    assertion, and a havoc after one that holds (the string ghosts' next terminator) still needs a value."""
+
+    def __init__(self, values: list[Any], rng: random.Random):
+        self.values, self.rng = list(values), rng
 
     def __call__(self, v: Var):
-        return self.values.pop(0)
+        return self.values.pop(0) if self.values else _random_value(self.rng, v.type)
 
 
 class _EdgeSolver:
@@ -200,7 +203,7 @@ def _solved_step(program: Program, edges: list[Edge], state: dict, ev: Evaluator
         vals = es.values(state, rng)
         if vals is None:
             continue
-        r = try_edge(ev, e, state, _ListOracle(vals))
+        r = try_edge(ev, e, state, _ListOracle(vals, rng))
         if r.blocked is None and r.violated is None:
             return e.dst, commit(r)
     return None
