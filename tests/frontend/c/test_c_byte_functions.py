@@ -1,4 +1,4 @@
-"""memset, memcpy and memmove (`frontend/c/byte_functions.py`): the same results as glibc on concrete inputs (gcc
+"""memset, memcpy, memmove, memcmp and memchr (`frontend/c/byte_functions.py`): the same results as glibc on concrete inputs (gcc
 cross-check), their accesses checked under valid-memsafety, a count of part of an element UNKNOWN naming it, and
 what is not modelled refused."""
 from __future__ import annotations
@@ -49,6 +49,34 @@ def test_byte_functions_agree_with_glibc(gcc, tmp_path):
     crosscheck(gcc, tmp_path, BYTES, inputs, ["a", "b", "m", "sc", "us", "r_s"], ("LP64", "ILP32"))
 
 
+SCANS = r"""
+#include <string.h>
+extern int __VERIFIER_nondet_int(void);
+int r_cmp, r_chr;
+int sign(int x) { return (x > 0) - (x < 0); }
+int main(void) {
+  unsigned char a[6], b[6];
+  for (int i = 0; i < 6; i++) { a[i] = (unsigned char)(__VERIFIER_nondet_int() & 3) * 100; b[i] = (unsigned char)(__VERIFIER_nondet_int() & 3) * 100; }
+  int n = __VERIFIER_nondet_int() & 7, c = __VERIFIER_nondet_int();
+  if (n > 6) n = 6;
+  r_cmp = sign(memcmp(a, b, n)) + 3 * sign(memcmp(b, a, 6)) + 9 * sign(memcmp(a, a, n));
+  unsigned char *p = memchr(a, c, n), *q = memchr(b, 200, 6);
+  r_chr = (p ? (int)(p - a) : -1) + 10 * (q ? (int)(q - b) : -1);
+  return 0;
+}
+"""
+
+
+def test_memcmp_and_memchr_agree_with_glibc(gcc, tmp_path):
+    """Bytes above 127 too (compared as unsigned char), counts short of and up to the arrays' sizes, the sought
+    byte given as an int that converts to it (-56 is 200) or to none of the bytes."""
+    import random
+    rng = random.Random(3)
+    inputs = [[rng.randrange(4) for _ in range(12)] + [rng.randrange(8), rng.choice([0, 100, 200, -56, 300, 7])]
+              for _ in range(16)]
+    crosscheck(gcc, tmp_path, SCANS, inputs, ["r_cmp", "r_chr"], ("LP64", "ILP32"))
+
+
 HEAD = "#include <string.h>\n#include <stdlib.h>\nextern void reach_error(void);\n" \
        "extern int __VERIFIER_nondet_int(void);\nstruct s { int x; char *p; };\n"
 
@@ -78,6 +106,20 @@ CASES = {
                        "unreach-call", "T"),
     "fill_read_once_unsafe": ("char a[4] = {1, 0, 0, 0}; memset(a, a[0] + 1, sizeof a); if (a[3] == 2) reach_error();",
                               "unreach-call", "F"),
+    "compare_safe": ("char a[4] = \"abc\", b[4] = \"abc\"; b[2] = (char)__VERIFIER_nondet_int();\n"
+                     "int r = memcmp(a, b, 4); if ((b[2] == 'c') != (r == 0)) reach_error();\n"
+                     "if (b[2] == 'a' && r <= 0) reach_error();", "unreach-call", "T"),
+    # only the sign is defined: 1 is one value a difference of 2 may give, not the only one
+    "compare_value_unsafe": ("char a[2] = \"c\", b[2] = \"a\"; if (memcmp(a, b, 2) != 2 && memcmp(a, b, 2) != 1)"
+                             " return 0; reach_error();", "unreach-call", "F"),
+    "compare_overreads": ("char a[4] = \"ab\", b[3] = \"ab\"; return memcmp(a, b, 4);", "valid-memsafety",
+                          "F(valid-deref)"),
+    # the scan stops at the first difference, inside the shorter array
+    "compare_stops_early": ("char a[4] = \"abc\", b[2] = \"x\"; return memcmp(a, b, 4);", "valid-memsafety", "T"),
+    "find_safe": ("char a[4] = \"abc\"; char *p = memchr(a, 'c', 4); if (p != a + 2 || memchr(a, 'z', 3))"
+                  " reach_error();", "unreach-call", "T"),
+    "find_overreads": ("char a[4]; for (int i = 0; i < 4; i++) a[i] = (char)__VERIFIER_nondet_int();\n"
+                       "return memchr(a, 'x', 5) != 0;", "valid-memsafety", "F(valid-deref)"),
     # 6 bytes are one int and half of another
     "part_of_an_element": ("int a[4]; memset(a, 0, 6); if (a[0] != 0) reach_error();", "unreach-call", "U"),
 }
@@ -110,6 +152,8 @@ def test_a_whole_count_needs_no_assertion(tmp_path):
     ("int a[2]; char c[8]; memcpy(a, c, 8);", "memcpy from i8 to i32"),
     ("struct s v; memset(&v, 1, sizeof v);", "holds pointers"),
     ("int a[2]; int *q = memset(a, 0, sizeof a); return *q;", "the result of memset"),
+    ("int a[2], b[2]; return memcmp(a, b, sizeof a);", "memcmp of the bytes of i32"),
+    ("short a[2]; return memchr(a, 1, sizeof a) != 0;", "memchr of the bytes of i16"),
 ])
 def test_what_is_not_modelled_is_refused(tmp_path, body, what):
     path = tmp_path / "refused.c"

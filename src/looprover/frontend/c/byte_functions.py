@@ -1,5 +1,5 @@
-"""`memset`, `memcpy` and `memmove` (when the program gives no body for them): a loop over the elements of the
-type the destination had before its conversion to `void *`.
+"""`memset`, `memcpy`, `memmove`, `memcmp` and `memchr` (when the program gives no body for them): a loop over the
+elements of the type the destination had before its conversion to `void *`.
 
 Why loops built here rather than C bodies (`libc_models.py`): the model's pointers count elements of their
 pointee type, not bytes (`memory.py`), and these functions take `void *`. At the call the front-end still sees
@@ -14,6 +14,12 @@ What each does, per element of type T (arrays of arrays count their innermost el
   * `memcpy(d, s, n)` copies element by element from the first, `memmove` from the last when the destination
     lies after the source in the same object (C11 7.24.2.2: as if through a temporary). On overlapping
     arguments, where memcpy is undefined, the forward copy is one of the things it may do.
+  * `memcmp(a, b, n)` and `memchr(s, c, n)` (C11 7.24.4.1, 7.24.5.1) take bytes of character arrays only: the
+    order of the bytes of a wider element is the machine's, which the model does not fix. `memcmp` reads up to
+    the first differing byte (compared as unsigned char) and returns any value of the sign of their difference
+    (only the sign is defined: glibc returns the difference, gcc folds constants to -1/0/1), 0 when the first n
+    bytes agree; `memchr` reads up to the first byte equal to `(unsigned char)c` and returns a pointer to it, or
+    NULL when none of the first n is.
   * The byte count must be a whole number of elements (C11 allows any count; a part of an element would need
     memory of bytes). That is asserted with tag `unmodelled-bytes`, where it does not follow from the count's
     form: a run that copies part of an element is UNKNOWN naming it, never TRUE or FALSE.
@@ -26,17 +32,19 @@ import clang.cindex as ci
 
 from looprover.frontend.c.ctype import OFF, CArray, CBool, CFunc, CInt, CPtr, CVoid, compatible, is_char
 from looprover.frontend.c.cursors import K, canonical_type, children, strip_parens
-from looprover.frontend.c.memory import Val, pointer
+from looprover.frontend.c.memory import Val, pointer, scalar
 from looprover.frontend.c.state import LoweringState
-from looprover.program.cfa import Assert, Assign
+from looprover.program.cfa import Assert, Assign, Assume, Havoc
 from looprover.program.expr import (
-    Binary, Compare, ConstArray, Expr, IntConst, IntType, Var, and_, cast, const,
+    Binary, Compare, ConstArray, Expr, IntConst, IntType, Var, and_, cast, const, ite,
 )
 from looprover.properties import UNMODELLED_BYTES
 
 BYTE_FUNCTIONS = {"memset": "set", "__builtin_memset": "set", "memcpy": "copy", "__builtin_memcpy": "copy",
-                  "memmove": "move", "__builtin_memmove": "move"}
+                  "memmove": "move", "__builtin_memmove": "move", "memcmp": "compare", "__builtin_memcmp": "compare",
+                  "memchr": "find", "__builtin_memchr": "find"}
 _U8 = IntType(8, False)
+_INT = IntType(32, True)
 
 
 class ByteFunctionsMixin(LoweringState):
@@ -56,6 +64,8 @@ class ByteFunctionsMixin(LoweringState):
         if len(args) != 3:
             raise self.unsupported(f"{name} with {len(args)} arguments", c)
         self.loc = self.where(c)
+        if kind in ("compare", "find"):
+            return self._byte_scan(c, name, kind, args, want)
         dst_c = self.typed_pointer(args[0])
         dst, elem, size = self._element_pointer(dst_c, name, c)
         dst = self.protect(dst, args[1:])
@@ -108,6 +118,59 @@ class ByteFunctionsMixin(LoweringState):
                 raise self.unsupported(f"the result of {name} on {elem} elements (a void * to bytes of them)", c)
             return Val(self.ctype(c), dict(dst.leaves))
         return Val(CVoid(), {})
+
+    def _byte_scan(self, c: ci.Cursor, name: str, kind: str, args: list, want: bool) -> Val:
+        """`memcmp` or `memchr` (module docstring): the loop over the bytes up to the first that decides."""
+        a = self.protect(self._byte_pointer(args[0], name, c), args[1:])
+        if kind == "compare":
+            b = self.protect(self._byte_pointer(args[1], name, c), args[2:])
+        else:
+            ch = self.protect(self.rv(args[1]), args[2:])
+            if not isinstance(ch.ctype, CInt):
+                raise self.unsupported(f"{name} of a {ch.ctype} value", c)
+            byte = self.snap(cast(_U8, ch.e))
+        n = self.rv(args[2])
+        if not isinstance(n.ctype, CInt):
+            raise self.unsupported(f"{name} with a byte count of type {n.ctype}", c)
+        count = self.snap(n.e)
+        t = count.type
+        a = self.snapped(a)
+
+        def at(p: Val, i: Expr) -> Expr:
+            return cast(_U8, self.read(self.deref(self.ptr_add(p, cast(self.IDX, i), +1), c)).e)
+        if kind == "find":
+            i = self.counted_loop(name, t, [lambda i: Compare("<", i, count),
+                                            lambda i: Compare("!=", at(a, i), byte)], lambda i: None)
+            found = Compare("<", i, count)
+            # typed as the argument's bytes (the void * converts back to a pointer to them)
+            return pointer(a.ctype, ite(found, a.obj, IntConst(0, a.obj.type)),
+                           ite(found, self.iadd(a.off, cast(self.IDX, i)), IntConst(0, a.off.type)))
+        b = self.snapped(b)
+        i = self.counted_loop(name, t, [lambda i: Compare("<", i, count),
+                                        lambda i: Compare("==", at(a, i), at(b, i))], lambda i: None)
+        r = self.new_var(f"{name}.r", _INT, "temp")
+        differ, same, done = self.new_loc(), self.new_loc(), self.new_loc()
+        self.branch(Compare("<", i, count), differ, same)
+        self.start(same)
+        self.emit(Assign(r, IntConst(0, _INT), self.loc))
+        self.jump(done)
+        self.start(differ)
+        d = Binary("-", cast(_INT, at(a, i)), cast(_INT, at(b, i)), _INT)
+        h = self.new_var(f"{name}.h", _INT, "temp")     # how far from -1 or 1: any value of the sign
+        self.emit(Havoc((h,), self.loc), Assume(Compare(">=", h, IntConst(0, _INT)), self.loc),
+                  Assume(Compare("<", h, IntConst(_INT.max, _INT)), self.loc),
+                  Assign(r, ite(Compare("<", d, IntConst(0, _INT)), Binary("-", IntConst(-1, _INT), h, _INT),
+                                Binary("+", IntConst(1, _INT), h, _INT)), self.loc))
+        self.jump(done)
+        self.start(done)
+        return scalar(self.ctype(c), r) if want else Val(CVoid(), {})
+
+    def _byte_pointer(self, arg: ci.Cursor, name: str, c) -> Val:
+        """`arg` as a pointer to bytes: the bytes of a wider type are in an order the model does not fix."""
+        p, elem, size = self._element_pointer(self.typed_pointer(arg), name, c)
+        if size != 1 or not isinstance(elem, CInt):
+            raise self.unsupported(f"{name} of the bytes of {elem} (only character arrays are modelled)", c)
+        return p
 
     def _element_pointer(self, arg: ci.Cursor, name: str, c) -> tuple[Val, object, int]:
         """The pointer `arg` as a pointer to its innermost element type T, T, and sizeof(T)."""
