@@ -12,7 +12,7 @@ STRINGS = r"""
 #include <string.h>
 #include <stdlib.h>
 extern int __VERIFIER_nondet_int(void);
-int r_len, r_cpy, r_ncpy, r_cat, r_ncat, r_cmp, r_ncmp, r_chr, r_rchr, r_atoi, r_abs;
+int r_len, r_cpy, r_ncpy, r_cat, r_ncat, r_cmp, r_ncmp, r_chr, r_rchr, r_atoi, r_abs, r_spn, r_str;
 int sign(int x) { return (x > 0) - (x < 0); }
 int main(void) {
   char a[8], b[8], c[16], d[12];
@@ -32,6 +32,10 @@ int main(void) {
   num[4] = (char)('0' + (__VERIFIER_nondet_int() & 7)); num[5] = 0;
   r_atoi = atoi(num) + atoi("+12z") * 100;
   r_abs = abs(__VERIFIER_nondet_int() % 1000) + (int)labs(-5L);
+  char *m = strpbrk(a, "cd");
+  r_spn = (int)strnlen(a, 3) + 10 * (int)strspn(a, "ab") + 100 * (int)strcspn(b, "bc") + 1000 * (m ? (int)(m - a) : 9);
+  char *f = strstr(a, b), *g = strstr(c, "ab");
+  r_str = (f ? (int)(f - a) : -1) + 10 * (g ? (int)(g - c) : -1) + 100 * (strstr(a, "") == a);
   return 0;
 }
 """
@@ -42,7 +46,7 @@ def test_string_functions_agree_with_glibc(gcc, tmp_path):
               for i in range(12)]
     crosscheck(gcc, tmp_path, STRINGS, inputs,
                ["r_len", "r_cpy", "r_ncpy", "r_cat", "r_ncat", "r_cmp", "r_ncmp", "r_chr", "r_rchr", "r_atoi",
-                "r_abs"], ("LP64", "ILP32"))
+                "r_abs", "r_spn", "r_str"], ("LP64", "ILP32"))
 
 
 STRTO = r"""
@@ -101,6 +105,17 @@ CASES = {
                       "F"),
     "strtol_unterminated": ("char a[2]; a[0] = '1'; a[1] = '2'; return (int)strtol(a, 0, 10);", "valid-memsafety",
                             "F(valid-deref)"),
+    "strnlen_bounded": ("char a[4]; a[0] = 'x'; a[1] = 'y'; a[2] = 'z'; a[3] = 'w'; return (int)strnlen(a, 4);",
+                        "valid-memsafety", "T"),
+    "strnlen_past": ("char a[4]; a[0] = 'x'; a[1] = 'y'; a[2] = 'z'; a[3] = 'w'; return (int)strnlen(a, 5);",
+                     "valid-memsafety", "F(valid-deref)"),
+    "strstr_found": ('char h[8] = "abcabd"; char *p = strstr(h, "abd"); if (p != h + 3 || strstr(h, "x"))'
+                     " reach_error();", "unreach-call", "T"),
+    "strstr_unsafe": ('char h[8] = "abcabd"; if (strstr(h, "abd") == h + 3) reach_error();', "unreach-call", "F"),
+    "strstr_unterminated": ("char n[2]; n[0] = 'a'; n[1] = 'a'; return strstr(\"aaaa\", n) != 0;",
+                            "valid-memsafety", "F(valid-deref)"),
+    "strspn_sets": ('if (strspn("aab:c", "ab") != 3 || strcspn("xy:z", ":;") != 2 || *strpbrk("k=v", "=") != \'=\')'
+                    " reach_error();", "unreach-call", "T"),
     # atoi's value is the digits' for any input string the program builds
     "atoi_of_input": ("char s[3]; s[0] = (char)__VERIFIER_nondet_int(); s[1] = 0; s[2] = 0;\n"
                       "if (s[0] >= '0' && s[0] <= '9' && atoi(s) != s[0] - '0') reach_error();", "unreach-call", "T"),

@@ -1,4 +1,5 @@
-"""Bodies for C library functions a program calls without defining them: `<string.h>`'s string functions,
+"""Bodies for C library functions a program calls without defining them: `<string.h>`'s string functions
+(`strlen` ... `strstr`; POSIX's `strnlen`),
 `abs`/`labs`, `atoi`, `atol` and `strtol`'s family, and `<ctype.h>` (glibc's class tables, which its macros
 read, and the functions).
 
@@ -47,6 +48,22 @@ _MODELS: dict[str, tuple[str, tuple[str, ...]]] = {
     "strrchr": ("char *strrchr(const char *s, int c) { SIZE i = 0; SIZE k = 0; int found = 0;"
                 " for (;; i++) { if (s[i] == (char)c) { k = i; found = 1; } if (s[i] == 0) break; }"
                 " return found ? (char *)s + k : 0; }", ()),
+    # POSIX: at most n cells read
+    "strnlen": ("SIZE strnlen(const char *s, SIZE n) { SIZE i = 0; while (i < n && s[i] != 0) i++; return i; }", ()),
+    # the set's cells are read up to its terminator for each cell of s looked at
+    "strspn": ("SIZE strspn(const char *s, const char *a) { SIZE i = 0;"
+               " for (;; i++) { SIZE k = 0; while (a[k] != 0 && a[k] != s[i]) k++; if (a[k] == 0) return i; } }",
+               ()),
+    "strcspn": ("SIZE strcspn(const char *s, const char *r) { SIZE i = 0;"
+                " for (; s[i] != 0; i++) { SIZE k = 0; while (r[k] != 0 && r[k] != s[i]) k++;"
+                " if (r[k] != 0) return i; } return i; }", ()),
+    "strpbrk": ("char *strpbrk(const char *s, const char *a) { SIZE i = 0;"
+                " for (; s[i] != 0; i++) { SIZE k = 0; while (a[k] != 0 && a[k] != s[i]) k++;"
+                " if (a[k] != 0) return (char *)s + i; } return 0; }", ()),
+    # a match is read cell by cell and stops at the first mismatch, so no read passes h's terminator
+    "strstr": ("char *strstr(const char *h, const char *n) { SIZE i = 0; if (n[0] == 0) return (char *)h;"
+               " for (; h[i] != 0; i++) { SIZE k = 0; while (n[k] != 0 && h[i + k] == n[k]) k++;"
+               " if (n[k] == 0) return (char *)h + i; } return 0; }", ()),
     "abs": ("int abs(int x) { return x < 0 ? -x : x; }", ()),
     "labs": ("long labs(long x) { return x < 0 ? -x : x; }", ()),
     # C11 7.22.1: white space, a sign, the digits; a value out of int's range is undefined (any value here)
