@@ -246,3 +246,22 @@ def test_a_guards_large_constant_is_a_candidate_bound_and_the_overflow_checks_li
                  "  while (x >= 0 && x <= 1073741823) x = x - 1;\n  return 0;\n}\n")
     consts = program_constants(instrument_no_overflow(load_c_program(f, "ILP32")))
     assert 1073741823 in consts and 2147483647 not in consts and -2147483647 not in consts
+
+
+def test_string_lengths_relate_the_loop_counters_to_a_ghost_length():
+    """On the string-terminator abstraction (a live `s@len`, counters the loop writes): the copy bound with a
+    guard's constant, the offset scan, the terminator's last cell, the scan-before-terminator fact for a char the
+    loop reads; nothing without liveness (another program) and nothing for a variable the loop does not write."""
+    from looprover.domains.strings import StringLengths
+    from looprover.program.expr import I8, I32, Binary, const, or_
+    g, i, j, n, c = Var("s@len", I32), Var("i", I32), Var("j", I32), Var("n", I32), Var("c", I8)
+    samples = [{"s@len": 5, "i": 1, "j": 0, "n": 3, "c": 7}]
+    site = Site(3, [0, 1, 10, 1001], samples, guard_bounds={"l": [(">=", 1000)]},
+                live=frozenset({"s@len", "i", "j", "n", "c"}), loop_writes=frozenset({"i", "j", "c"}))
+    atoms = {str(a) for a in StringLengths().site_atoms(site, [g, i, j, n, c])}
+    assert str(cmp("<=", Binary("+", Binary("-", j, i, I32), g, I32), const(1000, I32))) in atoms
+    assert str(cmp("<=", Binary("+", i, n, I32), g)) in atoms
+    assert str(cmp("<=", g, const(1000, I32))) in atoms and str(cmp("<=", g, const(9, I32))) in atoms
+    assert str(or_(cmp("==", c, const(0, I8)), cmp("<", i, g))) in atoms
+    assert not any(str(Binary("-", n, i, I32)) in a or str(Binary("-", i, n, I32)) in a for a in atoms)
+    assert StringLengths().site_atoms(Site(3, [0], samples), [g, i, j, n, c]) == []

@@ -6,7 +6,7 @@ import pytest
 import z3
 
 from looprover.deadline import Deadline, OutOfTime
-from looprover.smt.horn import Atom, Clause, HornSystem, relation_body, spacer
+from looprover.smt.horn import Atom, Clause, HornSystem, inductive_subset, relation_body, spacer
 
 x, x1, y = z3.Ints("x x' y")
 
@@ -60,3 +60,17 @@ def test_relation_body_reads_spacers_answer_format():
     answer = z3.And(z3.ForAll([a, b], P(a, b) == (a < b)), z3.BoolVal(True))
     assert z3.eq(relation_body(answer, P, [x, y]), x < y)
     assert relation_body(z3.BoolVal(True), P, [x, y]) is None
+
+
+def test_inductive_subset_keeps_what_every_clause_preserves():
+    """x = 0; while (x < 10) x += 2: `x >= 0`, `x <= 10` and `x % 2 == 0` are kept; `x <= 8` fails the step
+    from 8, `x >= 2` the entry, `x != 4` the step from 2 (dropping `x <= 8` removes what the even bound needs
+    nothing of). A relation without candidates keeps none."""
+    h = counter(7)
+    cands = [x >= 0, x <= 10, x % 2 == 0, x <= 8, x >= 2, x != 4]
+    kept = inductive_subset(h, {"loop": cands}, Deadline.after(20))
+    assert [str(c) for c in kept["loop"]] == [str(c) for c in (x >= 0, x <= 10, x % 2 == 0)]
+    assert kept["start"] == []
+    interp = {"start": z3.BoolVal(True), "loop": z3.And(kept["loop"])}
+    assert h.check_solution(interp, Deadline.after(20)) is None       # they exclude x == 7 too
+

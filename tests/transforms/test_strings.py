@@ -124,3 +124,29 @@ def test_spacer_proves_a_copy_to_the_terminator_at_any_size(tmp_path):
     bad = load_main(tmp_path, "bad", SCAN.replace("j <= N", "j < N").replace("N", "1000"))
     v = verify("spacer", bad, timeout=10, settings=SpacerSettings(arrays="strings"))
     assert v.status != Status.TRUE, v.reason
+
+
+# a copy behind a length check (sendmail's buildfname, Verisec): the copy writes at j while it reads at i, skips
+# some characters and may start one cell in, so what bounds j is the length left when the check was made,
+# `j - i + s@len <= N`, a relation of three variables
+CHECKED_COPY = ("char s[N + 3]; char d[N + 1]; s[N + 2] = 0; int i = 0; if (s[0] == '*') i++;"
+                " int l = 0; while (s[i + l] != 0) l++; if (l > N) return 0;"
+                " int j = 0; while (s[i] != 0 && s[i] != ',') { if (s[i] != '&') { d[j] = s[i]; j++; } i++; }"
+                " __VERIFIER_assert(j <= N); d[j] = 0;")
+
+
+@pytest.mark.parametrize("n", [100, 1000])
+def test_a_copy_behind_a_length_check_is_proved_from_the_domains_at_any_size(tmp_path, n):
+    """The string-length domain offers the copy's three-variable bound; Houdini on Spacer's clauses keeps it and
+    the kept invariants solve the clauses, at 1000 cells as at 100 (Spacer alone took 4 to over 30 s at 1000,
+    depending on its seed). The proof is checked on the program; with the check one cell too weak (`l > N + 1`
+    lets j reach N + 1) the program is never TRUE. (At 4 cells no random run passes the length check, so no
+    sampled state filters the candidates at the copy loop, and Spacer proves it its own way.)"""
+    pytest.importorskip("looprover.frontend.c")
+    p = load_main(tmp_path, f"copy{n}", CHECKED_COPY.replace("N", str(n)))
+    v = verify("spacer", p, timeout=60, settings=SpacerSettings(arrays="strings"))
+    assert v.status == Status.TRUE and "the domains' candidate invariants" in v.reason, v.reason
+    assert v.evidence.check(p, False, Deadline.after(60)) is None
+    bad = load_main(tmp_path, f"weak{n}", CHECKED_COPY.replace("l > N", "l > N + 1").replace("N", str(n)))
+    v = verify("spacer", bad, timeout=10, settings=SpacerSettings(arrays="strings"))
+    assert v.status != Status.TRUE, v.reason

@@ -34,6 +34,8 @@ class Site:
     entry: dict[str, Var] = field(default_factory=dict)
     guard_bounds: dict[str, list[tuple[str, int]]] = field(default_factory=dict)   # `guard_bounds(program)`
     cells: "CellShapes | None" = None       # the program's quantified-invariant templates (`cells.cell_shapes`)
+    live: frozenset[str] | None = None      # variables live at the cutpoint (None: not known)
+    loop_writes: frozenset[str] | None = None   # variables the loop headed there writes (None: not known)
 
 
 @dataclass
@@ -54,6 +56,11 @@ class Domain:
     relational: bool = False
     everywhere: bool = False        # its state atoms hold at every location (asked once, with Site.node None)
     max_atoms: int | None = None    # at most this many of its `site_atoms` that the samples keep, in its order
+
+    def wants_scope(self, program: Program) -> bool:
+        """Does it read `Site.live` and `Site.loop_writes` on `program` (a liveness analysis the driver then
+        runs)?"""
+        return False
 
     def var_atoms(self, site: Site, v: Var) -> list[Expr]:
         return []

@@ -20,17 +20,19 @@ from looprover.domains.intervals import Intervals
 from looprover.domains.linear import Linear
 from looprover.domains.octagon import Octagon
 from looprover.domains.ranges import TypeRanges
-from looprover.domains.strings import Strings
+from looprover.domains.strings import StringLengths, Strings
 from looprover.domains.zones import Zones
 from looprover.program.cfa import Program
 from looprover.program.cpg import CutpointGraph
 from looprover.program.expr import ArrayType, BoolType, Expr, IntType
 from looprover.program.interp import Evaluator, UndefinedBehavior
+from looprover.program.liveness import liveness
 
 QUANTIFIER_FREE_DOMAINS: tuple[Domain, ...] = (TypeRanges(), Intervals(), Zones(), Equalities(), Congruence(),
                                                Linear(), Booleans(), AffineHull())
-# k-induction and its certificates: the quantifier-free atoms, then the quantified array facts (`cells.py`)
-STATE_DOMAINS: tuple[Domain, ...] = QUANTIFIER_FREE_DOMAINS + (Cells(),)
+# k-induction and its certificates: the quantifier-free atoms, then the quantified array facts (`cells.py`) and,
+# on the string-terminator abstraction, the relations of its length ghosts (`strings.py`)
+STATE_DOMAINS: tuple[Domain, ...] = QUANTIFIER_FREE_DOMAINS + (Cells(), StringLengths())
 # loop summaries (`transforms/summarize.py`): the state domains at one loop head, plus the buffer facts
 SUMMARY_DOMAINS: tuple[Domain, ...] = (Intervals(), Zones(), Equalities(), Congruence(), Linear(), Booleans(),
                                        Strings(), Octagon(), Deltas(), Contents(), AffineHull())
@@ -53,10 +55,14 @@ def _holds(ev: Evaluator, atom: Expr, samples: list[dict]) -> bool:
 
 
 def candidates(program: Program, cpg: CutpointGraph, samples: dict[int, list[dict]], bitvector: bool,
-               domains: tuple[Domain, ...] = STATE_DOMAINS) -> list[Candidate]:
-    """Unguarded atoms of the `everywhere` domains, then per cutpoint the atoms of `atoms_at`."""
+               domains: tuple[Domain, ...] = STATE_DOMAINS, live_only: bool = False) -> list[Candidate]:
+    """Unguarded atoms of the `everywhere` domains, then per cutpoint the atoms of `atoms_at`; `live_only`: over
+    the variables live at each cutpoint only (for Horn clauses, whose relations range over those alone)."""
     consts, guards = program_constants(program), guard_bounds(program)
-    ints = [i.var for i in program.variables.values() if isinstance(i.var.type, IntType)]
+    live = liveness(program) if live_only or any(d.wants_scope(program) for d in domains) else None
+    anywhere = set().union(*live.values()) if live_only and live else None
+    ints = [i.var for i in program.variables.values() if isinstance(i.var.type, IntType)
+            and (anywhere is None or i.var in anywhere)]
     glob = [d for d in domains if d.everywhere]
     everywhere = Site(None, consts, [], bitvector)
     shapes = cell_shapes(program, samples) if any(isinstance(d, Cells) for d in domains) else None
@@ -66,32 +72,40 @@ def candidates(program: Program, cpg: CutpointGraph, samples: dict[int, list[dic
         # variables are skipped to keep Houdini's candidate set (quadratic in the variables) small.
         lp = cpg.loops.loops.get(c)
         changing = lp.writes if (lp is not None and len(ints) > 24) else None
+        scope = None if live is None else (frozenset(v.name for v in live.get(c, ())),
+                                           frozenset(v.name for v in lp.writes) if lp is not None else None)
         out.extend(Candidate(c, a) for a in atoms_at(program, c, samples.get(c, []), bitvector, domains, changing,
-                                                     consts, guards=guards, cells=shapes))
+                                                     consts, guards=guards, cells=shapes, scope=scope,
+                                                     only=scope[0] if live_only and scope else None))
     return out
 
 
 def atoms_at(program: Program, node: int, samples: list[dict], bitvector: bool,
              domains: tuple[Domain, ...] = STATE_DOMAINS, changing: frozenset | None = None,
              consts: list[int] | None = None, entry: dict | None = None,
-             guards: dict[str, list[tuple[str, int]]] | None = None, cells: CellShapes | None = None
-             ) -> list[Expr]:
+             guards: dict[str, list[tuple[str, int]]] | None = None, cells: CellShapes | None = None,
+             scope: tuple[frozenset[str], frozenset[str] | None] | None = None,
+             only: frozenset[str] | None = None) -> list[Expr]:
     """The atoms the non-`everywhere` domains offer at `node` that every sampled state satisfies: over each
     integer variable, over each pair of integer variables of one type (a pair needs a variable in `changing`,
     when given), over each array with the integer variables as indices, and over each Boolean variable.
     `entry`: the entry copies of a loop summary (`Site.entry`); `consts`, `guards`: the program's constants and
     guard bounds when the caller has them (`candidates` asks every cutpoint); `cells`: the quantified templates
-    (`cells.cell_shapes`, from every cutpoint's samples; default: from this one's)."""
+    (`cells.cell_shapes`, from every cutpoint's samples; default: from this one's); `scope`: the variables live
+    at `node` and those its loop writes (`Site.live`, `Site.loop_writes`), when the caller has them; `only`:
+    the variables to speak of (default: all)."""
     ev = Evaluator("wrap" if bitvector else "math")
     consts = consts if consts is not None else program_constants(program)
-    ints = [i.var for i in program.variables.values() if isinstance(i.var.type, IntType)]
-    bools = [i.var for i in program.variables.values() if isinstance(i.var.type, BoolType)]
-    arrays = [i.var for i in program.variables.values() if isinstance(i.var.type, ArrayType)]
+    vs = [i.var for i in program.variables.values() if only is None or i.var.name in only]
+    ints = [v for v in vs if isinstance(v.type, IntType)]
+    bools = [v for v in vs if isinstance(v.type, BoolType)]
+    arrays = [v for v in vs if isinstance(v.type, ArrayType)]
     local = [d for d in domains if not d.everywhere]
     guards = guards if guards is not None else guard_bounds(program)
     if cells is None and any(isinstance(d, Cells) for d in local):
         cells = cell_shapes(program, {node: samples})
-    site = Site(node, consts, samples, bitvector, dict(entry or {}), guards, cells)
+    site = Site(node, consts, samples, bitvector, dict(entry or {}), guards, cells,
+                *(scope if scope is not None else (None, None)))
     atoms: list[Expr] = []
 
     def add(new: list[Expr], cap: int | None = None) -> None:

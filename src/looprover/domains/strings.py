@@ -12,7 +12,11 @@ supplies the array facts, which no scalar domain can state. The last-cell pair i
 from __future__ import annotations
 
 from looprover.domains.base import Domain, Site
-from looprover.program.expr import ArrayType, Expr, IntType, Select, Var, cast, cmp, const
+from looprover.program.cfa import Program
+from looprover.program.expr import ArrayType, Binary, Expr, IntType, Select, Var, cast, cmp, const, or_
+
+LENGTH_GHOST = "@len"       # the suffix of a char array's terminator ghost (`transforms/strings.py`)
+MAX_BOUNDS = 3              # constants tried per bounded form, the smallest the samples allow
 
 
 class Strings(Domain):
@@ -36,3 +40,60 @@ class Strings(Domain):
                 if last:
                     out.append(cmp("<", v, const(t.size - 1, v.type)))
         return out
+
+
+def is_length_ghost(name: str) -> bool:
+    return name.split("#")[0].endswith(LENGTH_GHOST)
+
+
+class StringLengths(Domain):
+    """On the string-terminator abstraction (`transforms/strings.py`): relations of a ghost length g = `a@len`
+    (the index of a's first zero) with the loop's counters x, y, which state where a scan or a copy stands:
+      * `g <= b`, b a program constant or one less (the terminator a program put in a buffer's last cell);
+      * `c == 0 || x < g` for a char c the loop reads: a scan that has not met the terminator is before it;
+      * `x + y <= g`: a scan from an offset y (`strlen(s + y)`, x counting) stays at or before the terminator;
+      * `x - y + g <= K`, K a constant a guard compared with: a copy that writes at x while it reads at y has
+        written at most K cells once it reaches the terminator, when the length left (`g - y`) was checked
+        against K before the loop (`if (strlen(s) > K) return; while (s[i]) d[j++] = s[i++];`).
+    Why: the cell abstraction keeps one cell of each array, so these relations are what is left of a string
+    loop's proof; none of the other domains states three variables, and Spacer finds them slowly or not at all
+    (issue 30: a copy loop behind a length check at BASE_SZ 1000 took it 4-30+ s depending on its seed).
+    Only live variables that the loop writes are related (x, and y except in the offset form), so the forms stay
+    few: the candidates are what Houdini decides, for k-induction, certificates and Spacer's seeds."""
+    name = "string-lengths"
+    max_atoms = 120
+
+    def wants_scope(self, program: Program) -> bool:
+        return any(is_length_ghost(n) for n in program.variables)
+
+    def site_atoms(self, site: Site, ints: list[Var]) -> list[Expr]:
+        if site.live is None or site.loop_writes is None:
+            return []
+        live = [v for v in ints if v.name in site.live]
+        out: list[Expr] = []
+        checked = sorted({k for bounds in site.guard_bounds.values() for _, k in bounds if k > 0})
+        for g in (v for v in live if is_length_ghost(v.name)):
+            t = g.type
+            ctrs = [v for v in live if v.type == t and v.name in site.loop_writes and not is_length_ghost(v.name)]
+            others = [v for v in live if v.type == t and v != g and not is_length_ghost(v.name)]
+            chars = [v for v in live if isinstance(v.type, IntType) and v.type.bits == 8
+                     and v.name in site.loop_writes]
+            out += [cmp("<=", g, const(b, t)) for b in self._bounds(site, [g], [1], sorted(
+                {b for k in site.consts for b in (k - 1, k) if b > 0 and t.contains(b)}), None)]
+            out += [or_(cmp("==", ch, const(0, ch.type)), cmp("<", x, g)) for ch in chars for x in ctrs]
+            out += [cmp("<=", Binary("+", x, y, t), g) for x in ctrs for y in others if y != x]
+            for x in ctrs:
+                for y in ctrs:
+                    if y != x:
+                        form = Binary("+", Binary("-", x, y, t), g, t)
+                        out += [cmp("<=", form, const(k, t))
+                                for k in self._bounds(site, [x, y, g], [1, -1, 1], [k for k in checked if t.contains(k)])]
+        return out
+
+    @staticmethod
+    def _bounds(site: Site, vs: list[Var], coeffs: list[int], ks: list[int], most: int | None = MAX_BOUNDS
+                ) -> list[int]:
+        """The `most` smallest of `ks` (all: None) at or above the sampled maximum of sum(coeffs·vs)."""
+        top = max((sum(c * s[v.name] for c, v in zip(coeffs, vs)) for s in site.samples
+                   if all(isinstance(s.get(v.name), int) for v in vs)), default=None)
+        return [k for k in ks if top is None or k >= top][:most]

@@ -34,7 +34,14 @@ from looprover.engines.loop_path import falsify_loop_path
 from looprover.program.cfa import Program
 from looprover.program.cpg import ERROR, CPGEdge, CutpointGraph, build_cpg
 from looprover.smt.cpg_system import CPGSystem
-from looprover.smt.horn import HornSystem, SpacerAnswer, spacer
+from looprover.deadline import OutOfTime
+from looprover.domains.strings import StringLengths
+from looprover.errors import GiveUp
+from looprover.evidence.certify import domain_candidates
+from looprover.smt.horn import HornSystem, SpacerAnswer, inductive_subset, spacer
+from looprover.program.expr import BINDERS, walk
+from looprover.smt.mbp import free_constants
+from looprover.smt.terms import mk_and
 from looprover.smt.systems import cpg_horn
 from looprover.program.liveness import liveness
 from looprover.transforms.cells import has_arrays
@@ -44,6 +51,7 @@ from looprover.evidence.proofs import CutpointInvariantProof
 
 
 ARRAY_MODES = ("auto", "native", "cells", "strings")
+HOUDINI_SHARE = 0.25    # of the time left, at most, for the domains' invariants before Spacer
 
 
 @dataclass
@@ -51,6 +59,9 @@ class SpacerSettings:
     global_guidance: bool = field(default=True, metadata={
         "help": "Spacer's global guidance (fp.spacer.global: subsume, concretize and conjecture lemmas)"})
     seed: int = field(default=0, metadata={"help": "Spacer's random seed (fp.spacer.random_seed)"})
+    houdini: str = field(default="auto", metadata={
+        "help": "first the domains' candidate invariants: TRUE when those the clauses preserve (Houdini on the "
+                "clauses) solve them; on, off, or auto: on for the string-terminator abstraction"})
     arrays: str = field(default="auto", metadata={
         "help": "a program with arrays: as it is (native), on its cell abstraction (cells), on the cell "
                 "abstraction with its strings' terminators as ghost variables (strings), or (auto) a program "
@@ -59,6 +70,8 @@ class SpacerSettings:
     def __post_init__(self) -> None:
         if self.arrays not in ARRAY_MODES:
             raise ValueError(f"spacer.arrays: expected one of {', '.join(ARRAY_MODES)}, got {self.arrays!r}")
+        if self.houdini not in ("auto", "on", "off"):
+            raise ValueError(f"spacer.houdini: expected auto, on or off, got {self.houdini!r}")
 
 
 class SpacerEngine(Engine):
@@ -78,6 +91,10 @@ class SpacerEngine(Engine):
         run.stats.update(relations=len(horn.params), clauses=len(horn.clauses))
         run.stage = "spacer"
         run.report(f"spacer: {len(horn.params)} relations, {len(horn.clauses)} clauses")
+        if opts.houdini == "on" or opts.houdini == "auto" and StringLengths().wants_scope(program):
+            v = self._from_domains(program, sys, horn, run)
+            if v is not None:
+                return v
         ans = self._spacer(horn, run, opts, merge=True)
         path = _path(cpg, ans) if ans.status == "unsafe" else None
         if ans.status == "unsafe" and path is None:
@@ -128,6 +145,44 @@ class SpacerEngine(Engine):
         ans = spacer(horn, run.deadline, global_guidance=opts.global_guidance, seed=opts.seed, merge=merge)
         run.stats["spacer"] = ans.stats
         return ans
+
+    def _from_domains(self, program: Program, sys: CPGSystem, horn: HornSystem, run: Run) -> Verdict | None:
+        """TRUE when the domains' candidate invariants (`evidence.certify.domain_candidates`) that every clause
+        of `horn` preserves also exclude its queries; None otherwise, or when `HOUDINI_SHARE` of the time left
+        runs out first.
+
+        Why: on the string-terminator abstraction Spacer finds the length relations of a copy or a scan slowly
+        and erratically (a copy loop behind a length check at BASE_SZ 1000 took it 3.7 s to over 30 s, by its
+        random seed; issue 30), where the domains offer them (`domains.strings.StringLengths`) and Houdini
+        decides them in about a second. Given to Spacer as lemmas (its covers) they did not help: it still took
+        5-25 s there and lost proofs it found without them, so Spacer runs as before when they do not suffice."""
+        run.stage = "houdini"
+        dl = run.deadline.cap(run.deadline.left() * HOUDINI_SHARE)
+        try:
+            cands = domain_candidates(program, run.bitvector, dl, live_only=True)
+            over = {rel: {p.get_id() for p in ps} for rel, ps in horn.params.items()}
+            by_rel: dict = {rel: [] for rel in horn.params}
+            for c in cands:
+                if any(isinstance(n, BINDERS) for n in walk(c.atom)):
+                    continue        # quantified array facts: the clauses' solution stays quantifier-free
+                f = sys.enc.expr(c.atom, sys.cur)
+                used = {k.get_id() for k in free_constants(f)}
+                for rel in horn.params:
+                    if (c.node is None or c.node == rel) and used <= over[rel]:
+                        by_rel[rel].append(f)
+            kept = inductive_subset(horn, by_rel, dl)
+            interp = {rel: mk_and(*fs) for rel, fs in kept.items()}
+            why = horn.check_solution(interp, dl)
+        except (OutOfTime, GiveUp) as exc:
+            run.stats["houdini"] = f"undecided ({exc or 'out of time'})"
+            return None
+        run.stats["houdini"] = f"{sum(map(len, kept.values()))} of {len(cands)} candidates inductive" + \
+            ("" if why is None else "; not a solution")
+        run.report(f"spacer: {run.stats['houdini']}")
+        if why is not None:
+            return None
+        return self.true("the domains' candidate invariants that the clauses preserve solve them (Houdini), "
+                         "checked", CutpointInvariantProof.of(interp, program))
 
     def _prove(self, program: Program, horn: HornSystem, ans: SpacerAnswer, run: Run) -> Verdict:
         run.stage = "re-checking the solution"

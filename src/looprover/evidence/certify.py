@@ -76,13 +76,14 @@ def _checked_formula(sys: CPGSystem, c: Candidate, env: dict, pc, tag: str):
     return candidate_formula(sys, Candidate(c.node, inst), {**env, cell.name: sys.enc.const(cell.name, cell.type)}, pc)
 
 
-def domain_candidates(program: Program, bitvector: bool, deadline: Deadline | None) -> list[Candidate]:
-    """The abstract domains' candidate invariants at the program's cutpoints (`domains.candidates`), less those
-    a state of a random run falsifies."""
+def domain_candidates(program: Program, bitvector: bool, deadline: Deadline | None, live_only: bool = False
+                      ) -> list[Candidate]:
+    """The abstract domains' candidate invariants at the program's cutpoints (`domains.candidates`; `live_only`:
+    over the variables live there), less those a state of a random run falsifies."""
     from looprover.domains import candidates, sample_states
     cpg = build_cpg(program)
     samples = sample_states(program, set(cpg.cutpoints), bitvector=bitvector, deadline=deadline, arrays=True)
-    return list(candidates(program, cpg, samples, bitvector))
+    return list(candidates(program, cpg, samples, bitvector, live_only=live_only))
 
 
 def certify(program: Program, atoms: list[Candidate], bitvector: bool, deadline: Deadline

@@ -94,6 +94,47 @@ class HornSystem:
         return None
 
 
+def inductive_subset(system: HornSystem, candidates: Mapping[Rel, Sequence[z3.BoolRef]], deadline: Deadline
+                     ) -> dict[Rel, list[z3.BoolRef]]:
+    """The largest subset of `candidates` (per relation, formulas over its parameters) that every fact and rule
+    preserves (Houdini on the clauses): a partial solution, and a whole one when the queries fail too.
+
+    Why on the clauses, not on the program's transition system: the clauses project each relation onto the
+    variables live there, so a candidate the transition system keeps with the help of a dead variable's bound
+    may fail a clause, and a solution must be one of the very clauses Spacer would solve. Each round
+    asks per clause for a model of its body lemmas, its constraint and a failing head lemma, and drops every
+    head lemma that model falsifies. OutOfTime past the deadline, GiveUp on a solver's unknown."""
+    alive = {r: list(candidates.get(r, ())) for r in system.params}
+    changed = True
+    while changed:
+        changed = False
+        for c in system.clauses:
+            if c.head is None or not alive[c.head.rel]:
+                continue
+            s = z3.Solver()
+            s.add(c.constraint, *(_at(system, z3.And(alive[a.rel]), a) for a in c.body))
+            heads = [(lemma, _at(system, lemma, c.head)) for lemma in alive[c.head.rel]]
+            while heads:
+                s.push()
+                s.add(z3.Not(z3.And([h for _, h in heads])))
+                r = check(s, deadline)
+                m = s.model() if r == z3.sat else None
+                s.pop()
+                if m is None:
+                    break
+                bad = {i for i, (_, h) in enumerate(heads) if z3.is_false(m.eval(h, model_completion=True))}
+                assert bad, "a model of the negated conjunction falsifies one of its conjuncts"
+                heads = [x for i, x in enumerate(heads) if i not in bad]
+                alive[c.head.rel] = [lemma for lemma, _ in heads]
+                changed = True
+    return alive
+
+
+def _at(system: HornSystem, lemma: z3.BoolRef, atom: Atom) -> z3.BoolRef:
+    ps = system.params[atom.rel]
+    return z3.substitute(lemma, *zip(ps, atom.args)) if ps else lemma
+
+
 # ------------------------------------------------------------------------------------------------- Spacer
 _STATS = ("SPACER max depth", "SPACER num lemmas", "SPACER num invariants", "SPACER num queries", "time.spacer.solve")
 

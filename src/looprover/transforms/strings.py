@@ -34,6 +34,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from looprover.domains.strings import LENGTH_GHOST
 from looprover.evidence.proofs import Proof, TransformedProof
 from looprover.program.cfa import Assert, Assign, Assume, Edge, Havoc, Program, Stmt, VarInfo
 from looprover.program.expr import (
@@ -69,7 +70,7 @@ class _Instrument:
         self.ghosts: dict[str, tuple[Var, Var]] = {}        # array name -> (len, zero)
         for v in program.all_vars:
             if tracked(v):
-                self.ghosts[v.name] = (self._declare(f"{v.name}@len", v.type.index),
+                self.ghosts[v.name] = (self._declare(f"{v.name}{LENGTH_GHOST}", v.type.index),
                                        self._declare(f"{v.name}@zero", BOOL))
         self.fresh = 0
 
