@@ -144,9 +144,9 @@ def test_a_copy_behind_a_length_check_is_proved_from_the_domains_at_any_size(tmp
     sampled state filters the candidates at the copy loop, and Spacer proves it its own way.)"""
     pytest.importorskip("looprover.frontend.c")
     p = load_main(tmp_path, f"copy{n}", CHECKED_COPY.replace("N", str(n)))
-    v = verify("spacer", p, timeout=60, settings=SpacerSettings(arrays="strings"))
+    v = verify("spacer", p, timeout=60, settings=SpacerSettings(arrays="strings", houdini="auto"))
     assert v.status == Status.TRUE and "the domains' candidate invariants" in v.reason, v.reason
     assert v.evidence.check(p, False, Deadline.after(60)) is None
     bad = load_main(tmp_path, f"weak{n}", CHECKED_COPY.replace("l > N", "l > N + 1").replace("N", str(n)))
-    v = verify("spacer", bad, timeout=10, settings=SpacerSettings(arrays="strings"))
+    v = verify("spacer", bad, timeout=10, settings=SpacerSettings(arrays="strings", houdini="auto"))
     assert v.status != Status.TRUE, v.reason
