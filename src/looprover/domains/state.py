@@ -76,7 +76,7 @@ def candidates(program: Program, cpg: CutpointGraph, samples: dict[int, list[dic
                                            frozenset(v.name for v in lp.writes) if lp is not None else None)
         out.extend(Candidate(c, a) for a in atoms_at(program, c, samples.get(c, []), bitvector, domains, changing,
                                                      consts, guards=guards, cells=shapes, scope=scope,
-                                                     only=scope[0] if live_only and scope else None))
+                                                     only=scope[0] if live_only else None))
     return out
 
 

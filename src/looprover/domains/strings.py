@@ -59,7 +59,8 @@ class StringLengths(Domain):
     loop's proof; none of the other domains states three variables, and Spacer finds them slowly or not at all
     (issue 30: a copy loop behind a length check at BASE_SZ 1000 took it 4-30+ s depending on its seed).
     Only live variables that the loop writes are related (x, and y except in the offset form), so the forms stay
-    few: the candidates are what Houdini decides, for k-induction, certificates and Spacer's seeds."""
+    few: the candidates are what Houdini decides (`spacer.houdini`, and k-induction or a certificate on the
+    abstraction)."""
     name = "string-lengths"
     max_atoms = 120
 
@@ -82,12 +83,12 @@ class StringLengths(Domain):
                 {b for k in site.consts for b in (k - 1, k) if b > 0 and t.contains(b)}), None)]
             out += [or_(cmp("==", ch, const(0, ch.type)), cmp("<", x, g)) for ch in chars for x in ctrs]
             out += [cmp("<=", Binary("+", x, y, t), g) for x in ctrs for y in others if y != x]
+            limits = [k for k in checked if t.contains(k)]
             for x in ctrs:
                 for y in ctrs:
                     if y != x:
                         form = Binary("+", Binary("-", x, y, t), g, t)
-                        out += [cmp("<=", form, const(k, t))
-                                for k in self._bounds(site, [x, y, g], [1, -1, 1], [k for k in checked if t.contains(k)])]
+                        out += [cmp("<=", form, const(k, t)) for k in self._bounds(site, [x, y, g], [1, -1, 1], limits)]
         return out
 
     @staticmethod

@@ -37,9 +37,8 @@ from looprover.smt.cpg_system import CPGSystem
 from looprover.deadline import OutOfTime
 from looprover.domains.strings import StringLengths
 from looprover.errors import GiveUp
-from looprover.evidence.certify import domain_candidates
+from looprover.evidence.certify import domain_candidates, quantified
 from looprover.smt.horn import HornSystem, SpacerAnswer, inductive_subset, spacer
-from looprover.program.expr import BINDERS, walk
 from looprover.smt.mbp import free_constants
 from looprover.smt.terms import mk_and
 from looprover.smt.systems import cpg_horn
@@ -166,7 +165,7 @@ class SpacerEngine(Engine):
             over = {rel: {p.get_id() for p in ps} for rel, ps in horn.params.items()}
             by_rel: dict = {rel: [] for rel in horn.params}
             for c in cands:
-                if any(isinstance(n, BINDERS) for n in walk(c.atom)):
+                if quantified(c):
                     continue        # quantified array facts: the clauses' solution stays quantifier-free
                 f = sys.enc.expr(c.atom, sys.cur)
                 used = {k.get_id() for k in free_constants(f)}

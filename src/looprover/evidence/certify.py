@@ -36,7 +36,7 @@ def houdini(sys: CPGSystem, cands: list[Candidate], deadline: Deadline | None) -
     second run does not finish in time, the first one's result stands."""
     if not cands:
         return []
-    plain = [c for c in cands if not _quantified(c)]
+    plain = [c for c in cands if not quantified(c)]
     found = _houdini(sys, plain, deadline)
     if found is None or len(plain) == len(cands):
         return found
@@ -51,7 +51,7 @@ def _houdini(sys: CPGSystem, cands: list[Candidate], deadline: Deadline | None) 
     cur = [candidate_formula(sys, c, sys.cur, sys.pc) for c in cands]
     nxt = [_checked_formula(sys, c, sys.nxt, sys.pc_next, "nxt") for c in cands]
     at_init = [_checked_formula(sys, c, sys.cur, sys.pc, "init") for c in cands]
-    if any(_quantified(c) for c in cands):
+    if any(quantified(c) for c in cands):
         terms = index_terms([sys.ts.trans, *cur, *nxt])
         cur = [instantiate(f, terms) for f in cur]
     try:
@@ -62,7 +62,8 @@ def _houdini(sys: CPGSystem, cands: list[Candidate], deadline: Deadline | None) 
     return [cands[i] for i in alive]
 
 
-def _quantified(c: Candidate) -> bool:
+def quantified(c: Candidate) -> bool:
+    """Does the candidate bind a variable (the quantified array facts of `domains/cells.py`)?"""
     return any(isinstance(n, BINDERS) for n in walk(c.atom))
 
 

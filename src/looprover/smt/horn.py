@@ -112,8 +112,8 @@ def inductive_subset(system: HornSystem, candidates: Mapping[Rel, Sequence[z3.Bo
             if c.head is None or not alive[c.head.rel]:
                 continue
             s = z3.Solver()
-            s.add(c.constraint, *(_at(system, z3.And(alive[a.rel]), a) for a in c.body))
-            heads = [(lemma, _at(system, lemma, c.head)) for lemma in alive[c.head.rel]]
+            s.add(c.constraint, *(system.instance({a.rel: z3.And(alive[a.rel])}, a) for a in c.body))
+            heads = [(lemma, system.instance({c.head.rel: lemma}, c.head)) for lemma in alive[c.head.rel]]
             while heads:
                 s.push()
                 s.add(z3.Not(z3.And([h for _, h in heads])))
@@ -128,11 +128,6 @@ def inductive_subset(system: HornSystem, candidates: Mapping[Rel, Sequence[z3.Bo
                 alive[c.head.rel] = [lemma for lemma, _ in heads]
                 changed = True
     return alive
-
-
-def _at(system: HornSystem, lemma: z3.BoolRef, atom: Atom) -> z3.BoolRef:
-    ps = system.params[atom.rel]
-    return z3.substitute(lemma, *zip(ps, atom.args)) if ps else lemma
 
 
 # ------------------------------------------------------------------------------------------------- Spacer

@@ -36,7 +36,7 @@ from looprover.frontend.c.memory import Val, pointer, scalar
 from looprover.frontend.c.state import LoweringState
 from looprover.program.cfa import Assert, Assign, Assume, Havoc
 from looprover.program.expr import (
-    Binary, Compare, ConstArray, Expr, IntConst, IntType, Var, and_, cast, const, ite,
+    I32, Binary, Compare, ConstArray, Expr, IntConst, IntType, Var, and_, cast, const, ite,
 )
 from looprover.properties import UNMODELLED_BYTES
 
@@ -44,7 +44,6 @@ BYTE_FUNCTIONS = {"memset": "set", "__builtin_memset": "set", "memcpy": "copy", 
                   "memmove": "move", "__builtin_memmove": "move", "memcmp": "compare", "__builtin_memcmp": "compare",
                   "memchr": "find", "__builtin_memchr": "find"}
 _U8 = IntType(8, False)
-_INT = IntType(32, True)
 
 
 class ByteFunctionsMixin(LoweringState):
@@ -148,19 +147,19 @@ class ByteFunctionsMixin(LoweringState):
         b = self.snapped(b)
         i = self.counted_loop(name, t, [lambda i: Compare("<", i, count),
                                         lambda i: Compare("==", at(a, i), at(b, i))], lambda i: None)
-        r = self.new_var(f"{name}.r", _INT, "temp")
+        r = self.new_var(f"{name}.r", I32, "temp")
         differ, same, done = self.new_loc(), self.new_loc(), self.new_loc()
         self.branch(Compare("<", i, count), differ, same)
         self.start(same)
-        self.emit(Assign(r, IntConst(0, _INT), self.loc))
+        self.emit(Assign(r, IntConst(0, I32), self.loc))
         self.jump(done)
         self.start(differ)
-        d = Binary("-", cast(_INT, at(a, i)), cast(_INT, at(b, i)), _INT)
-        h = self.new_var(f"{name}.h", _INT, "temp")     # how far from -1 or 1: any value of the sign
-        self.emit(Havoc((h,), self.loc), Assume(Compare(">=", h, IntConst(0, _INT)), self.loc),
-                  Assume(Compare("<", h, IntConst(_INT.max, _INT)), self.loc),
-                  Assign(r, ite(Compare("<", d, IntConst(0, _INT)), Binary("-", IntConst(-1, _INT), h, _INT),
-                                Binary("+", IntConst(1, _INT), h, _INT)), self.loc))
+        d = Binary("-", cast(I32, at(a, i)), cast(I32, at(b, i)), I32)
+        h = self.new_var(f"{name}.h", I32, "temp")     # how far from -1 or 1: any value of the sign
+        self.emit(Havoc((h,), self.loc), Assume(Compare(">=", h, IntConst(0, I32)), self.loc),
+                  Assume(Compare("<", h, IntConst(I32.max, I32)), self.loc),
+                  Assign(r, ite(Compare("<", d, IntConst(0, I32)), Binary("-", IntConst(-1, I32), h, I32),
+                                Binary("+", IntConst(1, I32), h, I32)), self.loc))
         self.jump(done)
         self.start(done)
         return scalar(self.ctype(c), r) if want else Val(CVoid(), {})
