@@ -75,6 +75,30 @@ def test_unsafe_network_path_counts_iterations():
     assert res.path == [("entry", 0), ("A", 10), ("B", 10), (ERR, 0)]
 
 
+def test_proof_check_takes_the_searchs_certificates_only_when_they_pass_the_check(monkeypatch):
+    """The search keeps each loop's SAFE certificates; the proof check tries them, on the final safe sets, before
+    a fresh TPA. Here pre[A] is narrowed to the arrival state x = 0, so it is no longer inductive and A needs a
+    certificate: A's own passes the check (no fresh TPA runs), B's says nothing of A's body and is skipped, and
+    the fresh TPA proves A as without candidates."""
+    import looprover.tpa.network as network
+    net = counters()
+    res = solve(net)
+    assert res.status == TPAStatus.SAFE and set(res.certificates) == {"A", "B"}
+    pre = dict(res.pre)
+    pre["A"] = z3.Int("x") == 0
+    with monkeypatch.context() as m:
+        m.setattr(network.LoopSolver, "solve", lambda *a, **k: pytest.fail("a fresh TPA ran"))
+        found: dict = {}
+        why, how = check_proof(net, pre, res.post, Deadline.after(30), found=found, candidates=res.certificates)
+        assert why is None and how["A"] == "certificate of the search, checked"
+        assert found["A"] in res.certificates["A"]
+        with pytest.raises(pytest.fail.Exception, match="a fresh TPA ran"):
+            check_proof(net, pre, res.post, Deadline.after(30), candidates={"A": res.certificates["B"]})
+    found = {}
+    why, how = check_proof(net, pre, res.post, Deadline.after(30), found=found, candidates={"A": res.certificates["B"]})
+    assert why is None and how["A"].startswith("fresh TPA") and found["A"] not in res.certificates["B"]
+
+
 @pytest.mark.parametrize("break_it,message", [
     ("post B", "bridge B -> err"),          # B may be left anywhere: the error bridge is no longer blocked
     ("pre A", "loop at node A"),            # any x arrives safely at A: the fresh TPA leaves post[A] at once

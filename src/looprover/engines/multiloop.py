@@ -102,7 +102,8 @@ class MultiLoop(Engine):
             if isinstance(net, str):
                 return self.unknown(f"internal error: multiloop proof failed its re-check: {net}")
         certificates: dict = {}
-        why, how = check_proof(net, res.pre, res.post, run.deadline, opts, found=certificates)
+        why, how = check_proof(net, res.pre, res.post, run.deadline, opts, found=certificates,
+                               candidates=res.certificates)
         if why is not None:
             return self.unknown(f"internal error: multiloop proof failed its re-check: {why}")
         run.stats["loop_checks"] = {program.loc_label(v): h for v, h in how.items()}

@@ -38,7 +38,8 @@ from looprover.errors import GiveUp
 from looprover.smt.solver import check, valid
 from looprover.smt.solver import unsat as solver_unsat
 from looprover.tpa.proof import CertificateText
-from looprover.tpa.result import TPAStatus, is_state
+from looprover.tpa.core import TPA
+from looprover.tpa.result import SafeCertificate, TPAStatus, is_state
 
 MAX_FORMULA = 20_000       # DAG nodes a safe set or reached set may have before the run gives up (blow-up guard)
 ITP_CAP = 10.0             # seconds per blocking-reason interpolation
@@ -51,6 +52,7 @@ class NetworkResult:
     path: list[tuple[Node, int]] = field(default_factory=list)   # UNSAFE: (node, loop iterations), then error
     pre: dict[Node, z3.BoolRef] = field(default_factory=dict)     # SAFE: the proof (see `check_proof`)
     post: dict[Node, z3.BoolRef] = field(default_factory=dict)
+    certificates: dict[Node, list[CertificateText]] = field(default_factory=dict)  # SAFE: the loops' TPA answers
     stats: dict = field(default_factory=dict)
 
 
@@ -101,6 +103,7 @@ class NetworkTPA:
         self.pre = {v: _SafeSet(ctx, v in terminal) for v in net.nodes}
         self.post = {v: _SafeSet(ctx, v in terminal) for v in net.nodes}
         self._tpa: dict[Node, LoopSolver] = {}
+        self.certificates: dict[Node, list[CertificateText]] = {}
         self.stats: Counter = Counter()
         self.times: Counter = Counter()
         self.deadline = Deadline(time.monotonic())
@@ -144,7 +147,8 @@ class NetworkTPA:
                     return found
         return NetworkResult(TPAStatus.SAFE, "every bridge is blocked",
                              pre={v: self.pre_of(v) for v in net.nodes if v != net.error},
-                             post={v: self.post[v].formula for v in net.nodes if v != net.error})
+                             post={v: self.post[v].formula for v in net.nodes if v != net.error},
+                             certificates=self.certificates)
 
     def _loop_tpa(self, v: Node) -> LoopSolver:
         t = self._tpa.get(v)
@@ -173,6 +177,7 @@ class NetworkTPA:
         elif res.status == TPAStatus.SAFE:
             t0 = time.monotonic()
             self.pre[v].add(tpa.safety_explanation(res.certificate), self.deadline)
+            self.certificates.setdefault(v, []).append(_certificate_text(solver, res.certificate, tpa))
             self.times["explanation_time"] += time.monotonic() - t0
             stack.pop()
         else:
@@ -258,10 +263,17 @@ class NetworkTPA:
         return f
 
 
+def _certificate_text(solver: LoopSolver, cert: SafeCertificate, used: TPA) -> CertificateText:
+    """`cert` (a SAFE answer of `used`, one of the solver's TPA instances) as proof text, with the wrap-free
+    relation and the wrap states when `used` ran on them."""
+    return CertificateText.of(cert, (used.ts.trans, solver.wrap_bad) if used is solver.free else None)
+
+
 # ---------------------------------------------------------------------------------------------- proof check
 def check_proof(net: Network, pre: dict[Node, z3.BoolRef], post: dict[Node, z3.BoolRef], deadline: Deadline,
                 options: TPAOptions | None = None, certificates: Mapping[Node, CertificateText] | None = None,
-                found: dict[Node, CertificateText] | None = None) -> tuple[str | None, dict[Node, str]]:
+                found: dict[Node, CertificateText] | None = None,
+                candidates: Mapping[Node, list[CertificateText]] | None = None) -> tuple[str | None, dict[Node, str]]:
     """(None, how each loop was proved) if (pre, post) prove the error unreachable, else (what failed, ...).
 
     Fresh solvers and fresh TPA instances only, nothing from the search. The obligations:
@@ -275,7 +287,10 @@ def check_proof(net: Network, pre: dict[Node, z3.BoolRef], post: dict[Node, z3.B
     Runs therefore arrive at each node inside pre, leave it inside post, and never take an error bridge.
     `found` collects the fresh TPA's certificates per loop. With `certificates` (a proof checked in another
     process, `tpa/proof.NetworkProof`) no TPA runs: a loop that is not inductive must have a certificate that
-    holds for its system.
+    holds for its system. `candidates` (the search's own TPA answers per loop, newest last) are tried before a
+    fresh TPA: a candidate counts only when it passes the same certificate check on the loop's system with
+    Init = pre[v] and Bad = ¬post[v], so the search's answers are checked, not trusted, and a loop whose last
+    answer still covers its final safe sets costs a few queries instead of a second TPA run.
     """
     dl = deadline
     ctx = net.init.ctx
@@ -312,6 +327,12 @@ def check_proof(net: Network, pre: dict[Node, z3.BoolRef], post: dict[Node, z3.B
                 return f"loop at node {v}: {why}", how
             how[v] = "certificate"
             continue
+        hint = next((c for c in reversed((candidates or {}).get(v, [])) if c.check_on(ts, dl) is None), None)
+        if hint is not None:
+            how[v] = "certificate of the search, checked"
+            if found is not None:
+                found[v] = hint
+            continue
         solver = LoopSolver(ts, options, dl)
         res, used = solver.solve(pre[v], z3.Not(post[v]), deadline)
         if res.status == TPAStatus.UNKNOWN and dl.expired():
@@ -320,6 +341,5 @@ def check_proof(net: Network, pre: dict[Node, z3.BoolRef], post: dict[Node, z3.B
             return f"loop at node {v} not re-proved by a fresh TPA: {res.status.value} ({res.reason})", how
         how[v] = f"fresh TPA: {res.reason}"
         if found is not None:
-            free = used is solver.free
-            found[v] = CertificateText.of(res.certificate, (used.ts.trans, solver.wrap_bad) if free else None)
+            found[v] = _certificate_text(solver, res.certificate, used)
     return None, how

@@ -33,6 +33,11 @@ MAX_TERM_SIZE = 400          # DAG size above which a power is considered to hav
 # deterministic.
 GROWTH_GUARD = MAX_TERM_SIZE * 2 // 3
 QE_CAP_SECONDS = 2.0         # per power
+# Paths shorter than 2^FROM_LEVEL steps are confirmed by the plain recursion: it costs about one base-case query
+# (10-30 ms) per two steps, so below 128 steps it is cheaper than one power whose QE fails at its cap. That failure
+# was the common case on loops with a division in the update (fm24's s_split_23: 2.0 of the 5.7 s a 100-step exit
+# query took), and every loop of a multi-loop system paid it once.
+FROM_LEVEL = 7
 REACH_CAP_SECONDS = 2.0      # per reachability query over E_0..E_m; slower means the booster does not pay here
 
 
