@@ -319,3 +319,62 @@ def test_random_problems(method):
         res = compute_interpolant(A, B, timeout=10, methods=[method])
         assert res is not None, (method, A, B)
         _assert_itp(A, B, res.formula)
+
+
+def _random_lin_system(rnd, nvars, k):
+    """k random linear constraints over nvars variables (ids 0..nvars-1), as the Farkas module's `_Lin`."""
+    from fractions import Fraction
+    from looprover.smt.itp_farkas import _Lin
+    out = []
+    for _ in range(k):
+        coeffs = {v: Fraction(rnd.randint(-3, 3)) for v in rnd.sample(range(nvars), rnd.randint(1, nvars))}
+        coeffs = {v: a for v, a in coeffs.items() if a != 0} or {0: Fraction(1)}
+        out.append(_Lin(coeffs, rnd.choice(["<=", "<=", "<", "="]), Fraction(rnd.randint(-4, 4)), None))
+    return out
+
+
+def _lra_sat(cs, nvars) -> bool:
+    xs = z3.Reals(" ".join(f"v{i}" for i in range(nvars)))
+    s = z3.Solver()
+    for c in cs:
+        lhs = z3.Sum([z3.RealVal(a) * xs[v] for v, a in c.coeffs.items()])
+        s.add({"<=": lhs <= z3.RealVal(c.const), "<": lhs < z3.RealVal(c.const), "=": lhs == z3.RealVal(c.const)}[c.rel])
+    return s.check() == z3.sat
+
+
+def test_iis_multipliers_only_for_minimal_cores_and_always_a_certificate():
+    """`_iis_multipliers` (the Farkas fast path): whenever it answers, the system is infeasible over the
+    rationals, every proper subset obtained by dropping one constraint is feasible (so the deletion round it
+    replaces would have kept the core), and its λ is a Farkas certificate (Σλa = 0, inequality weights > 0,
+    Σλ·const < 0, or = 0 with a strict constraint). It must answer on some infeasible systems, and never on a
+    feasible one."""
+    from fractions import Fraction
+    from looprover.smt.itp_farkas import _iis_multipliers
+    rnd = random.Random(7)
+    answered = 0
+    for _ in range(400):
+        nvars = rnd.randint(1, 3)
+        cs = _random_lin_system(rnd, nvars, rnd.randint(1, 4))
+        lam = _iis_multipliers(cs)
+        if lam is None:
+            continue
+        answered += 1
+        assert not _lra_sat(cs, nvars), cs
+        assert all(_lra_sat(cs[:i] + cs[i + 1:], nvars) for i in range(len(cs))), cs
+        for v in range(nvars):
+            assert sum((w * c.coeffs.get(v, Fraction(0)) for w, c in zip(lam, cs)), Fraction(0)) == 0
+        assert all(w > 0 for w, c in zip(lam, cs) if c.rel != "=")
+        total = sum((w * c.const for w, c in zip(lam, cs)), Fraction(0))
+        assert total < 0 or (total == 0 and any(c.rel == "<" for c in cs))
+    assert answered >= 10, answered
+
+
+def test_farkas_fast_path_gives_the_interpolants_of_the_lp_path(monkeypatch):
+    """On random problems the interpolant with the fast path equals the one from the deletion round and LP."""
+    import looprover.smt.itp_farkas as farkas
+    pairs = _random_pairs(12, seed=2024)
+    fast = [compute_interpolant(A, B, timeout=10, methods=["farkas"]) for A, B in pairs]
+    monkeypatch.setattr(farkas, "_iis_multipliers", lambda core: None)
+    slow = [compute_interpolant(A, B, timeout=10, methods=["farkas"]) for A, B in pairs]
+    assert all(f is not None and s is not None for f, s in zip(fast, slow))
+    assert [str(f.formula) for f in fast] == [str(s.formula) for s in slow]

@@ -167,6 +167,57 @@ def _to_lin(lit: z3.BoolRef, val: ModelValues, syms: dict[int, z3.ExprRef],
     return _Lin(coeffs, rel, const, lit)
 
 
+def _iis_multipliers(core: list[_Lin]) -> list[Fraction] | None:
+    """The Farkas multipliers of `core` when the core is an irreducible infeasible system and they show it, else
+    None (the caller then minimises and solves an LP as before).
+
+    Why: the multipliers λ of a certificate solve Σ λ_i·a_i = 0. When that system has a one-dimensional solution
+    space spanned by a vector with no zero entry that is a valid certificate (the inequalities' entries of one
+    sign, the constants summing below zero), every infeasible subset would need a solution with a zero entry, so
+    the core is already minimal and λ is its certificate, unique up to a positive factor (which the weighted sum
+    normalises away). Gaussian elimination over the rationals on the core's few constraints replaces the
+    deletion round (one SMT check per constraint) and the LP (another) that give the same answer."""
+    k = len(core)
+    if k == 0:
+        return None
+    variables = sorted({v for c in core for v in c.coeffs})
+    rows = [[c.coeffs.get(v, Fraction(0)) for c in core] for v in variables]
+    pivots: list[int] = []
+    r = 0
+    for col in range(k):
+        pr = next((i for i in range(r, len(rows)) if rows[i][col] != 0), None)
+        if pr is None:
+            continue
+        rows[r], rows[pr] = rows[pr], rows[r]
+        inv = 1 / rows[r][col]
+        rows[r] = [a * inv for a in rows[r]]
+        for i in range(len(rows)):
+            if i != r and rows[i][col] != 0:
+                f = rows[i][col]
+                rows[i] = [a - f * b for a, b in zip(rows[i], rows[r])]
+        pivots.append(col)
+        r += 1
+    free = [col for col in range(k) if col not in pivots]
+    if len(free) != 1:
+        return None
+    lam = [Fraction(0)] * k
+    lam[free[0]] = Fraction(1)
+    for i, col in enumerate(pivots):
+        lam[col] = -rows[i][free[0]]
+    if any(w == 0 for w in lam):
+        return None
+    signs = {w > 0 for w, c in zip(lam, core) if c.rel != "="}
+    if len(signs) > 1:
+        return None
+    if signs == {False}:
+        lam = [-w for w in lam]
+    total = sum((w * c.const for w, c in zip(lam, core)), Fraction(0))
+    strict = any(c.rel == "<" for c in core)
+    if total < 0 or (total == 0 and strict):
+        return lam
+    return None
+
+
 @dataclass
 class _Cube:
     lits: list[z3.BoolRef]
@@ -295,10 +346,11 @@ class Farkas:
         for c in cB.lin:
             if not c.coeffs:
                 return z3.BoolVal(True, self.p.ctx)
-        core = self._lra_core(cA.lin, cB.lin)
-        if core is None:
+        found = self._lra_core(cA.lin, cB.lin)
+        if found is None:
             return None
-        return self._certificate(core)
+        core, lam = found
+        return self._certificate(core, lam)
 
     def _rel_term(self, c: _Lin) -> z3.BoolRef:
         """The constraint over rational copies of its variables (the LRA relaxation), cached by content."""
@@ -316,8 +368,10 @@ class Farkas:
         self.relaxed[key] = term
         return term
 
-    def _lra_core(self, la: list[_Lin], lb: list[_Lin]) -> list[tuple[int, _Lin]] | None:
-        """A minimal subset of the constraints (tagged 0 = A, 1 = B) that is unsat over the rationals.
+    def _lra_core(self, la: list[_Lin], lb: list[_Lin]
+                  ) -> tuple[list[tuple[int, _Lin]], list[Fraction] | None] | None:
+        """A minimal subset of the constraints (tagged 0 = A, 1 = B) that is unsat over the rationals, with its
+        Farkas multipliers when they came for free (`_iis_multipliers`), or None when the constraints are sat.
 
         Minimal cores give Farkas sums over few atoms, i.e. short, general interpolants.
         """
@@ -336,6 +390,9 @@ class Farkas:
             return sorted(by_id[n.get_id()] for n in s.unsat_core())
 
         core = core_of()
+        lam = _iis_multipliers([tagged[j][1] for j in core])
+        if lam is not None:        # z3's core is already minimal: no deletion round, no LP
+            return [tagged[j] for j in core], lam
         # deletion-based minimisation on top of z3's, on the same solver (assumptions only)
         i = 0
         while i < len(core):
@@ -344,10 +401,21 @@ class Farkas:
                 core = [j for j in core_of() if j in set(trial)]
             else:
                 i += 1
-        return [tagged[j] for j in core]
+        return [tagged[j] for j in core], None
 
-    def _certificate(self, core: list[tuple[int, _Lin]]) -> z3.BoolRef:
-        """Solve for Farkas multipliers λ of the core and return the A-side weighted sum (decomposed, if asked)."""
+    def _certificate(self, core: list[tuple[int, _Lin]], lam: list[Fraction] | None = None) -> z3.BoolRef:
+        """The A-side weighted sum (decomposed, if asked) of the core under Farkas multipliers λ: `lam` when given,
+        else solved for."""
+        weights = self._multipliers(core) if lam is None else lam
+        parts = [(w, c) for w, (side, c) in zip(weights, core) if side == 0 and w != 0]
+        groups = self._components(parts) if self.decompose else [parts]
+        pieces = [self._weighted_sum(group) for group in groups]
+        if len(pieces) > 1:
+            pieces.append(self._weighted_sum(parts))
+        return all_of(pieces, self.p.ctx)
+
+    def _multipliers(self, core: list[tuple[int, _Lin]]) -> list[Fraction]:
+        """Farkas multipliers of an LRA-unsat core, by an exact rational LP in z3."""
         p, ctx = self.p, self.p.ctx
         lam = [z3.Real(f"farkas!l{i}", ctx) for i in range(len(core))]
         s = p.solver()
@@ -364,13 +432,7 @@ class Farkas:
         if p.check(s) != z3.sat:
             raise MethodFailed("farkas: no certificate for an LRA-unsat core")
         m = s.model()
-        parts = [(m.eval(l, model_completion=True).as_fraction(), c) for l, (side, c) in zip(lam, core) if side == 0]
-        parts = [(w, c) for w, c in parts if w != 0]
-        groups = self._components(parts) if self.decompose else [parts]
-        pieces = [self._weighted_sum(group) for group in groups]
-        if len(pieces) > 1:
-            pieces.append(self._weighted_sum(parts))
-        return all_of(pieces, ctx)
+        return [m.eval(l, model_completion=True).as_fraction() for l in lam]
 
     def _components(self, parts: list[tuple[Fraction, _Lin]]) -> list[list[tuple[Fraction, _Lin]]]:
         """The weighted A-constraints grouped by the A-local symbols they share (union-find).
