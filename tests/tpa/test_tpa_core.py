@@ -490,3 +490,24 @@ def test_a_power_after_one_near_the_size_cap_is_not_attempted(monkeypatch):
     guarded = powers.ExactPowers(Vocabulary(ts))
     assert not guarded.available(2, _deadline())
     assert len(guarded.powers) == 1 and len(qes) == 1 and "not attempted" in guarded.failed
+
+
+def test_short_paths_of_a_dividing_relation_skip_the_powers(monkeypatch):
+    """Below 2^FROM_LEVEL steps a relation with division confirms its paths by the recursion (its powers' QE
+    mostly fails at its cap); an affine one still uses the powers at every length. Both find the same 20-step
+    counterexample."""
+    import looprover.tpa.powers as powers
+    i, x, i1, x1 = z3.Ints("i x i' x'")
+    qes = []
+    real_qe = powers.qe
+    monkeypatch.setattr(powers, "qe", lambda *a, **k: qes.append(1) or real_qe(*a, **k))
+    for update, divides in ((x + 2, False), (x + (x + 20) / 10, True)):
+        qes.clear()
+        ts = TransitionSystem([i, x], [i1, x1], z3.And(i == 0, x == 0), z3.And(i < 20, i1 == i + 1, x1 == update),
+                              i >= 20)
+        tpa = TPA(ts, TPAOptions(seeds=False))
+        assert tpa.powers.divides == divides
+        assert tpa.powers.worth_it(powers.FROM_LEVEL) and tpa.powers.worth_it(1) != divides
+        r = tpa.solve(_deadline())
+        assert r.status == TPAStatus.UNSAFE and r.witness.depth == 20, r.reason
+        assert (len(qes) == 0) == divides, (update, qes)

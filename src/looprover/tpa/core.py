@@ -54,7 +54,7 @@ from looprover.smt.ts import TransitionSystem
 from looprover.tpa.certify import check_safe_certificate, replay_counterexample, state_invariant
 from looprover.tpa.levels import LevelSolver
 from looprover.tpa.options import TPAOptions
-from looprover.tpa.powers import FROM_LEVEL, ExactPowers
+from looprover.tpa.powers import ExactPowers
 from looprover.tpa.seeds import bound_atoms, transitive_seeds
 from looprover.deadline import Deadline, OutOfTime
 from looprover.errors import GiveUp
@@ -124,7 +124,7 @@ class TPA:
         self.right_inv: list[z3.BoolRef] = []
         self.left_inv: list[z3.BoolRef] = []
         self._fp_seen: dict[int, tuple[int, int, int]] = {}
-        self.powers = ExactPowers(self.voc, self.opt.exact_powers)
+        self.powers = ExactPowers(self.voc, self.opt.exact_powers, divides=self.voc.ts is not ts)
         self.seeds: list[z3.BoolRef] | None = None
         self._seed_atoms: set[int] = set()              # ids of the atoms seeds were built from
         self._probe: dict[int, tuple[z3.ExprRef, z3.ExprRef]] = {}
@@ -488,8 +488,9 @@ class TPA:
 
     def _confirm_by_powers(self, S: z3.BoolRef, T: z3.BoolRef, n: int) -> _Reach | None:
         """One exact query over E_0..E_{n+1} (lengths < 2^{n+2}) instead of the recursion, when available and the
-        paths are long enough to pay for it (`powers.FROM_LEVEL`)."""
-        if n + 1 < FROM_LEVEL or self.powers.failed is not None or not self.powers.available(n + 1, self.deadline):
+        powers are likely to pay (`ExactPowers.worth_it`)."""
+        if not self.powers.worth_it(n + 1) or self.powers.failed is not None or \
+                not self.powers.available(n + 1, self.deadline):
             return None
         self.stats["power_q"] += 1
         r = self.powers.reach(S, T, n + 1, self.deadline)

@@ -33,10 +33,12 @@ MAX_TERM_SIZE = 400          # DAG size above which a power is considered to hav
 # deterministic.
 GROWTH_GUARD = MAX_TERM_SIZE * 2 // 3
 QE_CAP_SECONDS = 2.0         # per power
-# Paths shorter than 2^FROM_LEVEL steps are confirmed by the plain recursion: it costs about one base-case query
-# (10-30 ms) per two steps, so below 128 steps it is cheaper than one power whose QE fails at its cap. That failure
-# was the common case on loops with a division in the update (fm24's s_split_23: 2.0 of the 5.7 s a 100-step exit
-# query took), and every loop of a multi-loop system paid it once.
+# A relation with division or remainder (quotient and remainder auxiliaries, `smt/divmod.py`) confirms paths shorter
+# than 2^FROM_LEVEL steps by the plain recursion: it costs about one base-case query (10-30 ms) per two steps, so
+# below 128 steps it is cheaper than one power whose QE fails at its cap, the common case there (fm24's
+# s_split_23: 2.0 of the 5.7 s a 100-step exit query took, and every loop of a multi-loop system paid it). Without
+# them (counters, affine updates) the QE is cheap and pays at any length (fm24's exact_iters_2: 4.5 s with it at
+# every level, over 10 s without).
 FROM_LEVEL = 7
 REACH_CAP_SECONDS = 2.0      # per reachability query over E_0..E_m; slower means the booster does not pay here
 
@@ -61,11 +63,16 @@ def _tidy(f: z3.BoolRef, deadline: Deadline) -> z3.BoolRef:
 class ExactPowers:
     """Lazily computed exact powers E_0 = Tr (with aux), E_j over (x, x') for j ≥ 1."""
 
-    def __init__(self, voc: Vocabulary, enabled: bool = True):
+    def __init__(self, voc: Vocabulary, enabled: bool = True, divides: bool = False):
         self.voc = voc
+        self.divides = divides                      # Tr divides: short paths skip the powers (FROM_LEVEL)
         self.powers: list[z3.BoolRef] = []          # E_1, E_2, ... (index j-1)
         self.failed: str | None = None if enabled else "disabled"
         self.seconds = 0.0
+
+    def worth_it(self, m: int) -> bool:
+        """Should lengths below 2^{m+1} be confirmed through the powers (see FROM_LEVEL)?"""
+        return m >= FROM_LEVEL or not self.divides
 
     def available(self, m: int, deadline: Deadline) -> bool:
         """Make E_1..E_m available if possible; False when the sequence stopped below m."""
