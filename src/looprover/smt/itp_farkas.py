@@ -297,6 +297,8 @@ class Farkas:
         self.memo: dict = {}
         self.relax: dict[int, z3.ArithRef] = {}
         self.relaxed: dict[tuple, z3.BoolRef] = {}
+        self.names: dict[tuple, z3.BoolRef] = {}           # (side, constraint) -> its literal in the core solver
+        self._core_solver: z3.Solver | None = None
 
     def run(self) -> z3.BoolRef:
         p = self.p
@@ -368,6 +370,20 @@ class Farkas:
         self.relaxed[key] = term
         return term
 
+    def _named(self, side: int, c: _Lin) -> z3.BoolRef:
+        """The assumption literal that switches on constraint `c` of side `side` in the core solver, made and asserted
+        once per run: the cube pairs of one interpolation share most of their constraints (the level's lemmas, Tr),
+        and building and asserting them afresh for every pair took three quarters of the core search."""
+        key = (side, tuple(sorted(c.coeffs.items())), c.rel, c.const)
+        n = self.names.get(key)
+        if n is None:
+            if self._core_solver is None:
+                self._core_solver = self.p.solver()
+                self._core_solver.set("core.minimize", True)
+            n = self.names[key] = z3.Bool(f"farkas!p{len(self.names)}", self.p.ctx)
+            self._core_solver.add(z3.Implies(n, self._rel_term(c)))
+        return n
+
     def _lra_core(self, la: list[_Lin], lb: list[_Lin]
                   ) -> tuple[list[tuple[int, _Lin]], list[Fraction] | None] | None:
         """A minimal subset of the constraints (tagged 0 = A, 1 = B) that is unsat over the rationals, with its
@@ -376,15 +392,14 @@ class Farkas:
         Minimal cores give Farkas sums over few atoms, i.e. short, general interpolants.
         """
         p = self.p
-        s = p.solver()
-        s.set("core.minimize", True)
         tagged = [(0, c) for c in la] + [(1, c) for c in lb]
-        names = [z3.Bool(f"farkas!p{i}", p.ctx) for i in range(len(tagged))]
-        for n, (_, c) in zip(names, tagged):
-            s.add(z3.Implies(n, self._rel_term(c)))
-        if p.check(s, *names) == z3.sat:
+        names = [self._named(side, c) for side, c in tagged]
+        by_id: dict[int, int] = {}
+        for i, n in enumerate(names):
+            by_id.setdefault(n.get_id(), i)
+        s = self._core_solver
+        if s is None or p.check(s, *[names[i] for i in by_id.values()]) == z3.sat:
             return None
-        by_id = {n.get_id(): i for i, n in enumerate(names)}
 
         def core_of() -> list[int]:
             return sorted(by_id[n.get_id()] for n in s.unsat_core())
