@@ -14,8 +14,9 @@ which ran out of memory on SV-COMP tasks. Only irreducible flow (a cycle with tw
 contract) is still handed to the single-system TPA engine, and the verdict says so (`stats["fallback"]`).
 
 Evidence (as in `engines/tpa.py`):
-- TRUE only after `network.check_proof` re-checked the per-node safe sets with fresh solvers and fresh TPA
-  runs; the sets and the loops' certificates are the evidence (`tpa.proof.NetworkProof`).
+- TRUE only after `network.check_proof` re-checked the per-node safe sets with fresh solvers, each loop that is
+  not inductive by a TPA certificate certify.py checks (the search's own when one passes, else a fresh TPA
+  run's); the sets and the loops' certificates are the evidence (`tpa.proof.NetworkProof`).
 - FALSE only with a counterexample replayed on the original program: the violating path (nodes and loop
   iterations) is pinned as the pc sequence of one exact BMC query over `CPGSystem.ts`, whose model becomes a
   CFA trace for `evidence.replay.validate`. Longer than `loop_path.REPLAY_LIMIT` steps: the path up to the first deep loop

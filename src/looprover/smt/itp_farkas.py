@@ -1,5 +1,6 @@
 """Farkas interpolation: for each conflicting pair of an A-cube and a B-cube, non-negative multipliers of a minimal
-LRA core (an exact rational LP in z3) give an interpolant; integer constraints are tightened, A-side equations
+LRA core (by Gaussian elimination when z3's core is already irreducible, else an exact rational LP in z3) give an
+interpolant; integer constraints are tightened, A-side equations
 weakened to `≤`; a conflict without a rational certificate (parity) gets the exact projection of the A-cube,
 weakened by an unsat core against B. The method `smt/interpolate.py` tries first (its docstring has the
 measurements); this module is the linear-arithmetic machinery it needs.

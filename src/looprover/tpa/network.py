@@ -14,7 +14,8 @@ A node without a self-loop has preSafe = postSafe (`pre_of`). The search is a de
 (ask the loop's TPA whether postSafe can be left from the reached states) and POST frames (ask each bridge
 whether it can leave postSafe of its target); truly reachable state sets flow forward (TPA targets, MBPs),
 safe sets backward (safety explanations, negated interpolants). When the stack empties the safe sets form a
-proof, which `check_proof` re-checks with fresh solvers and fresh TPA runs; an error reached on a bridge gives
+proof, which `check_proof` re-checks with fresh solvers (the loops by the search's TPA certificates, checked, or
+fresh TPA runs); an error reached on a bridge gives
 the path (node, loop iterations) that the caller replays on the original program.
 
 Nothing here is trusted for a verdict: UNSAFE is only a path to replay, SAFE only a proof to re-check.
@@ -276,16 +277,16 @@ def check_proof(net: Network, pre: dict[Node, z3.BoolRef], post: dict[Node, z3.B
                 candidates: Mapping[Node, list[CertificateText]] | None = None) -> tuple[str | None, dict[Node, str]]:
     """(None, how each loop was proved) if (pre, post) prove the error unreachable, else (what failed, ...).
 
-    Fresh solvers and fresh TPA instances only, nothing from the search. The obligations:
+    Fresh solvers, and nothing from the search that is not checked here. The obligations:
       Init ⇒ pre[entry];
       every bridge u -> t: post[u](x) ∧ label(x,x') ⇒ pre[t](x')  (pre[error] = false);
       every loop v: no run of its body from pre[v] leaves post[v] -- by induction (pre[v] ⇒ post[v] and
-      pre[v] ∧ body ⇒ pre[v]') when that holds, else by a fresh TPA with Init = pre[v], Bad = ¬post[v]
-      (whose SAFE certificate the TPA core re-checks with certify.py; wrap-around split off as in the search,
-      see `LoopSolver`);
+      pre[v] ∧ body ⇒ pre[v]') when that holds, else by a TPA certificate for Init = pre[v], Bad = ¬post[v]
+      that certify.py checks (one of `candidates`, else one from a fresh TPA run; wrap-around split off as in
+      the search, see `LoopSolver`);
       a node without a loop has pre = post.
     Runs therefore arrive at each node inside pre, leave it inside post, and never take an error bridge.
-    `found` collects the fresh TPA's certificates per loop. With `certificates` (a proof checked in another
+    `found` collects the certificates used per loop. With `certificates` (a proof checked in another
     process, `tpa/proof.NetworkProof`) no TPA runs: a loop that is not inductive must have a certificate that
     holds for its system. `candidates` (the search's own TPA answers per loop, newest last) are tried before a
     fresh TPA: a candidate counts only when it passes the same certificate check on the loop's system with
