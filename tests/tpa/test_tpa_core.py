@@ -492,22 +492,33 @@ def test_a_power_after_one_near_the_size_cap_is_not_attempted(monkeypatch):
     assert len(guarded.powers) == 1 and len(qes) == 1 and "not attempted" in guarded.failed
 
 
-def test_short_paths_of_a_dividing_relation_skip_the_powers(monkeypatch):
-    """Below 2^FROM_LEVEL steps a relation with division confirms its paths by the recursion (its powers' QE
-    mostly fails at its cap); an affine one still uses the powers at every length. Both find the same 20-step
-    counterexample."""
+def test_short_paths_of_a_branching_relation_skip_the_powers(monkeypatch):
+    """Below 2^FROM_LEVEL steps a relation with division or branches confirms its paths by the recursion (its
+    powers' QE mostly fails at its cap or grows); a convex one still uses the powers at every length. All find
+    the same 20-step counterexample."""
     import looprover.tpa.powers as powers
     i, x, i1, x1 = z3.Ints("i x i' x'")
     qes = []
     real_qe = powers.qe
     monkeypatch.setattr(powers, "qe", lambda *a, **k: qes.append(1) or real_qe(*a, **k))
-    for update, divides in ((x + 2, False), (x + (x + 20) / 10, True)):
+    for update, convex in ((x + 2, True), (x + (x + 20) / 10, False), (z3.If(x > 7, x + 1, x + 2), False)):
         qes.clear()
         ts = TransitionSystem([i, x], [i1, x1], z3.And(i == 0, x == 0), z3.And(i < 20, i1 == i + 1, x1 == update),
                               i >= 20)
         tpa = TPA(ts, TPAOptions(seeds=False))
-        assert tpa.powers.divides == divides
-        assert tpa.powers.worth_it(powers.FROM_LEVEL) and tpa.powers.worth_it(1) != divides
+        assert tpa.powers.convex == convex
+        assert tpa.powers.worth_it(powers.FROM_LEVEL) and tpa.powers.worth_it(1) == convex
         r = tpa.solve(_deadline())
         assert r.status == TPAStatus.UNSAFE and r.witness.depth == 20, r.reason
-        assert (len(qes) == 0) == divides, (update, qes)
+        assert (len(qes) > 0) == convex, (update, qes)
+
+
+@pytest.mark.parametrize("text,want", [
+    ("And(x1 == x + 1, x < 10)", True), ("And(x1 == 2 * x - y, Not(x >= 3))", True),
+    ("And(x1 == If(x > 3, x, 0))", False), ("Or(x1 == x, x1 == y)", False), ("x1 != x", False),
+    ("x1 == x / 2", False), ("x1 == x % 3", False), ("Not(And(x1 == x, y > 0))", False)])
+def test_convex_relations(text, want):
+    from looprover.tpa.powers import convex
+    x, y, x1 = z3.Ints("x y x1")
+    f = eval(text, {"And": z3.And, "Or": z3.Or, "Not": z3.Not, "If": z3.If, "x": x, "y": y, "x1": x1})
+    assert convex(f) == want

@@ -54,7 +54,7 @@ from looprover.smt.ts import TransitionSystem
 from looprover.tpa.certify import check_safe_certificate, replay_counterexample, state_invariant
 from looprover.tpa.levels import LevelSolver
 from looprover.tpa.options import TPAOptions
-from looprover.tpa.powers import ExactPowers
+from looprover.tpa.powers import ExactPowers, convex
 from looprover.tpa.seeds import bound_atoms, transitive_seeds
 from looprover.deadline import Deadline, OutOfTime
 from looprover.errors import GiveUp
@@ -124,7 +124,7 @@ class TPA:
         self.right_inv: list[z3.BoolRef] = []
         self.left_inv: list[z3.BoolRef] = []
         self._fp_seen: dict[int, tuple[int, int, int]] = {}
-        self.powers = ExactPowers(self.voc, self.opt.exact_powers, divides=self.voc.ts is not ts)
+        self.powers = ExactPowers(self.voc, self.opt.exact_powers, convex=convex(ts.trans))   # ts: before purification
         self.seeds: list[z3.BoolRef] | None = None
         self._seed_atoms: set[int] = set()              # ids of the atoms seeds were built from
         self._probe: dict[int, tuple[z3.ExprRef, z3.ExprRef]] = {}

@@ -20,6 +20,7 @@ import z3
 
 from looprover.smt.interpolate import term_size
 from looprover.smt.mbp import QEError, qe
+from looprover.smt.terms import subterms
 from looprover.deadline import Deadline, OutOfTime
 from looprover.errors import GiveUp
 from looprover.smt.solver import check
@@ -33,12 +34,13 @@ MAX_TERM_SIZE = 400          # DAG size above which a power is considered to hav
 # deterministic.
 GROWTH_GUARD = MAX_TERM_SIZE * 2 // 3
 QE_CAP_SECONDS = 2.0         # per power
-# A relation with division or remainder (quotient and remainder auxiliaries, `smt/divmod.py`) confirms paths shorter
-# than 2^FROM_LEVEL steps by the plain recursion: it costs about one base-case query (10-30 ms) per two steps, so
-# below 128 steps it is cheaper than one power whose QE fails at its cap, the common case there (fm24's
-# s_split_23: 2.0 of the 5.7 s a 100-step exit query took, and every loop of a multi-loop system paid it). Without
-# them (counters, affine updates) the QE is cheap and pays at any length (fm24's exact_iters_2: 4.5 s with it at
-# every level, over 10 s without).
+# A relation that branches (if-then-else, disjunction, disequality) or divides confirms paths shorter than
+# 2^FROM_LEVEL steps by the plain recursion: it costs about one base-case query (10-30 ms) per two steps, so below
+# 128 steps it is cheaper than powers whose QE fails at its cap or grows piece by piece, the common case there
+# (fm24's s_split_23, a division: 2.0 of the 5.7 s a 100-step exit query took, and every loop of a multi-loop system
+# paid it; s_split_42, piecewise increments: TRUE in 8 s without short-path powers, over 10 s with them). A
+# convex relation (a conjunction of linear constraints: counters, affine updates) has cheap powers that pay at any
+# length (fm24's exact_iters_2: 5 s with them at every level, over 10 s without).
 FROM_LEVEL = 7
 REACH_CAP_SECONDS = 2.0      # per reachability query over E_0..E_m; slower means the booster does not pay here
 
@@ -60,19 +62,37 @@ def _tidy(f: z3.BoolRef, deadline: Deadline) -> z3.BoolRef:
     return z3.simplify(f)
 
 
+_BRANCHING = (z3.Z3_OP_ITE, z3.Z3_OP_OR, z3.Z3_OP_IMPLIES, z3.Z3_OP_XOR, z3.Z3_OP_DISTINCT, z3.Z3_OP_IDIV,
+              z3.Z3_OP_MOD, z3.Z3_OP_REM, z3.Z3_OP_DIV)
+
+
+def convex(trans: z3.BoolRef) -> bool:
+    """Is `trans` a conjunction of linear (in)equations, with negation only on inequalities? (Syntactic: no
+    if-then-else, disjunction, disequality or division anywhere.)"""
+    for t in subterms(trans):
+        if not z3.is_app(t):
+            return False
+        k = t.decl().kind()
+        if k in _BRANCHING:
+            return False
+        if k == z3.Z3_OP_NOT and t.arg(0).decl().kind() not in (z3.Z3_OP_LE, z3.Z3_OP_LT, z3.Z3_OP_GE, z3.Z3_OP_GT):
+            return False
+    return True
+
+
 class ExactPowers:
     """Lazily computed exact powers E_0 = Tr (with aux), E_j over (x, x') for j ≥ 1."""
 
-    def __init__(self, voc: Vocabulary, enabled: bool = True, divides: bool = False):
+    def __init__(self, voc: Vocabulary, enabled: bool = True, convex: bool = True):
         self.voc = voc
-        self.divides = divides                      # Tr divides: short paths skip the powers (FROM_LEVEL)
+        self.convex = convex            # Tr (as given, before `smt/divmod`) is convex; else short paths skip powers
         self.powers: list[z3.BoolRef] = []          # E_1, E_2, ... (index j-1)
         self.failed: str | None = None if enabled else "disabled"
         self.seconds = 0.0
 
     def worth_it(self, m: int) -> bool:
         """Should lengths below 2^{m+1} be confirmed through the powers (see FROM_LEVEL)?"""
-        return m >= FROM_LEVEL or not self.divides
+        return m >= FROM_LEVEL or self.convex
 
     def available(self, m: int, deadline: Deadline) -> bool:
         """Make E_1..E_m available if possible; False when the sequence stopped below m."""
