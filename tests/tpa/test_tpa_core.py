@@ -516,9 +516,12 @@ def test_short_paths_of_a_branching_relation_skip_the_powers(monkeypatch):
 @pytest.mark.parametrize("text,want", [
     ("And(x1 == x + 1, x < 10)", True), ("And(x1 == 2 * x - y, Not(x >= 3))", True),
     ("And(x1 == If(x > 3, x, 0))", False), ("Or(x1 == x, x1 == y)", False), ("x1 != x", False),
-    ("x1 == x / 2", False), ("x1 == x % 3", False), ("Not(And(x1 == x, y > 0))", False)])
+    ("x1 == x / 2", False), ("x1 == x % 3", False), ("Not(And(x1 == x, y > 0))", False),
+    ("And(x1 == x, Not(ForAll([y], y > x)))", False)])
 def test_convex_relations(text, want):
+    """`powers.convex` on formulas of each kind, a negated quantifier included (it is not an application)."""
     from looprover.tpa.powers import convex
     x, y, x1 = z3.Ints("x y x1")
-    f = eval(text, {"And": z3.And, "Or": z3.Or, "Not": z3.Not, "If": z3.If, "x": x, "y": y, "x1": x1})
+    f = eval(text, {"And": z3.And, "Or": z3.Or, "Not": z3.Not, "If": z3.If, "ForAll": z3.ForAll,
+                    "x": x, "y": y, "x1": x1})
     assert convex(f) == want

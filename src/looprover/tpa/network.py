@@ -44,6 +44,7 @@ from looprover.tpa.result import SafeCertificate, TPAStatus, is_state
 
 MAX_FORMULA = 20_000       # DAG nodes a safe set or reached set may have before the run gives up (blow-up guard)
 ITP_CAP = 10.0             # seconds per blocking-reason interpolation
+CANDIDATES = 4             # the search's newest certificates per loop the proof check tries before a fresh TPA
 
 
 @dataclass
@@ -288,10 +289,10 @@ def check_proof(net: Network, pre: dict[Node, z3.BoolRef], post: dict[Node, z3.B
     Runs therefore arrive at each node inside pre, leave it inside post, and never take an error bridge.
     `found` collects the certificates used per loop. With `certificates` (a proof checked in another
     process, `tpa/proof.NetworkProof`) no TPA runs: a loop that is not inductive must have a certificate that
-    holds for its system. `candidates` (the search's own TPA answers per loop, newest last) are tried before a
-    fresh TPA: a candidate counts only when it passes the same certificate check on the loop's system with
-    Init = pre[v] and Bad = ¬post[v], so the search's answers are checked, not trusted, and a loop whose last
-    answer still covers its final safe sets costs a few queries instead of a second TPA run.
+    holds for its system. `candidates` (the search's own TPA answers per loop, newest last; the last CANDIDATES
+    of them) are tried before a fresh TPA: a candidate counts only when it passes the same certificate check on
+    the loop's system with Init = pre[v] and Bad = ¬post[v], so the search's answers are checked, not trusted,
+    and a loop whose last answer still covers its final safe sets costs a few queries instead of a second TPA run.
     """
     dl = deadline
     ctx = net.init.ctx
@@ -328,7 +329,8 @@ def check_proof(net: Network, pre: dict[Node, z3.BoolRef], post: dict[Node, z3.B
                 return f"loop at node {v}: {why}", how
             how[v] = "certificate"
             continue
-        hint = next((c for c in reversed((candidates or {}).get(v, [])) if c.check_on(ts, dl) is None), None)
+        newest = (candidates or {}).get(v, [])[-CANDIDATES:]
+        hint = next((c for c in reversed(newest) if c.check_on(ts, dl) is None), None)
         if hint is not None:
             how[v] = "certificate of the search, checked"
             if found is not None:

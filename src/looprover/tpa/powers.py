@@ -64,6 +64,7 @@ def _tidy(f: z3.BoolRef, deadline: Deadline) -> z3.BoolRef:
 
 _BRANCHING = (z3.Z3_OP_ITE, z3.Z3_OP_OR, z3.Z3_OP_IMPLIES, z3.Z3_OP_XOR, z3.Z3_OP_DISTINCT, z3.Z3_OP_IDIV,
               z3.Z3_OP_MOD, z3.Z3_OP_REM, z3.Z3_OP_DIV)
+_INEQUALITIES = (z3.Z3_OP_LE, z3.Z3_OP_LT, z3.Z3_OP_GE, z3.Z3_OP_GT)
 
 
 def convex(trans: z3.BoolRef) -> bool:
@@ -75,7 +76,7 @@ def convex(trans: z3.BoolRef) -> bool:
         k = t.decl().kind()
         if k in _BRANCHING:
             return False
-        if k == z3.Z3_OP_NOT and t.arg(0).decl().kind() not in (z3.Z3_OP_LE, z3.Z3_OP_LT, z3.Z3_OP_GE, z3.Z3_OP_GT):
+        if k == z3.Z3_OP_NOT and not (z3.is_app(t.arg(0)) and t.arg(0).decl().kind() in _INEQUALITIES):
             return False
     return True
 
