@@ -13,6 +13,7 @@ from fractions import Fraction
 
 import z3
 
+from looprover.linalg import nullspace
 from looprover.smt.itp_problem import MAX_ROUNDS, MethodFailed, Problem, op_kind, weaken
 from looprover.smt.terms import all_of, any_of
 from looprover.smt.mbp import ModelValues, QEError, implicant, qe
@@ -182,29 +183,10 @@ def _iis_multipliers(core: list[_Lin]) -> list[Fraction] | None:
     if k == 0:
         return None
     variables = sorted({v for c in core for v in c.coeffs})
-    rows = [[c.coeffs.get(v, Fraction(0)) for c in core] for v in variables]
-    pivots: list[int] = []
-    r = 0
-    for col in range(k):
-        pr = next((i for i in range(r, len(rows)) if rows[i][col] != 0), None)
-        if pr is None:
-            continue
-        rows[r], rows[pr] = rows[pr], rows[r]
-        inv = 1 / rows[r][col]
-        rows[r] = [a * inv for a in rows[r]]
-        for i in range(len(rows)):
-            if i != r and rows[i][col] != 0:
-                f = rows[i][col]
-                rows[i] = [a - f * b for a, b in zip(rows[i], rows[r])]
-        pivots.append(col)
-        r += 1
-    free = [col for col in range(k) if col not in pivots]
-    if len(free) != 1:
+    basis = nullspace([[c.coeffs.get(v, Fraction(0)) for c in core] for v in variables], k)
+    if len(basis) != 1:
         return None
-    lam = [Fraction(0)] * k
-    lam[free[0]] = Fraction(1)
-    for i, col in enumerate(pivots):
-        lam[col] = -rows[i][free[0]]
+    lam = basis[0]
     if any(w == 0 for w in lam):
         return None
     signs = {w > 0 for w, c in zip(lam, core) if c.rel != "="}
