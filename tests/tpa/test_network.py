@@ -121,6 +121,9 @@ def test_proof_check_rejects_broken_proofs(break_it, message):
         pre["entry"], post["entry"] = true, false
     why, _ = check_proof(net, pre, post, Deadline.after(30))
     assert why is not None and message in why, why
+    # the search's own certificates, offered as candidates, do not make a broken proof pass
+    why, _ = check_proof(net, pre, post, Deadline.after(30), candidates=res.certificates)
+    assert why is not None and message in why, why
 
 
 def test_cycle_detection_ignores_self_loops():

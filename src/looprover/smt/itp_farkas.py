@@ -337,9 +337,9 @@ class Farkas:
         core, lam = found
         return self._certificate(core, lam)
 
-    def _rel_term(self, c: _Lin) -> z3.BoolRef:
-        """The constraint over rational copies of its variables (the LRA relaxation), cached by content."""
-        key = (tuple(sorted(c.coeffs.items())), c.rel, c.const)
+    def _rel_term(self, c: _Lin, key: tuple) -> z3.BoolRef:
+        """The constraint over rational copies of its variables (the LRA relaxation), cached by its content `key`
+        (`_named`'s, shared by a constraint's A and B copies)."""
         hit = self.relaxed.get(key)
         if hit is not None:
             return hit
@@ -357,14 +357,14 @@ class Farkas:
         """The assumption literal that switches on constraint `c` of side `side` in the core solver, made and asserted
         once per run: the cube pairs of one interpolation share most of their constraints (the level's lemmas, Tr),
         and building and asserting them afresh for every pair took three quarters of the core search."""
-        key = (side, tuple(sorted(c.coeffs.items())), c.rel, c.const)
-        n = self.names.get(key)
+        content = (tuple(sorted(c.coeffs.items())), c.rel, c.const)
+        n = self.names.get((side, content))
         if n is None:
             if self._core_solver is None:
                 self._core_solver = self.p.solver()
                 self._core_solver.set("core.minimize", True)
-            n = self.names[key] = z3.Bool(f"farkas!p{len(self.names)}", self.p.ctx)
-            self._core_solver.add(z3.Implies(n, self._rel_term(c)))
+            n = self.names[(side, content)] = z3.Bool(f"farkas!p{len(self.names)}", self.p.ctx)
+            self._core_solver.add(z3.Implies(n, self._rel_term(c, content)))
         return n
 
     def _lra_core(self, la: list[_Lin], lb: list[_Lin]
