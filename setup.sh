@@ -28,3 +28,7 @@ if [ ! -e "$stamp" ] || ! .venv/bin/python -c 'import looprover' 2>/dev/null; th
   rm -f .venv/.looprover-installed-*
   touch "$stamp"
 fi
+# byte-compile the sources once: an editable install leaves that to the first import, and where
+# PYTHONDONTWRITEBYTECODE is set (CI images, this project's machines) every run would compile them again
+# (about 0.1 s of each `verify` and of each engine process it starts)
+.venv/bin/python -m compileall -q src >/dev/null

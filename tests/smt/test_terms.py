@@ -1,11 +1,13 @@
-"""`smt/terms.py`: the clause split TPA may apply to learned lemmas must give an equivalent set of facts."""
+"""`smt/terms.py`: the builders make the terms z3's own constructors make (they call its C API directly) and
+raise where those raise; the clause split TPA may apply to learned lemmas must give an equivalent set of facts."""
 from __future__ import annotations
 
 import random
 
+import pytest
 import z3
 
-from looprover.smt.terms import clauses
+from looprover.smt.terms import FALSE, TRUE, clauses, mk_and, mk_ite, mk_not, mk_or
 
 a, b, c, d, e = z3.Bools("a b c d e")
 x, y = z3.Ints("x y")
@@ -15,6 +17,28 @@ def _equivalent(f: z3.BoolRef, parts: list[z3.BoolRef]) -> bool:
     s = z3.Solver()
     s.add(z3.Not(f == z3.And(parts) if parts else f))
     return s.check() == z3.unsat
+
+
+def test_builders_make_the_terms_z3_makes():
+    r = z3.Real("r")
+    assert mk_and(a, b, x > 0).eq(z3.And(a, b, x > 0)) and isinstance(mk_and(a, b), z3.BoolRef)
+    assert mk_or(a, b, c).eq(z3.Or(a, b, c)) and mk_not(a).eq(z3.Not(a))
+    assert mk_ite(a, x, y + 1).eq(z3.If(a, x, y + 1)) and isinstance(mk_ite(a, x, y), z3.ArithRef)
+    assert mk_ite(a, x, r).eq(z3.If(a, x, r))                       # Int and Real: coerced, as z3.If does
+    assert mk_ite(a, b, c).eq(z3.If(a, b, c)) and isinstance(mk_ite(a, b, c), z3.BoolRef)
+    arr = z3.Array("arr", z3.IntSort(), z3.IntSort())
+    assert isinstance(mk_ite(a, arr, z3.Store(arr, 0, 1)), z3.ArrayRef)
+    assert mk_and(a, TRUE, b).eq(z3.And(a, b)) and mk_and(a, FALSE).eq(FALSE) and mk_or(TRUE, a).eq(TRUE)
+    assert mk_not(TRUE).eq(FALSE) and mk_ite(TRUE, x, y).eq(x) and mk_ite(a, x, x).eq(x)
+
+
+def test_builders_raise_where_z3_raises():
+    other = z3.Context()
+    b2 = z3.Bool("b", other)
+    for bad in (lambda: mk_and(a, x), lambda: mk_or(a, x), lambda: mk_and(a, b2), lambda: mk_or(b2, a),
+                lambda: mk_ite(a, x, z3.Int("y", other))):
+        with pytest.raises(z3.Z3Exception):
+            bad()
 
 
 def test_distributes_a_disjunction_of_conjunctions():

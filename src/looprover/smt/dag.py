@@ -372,7 +372,7 @@ def _selectors(enc: Encoder, dag: DagEncoding, outs: Sequence[tuple[Edge, Hashab
         c = z3.Bool(enc.fresh_name("ch"))
         dag.aux.append(c)
         sels.append(mk_and(*prefix, c))
-        prefix.append(z3.Not(c))
+        prefix.append(mk_not(c))
     sels.append(mk_and(*prefix))
     return sels
 

@@ -45,7 +45,7 @@ def mk_and(*args: z3.BoolRef) -> z3.BoolRef:
             out.append(a)
     if not out:
         return TRUE
-    return out[0] if len(out) == 1 else z3.And(*out)
+    return out[0] if len(out) == 1 else _nary(z3.Z3_mk_and, z3.And, out)
 
 
 def mk_or(*args: z3.BoolRef) -> z3.BoolRef:
@@ -58,7 +58,7 @@ def mk_or(*args: z3.BoolRef) -> z3.BoolRef:
             out.append(a)
     if not out:
         return FALSE
-    return out[0] if len(out) == 1 else z3.Or(*out)
+    return out[0] if len(out) == 1 else _nary(z3.Z3_mk_or, z3.Or, out)
 
 
 def mk_not(a: z3.BoolRef) -> z3.BoolRef:
@@ -67,7 +67,7 @@ def mk_not(a: z3.BoolRef) -> z3.BoolRef:
         return FALSE
     if p == _FALSE_P:
         return TRUE
-    return z3.Not(a)
+    return z3.BoolRef(z3.Z3_mk_not(a.ctx.ref(), a.as_ast()), a.ctx)
 
 
 def mk_ite(c: z3.BoolRef, a: z3.ExprRef, b: z3.ExprRef) -> z3.ExprRef:
@@ -76,7 +76,25 @@ def mk_ite(c: z3.BoolRef, a: z3.ExprRef, b: z3.ExprRef) -> z3.ExprRef:
         return a
     if p == _FALSE_P:
         return b
-    return z3.If(c, a, b)
+    ctx = c.ctx
+    if a.ctx is not ctx or b.ctx is not ctx:
+        return z3.If(c, a, b)           # raises z3's own error
+    return z3.z3._to_expr_ref(z3.Z3_mk_ite(ctx.ref(), c.as_ast(), a.as_ast(), b.as_ast()), ctx)
+
+
+def _nary(mk, checked, args: list[z3.BoolRef]) -> z3.BoolRef:
+    """`mk` (Z3_mk_and or Z3_mk_or) called directly: z3's Python `And`/`Or` coerce and type-check every
+    argument through several wrapper calls, ten times the cost of the C call (a third of BMC's encoding time
+    on the fm24 unrollings). Arguments of different contexts go to `checked`, whose error names the
+    mismatch; an argument that is not Boolean makes z3 raise its sort-mismatch error either way."""
+    ctx = args[0].ctx
+    n = len(args)
+    arr = (z3.Ast * n)()
+    for i, a in enumerate(args):
+        if a.ctx is not ctx:
+            return checked(*args)
+        arr[i] = a.as_ast()
+    return z3.BoolRef(mk(ctx.ref(), n, arr), ctx)
 
 
 def all_of(fs: list[z3.BoolRef], ctx: z3.Context) -> z3.BoolRef:

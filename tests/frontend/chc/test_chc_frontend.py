@@ -319,3 +319,31 @@ def test_parse_errors_are_one_readable_line(tmp_path, text, message):
     with pytest.raises(InputError) as err:
         load_chc_program(write(tmp_path, text))
     assert str(err.value).endswith(message) and "b'" not in str(err.value) and "\n" not in str(err.value)
+
+
+def test_definitions_keep_the_constraint_and_eliminate_what_they_define():
+    """Property check (seeded random): for random conjunctions of equations between clause variables (chains,
+    cycles, both orientations) and bounds, the chosen definitions are closed (no defined variable in a
+    definition or in the rest) and the rest with `v = definition(v)` is equivalent to the constraint."""
+    from looprover.frontend.chc import Clause, _definitions
+    rng = random.Random(11)
+    for _ in range(150):
+        vs = [z3.Int(f"v{i}") for i in range(rng.randint(2, 7))]
+        slot = {vs[0].get_id(): None}                   # v0 is bound to a slot: never defined
+        parts = []
+        for _ in range(rng.randint(1, 8)):
+            a, b = rng.sample(vs, 2)
+            t = rng.choice([b + rng.randint(-2, 2), 2 * b - a if rng.random() < 0.3 else b, b * 3])
+            parts.append(a == t if rng.random() < 0.5 else t == a)
+            if rng.random() < 0.3:
+                parts.append(rng.choice(vs) <= rng.randint(-3, 3))
+        clause = Clause([], z3.And(*parts), None, vs, 0, [str(v) for v in vs], None, "")
+        defs, rest = _definitions(clause, slot)
+        assert vs[0].get_id() not in defs
+        byid = {v.get_id(): v for v in vs}
+        for t in [*defs.values(), *rest]:
+            assert not {u.get_id() for u in subterms(t)} & defs.keys(), (parts, t)
+        rebuilt = z3.And(*rest, *[byid[k] == d for k, d in defs.items()])
+        s = z3.Solver()
+        s.add(z3.Not(rebuilt == z3.And(*parts)))
+        assert s.check() == z3.unsat, parts

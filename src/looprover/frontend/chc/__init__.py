@@ -36,6 +36,7 @@ from looprover.frontend import check_text
 from looprover.program.cfa import Assert, Assign, Assume, ClauseStep, Havoc, Program, ProgramBuilder, SrcLoc
 from looprover.program.expr import BOOL, FALSE, MATH_INT, TRUE, ArrayType, Expr, Var, and_, cmp
 from looprover.smt.readback import Readback
+from looprover.smt.terms import Renaming, subterms
 
 QUERY_PROP = "chc-query"
 
@@ -153,18 +154,14 @@ def _split_clause(a: z3.ExprRef, index: int, preds: dict, path: Path, line: int 
         body = z3.substitute_vars(body.body(), *reversed(consts))
     var_ids = {v.get_id() for v in variables}
 
-    def collect_preds(t: z3.ExprRef) -> None:
-        # Uninterpreted Bool-valued applications that are not bound variables are predicates.
+    # Uninterpreted Bool-valued applications that are not bound variables are predicates.
+    for t in subterms(body):
         if z3.is_app(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED and t.get_id() not in var_ids:
             if z3.is_bool(t):
                 d = t.decl()
                 preds.setdefault(d.name(), d)
             else:
                 raise UnsupportedError(f"uninterpreted function {t.decl().name()}", where)
-        for c in t.children():
-            collect_preds(c)
-
-    collect_preds(body)
     if z3.is_implies(body):
         lhs, head = body.arg(0), body.arg(1)
     elif z3.is_not(body):                          # (not (and body...)) is a query
@@ -208,7 +205,8 @@ def _flatten_and(t: z3.ExprRef) -> list[z3.ExprRef]:
 
 
 def _mentions_pred(t: z3.ExprRef, preds: dict) -> bool:
-    return _is_pred_app(t, preds) or any(_mentions_pred(c, preds) for c in t.children())
+    return any(_is_pred_app(u, preds) or (z3.is_quantifier(u) and _mentions_pred(u.body(), preds))
+               for u in subterms(t))
 
 
 # ------------------------------------------------------------------------------------- translation
@@ -298,37 +296,64 @@ def _build_program(path: Path, preds: dict[str, z3.FuncDeclRef], clauses: list[C
 
 
 def _definitions(c: Clause, mapping: dict[int, Expr]) -> tuple[dict[int, z3.ExprRef], list[z3.ExprRef]]:
-    """Top-level conjuncts `v = t` (v a clause variable not bound to a slot, not occurring in t) become
-    substitutions v := t, so primed variables are not havocked and re-constrained. Returns the definitions
-    (closed under each other) and the remaining conjuncts with the definitions substituted."""
+    """Top-level conjuncts `v = t` (v a clause variable not bound to a slot, not occurring in t once the
+    earlier definitions are substituted) become substitutions v := t, so primed variables are not havocked and
+    re-constrained. Returns the definitions (closed under each other) and the remaining conjuncts with the
+    definitions substituted. Each term is substituted once, after the definitions are chosen (substituting
+    every definition into the next conjunct as it was read was quadratic: a quarter of a second on a
+    77-variable Lustre clause)."""
     clause_vars = {v.get_id() for v in c.variables}
-    defs: dict[int, tuple[z3.ExprRef, z3.ExprRef]] = {}   # id -> (var, term)
+    defs: dict[int, tuple[z3.ExprRef, z3.ExprRef]] = {}   # id -> (var, term as written)
+    reads: dict[int, set[int]] = {}                         # id -> the clause variables its term reads
+
+    def reaches(start: set[int], target: int) -> bool:
+        """`target` occurs in a term reading `start` once the definitions are substituted."""
+        todo, seen = list(start), set()
+        while todo:
+            w = todo.pop()
+            if w == target:
+                return True
+            if w not in seen:
+                seen.add(w)
+                todo.extend(reads.get(w, ()))
+        return False
+
     rest: list[z3.ExprRef] = []
-
-    def subst(t: z3.ExprRef) -> z3.ExprRef:
-        return z3.substitute(t, *[(v, d) for v, d in defs.values()]) if defs else t
-
     for cj in _flatten_and(c.constraint):
-        cj = subst(cj)
         done = False
         if z3.is_eq(cj):
             for v, t in ((cj.arg(0), cj.arg(1)), (cj.arg(1), cj.arg(0))):
-                if (z3.is_const(v) and v.get_id() in clause_vars and v.get_id() not in mapping
-                        and v.get_id() not in defs and not _occurs(v, t)):
-                    defs = {k: (w, z3.substitute(d, (v, t))) for k, (w, d) in defs.items()}
-                    defs[v.get_id()] = (v, t)
-                    done = True
-                    break
+                vid = v.get_id()
+                if z3.is_const(v) and vid in clause_vars and vid not in mapping and vid not in defs:
+                    read = {u.get_id() for u in subterms(t)} & clause_vars
+                    if not reaches(read, vid):
+                        defs[vid], reads[vid] = (v, t), read
+                        done = True
+                        break
         if not done:
             rest.append(cj)
-    rest = [z3.simplify(subst(cj)) for cj in rest]
-    return {k: d for k, (_, d) in defs.items()}, [cj for cj in rest if not z3.is_true(cj)]
+    closed: dict[int, z3.ExprRef] = {}
 
+    def close(vid: int) -> None:
+        """Close the definition of `vid`: those it reads first (they are acyclic: `reaches`)."""
+        todo = [(vid, False)]
+        while todo:
+            w, ready = todo.pop()
+            if w in closed:
+                continue
+            below = [u for u in reads[w] if u in defs]
+            if ready:
+                v, t = defs[w]
+                closed[w] = z3.substitute(t, *[(defs[u][0], closed[u]) for u in below]) if below else t
+            else:
+                todo.append((w, True))
+                todo.extend((u, False) for u in below if u not in closed)
 
-def _occurs(v: z3.ExprRef, t: z3.ExprRef) -> bool:
-    if t.eq(v):
-        return True
-    return any(_occurs(v, ch) for ch in t.children())
+    for vid in defs:
+        close(vid)
+    closing = Renaming([(v, closed[vid]) for vid, (v, _) in defs.items()])
+    rest = [z3.simplify(closing(cj)) for cj in rest]
+    return closed, [cj for cj in rest if not z3.is_true(cj)]
 
 
 def _parallel_assign(targets: list[Var], values: list[Expr], temp, src: SrcLoc) -> list[Assign]:
