@@ -7,7 +7,7 @@ import random
 import pytest
 import z3
 
-from looprover.smt.terms import FALSE, TRUE, clauses, mk_and, mk_ite, mk_not, mk_or
+from looprover.smt.terms import FALSE, TRUE, clauses, mk_and, mk_ite, mk_not, mk_or, uninterpreted_apps
 
 a, b, c, d, e = z3.Bools("a b c d e")
 x, y = z3.Ints("x y")
@@ -67,3 +67,14 @@ def test_random_formulas_stay_equivalent():
         f = z3.And(conj) if len(conj) > 1 else conj[0]
         for limit in (1, 4, 64):
             assert _equivalent(f, clauses(f, limit)), (f, limit)
+
+
+def test_uninterpreted_apps_are_each_application_once_quantifier_bodies_included():
+    f = z3.Function("f", z3.IntSort(), z3.IntSort())
+    p = z3.Function("p", z3.IntSort(), z3.BoolSort())
+    q = z3.Int("q")
+    t = z3.And(p(f(x) + y), f(x) > 0, z3.ForAll([q], z3.Implies(p(q), q > x)), a)
+    got = sorted(str(u) for u in uninterpreted_apps(t))
+    assert got == sorted(["p(f(x) + y)", "f(x)", "x", "y", "p(Var(0))", "a"]), got
+    assert [str(u) for u in uninterpreted_apps(x + 1 > 2 * y)] in (["x", "y"], ["y", "x"])
+    assert list(uninterpreted_apps(z3.IntVal(3) > 2)) == []

@@ -123,6 +123,30 @@ def subterms(f: z3.ExprRef) -> Iterator[z3.ExprRef]:
             todo.extend(t.children())
 
 
+def uninterpreted_apps(f: z3.ExprRef) -> Iterator[z3.ExprRef]:
+    """Each distinct application of an uninterpreted symbol in `f` once (constants included; quantifier bodies
+    entered, their bound variables skipped). Walks z3's ASTs through the C API and wraps only what it yields:
+    the Python wrapper's `children()`/`is_app()` cost most of the CHC front-end's time on clauses of a few
+    hundred terms."""
+    ctx = f.ctx
+    c = ctx.ref()
+    seen: set[int] = set()
+    todo = [f.as_ast()]
+    while todo:
+        a = todo.pop()
+        i = z3.Z3_get_ast_id(c, a)
+        if i in seen:
+            continue
+        seen.add(i)
+        kind = z3.Z3_get_ast_kind(c, a)
+        if kind == z3.Z3_APP_AST:
+            if z3.Z3_get_decl_kind(c, z3.Z3_get_app_decl(c, a)) == z3.Z3_OP_UNINTERPRETED:
+                yield z3.z3._to_expr_ref(a, ctx)
+            todo.extend(z3.Z3_get_app_arg(c, a, k) for k in range(z3.Z3_get_app_num_args(c, a)))
+        elif kind == z3.Z3_QUANTIFIER_AST:
+            todo.append(z3.Z3_get_quantifier_body(c, a))
+
+
 def conjuncts(f: z3.BoolRef) -> list[z3.BoolRef]:
     """The conjuncts of `f` (nested `And`s flattened, `true` dropped), in order."""
     out, todo = [], [f]

@@ -36,7 +36,7 @@ from looprover.frontend import check_text
 from looprover.program.cfa import Assert, Assign, Assume, ClauseStep, Havoc, Program, ProgramBuilder, SrcLoc
 from looprover.program.expr import BOOL, FALSE, MATH_INT, TRUE, ArrayType, Expr, Var, and_, cmp
 from looprover.smt.readback import Readback
-from looprover.smt.terms import Renaming, subterms
+from looprover.smt.terms import Renaming, uninterpreted_apps
 
 QUERY_PROP = "chc-query"
 
@@ -155,8 +155,8 @@ def _split_clause(a: z3.ExprRef, index: int, preds: dict, path: Path, line: int 
     var_ids = {v.get_id() for v in variables}
 
     # Uninterpreted Bool-valued applications that are not bound variables are predicates.
-    for t in subterms(body):
-        if z3.is_app(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED and t.get_id() not in var_ids:
+    for t in uninterpreted_apps(body):
+        if t.get_id() not in var_ids:
             if z3.is_bool(t):
                 d = t.decl()
                 preds.setdefault(d.name(), d)
@@ -205,8 +205,7 @@ def _flatten_and(t: z3.ExprRef) -> list[z3.ExprRef]:
 
 
 def _mentions_pred(t: z3.ExprRef, preds: dict) -> bool:
-    return any(_is_pred_app(u, preds) or (z3.is_quantifier(u) and _mentions_pred(u.body(), preds))
-               for u in subterms(t))
+    return any(_is_pred_app(u, preds) for u in uninterpreted_apps(t))
 
 
 # ------------------------------------------------------------------------------------- translation
@@ -325,7 +324,7 @@ def _definitions(c: Clause, mapping: dict[int, Expr]) -> tuple[dict[int, z3.Expr
             for v, t in ((cj.arg(0), cj.arg(1)), (cj.arg(1), cj.arg(0))):
                 vid = v.get_id()
                 if z3.is_const(v) and vid in clause_vars and vid not in mapping and vid not in defs:
-                    read = {u.get_id() for u in subterms(t)} & clause_vars
+                    read = {u.get_id() for u in uninterpreted_apps(t)} & clause_vars
                     if not reaches(read, vid):
                         defs[vid], reads[vid] = (v, t), read
                         done = True
