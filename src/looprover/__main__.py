@@ -1,6 +1,4 @@
 """`python -m looprover ...` is the same as the `looprover` command."""
-import sys
+from looprover.cli import entry
 
-from looprover.cli import main
-
-sys.exit(main())
+entry()
