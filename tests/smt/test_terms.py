@@ -7,7 +7,8 @@ import random
 import pytest
 import z3
 
-from looprover.smt.terms import FALSE, TRUE, clauses, mk_and, mk_ite, mk_not, mk_or, uninterpreted_apps
+from looprover.smt.terms import (FALSE, TRUE, clauses, dag_size, mk_and, mk_ite, mk_not, mk_or, subterms,
+                                  uninterpreted_apps)
 
 a, b, c, d, e = z3.Bools("a b c d e")
 x, y = z3.Ints("x y")
@@ -78,3 +79,14 @@ def test_uninterpreted_apps_are_each_application_once_quantifier_bodies_included
     assert got == sorted(["p(f(x) + y)", "f(x)", "x", "y", "p(Var(0))", "a"]), got
     assert [str(u) for u in uninterpreted_apps(x + 1 > 2 * y)] in (["x", "y"], ["y", "x"])
     assert list(uninterpreted_apps(z3.IntVal(3) > 2)) == []
+
+
+def test_dag_size_and_subterms_count_each_distinct_term_once():
+    q = z3.Int("q")
+    shared = x + y
+    f = z3.And(shared <= 3, shared >= z3.IntVal(-3), z3.ForAll([q], q + x > 0))
+    terms = list(subterms(f))
+    assert terms[0].eq(f) and len({t.get_id() for t in terms}) == len(terms)
+    # f, the two atoms, x + y, x, y, 3, -3, the quantifier (not entered)
+    assert dag_size(f) == len(terms) == 9
+    assert dag_size(x) == 1

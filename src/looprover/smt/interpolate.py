@@ -50,7 +50,7 @@ from looprover.deadline import Deadline
 from looprover.smt.horn import relation_body
 from looprover.smt.itp_farkas import Farkas
 from looprover.smt.itp_problem import MAX_ROUNDS, MethodFailed, Problem, as_formula, weaken
-from looprover.smt.terms import any_of, subterms
+from looprover.smt.terms import any_of, dag_size
 from looprover.smt.mbp import QEError, eliminate_quantifiers, free_constants, project, qe, vocabulary
 from looprover.smt.tactics import apply as tactics_apply
 
@@ -123,7 +123,7 @@ class ItpStats:
 
 def term_size(f: z3.ExprRef) -> int:
     """Number of distinct sub-terms (DAG size): the size measure we report and compare."""
-    return sum(1 for _ in subterms(f))
+    return dag_size(f)
 
 
 # --------------------------------------------------------------------------------------------------------------------

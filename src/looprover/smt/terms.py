@@ -111,25 +111,14 @@ def any_of(fs: list[z3.BoolRef], ctx: z3.Context) -> z3.BoolRef:
 def subterms(f: z3.ExprRef) -> Iterator[z3.ExprRef]:
     """Each distinct sub-term of `f` once (parents before their children); a quantifier is yielded but not
     entered."""
-    seen: set[int] = set()
-    todo = [f]
-    while todo:
-        t = todo.pop()
-        if t.get_id() in seen:
-            continue
-        seen.add(t.get_id())
-        yield t
-        if z3.is_app(t):
-            todo.extend(t.children())
-
-
-def uninterpreted_apps(f: z3.ExprRef) -> Iterator[z3.ExprRef]:
-    """Each distinct application of an uninterpreted symbol in `f` once (constants included; quantifier bodies
-    entered, their bound variables skipped). Walks z3's ASTs through the C API and wraps only what it yields:
-    the Python wrapper's `children()`/`is_app()` cost most of the CHC front-end's time on clauses of a few
-    hundred terms."""
     ctx = f.ctx
-    c = ctx.ref()
+    return (z3.z3._to_expr_ref(a, ctx) for a in _distinct_asts(f, False))
+
+
+def _distinct_asts(f: z3.ExprRef, into_quantifiers: bool) -> Iterator:
+    """The raw ASTs of `f`, each distinct one once, walked through z3's C API (the Python wrapper's
+    `children()`/`is_app()` cost about ten times as much per node). They stay alive as long as `f` does."""
+    c = f.ctx.ref()
     seen: set[int] = set()
     todo = [f.as_ast()]
     while todo:
@@ -138,13 +127,29 @@ def uninterpreted_apps(f: z3.ExprRef) -> Iterator[z3.ExprRef]:
         if i in seen:
             continue
         seen.add(i)
+        yield a
         kind = z3.Z3_get_ast_kind(c, a)
         if kind == z3.Z3_APP_AST:
-            if z3.Z3_get_decl_kind(c, z3.Z3_get_app_decl(c, a)) == z3.Z3_OP_UNINTERPRETED:
-                yield z3.z3._to_expr_ref(a, ctx)
             todo.extend(z3.Z3_get_app_arg(c, a, k) for k in range(z3.Z3_get_app_num_args(c, a)))
-        elif kind == z3.Z3_QUANTIFIER_AST:
+        elif kind == z3.Z3_QUANTIFIER_AST and into_quantifiers:
             todo.append(z3.Z3_get_quantifier_body(c, a))
+
+
+def dag_size(f: z3.ExprRef) -> int:
+    """The number of distinct sub-terms of `f` (a quantifier counts as one)."""
+    return sum(1 for _ in _distinct_asts(f, False))
+
+
+def uninterpreted_apps(f: z3.ExprRef) -> Iterator[z3.ExprRef]:
+    """Each distinct application of an uninterpreted symbol in `f` once (constants included; quantifier bodies
+    entered, their bound variables skipped), the only terms of `f` wrapped as Python objects: on clauses of a
+    few hundred terms the wrapper's walk was most of the CHC front-end's time."""
+    ctx = f.ctx
+    c = ctx.ref()
+    for a in _distinct_asts(f, True):
+        if z3.Z3_get_ast_kind(c, a) == z3.Z3_APP_AST and \
+                z3.Z3_get_decl_kind(c, z3.Z3_get_app_decl(c, a)) == z3.Z3_OP_UNINTERPRETED:
+            yield z3.z3._to_expr_ref(a, ctx)
 
 
 def conjuncts(f: z3.BoolRef) -> list[z3.BoolRef]:
