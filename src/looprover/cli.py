@@ -557,19 +557,20 @@ _FAST_EXIT = ("verify", "check", "validate")
 
 
 def entry() -> NoReturn:
-    """The `looprover` command (and `python -m looprover`): `main`, after which a one-shot command's process
-    ends at once instead of through Python's teardown, which frees every module and z3 object one by one
-    (measured 40-70 ms of a half-second `verify`). Nothing is lost: the output is flushed here, every file the
-    commands write is closed by its `with`, and they kill their child processes themselves (`run_job_limited`,
-    `_stop_children`). `bench` and the rest exit normally (Dask and BenchExec clean up at exit)."""
+    """The `looprover` command (and `python -m looprover`): `main`, after which a one-shot command that
+    answered ends its process at once instead of through Python's teardown, which frees every module and z3
+    object one by one (measured 40-70 ms of a half-second `verify`). Nothing is lost: the output is flushed
+    here, every file the commands write is closed by then, and they kill their child processes themselves
+    (`run_job_limited`). Any other ending (an error, an interrupt, a failed write) and the other commands
+    (`bench`: Dask and BenchExec clean up at exit) go through the normal exit."""
     argv = sys.argv[1:]
     code = main(argv)
-    if argv[:1] and argv[0] in _FAST_EXIT:
+    if code == EXIT_VERDICT and argv[:1] and argv[0] in _FAST_EXIT:
         try:
             sys.stdout.flush()
             sys.stderr.flush()
-        except BrokenPipeError:     # `looprover verify x.c | head`: what could not be written is gone anyway
-            pass
+        except OSError:             # a closed pipe or a full disk: Python's own exit reports it
+            sys.exit(code)
         os._exit(code)
     sys.exit(code)
 

@@ -34,7 +34,7 @@ from looprover.properties import (
     CHECK_SAT, NO_OVERFLOW, TERMINATION, UNDEFINED_ASSERT, UNMODELLED, UNREACH_CALL, VALID_MEMSAFETY, Property,
     default_property, load_property,
 )
-from looprover.report import split_tracebacks, verdict_json, verdict_text
+from looprover.report import derivations_shared, split_tracebacks, verdict_json, verdict_text
 from looprover.smt.encode import bitvector_reason
 from looprover.verdict import Counterexample, Status, Verdict
 
@@ -416,9 +416,10 @@ def _quiet_witness(*args: Any):
 def render(verdict: Verdict, program: Program | None, job: Job, start: float) -> Outcome:
     elapsed = time.monotonic() - start
     stats, tracebacks = split_tracebacks(verdict.stats)
-    return Outcome(json=verdict_json(verdict, program, elapsed, job.describe(), stats, job.is_chc),
-                   text=verdict_text(verdict, program, elapsed, job.property.name, job.expected, job.is_chc),
-                   tracebacks=tracebacks)
+    with derivations_shared():
+        return Outcome(json=verdict_json(verdict, program, elapsed, job.describe(), stats, job.is_chc),
+                       text=verdict_text(verdict, program, elapsed, job.property.name, job.expected, job.is_chc),
+                       tracebacks=tracebacks)
 
 
 def run_job_limited(job: Job, options: JobOptions, start: float, deadline: Deadline) -> Outcome:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -215,20 +216,35 @@ def _smt_value(v: Any) -> str:
     return ("true" if v else "false") if isinstance(v, bool) else str(v)
 
 
-_last_derivation: list = [None, None, None]    # cex, program, derivation: the text and the JSON of a verdict
+_shared_derivations: dict[tuple[int, int], tuple[Counterexample, Program, list]] | None = None
+
+
+@contextmanager
+def derivations_shared():
+    """Within the block, a Horn-clause counterexample's derivation is built once however often it is shown:
+    a verdict's text and its JSON both show it (on a 500-step derivation, 25 ms each). Only within the block:
+    a counterexample may change afterwards (replay trims its steps)."""
+    global _shared_derivations
+    outer = _shared_derivations
+    _shared_derivations = {} if outer is None else outer
+    try:
+        yield
+    finally:
+        _shared_derivations = outer
 
 
 def _derivation(cex: Counterexample, program: Program) -> list[_Derived | None]:
     """The trace of a Horn-clause program as the clauses it applies. The state before each step is rebuilt
     from the initial values and the values the steps wrote (all of them, for a replayed trace); an
     abbreviated run, a step without recorded values or one that wrote an array leaves the values from there on
-    unknown. The last one is kept: a verdict's text and its JSON both show it (on a 500-step derivation,
-    rebuilding it cost 25 ms)."""
-    if _last_derivation[0] is cex and _last_derivation[1] is program:
-        return _last_derivation[2]
-    out = _derive(cex, program)
-    _last_derivation[:] = [cex, program, out]
-    return out
+    unknown."""
+    shared = _shared_derivations
+    if shared is None:
+        return _derive(cex, program)
+    hit = shared.get((id(cex), id(program)))
+    if hit is None:                     # the entry keeps both alive, so their ids stay theirs
+        hit = shared[(id(cex), id(program))] = (cex, program, _derive(cex, program))
+    return hit[2]
 
 
 def _derive(cex: Counterexample, program: Program) -> list[_Derived | None]:

@@ -451,6 +451,24 @@ def test_horn_clause_counterexample_is_a_derivation_in_the_files_terms(capsys, t
     assert "i0" not in json.dumps(cex)
 
 
+def test_a_derivation_is_built_once_per_rendering_and_again_after_its_trace_changes(tmp_path):
+    """Text and JSON of one verdict share the derivation (`derivations_shared`); outside that block a
+    counterexample whose steps changed (replay trims them in place) is shown as it is now."""
+    from helpers.fake_engines import COUNTER_SMT2
+    from looprover.engines import verify
+    from looprover.frontend.chc import load_chc_program
+    from looprover.report import counterexample_json, derivations_shared
+    f = tmp_path / "unsafe.smt2"
+    f.write_text(COUNTER_SMT2.replace("(not (= y 20))", "(= y 20)"))
+    p = load_chc_program(f)
+    cex = verify("bmc", p, timeout=30).evidence
+    with derivations_shared():
+        first = counterexample_json(cex, p)["steps"]
+        assert counterexample_json(cex, p)["steps"] == first and len(first) == 12
+    del cex.steps[3:]
+    assert [s["clause"] for s in counterexample_json(cex, p)["steps"]] == [1, 2, 2]
+
+
 def test_a_program_file_job_does_not_load_the_task_reader(tmp_path):
     """YAML and the task reader cost 50 ms of every start; only a `.yml` task needs them."""
     code = ("import sys; from looprover.jobs import resolve_job; j = resolve_job({f!r}, None, None); "

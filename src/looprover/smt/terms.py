@@ -112,41 +112,49 @@ def subterms(f: z3.ExprRef) -> Iterator[z3.ExprRef]:
     """Each distinct sub-term of `f` once (parents before their children); a quantifier is yielded but not
     entered."""
     ctx = f.ctx
-    return (z3.z3._to_expr_ref(a, ctx) for a in _distinct_asts(f, False))
+    return (z3.z3._to_expr_ref(a, ctx) for a in distinct_asts(f, into_quantifiers=False, in_order=False))
 
 
-def _distinct_asts(f: z3.ExprRef, into_quantifiers: bool) -> Iterator:
-    """The raw ASTs of `f`, each distinct one once, walked through z3's C API (the Python wrapper's
-    `children()`/`is_app()` cost about ten times as much per node). They stay alive as long as `f` does."""
-    c = f.ctx.ref()
+def distinct_asts(*formulas: z3.ExprRef, into_quantifiers: bool = True, in_order: bool = True) -> Iterator:
+    """The raw ASTs of the formulas (one context), each distinct one once, parents before their children:
+    the one walk of z3 terms through the C API (the Python wrapper's `children()`/`is_app()` cost about ten
+    times as much per node). With `in_order` the first visit of each term is in left-to-right pre-order, so
+    what the callers collect comes in the order of the text; quantifier bodies are entered with
+    `into_quantifiers` (their bound variables are `Var`s, never uninterpreted constants). The formulas keep
+    every raw sub-term alive during the walk."""
+    if not formulas:
+        return
+    c = formulas[0].ctx.ref()
     seen: set[int] = set()
-    todo = [f.as_ast()]
-    while todo:
-        a = todo.pop()
-        i = z3.Z3_get_ast_id(c, a)
-        if i in seen:
-            continue
-        seen.add(i)
-        yield a
-        kind = z3.Z3_get_ast_kind(c, a)
-        if kind == z3.Z3_APP_AST:
-            todo.extend(z3.Z3_get_app_arg(c, a, k) for k in range(z3.Z3_get_app_num_args(c, a)))
-        elif kind == z3.Z3_QUANTIFIER_AST and into_quantifiers:
-            todo.append(z3.Z3_get_quantifier_body(c, a))
+    for f in formulas:
+        todo = [f.as_ast()]
+        while todo:
+            a = todo.pop()
+            i = z3.Z3_get_ast_id(c, a)
+            if i in seen:
+                continue
+            seen.add(i)
+            yield a
+            kind = z3.Z3_get_ast_kind(c, a)
+            if kind == z3.Z3_APP_AST:
+                n = z3.Z3_get_app_num_args(c, a)
+                todo.extend(z3.Z3_get_app_arg(c, a, k) for k in (range(n - 1, -1, -1) if in_order else range(n)))
+            elif kind == z3.Z3_QUANTIFIER_AST and into_quantifiers:
+                todo.append(z3.Z3_get_quantifier_body(c, a))
 
 
 def dag_size(f: z3.ExprRef) -> int:
     """The number of distinct sub-terms of `f` (a quantifier counts as one)."""
-    return sum(1 for _ in _distinct_asts(f, False))
+    return sum(1 for _ in distinct_asts(f, into_quantifiers=False, in_order=False))
 
 
 def uninterpreted_apps(f: z3.ExprRef) -> Iterator[z3.ExprRef]:
-    """Each distinct application of an uninterpreted symbol in `f` once (constants included; quantifier bodies
-    entered, their bound variables skipped), the only terms of `f` wrapped as Python objects: on clauses of a
-    few hundred terms the wrapper's walk was most of the CHC front-end's time."""
+    """Each distinct application of an uninterpreted symbol in `f` once, in the order of the text (constants
+    included; quantifier bodies entered), the only terms of `f` wrapped as Python objects: on clauses of a few
+    hundred terms the wrapper's walk was most of the CHC front-end's time."""
     ctx = f.ctx
     c = ctx.ref()
-    for a in _distinct_asts(f, True):
+    for a in distinct_asts(f):
         if z3.Z3_get_ast_kind(c, a) == z3.Z3_APP_AST and \
                 z3.Z3_get_decl_kind(c, z3.Z3_get_app_decl(c, a)) == z3.Z3_OP_UNINTERPRETED:
             yield z3.z3._to_expr_ref(a, ctx)

@@ -317,11 +317,19 @@ def _definitions(c: Clause, mapping: dict[int, Expr]) -> tuple[dict[int, z3.Expr
                 todo.extend(reads.get(w, ()))
         return False
 
+    def alias_end(v: z3.ExprRef) -> z3.ExprRef:
+        """What a side of an equation becomes once the definitions are substituted, as far as it matters:
+        a variable defined as another variable stands for that one (y := z, then y = 3 defines z := 3)."""
+        while z3.is_const(v) and v.get_id() in defs and z3.is_const(defs[v.get_id()][1]):
+            v = defs[v.get_id()][1]
+        return v
+
     rest: list[z3.ExprRef] = []
     for cj in _flatten_and(c.constraint):
         done = False
         if z3.is_eq(cj):
             for v, t in ((cj.arg(0), cj.arg(1)), (cj.arg(1), cj.arg(0))):
+                v = alias_end(v)
                 vid = v.get_id()
                 if z3.is_const(v) and vid in clause_vars and vid not in mapping and vid not in defs:
                     read = {u.get_id() for u in uninterpreted_apps(t)} & clause_vars
