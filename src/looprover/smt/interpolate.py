@@ -56,7 +56,7 @@ from looprover.smt.tactics import apply as tactics_apply
 
 __all__ = [
     "METHODS", "SPACER_FIRST", "VARIANTS", "Attempt", "Interpolant", "ItpStats", "SatisfiableError", "check_interpolant",
-    "compute_interpolant", "interpolate", "sequence_interpolate", "term_size",
+    "compute_interpolant", "interpolate", "sequence_interpolate",
 ]
 
 # Default order. Farkas first because on TPA-style queries (A = two copies of a transition abstraction, B = source
@@ -94,7 +94,7 @@ class Interpolant:
 
     @property
     def size(self) -> int:
-        return term_size(self.formula)
+        return dag_size(self.formula)
 
 
 @dataclass
@@ -119,11 +119,6 @@ class ItpStats:
                 self.rejected[a.method] += 1
             elif a.outcome == "timeout":
                 self.timeouts[a.method] += 1
-
-
-def term_size(f: z3.ExprRef) -> int:
-    """Number of distinct sub-terms (DAG size): the size measure we report and compare."""
-    return dag_size(f)
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -158,13 +153,13 @@ def check_interpolant(A: z3.BoolRef, B: z3.BoolRef, I: z3.BoolRef, shared: Seque
 def _simplify(I: z3.BoolRef, budget: float) -> z3.BoolRef:
     """z3.simplify, then context-dependent simplification when the formula is small enough to make it cheap."""
     I = z3.simplify(I, arith_lhs=True)
-    if budget <= 0.01 or term_size(I) > 400 or z3.is_true(I) or z3.is_false(I):
+    if budget <= 0.01 or dag_size(I) > 400 or z3.is_true(I) or z3.is_false(I):
         return I
     try:
         J = tactics_apply("ctx-solver-simplify", I, Deadline.after(budget))
         if J is not None:
             J = z3.simplify(J, arith_lhs=True)
-            if term_size(J) <= term_size(I):
+            if dag_size(J) <= dag_size(I):
                 return J
     except z3.Z3Exception:
         pass

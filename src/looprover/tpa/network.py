@@ -29,7 +29,7 @@ from typing import Callable, Mapping
 
 import z3
 
-from looprover.smt.interpolate import SatisfiableError, compute_interpolant, term_size
+from looprover.smt.interpolate import SatisfiableError, compute_interpolant
 from looprover.smt.mbp import project
 from looprover.smt.systems import Bridge, Network, Node
 from looprover.tpa.options import TPAOptions
@@ -38,6 +38,7 @@ from looprover.deadline import Deadline, OutOfTime
 from looprover.errors import GiveUp
 from looprover.smt.solver import check, valid
 from looprover.smt.solver import unsat as solver_unsat
+from looprover.smt.terms import dag_size
 from looprover.tpa.proof import CertificateText
 from looprover.tpa.core import TPA
 from looprover.tpa.result import SafeCertificate, TPAStatus, is_state
@@ -85,7 +86,7 @@ class _SafeSet:
         if z3.is_false(f) or valid(z3.Implies(f, self.formula), deadline):
             return
         self.parts = [p for p in self.parts if not valid(z3.Implies(p, f), deadline)] + [f]
-        size = term_size(self.formula)
+        size = dag_size(self.formula)
         if size > MAX_FORMULA:
             raise GiveUp(f"safe set grew to {size} terms")
 
@@ -259,7 +260,7 @@ class NetworkTPA:
 
     @staticmethod
     def _small(f: z3.BoolRef, what: str) -> z3.BoolRef:
-        size = term_size(f)
+        size = dag_size(f)
         if size > MAX_FORMULA:
             raise GiveUp(f"{what} grew to {size} terms")
         return f

@@ -18,9 +18,8 @@ import time
 
 import z3
 
-from looprover.smt.interpolate import term_size
 from looprover.smt.mbp import QEError, qe
-from looprover.smt.terms import subterms
+from looprover.smt.terms import dag_size, subterms
 from looprover.deadline import Deadline, OutOfTime
 from looprover.errors import GiveUp
 from looprover.smt.solver import check
@@ -102,8 +101,8 @@ class ExactPowers:
             if deadline.left() <= 0.05:
                 return False
             j = len(self.powers)              # computing E_{j+1}
-            if j and term_size(self.powers[-1]) > GROWTH_GUARD:
-                self.failed = f"power {j + 1} not attempted: power {j} has {term_size(self.powers[-1])} nodes"
+            if j and dag_size(self.powers[-1]) > GROWTH_GUARD:
+                self.failed = f"power {j + 1} not attempted: power {j} has {dag_size(self.powers[-1])} nodes"
                 break
             t0 = time.monotonic()
             if j == 0:
@@ -121,8 +120,8 @@ class ExactPowers:
             except (QEError, z3.Z3Exception) as exc:
                 self.failed = f"QE of power {j + 1} failed: {exc}"
                 r = None
-            if r is not None and term_size(r) > MAX_TERM_SIZE:
-                self.failed = f"power {j + 1} too large ({term_size(r)} nodes)"
+            if r is not None and dag_size(r) > MAX_TERM_SIZE:
+                self.failed = f"power {j + 1} too large ({dag_size(r)} nodes)"
                 r = None
             if r is not None and not self._validate(r, comp, elim, deadline):
                 self.failed = f"power {j + 1} could not be validated"
