@@ -141,7 +141,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     options = JobOptions(args.engine, None, args.settings, progress)
     results = run_checks(program, checks, job.data_model, options, deadline, args.check_timeout,
                          done=(lambda r: None) if args.json else
-                         (lambda r: print(table([r], base)[0], flush=True)))
+                         (lambda r: print(table([r], base)[0], flush=True)), slicing=args.slice)
     if args.sarif:
         _write_json(args.sarif, sarif_log(results))
     if args.json:
@@ -440,6 +440,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--kinds", metavar="K[,K...]", type=_check_kinds,
                    help="only these kinds of checks (memory-access, free, signed-overflow, undefined-operation, "
                         "assertion); the others are neither checked nor assumed")
+    c.add_argument("--no-slice", dest="slice", action="store_false",
+                   help="verify each check on the whole program, not on the program sliced to what the check "
+                        "depends on")
     c.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     c.add_argument("--sarif", metavar="FILE", help="also write the results as a SARIF 2.1.0 log to FILE")
     c.set_defaults(func=cmd_check)

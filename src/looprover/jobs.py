@@ -23,7 +23,7 @@ from typing import Any, Callable, Mapping
 
 from looprover.deadline import KILL_GRACE, PAST_DEADLINE, Deadline
 from looprover.engines import get_engine
-from looprover.engines.base import Run, Task, run_engine
+from looprover.engines.base import Engine, Run, Task, run_engine
 from looprover.errors import InputError, LooproverError, UnsupportedError
 from looprover.processes import (
     Child, address_space_mb, out_of_memory, out_of_memory_reason, set_memory_limit,
@@ -221,11 +221,15 @@ def verify_job(job: Job, options: JobOptions, deadline: Deadline, phase: Callabl
     return verdict, program
 
 
-def checked_verdict(program: Program, task: Task, options: JobOptions, deadline: Deadline) -> Verdict:
+def checked_verdict(program: Program, task: Task, options: JobOptions, deadline: Deadline,
+                    wrap: Callable[[Engine], Engine] | None = None) -> Verdict:
     """The engine's verdict on `program`, its evidence checked: by the portfolio itself, or for another engine
-    here, with fresh solvers (`evidence/recheck.py`); evidence that fails the check makes the verdict UNKNOWN."""
+    here, with fresh solvers (`evidence/recheck.py`); evidence that fails the check makes the verdict UNKNOWN.
+    `wrap` puts the engine behind a transform (`engines/transformed.py`), which checks what it carries back."""
     report = options.progress or (lambda msg: None)
     engine = get_engine(options.engine)
+    if wrap is not None:
+        engine = wrap(engine)
     bitvector, encoding = _encoding(program, options.bitvector, engine.bitvector)
     if bitvector and options.bitvector is None:
         report(f"{encoding}")
@@ -233,7 +237,8 @@ def checked_verdict(program: Program, task: Task, options: JobOptions, deadline:
     verdict = run_engine(engine, program, task, run)
     if options.engine != "portfolio":   # the portfolio checks its engines' evidence itself
         from looprover.evidence.recheck import evidence_failure, rejected
-        why = evidence_failure(program, verdict, bitvector, Deadline(deadline.at + PAST_DEADLINE))
+        why = evidence_failure(program, verdict, bitvector, Deadline(deadline.at + PAST_DEADLINE),
+                               task.property.name == TERMINATION)
         if why is not None:
             verdict = rejected(verdict, why, "the job's check with fresh solvers")
         elif verdict.status in (Status.FALSE, Status.TRUE):

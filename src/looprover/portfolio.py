@@ -37,6 +37,7 @@ from looprover.engines.cards import CARDS, refusal
 from looprover.engines.base import Engine, Run, Task, run_engine, vet
 from looprover.processes import Child, forking, out_of_memory_reason
 from looprover.program.cfa import Program
+from looprover.properties import TERMINATION
 from looprover.timeshare import TimeShare, usable_cores
 from looprover.verdict import Status, Verdict
 from looprover.evidence.recheck import evidence_failure, rejected
@@ -124,7 +125,7 @@ def run_portfolio(program: Program, task: Task, run: Run, names: tuple[str, ...]
             for i, child in share.poll(wait_for):
                 name = engines[i]
                 ok, value = child.result()
-                results[name] = _checked(program, run, vet(value, task), bugs) if ok else \
+                results[name] = _checked(program, task, run, vet(value, task), bugs) if ok else \
                     Verdict.unknown(name, value if value.startswith("out of memory") else f"engine crashed ({value})")
                 run.report(f"portfolio: {name} answered {results[name].status.value}")
             decided = _decide(results, bugs)
@@ -164,11 +165,11 @@ def _solve(name: str, program: Program, task: Task, run: Run) -> Verdict:
     return _picklable(run_engine(engine, program, task, run))
 
 
-def _checked(program: Program, run: Run, v: Verdict, bugs: list[dict]) -> Verdict:
+def _checked(program: Program, task: Task, run: Run, v: Verdict, bugs: list[dict]) -> Verdict:
     """The engine's verdict if the portfolio's own check of its evidence passes (`evidence.recheck`), else
     UNKNOWN (and a bug report): a FALSE's counterexample runs again, a TRUE's proof is decided again, and a
     TRUE without a proof does not count."""
-    why = evidence_failure(program, v, run.bitvector, run.deadline)
+    why = evidence_failure(program, v, run.bitvector, run.deadline, task.property.name == TERMINATION)
     if why is None:
         if v.status in (Status.FALSE, Status.TRUE):
             v.stats["evidence_checked_by"] = "portfolio"

@@ -17,6 +17,11 @@ checked proof, `violated` only with a counterexample replayed on the program, `u
 checks share one time budget, each within its own (`--check-timeout`). Before checks are verified one at a
 time, the open ones are verified together (`run_checks`): one proof often settles them all, and each
 counterexample settles the check it fails first.
+
+Each of these runs is on the program sliced to what its assertions depend on (`transforms/slicing.py`,
+`engines.transformed.OnSlice`): a check reads a few variables of a program that computes many. A proof of the
+slice is checked on the slice made again; a counterexample of the slice counts only once it replays on the
+program, and one that does not leaves the time left to the engine on the whole program.
 """
 from __future__ import annotations
 
@@ -27,8 +32,9 @@ from typing import Any, Callable
 
 from looprover.deadline import Deadline, OutOfTime
 from looprover.engines.base import Task
+from looprover.engines.transformed import OnSlice
 from looprover.errors import InputError, UnsupportedError
-from looprover.jobs import Job, JobOptions, checked_verdict, load_program, undecided_verdict
+from looprover.jobs import Job, JobOptions, checked_verdict, load_program, model_assertions_only, undecided_verdict
 from looprover.program.cfa import Assert, Assume, Edge, Program, SrcLoc
 from looprover.processes import Child
 from looprover.program.instrument import UNDECIDED, instrument_no_overflow
@@ -178,8 +184,21 @@ def failed_site(program: Program, cex: Counterexample) -> tuple[int, int] | None
     return (ei, hits[0]) if len(hits) == 1 else None
 
 
+SLICE_PAYS = 0.85      # slice each check's program when the model's own assertions keep less than this share
+
+
+def slicing_pays(program: Program) -> bool:
+    """Whether slicing each check's program can pay: every check's program keeps the model's own assertions
+    (`properties.UNMODELLED`), so their slice is the least any check's slice keeps. On x509-parser it keeps 88 %
+    of the statements (a slice of its 336,470 takes 5 s); on jsmn 10 % (5 ms)."""
+    from looprover.transforms.slicing import slice_program
+    _, stats = slice_program(model_assertions_only(program))
+    return stats.kept < SLICE_PAYS * stats.statements
+
+
 def run_checks(program: Program, checks: list[Check], data_model: str, options: JobOptions, deadline: Deadline,
-               per_check: float, done: Callable[[CheckResult], None] = lambda r: None) -> list[CheckResult]:
+               per_check: float, done: Callable[[CheckResult], None] = lambda r: None, slicing: bool = True
+               ) -> list[CheckResult]:
     """Each check's verdict (module docstring), in order; `done` hears of each as it is settled.
 
     First the open checks are verified all at once, each run within one check's share of the budget (at most
@@ -189,6 +208,7 @@ def run_checks(program: Program, checks: list[Check], data_model: str, options: 
     next run. What that leaves open (an UNKNOWN, a counterexample that names no single check) is verified one
     check at a time."""
     task = Task(Property(UNREACH_CALL), "c", data_model)
+    wrap = OnSlice if slicing and slicing_pays(program) else None
     settled: dict[str, CheckResult] = {}
 
     def settle(r: CheckResult) -> None:
@@ -201,7 +221,7 @@ def run_checks(program: Program, checks: list[Check], data_model: str, options: 
         # at most what one check would get of the total budget: a run that fails costs no more than that
         mine = Deadline(min(deadline.at, start + min(per_check, deadline.left() / (len(open_) + 1))))
         together = asserting(program, {site for c in open_ for site in c.sites})
-        verdict = undecided_verdict(checked_verdict(together, task, options, mine))
+        verdict = undecided_verdict(checked_verdict(together, task, options, mine, wrap))
         spent = time.monotonic() - start
         if verdict.status == Status.TRUE:
             for c in open_:
@@ -222,7 +242,7 @@ def run_checks(program: Program, checks: list[Check], data_model: str, options: 
             r = CheckResult(c, UNKNOWN, "not run: the total time budget is spent")
         else:
             mine = Deadline(min(deadline.at, start + per_check))
-            verdict = undecided_verdict(checked_verdict(only(program, c), task, options, mine))
+            verdict = undecided_verdict(checked_verdict(only(program, c), task, options, mine, wrap))
             status = {Status.TRUE: SAFE, Status.FALSE: VIOLATED}.get(verdict.status, UNKNOWN)
             cex = verdict.evidence if status == VIOLATED else None
             r = CheckResult(c, status, verdict.reason, verdict.engine, time.monotonic() - start,

@@ -12,9 +12,10 @@ import pytest
 
 from looprover import cli
 from looprover.jobs import Job
-from looprover.program.cfa import Assert
+from looprover.program.cfa import Assert, Havoc
 from looprover.properties import default_property
-from looprover.runtime_checks import asserting, checked_program, checks_of, only
+from looprover.runtime_checks import asserting, checked_program, checks_of, of_kinds, only, slicing_pays
+from looprover.transforms.slicing import slice_program
 
 HEADER = """extern int __VERIFIER_nondet_int(void);
 extern void abort(void);
@@ -116,6 +117,64 @@ int main(void) {
 }
 """)
     assert _by_line(got)[(10, "memory-access")] == "violated"
+
+
+def test_a_global_written_in_another_function_keeps_a_safe_check_safe(tmp_path):
+    """The safe twin: g stays within bounds, and only a slice that keeps `set`'s write proves it."""
+    got = _check(tmp_path, HEADER + """int g = 9;
+void set(int v) { g = v; }
+int main(void) {
+  int a[4];
+  set(__VERIFIER_nondet_int() ? 3 : 0);
+  a[g] = 1;
+  return 0;
+}
+""")
+    assert _by_line(got)[(10, "memory-access")] == "safe"
+
+
+# a check that reads g, beside a loop it does not depend on
+INDEPENDENT_LOOP = HEADER + """int g;
+int h;
+int main(void) {
+  int a[4];
+  for (int i = 0; i < 100000; i++) h = h + i % 3;
+  g = __VERIFIER_nondet_int() ? 3 : 4;
+  a[g] = 1;
+  return h;
+}
+"""
+
+
+def test_each_check_is_verified_on_its_slice_and_no_slice_turns_it_off(tmp_path):
+    """The bounds check reads g only: its program is sliced to g's writes (the loop on h goes, so the engines
+    find g = 4 at once), and the slice's counterexample is confirmed by running the whole program on its input.
+    `--no-slice` verifies the check on the whole program (100,000 iterations before the bug)."""
+    got = _check(tmp_path, INDEPENDENT_LOOP, "--kinds", "memory-access")
+    (check,) = got["checks"]
+    assert check["line"] == 11 and check["status"] == "violated", check
+    assert check["inputs"] == [0] and "counterexample of the slice" in check["reason"]
+    whole = _check(tmp_path, INDEPENDENT_LOOP, "--kinds", "memory-access", "--no-slice", "--check-timeout", "2")
+    assert "slice" not in whole["checks"][0]["reason"]
+    program = of_kinds(checked_program(Job(tmp_path / "p.c", default_property(), "ILP32")),
+                       frozenset({"memory-access"}))
+    assert slicing_pays(program)
+    sliced, stats = slice_program(only(program, checks_of(program)[0]))
+    assert not any("h" in {v.name for v in st.reads() | st.writes()} for e in sliced.edges for st in e.stmts
+                   if not isinstance(st, Havoc)), "the loop on h is not in the check's slice"
+
+
+def test_an_engine_that_does_not_check_assertions_settles_no_check(tmp_path):
+    """`--engine termination` proves that loops end, not that checks hold: every check stays unknown (with the
+    slicing wrapper around it, too: the wrapper refuses what its engine refuses)."""
+    got = _check(tmp_path, HEADER + """int main(void) {
+  int x = __VERIFIER_nondet_int();
+  int y = __VERIFIER_nondet_int();
+  while (y > 0 && y < 10 && x > -100 && x < 100) { y = y - 1; x = 100 / (x - y); }
+  return 0;
+}
+""", "--engine", "termination")
+    assert got["checks"] and all(c["status"] == "unknown" for c in got["checks"]), got
 
 
 def test_a_check_speaks_of_executions_without_an_earlier_error(tmp_path):

@@ -50,3 +50,27 @@ def test_a_proof_for_an_unsafe_program_fails_in_the_base_case():
     prog = ec.bounded_loop(False)
     why = _check(KInductiveProof(50, ()), prog)
     assert why is not None and "base case" in why
+
+
+def test_a_proof_of_the_other_kind_of_property_is_no_evidence():
+    """A termination proof says every run ends, not that no assertion fails (a loop-free program that fails
+    its assertion has one), and an invariant proof says nothing of termination: each is rejected for the other
+    kind of task, whatever its own check says."""
+    from looprover.evidence.recheck import evidence_failure
+    from looprover.program.expr import I32
+    from looprover.termination.proof import TerminationProof
+    from looprover.verdict import Verdict
+    from helpers.progdsl import Prog, ne
+    p = Prog("fails")
+    x = p.var("x", I32)
+    p.assign(x, c(0))
+    p.assert_(ne(x, c(0)))
+    unsafe = p.build()
+    ends = Verdict(Status.TRUE, "termination", "no loops", TerminationProof((), (), ()))
+    assert ends.evidence.check(unsafe, False, Deadline.after(20)) is None
+    assert "termination" in evidence_failure(unsafe, ends, False, Deadline.after(20))
+    assert evidence_failure(unsafe, ends, False, Deadline.after(20), termination=True) is None
+    prog = ec.nonneg_counter()
+    safe = Verdict(Status.TRUE, "kinduction", "proved", _proof(prog))
+    assert evidence_failure(prog, safe, False, Deadline.after(20)) is None
+    assert "safety" in evidence_failure(prog, safe, False, Deadline.after(20), termination=True)

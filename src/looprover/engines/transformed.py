@@ -36,6 +36,10 @@ class TransformThenEngine(Engine):
         """How a TRUE reads: `<transform> proved by <ENGINE>`."""
         return f"{self.transform.summary} proved by {self.inner.name.upper()}"
 
+    def extent(self, t: Transformed) -> str:
+        """How much the transform changed, for a TRUE's reason (by default the loops it rewrote)."""
+        return f"{len(t.notes)} loop(s)"
+
     def stages(self, t: Transformed) -> list[tuple[Transformed, float]]:
         """The transformed programs the inner engine gets in turn, each with its share of the time left (the
         last one gets the rest). By default the result alone; a transform whose result has parts that are
@@ -48,6 +52,8 @@ class TransformThenEngine(Engine):
             t = self.transform.apply(program, self.settings(run))
         except LooproverError as err:
             return self.unknown(f"{self.transform.name} transform failed: {err}")
+        if t.program is program:       # nothing changed: nothing to carry back
+            return run_engine(self.inner, program, task, run.sub())
         stats["loops"] = list(t.notes)
         stats["abstract_edges"] = len(t.program.edges)
         for note in t.notes:
@@ -74,7 +80,7 @@ class TransformThenEngine(Engine):
             if not t.guarantee.keeps_true:
                 return self.unknown(f"{self.inner.name.upper()} proved the {t.guarantee.value}, which proves "
                                     f"nothing about the program")
-            return self.true(f"{self.proved} ({iv.reason}; {len(t.notes)} loop(s))",
+            return self.true(f"{self.proved} ({iv.reason}; {self.extent(t)})",
                              t.back.invariant(iv.evidence))
         candidate = iv.evidence if isinstance(iv.evidence, Counterexample) else None
         if iv.status == Status.UNKNOWN and candidate is None:
@@ -146,6 +152,30 @@ class OnStrings(TransformThenEngine):
         self.transform = StringTerminators()
         self.inner = OnCells(inner)
         self.name = inner.name
+
+
+class OnSlice(TransformThenEngine):
+    """An engine on the program sliced to its assertions' dependences (`transforms/slicing.py`): its TRUE
+    carries over with the slice's proof, checked on the slice made again (`TransformedProof`); its
+    counterexample is mapped onto the original's edges and replayed there, and one that does not replay (a path
+    a dropped branch condition opened) leaves the time left to the engine on the program itself."""
+    result = "slice"
+
+    def __init__(self, inner: Engine):
+        from looprover.transforms.slicing import Slice
+        self.transform = Slice()
+        self.inner = inner
+        self.confirm = inner
+        self.name = inner.name
+        self.verdicts = inner.verdicts
+        self.bitvector = inner.bitvector
+
+    def refuses(self, task: Task, run: Run) -> str | None:
+        """What the engine accepts: a slice is a program of the same kind, for the same property."""
+        return self.inner.refuses(task, run)
+
+    def extent(self, t: Transformed) -> str:
+        return t.notes[0]
 
 
 def on_cells(engine: Engine, program: Program, task: Task, run: Run) -> Verdict:

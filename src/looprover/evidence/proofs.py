@@ -38,8 +38,10 @@ from looprover.smt.text import from_text, to_text
 
 
 class Proof:
-    """A TRUE's checkable evidence."""
+    """A TRUE's checkable evidence. `proves` says what of: that no assertion fails ("safety") or that every run
+    ends ("termination"); a proof of the one is no evidence of the other."""
     kind: ClassVar[str]
+    proves: ClassVar[str] = "safety"
 
     def check(self, program: Program, bitvector: bool, deadline: Deadline) -> str | None:
         """Why the proof does not hold for `program` (None if it does)."""
@@ -192,6 +194,10 @@ class TransformedProof(Proof):
     technique: str
     inner: Proof
     kind: ClassVar[str] = "transformed"
+
+    @property
+    def proves(self) -> str:      # type: ignore[override]
+        return self.inner.proves
 
     def check(self, program: Program, bitvector: bool, deadline: Deadline) -> str | None:
         from looprover.transforms import get_transform

@@ -64,15 +64,20 @@ def recheck_proof(program: Program, proof: Proof, bitvector: bool, deadline: Dea
         return f"the proof could not be checked: {exc}"
 
 
-def evidence_failure(program: Program, v: Verdict, bitvector: bool, deadline: Deadline) -> str | None:
+def evidence_failure(program: Program, v: Verdict, bitvector: bool, deadline: Deadline, termination: bool = False
+                     ) -> str | None:
     """Why a verdict's evidence does not hold, or None when it passed or there is nothing to check (UNKNOWN):
     a FALSE's counterexample is executed again on the program, a TRUE's proof decided again with fresh solvers,
-    and a TRUE without a proof has no certificate, so it does not count."""
+    and a TRUE without a proof has no certificate, so it does not count; nor does a proof of the other kind
+    of property (`termination`: the task asks that every run ends, else that no assertion fails)."""
     if v.status == Status.FALSE:
         return recheck_counterexample(program, v.evidence, bitvector, deadline)
     if v.status == Status.TRUE:
         if not isinstance(v.evidence, Proof):
             return "the TRUE comes without a certificate (no proof object that a check could decide)"
+        wanted = "termination" if termination else "safety"
+        if v.evidence.proves != wanted:
+            return f"the proof is one of {v.evidence.proves}, the task asks for {wanted}"
         return recheck_proof(program, v.evidence, bitvector, deadline)
     return None
 

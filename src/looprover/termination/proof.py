@@ -33,6 +33,7 @@ class TerminationProof(Proof):
     loops: tuple[LoopArgument, ...]
     names: tuple[tuple[str, str], ...] = ()       # IR name -> C name, for display
     kind: ClassVar[str] = "termination"
+    proves: ClassVar[str] = "termination"
 
     def check(self, program: Program, bitvector: bool, deadline: Deadline) -> str | None:
         forest = analyze_loops(program)

@@ -13,6 +13,7 @@ TRANSFORMS: dict[str, str] = {
     "summarize": "looprover.transforms.summarize:SummarizeTransform",
     "cells": "looprover.transforms.cells:CellAbstraction",
     "strings": "looprover.transforms.strings:StringTerminators",
+    "slice": "looprover.transforms.slicing:Slice",
 }
 
 
