@@ -110,7 +110,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     """`check FILE...`: every run-time check of a C program, one verdict each (`runtime_checks.py`); a line per
     check as it is settled, then the totals (or one JSON object), and with `--sarif` a SARIF 2.1.0 log."""
-    from looprover.runtime_checks import checked_program_within, checks_of, of_kinds, run_checks, summary, table
+    from looprover.runtime_checks import (
+        checked_program_within, checks_of, compiled_check, of_kinds, run_checks, summary, table,
+    )
     from looprover.sarif import sarif_log
     start = time.monotonic()
     deadline = Deadline(start + args.timeout)
@@ -141,7 +143,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     options = JobOptions(args.engine, None, args.settings, progress)
     results = run_checks(program, checks, job.data_model, options, deadline, args.check_timeout,
                          done=(lambda r: None) if args.json else
-                         (lambda r: print(table([r], base)[0], flush=True)), slicing=args.slice)
+                         (lambda r: print(table([r], base)[0], flush=True)), slicing=args.slice,
+                         harness=lambda check, cex: compiled_check(check, cex, [job.input, *job.more_inputs],
+                                                                   job.data_model, deadline))
     if args.sarif:
         _write_json(args.sarif, sarif_log(results))
     if args.json:

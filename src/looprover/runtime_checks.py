@@ -81,10 +81,12 @@ class CheckResult:
     engine: str = ""
     time: float = 0.0
     inputs: list[Any] = field(default_factory=list)     # a violation's nondet inputs, in order
+    harness: Any = None         # a violation's compiled harness (`witness.harness.HarnessResult`), if it ran
 
     def to_json(self) -> dict[str, Any]:
         return {**self.check.to_json(), "status": self.status, "reason": self.reason, "engine": self.engine,
-                "time": round(self.time, 3), **({"inputs": self.inputs} if self.status == VIOLATED else {})}
+                "time": round(self.time, 3), **({"inputs": self.inputs} if self.status == VIOLATED else {}),
+                **({"harness": self.harness.to_json()} if self.harness is not None else {})}
 
 
 def checked_program(job: Job) -> Program:
@@ -197,8 +199,8 @@ def slicing_pays(program: Program) -> bool:
 
 
 def run_checks(program: Program, checks: list[Check], data_model: str, options: JobOptions, deadline: Deadline,
-               per_check: float, done: Callable[[CheckResult], None] = lambda r: None, slicing: bool = True
-               ) -> list[CheckResult]:
+               per_check: float, done: Callable[[CheckResult], None] = lambda r: None, slicing: bool = True,
+               harness: Callable[[Check, Counterexample], Any] | None = None) -> list[CheckResult]:
     """Each check's verdict (module docstring), in order; `done` hears of each as it is settled.
 
     First the open checks are verified all at once, each run within one check's share of the budget (at most
@@ -206,7 +208,7 @@ def run_checks(program: Program, checks: list[Check], data_model: str, options: 
     (no run fails any of them, so none fails with the others assumed), a FALSE settles the check its replayed
     counterexample fails first (the run passes every check before it), which then becomes an assumption for the
     next run. What that leaves open (an UNKNOWN, a counterexample that names no single check) is verified one
-    check at a time."""
+    check at a time. `harness` gives a violation its compiled harness's result (`compiled_check`)."""
     task = Task(Property(UNREACH_CALL), "c", data_model)
     wrap = OnSlice if slicing and slicing_pays(program) else None
     settled: dict[str, CheckResult] = {}
@@ -234,7 +236,8 @@ def run_checks(program: Program, checks: list[Check], data_model: str, options: 
         if site not in by_site or by_site[site] not in open_:
             break
         c = by_site[site]
-        settle(CheckResult(c, VIOLATED, verdict.reason, verdict.engine, spent, list(cex.inputs)))
+        settle(CheckResult(c, VIOLATED, verdict.reason, verdict.engine, spent, list(cex.inputs),
+                           harness(c, cex) if harness is not None else None))
         open_.remove(c)
     for c in open_:
         start = time.monotonic()
@@ -246,13 +249,61 @@ def run_checks(program: Program, checks: list[Check], data_model: str, options: 
             status = {Status.TRUE: SAFE, Status.FALSE: VIOLATED}.get(verdict.status, UNKNOWN)
             cex = verdict.evidence if status == VIOLATED else None
             r = CheckResult(c, status, verdict.reason, verdict.engine, time.monotonic() - start,
-                            list(cex.inputs) if isinstance(cex, Counterexample) else [])
+                            list(cex.inputs) if isinstance(cex, Counterexample) else [],
+                            harness(c, cex) if harness is not None and isinstance(cex, Counterexample) else None)
         settle(r)
     return [settled[c.id] for c in checks]
 
 
+# what each kind of check's violation looks like in the sanitizers' reports (`witness.harness.run_sanitized`)
+_REPORTED_AS = {
+    "signed-overflow": ("signed integer overflow", "negation of", "cannot be represented in type"),
+    "undefined-operation": ("division by zero", "shift"),
+    "memory-access": ("out of bounds", "buffer-overflow", "use-after", "SEGV", "stack-buffer", "underflow"),
+    "free": ("double-free", "bad-free", "free on address"),
+}
+
+
+def compiled_check(check: Check, cex: Counterexample, sources: list[Path], data_model: str, deadline: Deadline
+                   ) -> Any:
+    """A violation run again outside looprover's model of C: the original sources compiled by gcc with the
+    sanitizers reporting (`witness.harness.run_sanitized`), fed the counterexample's inputs. It reaches the
+    check if the run stops at the check's line with an error of the check's kind (an assertion: reach_error is
+    called). The answer is shown beside the verdict and never changes it."""
+    from looprover.witness.harness import (
+        MAX_SECONDS, HarnessResult, reads_library_input, run_sanitized, takes_arguments,
+    )
+    if getattr(cex, "omitted", 0) and not cex.inputs and getattr(cex, "plan", None) != []:
+        return HarnessResult(None, "the run is too long to list its inputs")
+    if takes_arguments(cex):
+        return HarnessResult(None, "not run: the run starts main with an argc and argv of its choice")
+    if reads_library_input(cex):
+        return HarnessResult(None, "not run: the run reads input through a library function (stdin, rand, time)")
+    budget = min(MAX_SECONDS, deadline.left() - 0.3)
+    if budget < 0.5:
+        return HarnessResult(None, "no time left")
+    stop = run_sanitized(sources, list(cex.inputs), data_model, budget)
+    if isinstance(stop, HarnessResult):
+        return stop
+    where = f" at {Path(stop.file).name}:{stop.line}" if stop.file is not None else ""
+    if check.kind == "assertion":
+        reached = stop.file is None
+    else:
+        reached = (check.src is not None and stop.file is not None and stop.line == check.src.line
+                   and Path(stop.file).name == Path(check.src.file).name
+                   and any(w in stop.what for w in _REPORTED_AS.get(check.kind, ())))
+    return HarnessResult(reached, f"the gcc-compiled program stopped{where}: {stop.what}")
+
+
 def summary(results: list[CheckResult]) -> dict[str, int]:
     return {s: sum(1 for r in results if r.status == s) for s in (SAFE, VIOLATED, UNKNOWN)}
+
+
+def _harness_text(r: CheckResult) -> str:
+    if r.harness is None:
+        return ""
+    said = {True: "reaches the check", False: "does not reach the check", None: "not run"}[r.harness.reached_error]
+    return f" [compiled harness {said}: {r.harness.detail}]"
 
 
 def table(results: list[CheckResult], base: Path | None = None) -> list[str]:
@@ -264,7 +315,7 @@ def table(results: list[CheckResult], base: Path | None = None) -> list[str]:
         name = f.name if base is None or f.resolve() == base.resolve() else str(f)
         return f"{name}:{src.line}" + (f":{src.col}" if src.col else "")
     lines = [f"{r.check.id:<5} {r.check.kind:<20} {where(r.check.src):<24} {r.status:<9} "
-             f"{r.time:6.2f} s  {r.engine}: {r.reason}" for r in results]
+             f"{r.time:6.2f} s  {r.engine}: {r.reason}" + _harness_text(r) for r in results]
     s = summary(results)
     lines.append(f"{len(results)} checks: {s[SAFE]} safe, {s[VIOLATED]} violated, {s[UNKNOWN]} unknown")
     return lines

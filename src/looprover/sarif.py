@@ -50,7 +50,8 @@ def sarif_log(results: list[CheckResult], error: str | None = None) -> dict[str,
             "message": {"text": f"{r.check.id} {r.status}: {r.check.description}"
                                 + (f" ({r.reason})" if r.reason else "")},
             "properties": {"checkId": r.check.id, "status": r.status, "engine": r.engine,
-                           "time": round(r.time, 3), **({"inputs": r.inputs} if r.status == VIOLATED else {})},
+                           "time": round(r.time, 3), **({"inputs": r.inputs} if r.status == VIOLATED else {}),
+                           **({"harness": r.harness.to_json()} if r.harness is not None else {})},
         }
         res["level"] = "error" if r.status == VIOLATED else "none"
         src = r.check.src

@@ -90,6 +90,41 @@ def test_each_kind_of_check_is_violated_or_safe_on_its_own(tmp_path):
     assert all(rules[r["ruleIndex"]]["id"] == r["ruleId"] for r in results)
 
 
+def test_each_violation_is_run_compiled_and_stops_at_its_check(tmp_path, gcc):
+    """The compiled harness: the original program built by gcc with the sanitizers, fed each violation's inputs,
+    stops at the violated check's line with an error of its kind (in the JSON, the text and the SARIF log)."""
+    sarif = tmp_path / "log.sarif"
+    got = _check(tmp_path, MIXED, "--sarif", str(sarif))
+    violated = {c["line"]: c for c in got["checks"] if c["status"] == "violated"}
+    assert set(violated) == {5, 12, 14}
+    for line, c in violated.items():
+        assert c["harness"]["reached_error"] is True, c
+        assert f"p.c:{line}: runtime error" in c["harness"]["detail"]
+    assert "division by zero" in violated[5]["harness"]["detail"]
+    assert all("harness" not in c for c in got["checks"] if c["status"] != "violated")
+    results = json.loads(sarif.read_text())["runs"][0]["results"]
+    assert sum(1 for r in results if r["properties"].get("harness", {}).get("reached_error")) == 3
+
+
+def test_a_compiled_run_that_stops_elsewhere_does_not_reach_the_check(tmp_path, gcc):
+    """A sanitizer error at another line, or of another kind at the check's line, is not the check's: the
+    harness says so (and the verdict, which the harness never changes, stays as it was)."""
+    from looprover.runtime_checks import Check, compiled_check
+    from looprover.program.cfa import SrcLoc
+    from looprover.deadline import Deadline
+    from looprover.verdict import Counterexample
+    path = tmp_path / "p.c"
+    path.write_text("extern int __VERIFIER_nondet_int(void);\nint a[4];\n"
+                    "int main(void) { int n = __VERIFIER_nondet_int();\n  a[n] = 1; return 100 / n; }\n")
+    cex = Counterexample([], [7])
+    here = Check("C1", "memory-access", SrcLoc(str(path), 4, 3), ())
+    assert compiled_check(here, cex, [path], "ILP32", Deadline.after(30)).reached_error is True
+    for other in (Check("C2", "memory-access", SrcLoc(str(path), 3, 3), ()),          # another line
+                  Check("C3", "undefined-operation", SrcLoc(str(path), 4, 3), ())):   # another kind
+        res = compiled_check(other, cex, [path], "ILP32", Deadline.after(30))
+        assert res.reached_error is False and "p.c:4" in res.detail, res
+
+
 def test_a_safe_twin_has_every_check_safe(tmp_path):
     got = _check(tmp_path, HEADER + """int main(void) {
   int a[10];

@@ -13,6 +13,8 @@ Hosts without a 32-bit C library compile ILP32 programs for the host's data mode
 """
 from __future__ import annotations
 
+import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -29,9 +31,10 @@ from looprover.evidence.native import BLOCKED, FLAGS, NONDET_DEFS, VIOLATION, ru
 
 MAX_SECONDS = 10.0
 
+# reach_error is weak: a program without one (real code under `check`) links, and no function is entered as it
 ENTRY_HOOK = r"""
-void reach_error();
-void __cyg_profile_func_enter(void *fn, void *site) { if (fn == (void *)reach_error) _exit(VIOLATION); }
+void reach_error() __attribute__((weak));
+void __cyg_profile_func_enter(void *fn, void *site) { if (fn && fn == (void *)reach_error) _exit(VIOLATION); }
 void __cyg_profile_func_exit(void *fn, void *site) { }
 """
 
@@ -75,43 +78,113 @@ def _m32_links() -> bool:
             return False
 
 
-def run_harness(source: Path, inputs: list[int], data_model: str, budget: float, exact_model: bool = False
-                ) -> HarnessResult:
-    """Compile `source` with a harness feeding `inputs` and run it for at most `budget` seconds. With
-    `exact_model`, an ILP32 program is not run where it cannot be compiled for ILP32 (the validator's use)."""
+def _data_model_flags(data_model: str, exact_model: bool) -> tuple[list[str], str] | HarnessResult:
+    """gcc's flags for the data model and a note on the run, or why it is not run."""
+    if data_model != "ILP32":
+        return [], ""
+    if _m32_links():
+        return ["-m32"], ""
+    if exact_model:
+        return HarnessResult(None, "not run: no 32-bit C library on this host to compile the ILP32 program "
+                                   "for its data model (Debian: gcc-multilib)")
+    return [], ", compiled LP64: no 32-bit C library on this host"
+
+
+def _compiled(sources: list[Path], inputs: list[int], flags: list[str], tmp: str, budget: float
+              ) -> Path | HarnessResult:
+    """The sources linked with a harness feeding `inputs` (reach_error's entry exits with VIOLATION), compiled
+    with `flags` into `tmp`; or why not."""
     if shutil.which("gcc") is None:
         return HarnessResult(None, "gcc is not installed")
     try:
         harness = harness_source(inputs)
     except ValueError as exc:
         return HarnessResult(None, str(exc))
-    model = []
-    note = ""
-    if data_model == "ILP32":
-        if _m32_links():
-            model = ["-m32"]
-        elif exact_model:
-            return HarnessResult(None, "not run: no 32-bit C library on this host to compile the ILP32 program "
-                                       "for its data model (Debian: gcc-multilib)")
-        else:
-            note = ", compiled LP64: no 32-bit C library on this host"
-    lang = "cpp-output" if source.suffix == ".i" else "c"
+    h, exe = Path(tmp, "lr_harness.c"), Path(tmp, "prog.exe")
+    h.write_text(harness)
+    files: list[str] = []
+    for source in sources:
+        files += ["-x", "cpp-output" if source.suffix == ".i" else "c", str(source)]
+    cmd = ["gcc", *flags, "-finstrument-functions", "-finstrument-functions-exclude-file-list=lr_harness",
+           "-o", str(exe), *files, "-x", "c", str(h)]
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=max(budget, 1.0))
+    except subprocess.TimeoutExpired:
+        return HarnessResult(None, "gcc did not finish in time")
+    if r.returncode != 0:
+        first = next((ln for ln in r.stderr.splitlines() if "error" in ln), r.stderr.strip()[:200])
+        return HarnessResult(None, f"the program and harness did not compile: {first[:300]}")
+    return exe
+
+
+def run_harness(source: Path, inputs: list[int], data_model: str, budget: float, exact_model: bool = False
+                ) -> HarnessResult:
+    """Compile `source` with a harness feeding `inputs` and run it for at most `budget` seconds. With
+    `exact_model`, an ILP32 program is not run where it cannot be compiled for ILP32 (the validator's use)."""
+    model = _data_model_flags(data_model, exact_model)
+    if isinstance(model, HarnessResult):
+        return model
+    flags, note = model
     with tempfile.TemporaryDirectory(prefix="looprover-harness-") as tmp:
-        h, exe = Path(tmp, "lr_harness.c"), Path(tmp, "prog.exe")
-        h.write_text(harness)
-        cmd = ["gcc", *FLAGS, *model, "-finstrument-functions", "-finstrument-functions-exclude-file-list=lr_harness",
-               "-o", str(exe), "-x", lang, str(source), "-x", "c", str(h)]
-        try:
-            r = subprocess.run(cmd, capture_output=True, text=True, timeout=max(budget, 1.0))
-        except subprocess.TimeoutExpired:
-            return HarnessResult(None, "gcc did not finish in time")
-        if r.returncode != 0:
-            first = next((ln for ln in r.stderr.splitlines() if "error" in ln), r.stderr.strip()[:200])
-            return HarnessResult(None, f"the program and harness did not compile: {first[:300]}")
+        exe = _compiled([source], inputs, [*FLAGS, *flags], tmp, budget)
+        if isinstance(exe, HarnessResult):
+            return exe
         why = run_executable(exe, {}, max(budget, 0.5))
     if why is None:
         return HarnessResult(True, f"gcc-compiled original program, {len(inputs)} input(s){note}")
     return HarnessResult(False, why + note)
+
+
+# `check`'s harness: the run must stop at the check's own place, so the sanitizers report instead of trapping
+# (UBSan prints `file:line:col: runtime error: …`, ASan its error and the frame `#0 … in f file:line`), and the
+# first error ends the run
+SANITIZED = ["-O0", "-g", "-w", "-fsanitize=address,signed-integer-overflow,shift,integer-divide-by-zero,bounds",
+             "-fno-sanitize-recover=all"]
+_UBSAN = re.compile(r"^(.*?):(\d+):(\d+): runtime error: (.*)$", re.M)
+_ASAN = re.compile(r"ERROR: AddressSanitizer: (\S+)")
+_FRAME = re.compile(r"^\s*#\d+ 0x[0-9a-f]+ in \S+ (.*?):(\d+)", re.M)
+
+
+@dataclass(frozen=True)
+class SanitizerStop:
+    """Where and why a sanitized run stopped: an error a sanitizer reported, or reach_error entered."""
+    file: str | None
+    line: int | None
+    what: str
+
+
+def run_sanitized(sources: list[Path], inputs: list[int], data_model: str, budget: float
+                  ) -> SanitizerStop | HarnessResult:
+    """Compile `sources` with a harness feeding `inputs` and the sanitizers reporting (`SANITIZED`), run it
+    for at most `budget` seconds: where it stopped at an error, or a `HarnessResult` saying why there is none."""
+    model = _data_model_flags(data_model, False)
+    if isinstance(model, HarnessResult):
+        return model
+    flags, note = model
+    if flags:       # ASan and UBSan's runtimes are not always there for -m32: the host's model, said so
+        flags, note = [], ", compiled LP64 (the sanitizers' 32-bit runtimes are not assumed)"
+    with tempfile.TemporaryDirectory(prefix="looprover-harness-") as tmp:
+        exe = _compiled(sources, inputs, [*SANITIZED, *flags], tmp, budget)
+        if isinstance(exe, HarnessResult):
+            return exe
+        limit = ["timeout", "-s", "KILL", f"{max(budget, 0.5):.2f}"] if shutil.which("timeout") else []
+        env = {**os.environ, "ASAN_OPTIONS": "detect_leaks=0", "UBSAN_OPTIONS": "print_stacktrace=0"}
+        try:
+            r = subprocess.run([*limit, str(exe)], capture_output=True, text=True, errors="replace", env=env,
+                               timeout=max(budget, 0.5) + 1)
+        except subprocess.TimeoutExpired:
+            return HarnessResult(False, "the compiled run did not end in time" + note)
+    if r.returncode == VIOLATION:
+        return SanitizerStop(None, None, "reach_error was called" + note)
+    if (m := _UBSAN.search(r.stderr)) is not None:
+        return SanitizerStop(m.group(1), int(m.group(2)), f"runtime error: {m.group(4)}{note}")
+    if (m := _ASAN.search(r.stderr)) is not None:
+        frame = _FRAME.search(r.stderr, m.end())
+        return SanitizerStop(frame.group(1) if frame else None, int(frame.group(2)) if frame else None,
+                             f"AddressSanitizer: {m.group(1)}{note}")
+    if r.returncode in (-9, 128 + 9):
+        return HarnessResult(False, "the compiled run did not end in time" + note)
+    return HarnessResult(False, f"the compiled run ended with exit code {r.returncode} without an error{note}")
 
 
 def harness_for(verdict: Verdict, input_path: Path, data_model: str, is_c: bool, deadline: Deadline,
