@@ -277,14 +277,16 @@ def compiled_check(check: Check, cex: Counterexample, sources: list[Path], data_
         return HarnessResult(None, "the run is too long to list its inputs")
     if takes_arguments(cex):
         return HarnessResult(None, "not run: the run starts main with an argc and argv of its choice")
-    if reads_library_input(cex):
-        return HarnessResult(None, "not run: the run reads input through a library function (stdin, rand, time)")
+    # stdin, rand or time that the harness does not feed: run anyway (stdin empty), said so; a violation that
+    # does not depend on them (Juliet's `srand(time(0))` before a fixed overflow) still reaches its check
+    unfed = " (the run also reads stdin, rand or time, which the harness does not feed)" \
+        if reads_library_input(cex) else ""
     budget = min(MAX_SECONDS, deadline.left() - 0.3)
     if budget < 0.5:
         return HarnessResult(None, "no time left")
     stop = run_sanitized(sources, list(cex.inputs), data_model, budget)
     if isinstance(stop, HarnessResult):
-        return stop
+        return HarnessResult(stop.reached_error, stop.detail + unfed)
     where = f" at {Path(stop.file).name}:{stop.line}" if stop.file is not None else ""
     if check.kind == "assertion":
         reached = stop.file is None
@@ -292,7 +294,7 @@ def compiled_check(check: Check, cex: Counterexample, sources: list[Path], data_
         reached = (check.src is not None and stop.file is not None and stop.line == check.src.line
                    and Path(stop.file).name == Path(check.src.file).name
                    and any(w in stop.what for w in _REPORTED_AS.get(check.kind, ())))
-    return HarnessResult(reached, f"the gcc-compiled program stopped{where}: {stop.what}")
+    return HarnessResult(reached, f"the gcc-compiled program stopped{where}: {stop.what}{unfed}")
 
 
 def summary(results: list[CheckResult]) -> dict[str, int]:

@@ -106,6 +106,26 @@ def test_each_violation_is_run_compiled_and_stops_at_its_check(tmp_path, gcc):
     assert sum(1 for r in results if r["properties"].get("harness", {}).get("reached_error")) == 3
 
 
+def test_a_run_that_reads_time_and_rand_is_run_compiled_all_the_same(tmp_path, gcc):
+    """Juliet's tasks seed with `srand(time(0))` and call `__VERIFIER_error`, which looprover does not model:
+    the harness links and runs them, says it did not feed `time`, and the fixed overflow reaches its check."""
+    got = _check(tmp_path, """#include <stdlib.h>
+#include <time.h>
+void __VERIFIER_error(void);
+void unused(void) { __VERIFIER_error(); }
+int main(void) {
+  int a[10];
+  srand((unsigned)time(0));
+  int r = rand();
+  a[10] = r;
+  return 0;
+}
+""", "--kinds", "memory-access")
+    (check,) = [c for c in got["checks"] if c["status"] == "violated"]
+    assert check["line"] == 9 and check["harness"]["reached_error"] is True, check
+    assert "does not feed" in check["harness"]["detail"]
+
+
 def test_a_compiled_run_that_stops_elsewhere_does_not_reach_the_check(tmp_path, gcc):
     """A sanitizer error at another line, or of another kind at the check's line, is not the check's: the
     harness says so (and the verdict, which the harness never changes, stays as it was)."""

@@ -31,9 +31,12 @@ from looprover.evidence.native import BLOCKED, FLAGS, NONDET_DEFS, VIOLATION, ru
 
 MAX_SECONDS = 10.0
 
-# reach_error is weak: a program without one (real code under `check`) links, and no function is entered as it
+# reach_error is weak: a program without one (real code under `check`) links, and no function is entered as it.
+# Older SV-COMP tasks (Juliet's) declare `__VERIFIER_error`, which looprover does not model: a weak definition
+# lets them link, and a run that calls it ends blocked, claiming nothing.
 ENTRY_HOOK = r"""
 void reach_error() __attribute__((weak));
+__attribute__((weak)) void __VERIFIER_error(void) { _exit(BLOCKED); }
 void __cyg_profile_func_enter(void *fn, void *site) { if (fn && fn == (void *)reach_error) _exit(VIOLATION); }
 void __cyg_profile_func_exit(void *fn, void *site) { }
 """
@@ -171,7 +174,7 @@ def run_sanitized(sources: list[Path], inputs: list[int], data_model: str, budge
         env = {**os.environ, "ASAN_OPTIONS": "detect_leaks=0", "UBSAN_OPTIONS": "print_stacktrace=0"}
         try:
             r = subprocess.run([*limit, str(exe)], capture_output=True, text=True, errors="replace", env=env,
-                               timeout=max(budget, 0.5) + 1)
+                               stdin=subprocess.DEVNULL, timeout=max(budget, 0.5) + 1)
         except subprocess.TimeoutExpired:
             return HarnessResult(False, "the compiled run did not end in time" + note)
     if r.returncode == VIOLATION:
