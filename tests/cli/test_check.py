@@ -126,6 +126,22 @@ int main(void) {
     assert "does not feed" in check["harness"]["detail"]
 
 
+def test_an_overflowing_memcpy_reaches_its_check_through_the_sanitizer_s_own_frame(tmp_path, gcc):
+    """ASan reports a `memcpy` overflow in its interceptor first: the program's own frame is the place."""
+    got = _check(tmp_path, """#include <string.h>
+int s[10];
+int main(void) {
+  int d[4];
+  memcpy(d, s, sizeof s);
+  return d[0];
+}
+""", "--kinds", "memory-access")
+    violated = [c for c in got["checks"] if c["status"] == "violated"]
+    assert [c["line"] for c in violated] == [5], got
+    assert violated[0]["harness"]["reached_error"] is True, violated[0]
+    assert "p.c:5: AddressSanitizer" in violated[0]["harness"]["detail"]
+
+
 def test_a_compiled_run_that_stops_elsewhere_does_not_reach_the_check(tmp_path, gcc):
     """A sanitizer error at another line, or of another kind at the check's line, is not the check's: the
     harness says so (and the verdict, which the harness never changes, stays as it was)."""

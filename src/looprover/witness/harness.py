@@ -182,7 +182,10 @@ def run_sanitized(sources: list[Path], inputs: list[int], data_model: str, budge
     if (m := _UBSAN.search(r.stderr)) is not None:
         return SanitizerStop(m.group(1), int(m.group(2)), f"runtime error: {m.group(4)}{note}")
     if (m := _ASAN.search(r.stderr)) is not None:
-        frame = _FRAME.search(r.stderr, m.end())
+        # the first frame in the program's own files: a `memcpy` that overflows stops in ASan's interceptor
+        names = {s.name for s in sources}
+        frames = list(_FRAME.finditer(r.stderr, m.end()))
+        frame = next((f for f in frames if Path(f.group(1)).name in names), frames[0] if frames else None)
         return SanitizerStop(frame.group(1) if frame else None, int(frame.group(2)) if frame else None,
                              f"AddressSanitizer: {m.group(1)}{note}")
     if r.returncode in (-9, 128 + 9):
