@@ -9,6 +9,10 @@ exits with the violation code when the entered function is `reach_error`), so it
 program's `reach_error` does. Undefined behaviour traps (gcc's sanitizers, `native.FLAGS`), so a run that
 relies on it reaches nothing. The answer is reported next to the verdict and never changes it.
 
+`check`'s violations of other kinds (an overflow, an out-of-bounds access) are run the same way with the
+sanitizers reporting instead of trapping (`run_sanitized`): where the run stopped, and with what error, tells
+whether it stopped at the violated check (`runtime_checks.compiled_check`).
+
 Hosts without a 32-bit C library compile ILP32 programs for the host's data model, and say so.
 """
 from __future__ import annotations
