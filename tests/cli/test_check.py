@@ -99,7 +99,7 @@ def test_each_violation_is_run_compiled_and_stops_at_its_check(tmp_path, gcc):
     assert set(violated) == {5, 12, 14}
     for line, c in violated.items():
         assert c["harness"]["reached_error"] is True, c
-        assert f"p.c:{line}: runtime error" in c["harness"]["detail"]
+        assert f"p.c:{line}:" in c["harness"]["detail"] and "runtime error" in c["harness"]["detail"]
     assert "division by zero" in violated[5]["harness"]["detail"]
     assert all("harness" not in c for c in got["checks"] if c["status"] != "violated")
     results = json.loads(sarif.read_text())["runs"][0]["results"]
@@ -142,6 +142,23 @@ int main(void) {
     assert "p.c:5: AddressSanitizer" in violated[0]["harness"]["detail"]
 
 
+def test_a_double_free_reaches_its_free_check(tmp_path, gcc):
+    """ASan names a double free `attempting double-free`: the whole name is the error, and it is the free
+    check's kind."""
+    got = _check(tmp_path, """#include <stdlib.h>
+extern int __VERIFIER_nondet_int(void);
+int main(void) {
+  int *p = malloc(sizeof(int));
+  free(p);
+  if (__VERIFIER_nondet_int()) free(p);
+  return 0;
+}
+""", "--kinds", "free")
+    (check,) = [c for c in got["checks"] if c["status"] == "violated"]
+    assert check["line"] == 6 and check["harness"]["reached_error"] is True, check
+    assert "double-free" in check["harness"]["detail"]
+
+
 def test_a_compiled_run_that_stops_elsewhere_does_not_reach_the_check(tmp_path, gcc):
     """A sanitizer error at another line, or of another kind at the check's line, is not the check's: the
     harness says so (and the verdict, which the harness never changes, stays as it was)."""
@@ -159,6 +176,10 @@ def test_a_compiled_run_that_stops_elsewhere_does_not_reach_the_check(tmp_path, 
                   Check("C3", "undefined-operation", SrcLoc(str(path), 4, 3), ())):   # another kind
         res = compiled_check(other, cex, [path], "ILP32", Deadline.after(30))
         assert res.reached_error is False and "p.c:4" in res.detail, res
+    # two checks of the kind on the line, the column telling them apart neither: which one, the run cannot say
+    twin = Check("C4", "memory-access", SrcLoc(str(path), 4, 99), ())
+    res = compiled_check(here, cex, [path], "ILP32", Deadline.after(30), [here, twin])
+    assert res.reached_error is None and "share the line" in res.detail, res
 
 
 def test_a_safe_twin_has_every_check_safe(tmp_path):

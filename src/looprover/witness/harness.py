@@ -22,6 +22,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -115,7 +116,7 @@ def _compiled(sources: list[Path], inputs: list[int], flags: list[str], tmp: str
     cmd = ["gcc", *flags, "-finstrument-functions", "-finstrument-functions-exclude-file-list=lr_harness",
            "-o", str(exe), *files, "-x", "c", str(h)]
     try:
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=max(budget, 1.0))
+        r = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=max(budget, 1.0))
     except subprocess.TimeoutExpired:
         return HarnessResult(None, "gcc did not finish in time")
     if r.returncode != 0:
@@ -148,7 +149,7 @@ def run_harness(source: Path, inputs: list[int], data_model: str, budget: float,
 SANITIZED = ["-O0", "-g", "-w", "-fsanitize=address,signed-integer-overflow,shift,integer-divide-by-zero,bounds",
              "-fno-sanitize-recover=all"]
 _UBSAN = re.compile(r"^(.*?):(\d+):(\d+): runtime error: (.*)$", re.M)
-_ASAN = re.compile(r"ERROR: AddressSanitizer: (\S+)")
+_ASAN = re.compile(r"ERROR: AddressSanitizer: ([^\n]*?)(?: on (?:address|unknown address)\b|$)", re.M)
 _FRAME = re.compile(r"^\s*#\d+ 0x[0-9a-f]+ in \S+ (.*?):(\d+)", re.M)
 
 
@@ -158,6 +159,7 @@ class SanitizerStop:
     file: str | None
     line: int | None
     what: str
+    col: int | None = None
 
 
 def run_sanitized(sources: list[Path], inputs: list[int], data_model: str, budget: float
@@ -170,25 +172,30 @@ def run_sanitized(sources: list[Path], inputs: list[int], data_model: str, budge
     flags, note = model
     if flags:       # ASan and UBSan's runtimes are not always there for -m32: the host's model, said so
         flags, note = [], ", compiled LP64 (the sanitizers' 32-bit runtimes are not assumed)"
+    start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="looprover-harness-") as tmp:
         exe = _compiled(sources, inputs, [*SANITIZED, *flags], tmp, budget)
         if isinstance(exe, HarnessResult):
             return exe
-        limit = ["timeout", "-s", "KILL", f"{max(budget, 0.5):.2f}"] if shutil.which("timeout") else []
+        left = max(budget - (time.monotonic() - start), 0.5)
+        limit = ["timeout", "-s", "KILL", f"{left:.2f}"] if shutil.which("timeout") else []
         env = {**os.environ, "ASAN_OPTIONS": "detect_leaks=0", "UBSAN_OPTIONS": "print_stacktrace=0"}
-        try:
-            r = subprocess.run([*limit, str(exe)], capture_output=True, text=True, errors="replace", env=env,
-                               stdin=subprocess.DEVNULL, timeout=max(budget, 0.5) + 1)
-        except subprocess.TimeoutExpired:
-            return HarnessResult(False, "the compiled run did not end in time" + note)
+        with open(Path(tmp, "stderr"), "w+b") as err:      # a file: a run that prints forever fills no memory
+            try:
+                r = subprocess.run([*limit, str(exe)], stdout=subprocess.DEVNULL, stderr=err,
+                                   stdin=subprocess.DEVNULL, env=env, timeout=left + 1)
+            except subprocess.TimeoutExpired:
+                return HarnessResult(False, "the compiled run did not end in time" + note)
+            err.seek(0)
+            stderr = err.read(1 << 16).decode(errors="replace")
     if r.returncode == VIOLATION:
         return SanitizerStop(None, None, "reach_error was called" + note)
-    if (m := _UBSAN.search(r.stderr)) is not None:
-        return SanitizerStop(m.group(1), int(m.group(2)), f"runtime error: {m.group(4)}{note}")
-    if (m := _ASAN.search(r.stderr)) is not None:
+    if (m := _UBSAN.search(stderr)) is not None:
+        return SanitizerStop(m.group(1), int(m.group(2)), f"runtime error: {m.group(4)}{note}", int(m.group(3)))
+    if (m := _ASAN.search(stderr)) is not None:
         # the first frame in the program's own files: a `memcpy` that overflows stops in ASan's interceptor
         names = {s.name for s in sources}
-        frames = list(_FRAME.finditer(r.stderr, m.end()))
+        frames = list(_FRAME.finditer(stderr, m.end()))
         frame = next((f for f in frames if Path(f.group(1)).name in names), frames[0] if frames else None)
         return SanitizerStop(frame.group(1) if frame else None, int(frame.group(2)) if frame else None,
                              f"AddressSanitizer: {m.group(1)}{note}")
