@@ -259,27 +259,39 @@ def run(program: Program, initial: dict[str, Any], plan: Sequence[Any], budget: 
         return run_executable(exe, {"LR_PLAN": str(plan_file)}, left)
 
 
-def run_executable(exe: Path, env: dict[str, str], budget: float) -> str | None:
-    """Run a compiled program built with `NONDET_DEFS` for at most `budget` seconds: None if it exited with
-    the violation code (it reached `reach_error`), else why not."""
-    # coreutils' `timeout` kills the run at its deadline even if this process is killed first
+def run_limited(exe: Path, env: dict[str, str], budget: float, stdin: Any = None,
+                stderr: Any = subprocess.DEVNULL) -> int | str:
+    """The exit code of `exe` run for at most `budget` seconds with `env` added to the environment, or why it
+    has none. Its output goes nowhere, or its stderr to the file `stderr` (never a pipe read into memory: a
+    program that prints forever took 3.7 GB); coreutils' `timeout` kills the run at its deadline even if this
+    process is killed first."""
     limit = ["timeout", "-s", "KILL", f"{budget:.2f}"] if shutil.which("timeout") else []
     try:
-        r = subprocess.run([*limit, str(exe)], env={**os.environ, **env}, capture_output=True, timeout=budget + 1)
+        r = subprocess.run([*limit, str(exe)], env={**os.environ, **env}, stdin=stdin, stdout=subprocess.DEVNULL,
+                           stderr=stderr, timeout=budget + 1)
     except subprocess.TimeoutExpired:
         return "the compiled run did not end in time"
     except OSError as exc:
         return f"the compiled run could not start: {exc.strerror}"
-    if r.returncode == VIOLATION:
-        return None
-    if r.returncode == BLOCKED:
-        return BLOCKED_WITHOUT_VIOLATION
     if r.returncode in (-9, 128 + 9):
         return "the compiled run did not end in time"
-    if r.returncode < 0 or r.returncode > 128:
-        sig = -r.returncode if r.returncode < 0 else r.returncode - 128
+    return r.returncode
+
+
+def run_executable(exe: Path, env: dict[str, str], budget: float) -> str | None:
+    """Run a compiled program built with `NONDET_DEFS` for at most `budget` seconds: None if it exited with
+    the violation code (it reached `reach_error`), else why not."""
+    code = run_limited(exe, env, budget)
+    if isinstance(code, str):
+        return code
+    if code == VIOLATION:
+        return None
+    if code == BLOCKED:
+        return BLOCKED_WITHOUT_VIOLATION
+    if code < 0 or code > 128:
+        sig = -code if code < 0 else code - 128
         return f"the compiled run stopped with signal {sig} (undefined behaviour trapped, or abort())"
-    return ENDED_WITHOUT_VIOLATION.format(code=r.returncode)
+    return ENDED_WITHOUT_VIOLATION.format(code=code)
 
 
 def confirm(program: Program, initial: dict[str, Any], plan: list, head: list[Edge], tail: list[Edge],

@@ -17,7 +17,6 @@ Hosts without a 32-bit C library compile ILP32 programs for the host's data mode
 """
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
@@ -32,7 +31,7 @@ from looprover.deadline import Deadline
 from looprover.program.cfa import Assign, Havoc
 from looprover.properties import UNREACH_CALL
 from looprover.verdict import Counterexample, Status, Verdict
-from looprover.evidence.native import BLOCKED, FLAGS, NONDET_DEFS, VIOLATION, run_executable
+from looprover.evidence.native import BLOCKED, FLAGS, NONDET_DEFS, VIOLATION, run_executable, run_limited
 
 MAX_SECONDS = 10.0
 
@@ -166,29 +165,22 @@ def run_sanitized(sources: list[Path], inputs: list[int], data_model: str, budge
                   ) -> SanitizerStop | HarnessResult:
     """Compile `sources` with a harness feeding `inputs` and the sanitizers reporting (`SANITIZED`), run it
     for at most `budget` seconds: where it stopped at an error, or a `HarnessResult` saying why there is none."""
-    model = _data_model_flags(data_model, False)
-    if isinstance(model, HarnessResult):
-        return model
-    flags, note = model
-    if flags:       # ASan and UBSan's runtimes are not always there for -m32: the host's model, said so
-        flags, note = [], ", compiled LP64 (the sanitizers' 32-bit runtimes are not assumed)"
+    # ASan and UBSan's 32-bit runtimes are not assumed: the host's model, said so
+    note = ", compiled LP64 (the sanitizers' 32-bit runtimes are not assumed)" if data_model == "ILP32" else ""
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="looprover-harness-") as tmp:
-        exe = _compiled(sources, inputs, [*SANITIZED, *flags], tmp, budget)
+        exe = _compiled(sources, inputs, SANITIZED, tmp, budget)
         if isinstance(exe, HarnessResult):
             return exe
         left = max(budget - (time.monotonic() - start), 0.5)
-        limit = ["timeout", "-s", "KILL", f"{left:.2f}"] if shutil.which("timeout") else []
-        env = {**os.environ, "ASAN_OPTIONS": "detect_leaks=0", "UBSAN_OPTIONS": "print_stacktrace=0"}
-        with open(Path(tmp, "stderr"), "w+b") as err:      # a file: a run that prints forever fills no memory
-            try:
-                r = subprocess.run([*limit, str(exe)], stdout=subprocess.DEVNULL, stderr=err,
-                                   stdin=subprocess.DEVNULL, env=env, timeout=left + 1)
-            except subprocess.TimeoutExpired:
-                return HarnessResult(False, "the compiled run did not end in time" + note)
+        with open(Path(tmp, "stderr"), "w+b") as err:
+            code = run_limited(exe, {"ASAN_OPTIONS": "detect_leaks=0", "UBSAN_OPTIONS": "print_stacktrace=0"},
+                               left, subprocess.DEVNULL, err)
+            if isinstance(code, str):
+                return HarnessResult(False, code + note)
             err.seek(0)
             stderr = err.read(1 << 16).decode(errors="replace")
-    if r.returncode == VIOLATION:
+    if code == VIOLATION:
         return SanitizerStop(None, None, "reach_error was called" + note)
     if (m := _UBSAN.search(stderr)) is not None:
         return SanitizerStop(m.group(1), int(m.group(2)), f"runtime error: {m.group(4)}{note}", int(m.group(3)))
@@ -199,9 +191,7 @@ def run_sanitized(sources: list[Path], inputs: list[int], data_model: str, budge
         frame = next((f for f in frames if Path(f.group(1)).name in names), frames[0] if frames else None)
         return SanitizerStop(frame.group(1) if frame else None, int(frame.group(2)) if frame else None,
                              f"AddressSanitizer: {m.group(1)}{note}")
-    if r.returncode in (-9, 128 + 9):
-        return HarnessResult(False, "the compiled run did not end in time" + note)
-    return HarnessResult(False, f"the compiled run ended with exit code {r.returncode} without an error{note}")
+    return HarnessResult(False, f"the compiled run ended with exit code {code} without an error{note}")
 
 
 def harness_for(verdict: Verdict, input_path: Path, data_model: str, is_c: bool, deadline: Deadline,
