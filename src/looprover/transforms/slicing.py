@@ -4,30 +4,28 @@ Why: `looprover check` verifies each run-time check of a real program on its own
 run on the whole inlined program (x509-parser: 27,736 edges for each of 871 checks). A check reads a few
 variables; most of the program computes values that never reach it. The slice keeps:
 
-  * the assertions, and the variables they read;
-  * every statement that writes a kept variable (and the variables it reads, to a fixed point);
-  * the conditions of the branches that decide whether a kept statement runs: a branch location with a kept
-    statement on one of its out-edges, and those the kept statements' locations are control dependent on
-    (post-dominators, Ferrante, Ottenstein and Warren 1987), with the variables they read;
-  * every assumption that reads only kept variables (it costs nothing and keeps the slice closer);
+  * the assertions;
+  * every write whose value a kept statement may read (a kept read is reachable from it without another write
+    of the variable in between: liveness), and what that write reads, to a fixed point. A write no kept
+    statement reads, such as a global's initialiser overwritten before any kept read, goes;
+  * the conditions of the branches that decide whether a kept statement runs (control dependence: Ferrante,
+    Ottenstein and Warren 1987, on the graph whose edges are nodes of their own);
+  * every assumption whose variables are live where it stands (it costs nothing and keeps the slice closer);
   * every havoc, so that a trace of the slice has the original's havoc values in the original's order.
 
-Everything else is dropped: an assignment to a variable no kept statement reads, and an assumption (it becomes
-`true`). The locations and edges stay as they were, only their statement lists shrink.
-
-Which writes are kept is decided by liveness: a write is kept when a kept statement may read the value it
-writes (a kept read is reachable from it without another write of the variable in between); a write whose value
-no kept statement reads, such as a global's initialiser overwritten before any kept read, goes.
+Everything else is dropped: the other writes, and the other assumptions (they become `true`). The locations and
+edges stay as they were, only their statement lists shrink.
 
 Guarantee: over-approximation, whatever control dependence decides. Take any path of the original. The slice
 can take the same edges: its assumptions are a subset of the original's, and each of them reads only variables
 that are live where it stands. A variable live at a point has the same value there in both programs, because
 the write it got its value from was live after it, so it was kept (or was a havoc: havocs are all kept, and get
 the same values), and, by induction along the path, computed from the same values. So every kept statement reads
-what it reads in the original: a run of the original that fails an assertion is a run of the slice that fails it. The converse does not hold: a dropped branch condition lets the slice take paths the original
-cannot (and leave a loop that never ends), so a counterexample of the slice is a candidate until its trace,
-mapped edge for edge onto the original, replays there. An invariant of the slice is checked on the slice made
-again from the program (`TransformedProof`), as for the other over-approximations.
+what it reads in the original: a run of the original that fails an assertion is a run of the slice that fails
+it. The converse does not hold: a dropped branch condition lets the slice take paths the original cannot (and
+leave a loop that never ends), so a counterexample of the slice is a candidate until its trace, mapped edge for
+edge onto the original (or the original run on its inputs), replays there. An invariant of the slice is checked
+on the slice made again from the program (`TransformedProof`), as for the other over-approximations.
 """
 from __future__ import annotations
 
