@@ -150,3 +150,19 @@ def test_a_copy_behind_a_length_check_is_proved_from_the_domains_at_any_size(tmp
     bad = load_main(tmp_path, f"weak{n}", CHECKED_COPY.replace("l > N", "l > N + 1").replace("N", str(n)))
     v = verify("spacer", bad, timeout=10, settings=SpacerSettings(arrays="strings", houdini="auto"))
     assert v.status != Status.TRUE, v.reason
+
+
+@pytest.mark.parametrize("n", [100, 1000])
+def test_kinduction_proves_a_copy_behind_a_length_check_on_the_strings_abstraction(tmp_path, n):
+    """k-induction starts on the string-terminator abstraction of a program with char arrays; its Houdini keeps
+    the copy's three-variable bound, and the step case holds with it, at 1000 cells as at 100. Its proof is
+    checked on the program; with the check one cell too weak it is never TRUE."""
+    pytest.importorskip("looprover.frontend.c")
+    p = load_main(tmp_path, f"copy{n}", CHECKED_COPY.replace("N", str(n)))
+    v = verify("kinduction", p, timeout=60)
+    assert v.status == Status.TRUE and "string terminators" in v.reason, v.reason
+    assert isinstance(v.evidence, TransformedProof) and v.evidence.technique == "strings"
+    assert v.evidence.check(p, False, Deadline.after(60)) is None
+    bad = load_main(tmp_path, f"weak{n}", CHECKED_COPY.replace("l > N", "l > N + 1").replace("N", str(n)))
+    v = verify("kinduction", bad, timeout=10)
+    assert v.status != Status.TRUE, v.reason
