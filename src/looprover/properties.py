@@ -44,6 +44,7 @@ UNMODELLED_LAYOUT = "unmodelled-layout"
 UNMODELLED_MEMBER = "unmodelled-member"
 UNMODELLED_BYTES = "unmodelled-bytes"
 UNMODELLED_CALL = "unmodelled-call"
+UNMODELLED_UNION = "unmodelled-union"
 UNMODELLED = {
     # `frontend/c/main_args.py`
     UNMODELLED_ARGV: "an element of argv past the argument strings that have objects in the model",
@@ -62,6 +63,10 @@ UNMODELLED = {
     # `frontend/c/function_pointers.py`: a call through a pointer is a case split over the functions of its type
     UNMODELLED_CALL: "a call through a function pointer to a function of another type than the pointer's, to "
                      "one without a body or already being called, or to one modelled by its name",
+    # `frontend/c/lvalues.py` (member): a union's members have storage of their own in the model, so a value
+    # is read back only through the member that stored it (C11 6.5.2.3p3 footnote 95 reinterprets the bytes)
+    UNMODELLED_UNION: "a read of a union member other than the one last stored (the bytes reinterpreted), or a "
+                      "store into part of a member while another one's value is there",
 }
 
 # properties the engines can check (others are recognised and reported as unsupported)

@@ -62,13 +62,16 @@ class CArray:
 
 @dataclass(frozen=True)
 class CStruct:
-    """A struct, identified by its declaration; fields live in `TypeTable.fields` (structs may be recursive
-    through pointers, so they cannot be nested by value here)."""
+    """A struct or a union, identified by its declaration; fields live in `TypeTable.fields` (structs may be
+    recursive through pointers, so they cannot be nested by value here). A union's members do not share
+    storage in the model: each has its own leaves, and the union one more, its tag (`TAG`), which says which
+    member its bytes hold (`lvalues.LValueMixin.member`)."""
     key: tuple
     name: str
+    union: bool = False
 
     def __str__(self) -> str:
-        return f"struct {self.name}"
+        return f"{'union' if self.union else 'struct'} {self.name}"
 
 
 @dataclass(frozen=True)
@@ -80,6 +83,12 @@ class CFunc:
 CType = CInt | CBool | CVoid | CPtr | CArray | CStruct | CFunc
 
 OFF = "@off"  # the leaf-path component of a pointer's offset (not a C identifier, so no field can clash)
+# the leaf-path component of a union's tag: which member's representation the union's bytes hold, as the
+# member's number (1, 2, ...), or TAG_ZERO (every byte zero: every member reads as zero) or TAG_UNSET (no value
+# yet: every member reads as indeterminate)
+TAG = "@tag"
+TAG_ZERO, TAG_UNSET = 0, -1
+TAG_TYPE = CInt(8, True, 1)
 
 
 @dataclass(frozen=True)
@@ -156,11 +165,9 @@ class TypeTable:
 
     def _record(self, t: ci.Type, where) -> CStruct:
         decl = t.get_declaration()
-        if decl.kind == ci.CursorKind.UNION_DECL:
-            raise UnsupportedError(f"union '{t.spelling}'", where)
         loc = decl.location
         key = (loc.file.name if loc.file else "", loc.offset, decl.spelling)
-        st = CStruct(key, decl.spelling or "<anonymous>")
+        st = CStruct(key, decl.spelling or "<anonymous>", decl.kind == ci.CursorKind.UNION_DECL)
         if key not in self.fields:
             self.fields[key] = ()  # placeholder: a recursive field reference only needs the key
             fs = []
@@ -176,7 +183,10 @@ class TypeTable:
                     raise UnsupportedError("flexible array member", where)
                 fs.append((f.spelling, self.of(f.type, where)))
             if not fs:
-                raise UnsupportedError(f"incomplete or empty struct '{t.spelling}'", where)
+                raise UnsupportedError(f"incomplete or empty {'union' if st.union else 'struct'} '{t.spelling}'",
+                                       where)
+            if st.union and len(fs) > 127:      # the numbers a tag (an 8-bit leaf) holds
+                raise UnsupportedError("union with more than 127 members", where)
             self.fields[key] = tuple(fs)
         return st
 
@@ -195,6 +205,8 @@ class TypeTable:
             yield Leaf((), CInt(self.obj_type.bits, True), 1, False)
             yield Leaf((OFF,), CInt(self.index_type.bits, True), 1, False)
         elif isinstance(t, CStruct):
+            if t.union:
+                yield Leaf((TAG,), TAG_TYPE, 1, False)
             for name, ft in self.fields[t.key]:
                 for lf in self.leaves(ft):
                     yield Leaf((name,) + lf.path, lf.ctype, lf.count, lf.in_array)

@@ -168,21 +168,25 @@ class SideEffectMixin(LoweringState):
         mw = self.may_write(later) if later else set()
         if not mw:
             return lv
-        alts = []
-        for g, cells in lv.alts:
-            if self.threatened(g, mw):
-                g = self.snap(g)
-            nc = {}
-            for p, cell in cells.items():
-                if cell.index is not None and self.threatened(cell.index, mw):
-                    cell = Cell(cell.var, self.snap(cell.index))
-                nc[p] = cell
-            alts.append((g, nc))
+        guards: dict[Expr, Expr] = {}
+
+        def guard(g: Expr) -> Expr:
+            if g not in guards:
+                guards[g] = self.snap(g) if self.threatened(g, mw) else g
+            return guards[g]
+
+        def kept(cell: Cell) -> Cell:
+            if cell.index is not None and self.threatened(cell.index, mw):
+                return Cell(cell.var, self.snap(cell.index))
+            return cell
+
+        alts = [(guard(g), {p: kept(cell) for p, cell in cells.items()}) for g, cells in lv.alts]
+        unions = tuple((tuple((guard(g), kept(cell)) for g, cell in tags), m, whole) for tags, m, whole in lv.unions)
         addr = lv.addr
         if addr is not None and (self.threatened(addr[0], mw) or self.threatened(addr[1], mw)):
             addr = (self.snap(addr[0]), self.snap(addr[1]))
         checks = [(self._protect_check(cond, mw), where) for cond, where in lv.checks]
-        return LV(lv.ctype, alts, addr, checks)
+        return LV(lv.ctype, alts, addr, checks, unions=unions)
 
     def _protect_check(self, cond: Expr, mw) -> Expr:
         """A pending access check with the values it reads that later code may change kept, except the liveness

@@ -195,7 +195,7 @@ class ExpressionMixin(LoweringState):
                 return self.function_value(ch)
             lv = self.lv(ch)
             if lv.addr is None:
-                raise self.unsupported("address of a struct member", c)
+                raise self.unsupported("address of a union member" if lv.unions else "address of a struct member", c)
             return pointer(t, lv.addr[0], lv.addr[1])
         if op == capi.UO_DEREF:
             if canonical_kind(c) in FUNCTION_KINDS:   # `*fp`: a function designator

@@ -96,6 +96,7 @@ class HeapMixin(LoweringState):
             self.emit(*(Assign(v, ConstArray(_zero(v.type.elem), v.type), self.loc) for v in cells))
         else:
             self.emit(Havoc(cells, self.loc))
+            self.unset_union_tags(obj)
         self.emit(Assign(flag, ok, self.loc))
         # `allocations_in_loops` finds the allocation by its flag; `used_before_allocated` by its place and object
         self.allocations.append((ok, self.loc, self.here(), obj.id))

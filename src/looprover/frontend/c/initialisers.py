@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import clang.cindex as ci
 
-from looprover.frontend.c.ctype import CArray, CInt, CStruct, CType
+from looprover.frontend.c.ctype import TAG, TAG_TYPE, TAG_UNSET, TAG_ZERO, CArray, CInt, CStruct, CType
 from looprover.frontend.c import clang_api as capi
 from looprover.frontend.c.cursors import TK, K, children, strip_parens
 from looprover.frontend.c.memory import LV, Obj, Val, idx_const, scalar
 from looprover.frontend.c.state import LoweringState
+from looprover.program.cfa import Assign
 from looprover.program.expr import FALSE, ArrayType, BoolType, ConstArray, IntConst
 
 
@@ -128,7 +129,7 @@ class InitialiserMixin(LoweringState):
                 raise self.unsupported("initialiser for a variable-length array")
             n = t.size
         elif isinstance(t, CStruct):
-            n = len(self.types.fields[t.key])
+            n = 1 if t.union else len(self.types.fields[t.key])   # a union: its first member, or one designated
         else:
             raise self.unsupported(f"initialiser for {t}")
         i = 0
@@ -223,3 +224,15 @@ class InitialiserMixin(LoweringState):
         else:
             for i in range(t.size if isinstance(t, CArray) else len(self.types.fields[t.key])):
                 self._zero_each(*self._sub_object(lv, t, i))
+            if isinstance(t, CStruct) and t.union:      # every member zero: the tag says so (`ctype.TAG`)
+                for g, cells in lv.alts:
+                    self._write_cell(cells[(TAG,)], g, IntConst(TAG_ZERO, self.types.ir_scalar(TAG_TYPE)))
+
+    def unset_union_tags(self, obj: Obj) -> None:
+        """After the leaves of `obj` got any values (a declaration without initialiser, `malloc`): its unions
+        hold no member's value yet, so each member reads as indeterminate (`ctype.TAG`)."""
+        unset = IntConst(TAG_UNSET, self.types.ir_scalar(TAG_TYPE))
+        for path, var in obj.vars.items():
+            if path and path[-1] == TAG:
+                value = ConstArray(unset, var.type) if isinstance(var.type, ArrayType) else unset
+                self.emit(Assign(var, value, self.loc))

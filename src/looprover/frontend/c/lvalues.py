@@ -12,13 +12,14 @@ import clang.cindex as ci
 
 from looprover.frontend.c import clang_api as capi
 from looprover.frontend.c.ctype import (
-    CArray, CBool, CFunc, CInt, CPtr, CStruct, CVoid, compatible, is_char, strip_array,
+    TAG, TAG_TYPE, TAG_UNSET, TAG_ZERO, CArray, CBool, CFunc, CInt, CPtr, CStruct, CVoid, compatible, is_char,
+    strip_array,
 )
 from looprover.frontend.c.cursors import TK, K, canonical_kind, children, is_array_decay, strip_parens
 from looprover.frontend.c.memory import LV, Cell, Val, idx_const, is_zero, pointer
 from looprover.frontend.c.state import LoweringState
 from looprover.program.cfa import Assert, Assign
-from looprover.properties import UNMODELLED_ARGV, UNMODELLED_LAYOUT, UNMODELLED_MEMBER
+from looprover.properties import UNMODELLED_ARGV, UNMODELLED_LAYOUT, UNMODELLED_MEMBER, UNMODELLED_UNION
 from looprover.program.expr import (
     TRUE, ArrayType, Binary, BoolConst, Compare, Expr, IntConst, Select, Store, Var, and_, cast, free_vars, implies,
     ite, not_, or_,
@@ -95,6 +96,15 @@ class LValueMixin(LoweringState):
         return cast(self.IDX, i.e)
 
     def member(self, lv: LV, name: str, c=None) -> LV:
+        """Member `name` of a struct or union lvalue.
+
+        A union's members do not share leaves: each has its own, and the union has a tag leaf that says which
+        member's value its bytes hold (`ctype.TAG`). The member lvalue remembers the tag (`LV.unions`): reading
+        it asserts that the tag names it (or says zero or unset, when every member reads alike), and writing
+        it sets the tag, after asserting the same when the write stores only part of the member (the rest of
+        the member must be its own). Another member's bytes reinterpreted are outside the model
+        (`UNMODELLED_UNION`: UNKNOWN, never a verdict built on the wrong value). A member of a union has no
+        address in the model: a pointer to it would store without setting the tag."""
         t = lv.ctype
         if not isinstance(t, CStruct):
             raise self.unsupported(f"member access on {t}", c)
@@ -102,14 +112,46 @@ class LValueMixin(LoweringState):
         alts = []
         for g, cells in lv.alts:
             alts.append((g, {lf.path: cells[(name,) + lf.path] for lf in self.types.leaves(ft)}))
+        unions = tuple((tag, m, False) for tag, m, _ in lv.unions)
+        if t.union:
+            number = [n for n, _ in self.types.fields[t.key]].index(name) + 1
+            unions += ((tuple((g, cells[(TAG,)]) for g, cells in lv.alts), number, True),)
         base = addr = None
-        if lv.base is not None:
+        if lv.base is not None and not unions:
             obj, path = lv.base
             base = (obj, path + (name,))
             sub = obj.members.get(base[1])
             if sub is not None:
                 addr = (self.obj_id(sub), idx_const(0, self.IDX))
-        return LV(ft, alts, addr, list(lv.checks), base)
+        return LV(ft, alts, addr, list(lv.checks), base, unions)
+
+    def check_unions(self, lv: LV, partial_write: bool = False) -> None:
+        """Assert that the unions `lv` lies in hold the members it lies in (or are zero or unset): before a
+        read, and before a write of part of a member (`member`)."""
+        for tags, m, whole in lv.unions:
+            if partial_write and whole:
+                continue
+            conds = []
+            for g, cell in tags:
+                tag = self._leaf_read(cell, False, 1)
+                ok = or_(*(Compare("==", tag, IntConst(k, tag.type)) for k in (m, TAG_ZERO, TAG_UNSET)))
+                conds.append(ok if g == TRUE else implies(g, ok))
+            self.emit(Assert(and_(*conds), UNMODELLED_UNION, self.loc))
+
+    def set_union_tags(self, lv: LV) -> None:
+        """A write of `lv`: each union it lies in now holds the member it lies in."""
+        for tags, m, _ in lv.unions:
+            for g, cell in tags:
+                self._write_cell(cell, g, IntConst(m, self.types.ir_scalar(TAG_TYPE)))
+
+    def _write_cell(self, cell: Cell, g: Expr, x: Expr) -> None:
+        """Store scalar `x` into `cell` where guard `g` holds."""
+        var = cell.var
+        if cell.index is None:
+            self.emit(Assign(var, x if g == TRUE else ite(g, x, var), self.loc))
+        else:
+            old = Select(var, cell.index, var.type.elem)
+            self.emit(Assign(var, Store(var, cell.index, x if g == TRUE else ite(g, x, old), var.type), self.loc))
 
     def subscript(self, lv: LV, k: Expr) -> LV:
         t = lv.ctype
@@ -136,7 +178,7 @@ class LValueMixin(LoweringState):
             if not isinstance(t.size, int):
                 raise self.unsupported("index into a variable-length array (valid-memsafety)")
             checks.append((self.in_range(k, t.size), self.loc))
-        return LV(e, alts, addr, checks)
+        return LV(e, alts, addr, checks, unions=tuple((tag, m, False) for tag, m, _ in lv.unions))
 
     def in_range(self, k: Expr, n: int) -> Expr:
         """0 <= k < n in the index type."""
@@ -328,7 +370,8 @@ class LValueMixin(LoweringState):
         if not isinstance(t, CArray):
             raise self.unsupported("array decay of a non-array", arr)
         if alv.addr is None:
-            raise self.unsupported("pointer to an array member of a struct", arr)
+            raise self.unsupported("pointer to an array member of a union" if alv.unions else
+                                   "pointer to an array member of a struct", arr)
         obj, off = alv.addr
         if t.size is not None:
             off = self.imul(off, t.size)
@@ -353,6 +396,7 @@ class LValueMixin(LoweringState):
         if isinstance(t, CArray):
             raise self.unsupported("array used as a value")
         self.check_access(lv)
+        self.check_unions(lv)
         leaves = {}
         for lf in self.types.leaves(t):
             want = self.types.ir_leaf_type(lf)
@@ -369,6 +413,9 @@ class LValueMixin(LoweringState):
         self.check_access(lv)
         if self.literal_vars:
             self._not_a_literal(lv)
+        if lv.unions:       # the tags first: the value and the guards do not read them (`member`)
+            self.check_unions(lv, partial_write=True)
+            self.set_union_tags(lv)
         # (var, the parts its new value reads, how the value is made of them): made once the parts are known
         writes: list[tuple[Var, list, Callable]] = []
         for g, cells in lv.alts:

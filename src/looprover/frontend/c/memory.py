@@ -11,6 +11,11 @@ Memory model (why it is sound for the programs we accept):
     asserted against with tag `properties.UNMODELLED_MEMBER` (UNKNOWN): C11 6.5.6p8 makes it undefined, tools
     that take the struct as one object accept it. Members of struct arrays and of structs reached through
     pointers get none: their address is refused.
+  * A union is flattened like a struct of all its members plus a tag leaf (`ctype.TAG`): the members do not
+    share cells, and the tag says which member's value the union's bytes hold (or that they are all zero, or
+    unset). A read through another member, or a store into part of a member over another's value, is asserted
+    against with tag `properties.UNMODELLED_UNION` (UNKNOWN); a pointer into a member is refused
+    (`lvalues.LValueMixin.member`).
   * A `T*` pointer can only hold ids of objects containing `T`s: the front-end rejects every way of forging a
     pointer (integer-to-pointer, pointer casts between different pointee types, void* round trips, unknown
     functions). So dereferencing is a case split over the address-taken objects that
@@ -88,6 +93,10 @@ class LV:
     # a whole object or a member of one reached by `.` alone: (the object, the member path); what `member` needs
     # to give an address-taken member its own object (`Obj.members`)
     base: tuple["Obj", tuple] | None = None
+    # the unions the lvalue lies in, outermost first, as (their tag cells per alternative, the number of the
+    # member it lies in, whether it is that whole member): what an access checks and a write sets
+    # (`lvalues.LValueMixin.member`)
+    unions: tuple[tuple[tuple[tuple[Expr, "Cell"], ...], int, bool], ...] = ()
 
 
 @dataclass

@@ -151,6 +151,7 @@ class StatementMixin(LoweringState):
             self.born(obj, vd, fr)      # not born with its block (a VLA; a `for` declaration is refused)
         if init is None:
             self.emit(Havoc(tuple(obj.vars.values()), self.loc))
+            self.unset_union_tags(obj)
         else:
             self.initialize(self.obj_lv(obj), init)
 

@@ -183,7 +183,7 @@ class StorageMixin(LoweringState):
         address is taken: every object is a candidate of each dereference of its type."""
         t = parent.ctype
         for name in path:
-            if not isinstance(t, CStruct):
+            if not isinstance(t, CStruct) or t.union:   # a union member has no address (`lvalues.member`)
                 return
             t = self.types.field_type(t, name)
         if path in parent.members:
