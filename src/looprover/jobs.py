@@ -212,9 +212,6 @@ def verify_job(job: Job, options: JobOptions, deadline: Deadline, phase: Callabl
             verdict = Verdict.unknown(verdict.engine, f"{verdict.reason}, but the termination proof does not cover "
                                                       f"the runs that reach {'; '.join(UNMODELLED[t] for t in outside)}"
                                                       f" ({stays.status.value}: {stays.reason})")
-    if verdict.status == Status.TRUE and program.unchecked:
-        verdict = Verdict.unknown(verdict.engine, f"{verdict.reason}, but {', '.join(program.unchecked)} is not "
-                                                  f"checked for programs that allocate memory")
     if verdict.status == Status.FALSE and program.assumptions:
         verdict = dataclasses.replace(verdict, reason=f"{verdict.reason}; resting on the assumption that "
                                                       + "; ".join(program.assumptions))

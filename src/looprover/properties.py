@@ -23,8 +23,8 @@ UNREACH_CALL = "unreach-call"
 TERMINATION = "termination"   # every execution of main ends (exit, abort, reach_error, or return)
 CHECK_SAT = "check-sat"       # CHC-COMP tasks: the clauses are satisfiable (= the program is safe)
 # valid-deref, valid-free, valid-memtrack: C only; the front-end asserts every access valid (`valid-deref`
-# assertions) and every free (`valid-free`, `frontend/c/heap.py`); valid-memtrack is not checked, so a program
-# that allocates is never TRUE for it (`Program.unchecked`)
+# assertions) and every free (`valid-free`, `frontend/c/heap.py`), and that no heap object is lost
+# (`valid-memtrack`, `frontend/c/memtrack.py`)
 VALID_MEMSAFETY = "valid-memsafety"
 
 NO_OVERFLOW = "no-overflow"   # no signed arithmetic leaves its type (checked as assertions: program/instrument.py)
@@ -45,6 +45,7 @@ UNMODELLED_MEMBER = "unmodelled-member"
 UNMODELLED_BYTES = "unmodelled-bytes"
 UNMODELLED_CALL = "unmodelled-call"
 UNMODELLED_UNION = "unmodelled-union"
+UNMODELLED_MEMTRACK = "unmodelled-memtrack"
 UNMODELLED = {
     # `frontend/c/main_args.py`
     UNMODELLED_ARGV: "an element of argv past the argument strings that have objects in the model",
@@ -67,6 +68,12 @@ UNMODELLED = {
     # is read back only through the member that stored it (C11 6.5.2.3p3 footnote 95 reinterprets the bytes)
     UNMODELLED_UNION: "a read of a union member other than the one last stored (the bytes reinterpreted), or a "
                       "store into part of a member while another one's value is there",
+    # `frontend/c/memtrack.py`: a heap object is tracked when a variable of a live function or a global points
+    # into it; reachability through arrays of pointers and through other heap objects is not modelled
+    UNMODELLED_MEMTRACK: "a live heap object that no global or variable of a running function points into, "
+                         "while a pointer the model does not place may (a returned function's local, a temporary, "
+                         "an element of an array, a pointer in another heap object, one far past its end) "
+                         "(valid-memtrack)",
 }
 
 # properties the engines can check (others are recognised and reported as unsupported)

@@ -160,9 +160,6 @@ class Program:
     # what the model assumes beyond C (`--undefined-functions nondet`: a call of an undefined function); a FALSE
     # rests on these, a TRUE does not (each is an over-approximation)
     assumptions: tuple[str, ...] = ()
-    # parts of the property the model does not check (valid-memtrack once the program allocates): a TRUE for the
-    # property would not cover them
-    unchecked: tuple[str, ...] = ()
 
     @cached_property
     def _out(self) -> dict[int, list[Edge]]:

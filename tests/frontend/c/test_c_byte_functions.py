@@ -97,8 +97,8 @@ CASES = {
                  "valid-memsafety", "T"),
     "set_overflows": ("int a[4]; memset(a, 0, 5 * sizeof(int)); return a[0];", "valid-memsafety", "F(valid-deref)"),
     "copy_overreads": ("int n = __VERIFIER_nondet_int(); if (n < 1 || n > 64) return 0;\n"
-                       "char *p = calloc(n, 1); char *q = malloc(n + 1); if (!p || !q) return 0;\n"
-                       "memcpy(q, p, n + 1); return 0;", "valid-memsafety", "F(valid-deref)"),
+                       "char *p = calloc(n, 1); char *q = malloc(n + 1); if (!p || !q) { free(p); free(q); return 0; }\n"
+                       "memcpy(q, p, n + 1); free(p); free(q); return 0;", "valid-memsafety", "F(valid-deref)"),
     "move_after_free": ("char *p = malloc(4); if (!p) return 0; free(p); char a[4]; memmove(a, p, 4); return a[0];",
                         "valid-memsafety", "F(valid-deref)"),
     # the value is read once, at the call, though the loop writes what it reads

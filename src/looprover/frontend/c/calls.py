@@ -89,6 +89,7 @@ class CallMixin(LoweringState):
                 self.emit(Assert(FALSE, "unreach-call", self.loc))   # a failed assert (reach_error asserted it)
             for a in args:
                 self.discard(a)
+            self.memtrack_point()       # the run ends here: nothing may have been lost
             self.jump(self.exit)
             return Val(rt, {}) if isinstance(rt, CVoid) else self.zero(rt)
         if name == "__builtin_expect":

@@ -57,6 +57,7 @@ from looprover.frontend.c.parse import Parsed
 from looprover.frontend.c.simplify import simplify
 from looprover.frontend.c.state import Frame
 from looprover.frontend.c.statements import StatementMixin
+from looprover.frontend.c.memtrack import MemtrackMixin
 from looprover.frontend.c.storage import StorageMixin
 from looprover.program.cfa import Assign, Program
 from looprover.program.expr import FALSE, IntConst
@@ -65,8 +66,8 @@ __all__ = ["lower"]
 
 
 class Lowerer(StatementMixin, ExpressionMixin, CallMixin, FunctionPointerMixin, InputFunctionsMixin,
-              OutputFunctionsMixin, ByteFunctionsMixin, HeapMixin, MainArgsMixin, LValueMixin, SideEffectMixin,
-              InitialiserMixin, StorageMixin):
+              OutputFunctionsMixin, ByteFunctionsMixin, HeapMixin, MemtrackMixin, MainArgsMixin, LValueMixin,
+              SideEffectMixin, InitialiserMixin, StorageMixin):
     """The lowering of one translation unit, composed from one mixin per responsibility over the shared
     `LoweringState`; `run` lowers main (inlining every call) and the static initialisers, then simplifies the
     CFA."""
@@ -79,14 +80,20 @@ class Lowerer(StatementMixin, ExpressionMixin, CallMixin, FunctionPointerMixin, 
         self.scan_address_taken(main)
         entry = self.bld.new_loc()
         self.cur = entry
-        fr = Frame("main", "", None, self.exit, top_decls=self.main_top_decls,
+        main_end = self.bld.new_loc() if self.memtrack else self.exit
+        fr = Frame("main", "", None, main_end, top_decls=self.main_top_decls,
                    top_labels=self.top_labels(self.function_body(main)))
         self.frames.append(fr)
         self.call_stack.append(main.canonical)
         self.main_params(main, fr)
         self.stmt(self.function_body(main))
-        self.jump(self.exit)  # falling off the end of main returns 0
+        self.jump(main_end)  # falling off the end of main returns 0
         self.frames.pop()
+        if self.memtrack:
+            self.start(main_end)
+            self.memtrack_point(main_end=True)
+            self.jump(self.exit)
+            self.finish_memtrack()
         # Globals and static locals are initialised before main runs; lowering their initialisers may
         # reference further globals, hence the work list.
         self.cur = self.bld.init
@@ -123,8 +130,7 @@ class Lowerer(StatementMixin, ExpressionMixin, CallMixin, FunctionPointerMixin, 
             raise UnsupportedError("an allocation that a loop executes more than once (one object per allocation "
                                    "is modelled)", looped[0])
         p = Program(self.bld.name, dict(self.bld.variables), tuple(edges), init, exit_, n, srcs, names,
-                    self.bld.data_model, self.bld.source_file, assumptions=tuple(self.assumptions),
-                    unchecked=("valid-memtrack",) if self.memsafety and self.heap_flags else ())
+                    self.bld.data_model, self.bld.source_file, assumptions=tuple(self.assumptions))
         p.check()
         return p
 

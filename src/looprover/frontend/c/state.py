@@ -53,6 +53,8 @@ class LoweringState:
         self.memsafety = memsafety       # valid-memsafety: accesses are asserted valid, not assumed (memory.py)
         self.reach_checks = reach_checks or not memsafety   # calls of reach_error are asserted unreachable
         self.assert_checks = memsafety and reach_checks     # `looprover check`: C's assert is a check too
+        self.memtrack = memsafety and not reach_checks      # verify's valid-memsafety: no heap object lost
+        self.memtrack_points: list = []  # where no heap object may be lost (`memtrack.py`)
         self.alive: dict[int, Var] = {}  # memsafety: object id -> whether the (local) object is live; heap objects
         self.heap_flags: dict[int, Var] = {}   # heap object id -> whether it is live (`heap.py`), in any mode
         self.allocations: list = []      # (success flag, source) per allocation (`heap.allocations_in_loops`)

@@ -76,6 +76,7 @@ class StatementMixin(LoweringState):
                 raise self.unsupported("label inside a block with an address-taken local (valid-memsafety)", c)
             loc = self._label(c.spelling)
             self.start(loc)
+            self.memtrack_point()       # a goto may make a loop of it
             ks = children(c)
             if ks:
                 self.stmt(ks[-1])
@@ -211,6 +212,7 @@ class StatementMixin(LoweringState):
         head = self.new_loc(self._loop_name(c, "while"))
         bl, end = self.new_loc(), self.new_loc()
         self.start(head)
+        self.memtrack_point()
         self.branch_on(cond, bl, end)
         self.start(bl)
         fr = self.frames[-1]
@@ -229,6 +231,7 @@ class StatementMixin(LoweringState):
         head = self.new_loc(self._loop_name(c, "do"))
         cont, end = self.new_loc(), self.new_loc()
         self.start(head)
+        self.memtrack_point()
         fr = self.frames[-1]
         fr.breaks.append(end)
         fr.depth_of[end] = len(fr.scopes)
@@ -283,6 +286,7 @@ class StatementMixin(LoweringState):
         head = self.new_loc(self._loop_name(c, "for"))
         bl, cont, end = self.new_loc(), self.new_loc(), self.new_loc()
         self.start(head)
+        self.memtrack_point()
         if cond is not None:
             self.branch_on(cond, bl, end)
         else:

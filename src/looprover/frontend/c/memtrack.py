@@ -1,0 +1,127 @@
+"""valid-memtrack: no run loses track of a heap object it has not freed (SV-COMP: "there exists no finite
+execution on which the program lost track of some previously allocated memory").
+
+What is lost stays lost: no pointer can be forged (`memory.py`), so once no pointer reaches a live `malloc`/
+`calloc` object, none will again. It is therefore enough to look at a few points of every run:
+  * where a run ends: the end of `main`, whose locals then die (only the globals still point anywhere), and a
+    call of `exit`, `abort` or a failed assert, where every function being run keeps its locals (SV-COMP: a
+    program that ends there has not lost what its locals point to);
+  * the head of every loop and every label (a `goto` target): a run that never ends passes one of them again
+    and again after any loss (the loops the library models and `memset` make run a bounded number of times).
+At each such point (`memtrack_point`) every live heap object o gets two assertions, built when the lowering is
+done and every allocation is known (`finish_memtrack`):
+  * `valid-memtrack`: o is *maybe* reached -- some scalar variable that may hold a pointer holds o's id (a
+    superset of the live pointers: dead locals and temporaries count too; at the end of main only the globals),
+    or a pointer in an array (of the globals, of a live heap object, or of any local but at the end of main) might.
+    A failure is a real leak: nothing at all points to o any more.
+  * `UNMODELLED_MEMTRACK`: if o is maybe reached, it is *surely* reached -- a pointer into it (its start up to
+    one past its end) is held by a global, a live local or parameter of a function being run (for the end of
+    main: a global), or the value a parameter is bound to. What lies between (a pointer only in an array, or
+    only in a heap object: reachability through the heap is not modelled) is UNKNOWN naming it.
+So a TRUE means that at every point every live heap object is surely reached, and a FALSE shows a run on which
+one is reached by nothing.
+
+Only under valid-memsafety in `verify` (`LoweringState.memtrack`); `check` reports the access checks alone.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from looprover.frontend.c.ctype import OFF
+from looprover.frontend.c.cursors import K
+from looprover.frontend.c.memory import Obj, Val
+from looprover.frontend.c.state import LoweringState
+from looprover.program.cfa import Assert, Edge, SrcLoc
+from looprover.program.expr import (
+    FALSE, TRUE, ArrayType, Compare, Expr, IntConst, Var, and_, cast, implies, or_,
+)
+from looprover.properties import UNMODELLED_MEMTRACK
+
+
+@dataclass
+class MemtrackPoint:
+    """A point where the heap objects' tracking is asserted: the index of its (so far empty) edge, whether it
+    is the end of main, and the pointers that surely reach objects there (id, offset) beside the globals'."""
+    edge: int
+    main_end: bool
+    roots: list[tuple[Expr, Expr]]
+    where: SrcLoc | None
+
+
+class MemtrackMixin(LoweringState):
+    def memtrack_point(self, main_end: bool = False) -> None:
+        """A point where no heap object may be lost (module docstring): an edge of its own, filled in by
+        `finish_memtrack`."""
+        if not self.memtrack or self.cur is None:
+            return
+        roots: list[tuple[Expr, Expr]] = []
+        if not main_end:
+            for fr in self.frames:
+                live = [o for d, o in fr.env.items() if d.kind == K.PARM_DECL]
+                for decls, _ in fr.scopes:
+                    live += [fr.env[d] for d in decls if d in fr.env]
+                if fr.ret is not None:
+                    live.append(fr.ret)
+                for o in live:
+                    roots += self._pointers(o)[0]
+                for v in fr.bound.values():
+                    roots += _bound_pointers(v)
+        src = self.flush()
+        dst = self.bld.new_loc(self.loc)
+        self.bld.add_edge(src, dst)
+        self.memtrack_points.append(MemtrackPoint(len(self.bld.edges) - 1, main_end, roots, self.loc))
+        self.cur, self.pending = dst, []
+
+    def _pointers(self, obj: Obj) -> tuple[list[tuple[Expr, Expr]], bool]:
+        """The (id, offset) variables of the pointers stored in `obj` outside arrays, and whether it stores
+        pointers in arrays."""
+        out, arrays = [], False
+        for path, var in obj.vars.items():
+            off = obj.vars.get(path + (OFF,))
+            if off is None:
+                continue
+            if isinstance(var.type, ArrayType):
+                arrays = True
+            else:
+                out.append((var, off))
+        return out, arrays
+
+    def finish_memtrack(self) -> None:
+        """Fill every point's edge with the assertions of the module docstring, now that every heap object is
+        known."""
+        if not self.memtrack or not self.memtrack_points:
+            return
+        heap = [(self.objects[i - 1], flag) for i, flag in sorted(self.heap_flags.items())]
+        if not heap:
+            return
+        glob: list[tuple[Expr, Expr]] = []
+        glob_arrays = False
+        for o in self.globals.values():
+            got, arr = self._pointers(o)
+            glob += got
+            glob_arrays |= arr
+        holders = [flag for o, flag in heap if self._pointers(o)[1]]    # heap objects that store pointers
+        any_arrays = any(isinstance(v.type, ArrayType) for v in self.id_vars)   # of any object
+        scalars = sorted((v for v in self.id_vars if isinstance(v, Var) and v.type == self.OBJ), key=lambda v: v.name)
+        for point in self.memtrack_points:
+            stmts = []
+            roots = glob + point.roots
+            for o, flag in heap:
+                oid = IntConst(o.id, self.OBJ)
+                surely = or_(*(and_(Compare("==", i, oid), Compare(">=", off, IntConst(0, off.type)),
+                                    Compare("<=", off, cast(off.type, o.length))) for i, off in roots))
+                if point.main_end:
+                    maybe = or_(surely, *(Compare("==", i, oid) for i, _ in glob),
+                                TRUE if glob_arrays else FALSE, *holders)
+                else:
+                    maybe = or_(surely, *(Compare("==", v, oid) for v in scalars),
+                                TRUE if any_arrays else FALSE, *holders)
+                stmts.append(Assert(implies(flag, maybe), "valid-memtrack", point.where))
+                stmts.append(Assert(implies(and_(flag, maybe), surely), UNMODELLED_MEMTRACK, point.where))
+            e = self.bld.edges[point.edge]
+            self.bld.edges[point.edge] = Edge(e.src, e.dst, tuple(stmts))
+
+
+def _bound_pointers(v: Val) -> list[tuple[Expr, Expr]]:
+    """The (id, offset) pairs of the pointers in a parameter's bound value."""
+    return [(e, v.leaves[p + (OFF,)]) for p, e in v.leaves.items() if p + (OFF,) in v.leaves]
