@@ -31,8 +31,8 @@ from looprover.processes import (
 from looprover.program.cfa import Assert, Assume, Edge, Program
 from looprover.program.instrument import UNDECIDED, instrument_no_overflow, undecided_reason
 from looprover.properties import (
-    CHECK_SAT, NO_OVERFLOW, TERMINATION, UNDEFINED_ASSERT, UNMODELLED, UNREACH_CALL, VALID_MEMSAFETY, Property,
-    default_property, load_property,
+    CHECK_SAT, NO_OVERFLOW, TERMINATION, UNDEFINED_ASSERT, UNMODELLED, UNREACH_CALL, VALID_MEMCLEANUP, VALID_MEMSAFETY,
+    Property, default_property, load_property,
 )
 from looprover.report import derivations_shared, split_tracebacks, verdict_json, verdict_text
 from looprover.smt.encode import bitvector_reason
@@ -46,7 +46,7 @@ PHASES = ("starting", "loading the program", "running the engine", "rendering th
 
 def load_program(path: Path, data_model: str = "ILP32", more: tuple[Path, ...] = (), memsafety: bool = False,
                  defines: tuple[str, ...] = (), keep_values: bool = False, nondet_undefined: bool = False,
-                 reach_checks: bool = False) -> Program:
+                 reach_checks: bool = False, memcleanup: bool = False) -> Program:
     """Parse a C file (`.c`, `.i`) or a Horn-clause file (`.smt2`) into the IR. `more`: further C files linked
     with it; `memsafety`: instrument memory accesses (valid-memsafety); `defines`: `-D` definitions for C;
     `keep_values`, `nondet_undefined`, `reach_checks`: see `load_c_program`."""
@@ -69,7 +69,7 @@ def load_program(path: Path, data_model: str = "ILP32", more: tuple[Path, ...] =
     from looprover.frontend.c import load_c_program
     return load_c_program([path, *more] if more else path, data_model=data_model, memsafety=memsafety,
                           defines=defines, keep_values=keep_values, nondet_undefined=nondet_undefined,
-                          reach_checks=reach_checks)
+                          reach_checks=reach_checks, memcleanup=memcleanup)
 
 
 @dataclass
@@ -267,10 +267,11 @@ def load_job_program(job: Job) -> Program:
 
 def _load(job: Job) -> Program:
     """The front-end's program for the job's files, built for its property (memory accesses instrumented for
-    valid-memsafety, unused values kept for no-overflow)."""
+    valid-memsafety, heap objects asserted freed where a run ends for valid-memcleanup, unused values kept for
+    no-overflow)."""
     return load_program(job.input, job.data_model, job.more_inputs, memsafety=job.property.name == VALID_MEMSAFETY,
                         defines=job.defines, keep_values=job.property.name == NO_OVERFLOW,
-                        nondet_undefined=job.nondet_undefined)
+                        nondet_undefined=job.nondet_undefined, memcleanup=job.property.name == VALID_MEMCLEANUP)
 
 
 def _instrument_for(job: Job, program: Program) -> Program:

@@ -5,8 +5,8 @@ users pass their own copies, so the file's *text* decides what is checked. Each 
 line (or `COVER(...)` for test-generation goals) is recognised separately; a file is one property. Text we do
 not recognise is an input error, never a silent default to reachability.
 
-`unreach-call`, `termination`, `no-overflow` and `valid-memsafety` (C only) and `check-sat` (Horn-clause inputs) are
-verified; the CLI answers UNKNOWN("unsupported property: ...") for every other recognised property. Which
+`unreach-call`, `termination`, `no-overflow`, `valid-memsafety` and `valid-memcleanup` (C only) and `check-sat`
+(Horn-clause inputs) are verified; the CLI answers UNKNOWN("unsupported property: ...") for every other recognised property. Which
 engine checks a verifiable property is the engines' business: each declares the properties it accepts (`Engine.properties`), the runner
 refuses the others, and the portfolio runs only engines that accept the task.
 """
@@ -26,6 +26,8 @@ CHECK_SAT = "check-sat"       # CHC-COMP tasks: the clauses are satisfiable (= t
 # assertions) and every free (`valid-free`, `frontend/c/heap.py`), and that no heap object is lost
 # (`valid-memtrack`, `frontend/c/memtrack.py`)
 VALID_MEMSAFETY = "valid-memsafety"
+# every heap object freed when the run ends (`frontend/c/memtrack.py`); accesses are not checked (C only)
+VALID_MEMCLEANUP = "valid-memcleanup"
 
 NO_OVERFLOW = "no-overflow"   # no signed arithmetic leaves its type (checked as assertions: program/instrument.py)
 
@@ -77,10 +79,10 @@ UNMODELLED = {
 }
 
 # properties the engines can check (others are recognised and reported as unsupported)
-VERIFIABLE = frozenset({UNREACH_CALL, TERMINATION, NO_OVERFLOW, CHECK_SAT, VALID_MEMSAFETY})
+VERIFIABLE = frozenset({UNREACH_CALL, TERMINATION, NO_OVERFLOW, CHECK_SAT, VALID_MEMSAFETY, VALID_MEMCLEANUP})
 
 KNOWN = (
-    UNREACH_CALL, TERMINATION, NO_OVERFLOW, "valid-memsafety", "valid-memcleanup", "def-behavior",
+    UNREACH_CALL, TERMINATION, NO_OVERFLOW, VALID_MEMSAFETY, VALID_MEMCLEANUP, "def-behavior",
     "no-data-race", "coverage-error-call", "coverage-branches", "coverage-conditions", "coverage-statements",
     CHECK_SAT,
 )
@@ -91,7 +93,7 @@ _FORMULAS = [
     (r"LTL\(Fend\)", TERMINATION),
     (r"LTL\(G!overflow\)", NO_OVERFLOW),
     (r"LTL\(Gvalid-(free|deref|memtrack)\)", "valid-memsafety"),
-    (r"LTL\(Gvalid-memcleanup\)", "valid-memcleanup"),
+    (r"LTL\(Gvalid-memcleanup\)", VALID_MEMCLEANUP),
     (r"LTL\(Gdef-behavior\)", "def-behavior"),
     (r"LTL\(G!data-race\)", "no-data-race"),
     (r"FQL\(COVEREDGES\(@CALL\((?P<fn>[A-Za-z_]\w*)\)\)\)", "coverage-error-call"),
@@ -146,8 +148,8 @@ def parse_property_text(text: str, where: str = "<property>") -> Property:
         else:
             raise InputError(f"{where}: unknown property formula {m['formula'][:80]!r}")
     distinct = sorted(set(names))
-    if distinct == ["valid-memcleanup", "valid-memsafety"]:   # upstream's file lists all four valid-* parts
-        distinct = ["valid-memsafety"]
+    if distinct == [VALID_MEMCLEANUP, VALID_MEMSAFETY]:   # upstream's file lists all four valid-* parts
+        distinct = [VALID_MEMSAFETY]
     if len(distinct) > 1:
         raise InputError(f"{where}: several properties in one file ({', '.join(distinct)})")
     return Property(distinct[0], entry, function, None)

@@ -10,13 +10,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from looprover.properties import CHECK_SAT, NO_OVERFLOW, TERMINATION, UNREACH_CALL, VALID_MEMSAFETY
+from looprover.properties import (
+    CHECK_SAT, NO_OVERFLOW, TERMINATION, UNREACH_CALL, VALID_MEMCLEANUP, VALID_MEMSAFETY,
+)
 from looprover.verdict import Status
 
 # safety properties: each is a set of assertions in the program (no-overflow's are added by the job,
 # `program/instrument.py`; under valid-memsafety the front-end emits `valid-deref` ones), and a safety engine
 # treats every assertion alike
-SAFETY = frozenset({UNREACH_CALL, NO_OVERFLOW, CHECK_SAT, VALID_MEMSAFETY})
+SAFETY = frozenset({UNREACH_CALL, NO_OVERFLOW, CHECK_SAT, VALID_MEMSAFETY, VALID_MEMCLEANUP})
 BOTH = frozenset({Status.TRUE, Status.FALSE})
 
 

@@ -50,3 +50,22 @@ def test_memtrack_verdicts(tmp_path, name, body, expected):
     assert got == expected, verdict.reason
     if expected == "U":
         assert "valid-memtrack" in verdict.reason, verdict.reason
+
+
+@pytest.mark.parametrize("name, body, expected", [
+    ("freed", "int *p = malloc(sizeof(int)); if (!p) return 0; *p = 1; free(p);", "T"),
+    ("main_ends_holding_it", "int *p = malloc(sizeof(int)); if (p) *p = 1;", "F(valid-memcleanup)"),
+    # still reached, but not freed when the run ends: a violation of valid-memcleanup alone
+    ("a_global_keeps_it", "g = malloc(sizeof(int));", "F(valid-memcleanup)"),
+    ("exit_keeps_the_locals", "int *p = malloc(sizeof(int)); if (p) exit(1); free(p);", "F(valid-memcleanup)"),
+    ("abort_after_a_failed_allocation", "int *p = malloc(sizeof(int)); int *q = malloc(sizeof(int));"
+     " if (!q) abort(); free(q); free(p);", "F(valid-memcleanup)"),
+    # a run that never ends never terminates holding anything
+    ("lost_before_an_endless_loop", "int *p = malloc(sizeof(int)); p = 0; while (1) { }", "T"),
+    ("freed_by_a_callee", "int *p = malloc(4 * sizeof(int)); if (!p) return 0; clear(p, 4);", "T"),
+])
+def test_memcleanup_verdicts(tmp_path, name, body, expected):
+    """valid-memcleanup: every heap object freed when the run ends (the end of main, exit or abort), whether
+    or not something still points to it; accesses are not its business (an invalid one is not followed)."""
+    got, verdict, _ = body_verdict(tmp_path, name, HEAD, body, "valid-memcleanup", timeout=60)
+    assert got == expected, verdict.reason

@@ -49,14 +49,15 @@ _STACK_BYTES = 256 * 1024 * 1024
 
 def load_c_program(path: str | os.PathLike | list, data_model: str = "ILP32", memsafety: bool = False,
                    defines: tuple[str, ...] = (), keep_values: bool = False, nondet_undefined: bool = False,
-                   reach_checks: bool = False) -> Program:
+                   reach_checks: bool = False, memcleanup: bool = False) -> Program:
     """`keep_values`: unused values computed by operations (`x + 1;`) stay in the program as assignments to
     temporaries (for the no-overflow property; `ExpressionMixin.discard`). `nondet_undefined`: a call of a
     function without a body or a model havocs its result and what it can reach (`CallMixin.undefined_call`)
     instead of being refused. `reach_checks`: a call of `reach_error` is asserted unreachable under `memsafety`
-    too (`looprover check`: every kind of check in one program)."""
+    too (`looprover check`: every kind of check in one program). `memcleanup`: assert that every heap object is
+    freed where a run ends (valid-memcleanup, `memtrack.py`)."""
     result: dict = {}
-    opts = (memsafety, tuple(defines), keep_values, nondet_undefined, reach_checks)
+    opts = (memsafety, tuple(defines), keep_values, nondet_undefined, reach_checks, memcleanup)
 
     def work() -> None:
         try:
@@ -82,7 +83,7 @@ def load_c_program(path: str | os.PathLike | list, data_model: str = "ILP32", me
 
 
 def _load(path, data_model: str, memsafety: bool, defines: tuple[str, ...], keep_values: bool = False,
-          nondet_undefined: bool = False, reach_checks: bool = False) -> Program:
+          nondet_undefined: bool = False, reach_checks: bool = False, memcleanup: bool = False) -> Program:
     from looprover.frontend.c.lower import lower
     from looprover.frontend.c.parse import parse
 
@@ -95,7 +96,7 @@ def _load(path, data_model: str, memsafety: bool, defines: tuple[str, ...], keep
         if out_of_memory(exc):      # libclang could not even be loaded under --memory: no fault of the input
             raise MemoryError(str(exc)) from exc
         raise InputError(f"{path}: cannot parse: {type(exc).__name__}: {exc}") from exc
-    return lower(parsed, data_model, memsafety, keep_values, nondet_undefined, reach_checks)
+    return lower(parsed, data_model, memsafety, keep_values, nondet_undefined, reach_checks, memcleanup)
 
 
 def _with_libc_models(parsed, path, data_model: str, defines: tuple[str, ...]):

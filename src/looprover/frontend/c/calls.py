@@ -40,8 +40,9 @@ class CallMixin(LoweringState):
         self.loc = self.where(c)
         rt = self.ctype(c)
         if not self.reach_checks and name in ("reach_error", "__VERIFIER_assert") and ref.get_definition() is None:
-            # not part of valid-memsafety, and what such a call does is then unknown
-            raise self.unsupported(f"call to undefined function '{name}' (valid-memsafety)", c)
+            # not part of valid-memsafety (valid-memcleanup), and what such a call does is then unknown
+            prop = "valid-memsafety" if self.memsafety else "valid-memcleanup"
+            raise self.unsupported(f"call to undefined function '{name}' ({prop})", c)
         if name == "reach_error" and self.reach_checks:
             self.emit(Assert(FALSE, "unreach-call", self.loc))
             fdef = ref.get_definition()
@@ -89,7 +90,7 @@ class CallMixin(LoweringState):
                 self.emit(Assert(FALSE, "unreach-call", self.loc))   # a failed assert (reach_error asserted it)
             for a in args:
                 self.discard(a)
-            self.memtrack_point()       # the run ends here: nothing may have been lost
+            self.memtrack_point(run_ends=True)      # nothing may have been lost (nor left, for memcleanup)
             self.jump(self.exit)
             return Val(rt, {}) if isinstance(rt, CVoid) else self.zero(rt)
         if name == "__builtin_expect":

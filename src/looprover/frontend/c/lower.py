@@ -80,7 +80,7 @@ class Lowerer(StatementMixin, ExpressionMixin, CallMixin, FunctionPointerMixin, 
         self.scan_address_taken(main)
         entry = self.bld.new_loc()
         self.cur = entry
-        main_end = self.bld.new_loc() if self.memtrack else self.exit
+        main_end = self.bld.new_loc() if self.memtrack or self.memcleanup else self.exit
         fr = Frame("main", "", None, main_end, top_decls=self.main_top_decls,
                    top_labels=self.top_labels(self.function_body(main)))
         self.frames.append(fr)
@@ -89,7 +89,7 @@ class Lowerer(StatementMixin, ExpressionMixin, CallMixin, FunctionPointerMixin, 
         self.stmt(self.function_body(main))
         self.jump(main_end)  # falling off the end of main returns 0
         self.frames.pop()
-        if self.memtrack:
+        if self.memtrack or self.memcleanup:
             self.start(main_end)
             self.memtrack_point(main_end=True)
             self.jump(self.exit)
@@ -142,11 +142,11 @@ class Lowerer(StatementMixin, ExpressionMixin, CallMixin, FunctionPointerMixin, 
 
 
 def lower(parsed: Parsed, data_model: str, memsafety: bool = False, keep_values: bool = False,
-          nondet_undefined: bool = False, reach_checks: bool = False) -> Program:
+          nondet_undefined: bool = False, reach_checks: bool = False, memcleanup: bool = False) -> Program:
     """The CFA of a parsed translation unit (main with every call inlined); `InputError` or `UnsupportedError`
     (with the location being lowered) for anything else that goes wrong. `memsafety`: instrument the
     accesses for valid-memsafety (see `memory.py`). `keep_values`: see `ExpressionMixin.discard`."""
-    lw = Lowerer(parsed, data_model, memsafety, keep_values, nondet_undefined, reach_checks)
+    lw = Lowerer(parsed, data_model, memsafety, keep_values, nondet_undefined, reach_checks, memcleanup)
     old = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old, 200_000))  # load_c_program runs us on a thread with a large stack
     try:

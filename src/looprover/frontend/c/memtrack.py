@@ -22,6 +22,8 @@ So a TRUE means that at every point every live heap object is surely reached, an
 one is reached by nothing.
 
 Only under valid-memsafety in `verify` (`LoweringState.memtrack`); `check` reports the access checks alone.
+valid-memcleanup (`LoweringState.memcleanup`, SV-COMP: "all allocated memory is deallocated before the program
+terminates") asserts at the points where a run ends that every heap object is freed.
 """
 from __future__ import annotations
 
@@ -33,7 +35,7 @@ from looprover.frontend.c.memory import Obj, Val
 from looprover.frontend.c.state import LoweringState
 from looprover.program.cfa import Assert, Edge, SrcLoc
 from looprover.program.expr import (
-    FALSE, TRUE, ArrayType, Compare, Expr, IntConst, Var, and_, cast, implies, or_,
+    FALSE, TRUE, ArrayType, Compare, Expr, IntConst, Var, and_, cast, implies, not_, or_,
 )
 from looprover.properties import UNMODELLED_MEMTRACK
 
@@ -41,18 +43,21 @@ from looprover.properties import UNMODELLED_MEMTRACK
 @dataclass
 class MemtrackPoint:
     """A point where the heap objects' tracking is asserted: the index of its (so far empty) edge, whether it
-    is the end of main, and the pointers that surely reach objects there (id, offset) beside the globals'."""
+    is the end of main or of the run, and the pointers that surely reach objects there (id, offset) beside the
+    globals'."""
     edge: int
     main_end: bool
+    run_ends: bool
     roots: list[tuple[Expr, Expr]]
     where: SrcLoc | None
 
 
 class MemtrackMixin(LoweringState):
-    def memtrack_point(self, main_end: bool = False) -> None:
-        """A point where no heap object may be lost (module docstring): an edge of its own, filled in by
-        `finish_memtrack`."""
-        if not self.memtrack or self.cur is None:
+    def memtrack_point(self, main_end: bool = False, run_ends: bool = False) -> None:
+        """A point where no heap object may be lost (module docstring), or where the run ends (`main_end`, or
+        `run_ends`: exit, abort): an edge of its own, filled in by `finish_memtrack`."""
+        run_ends = run_ends or main_end
+        if self.cur is None or not (self.memtrack or self.memcleanup and run_ends):
             return
         roots: list[tuple[Expr, Expr]] = []
         if not main_end:
@@ -69,7 +74,7 @@ class MemtrackMixin(LoweringState):
         src = self.flush()
         dst = self.bld.new_loc(self.loc)
         self.bld.add_edge(src, dst)
-        self.memtrack_points.append(MemtrackPoint(len(self.bld.edges) - 1, main_end, roots, self.loc))
+        self.memtrack_points.append(MemtrackPoint(len(self.bld.edges) - 1, main_end, run_ends, roots, self.loc))
         self.cur, self.pending = dst, []
 
     def _pointers(self, obj: Obj) -> tuple[list[tuple[Expr, Expr]], bool]:
@@ -89,7 +94,7 @@ class MemtrackMixin(LoweringState):
     def finish_memtrack(self) -> None:
         """Fill every point's edge with the assertions of the module docstring, now that every heap object is
         known."""
-        if not self.memtrack or not self.memtrack_points:
+        if not self.memtrack_points:
             return
         heap = [(self.objects[i - 1], flag) for i, flag in sorted(self.heap_flags.items())]
         if not heap:
@@ -107,6 +112,10 @@ class MemtrackMixin(LoweringState):
             stmts = []
             roots = glob + point.roots
             for o, flag in heap:
+                if self.memcleanup and point.run_ends:
+                    stmts.append(Assert(not_(flag), "valid-memcleanup", point.where))
+                if not self.memtrack:
+                    continue
                 oid = IntConst(o.id, self.OBJ)
                 surely = or_(*(and_(Compare("==", i, oid), Compare(">=", off, IntConst(0, off.type)),
                                     Compare("<=", off, cast(off.type, o.length))) for i, off in roots))

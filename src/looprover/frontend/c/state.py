@@ -48,12 +48,14 @@ class LoweringState:
     variables, clang type translation, and building the CFA edge by edge."""
 
     def __init__(self, parsed: Parsed, data_model: str, memsafety: bool = False, keep_values: bool = False,
-                 nondet_undefined: bool = False, reach_checks: bool = False):
+                 nondet_undefined: bool = False, reach_checks: bool = False, memcleanup: bool = False):
         self.parsed = parsed
         self.memsafety = memsafety       # valid-memsafety: accesses are asserted valid, not assumed (memory.py)
-        self.reach_checks = reach_checks or not memsafety   # calls of reach_error are asserted unreachable
+        # calls of reach_error are asserted unreachable (not under the memory properties: not part of them)
+        self.reach_checks = reach_checks or not (memsafety or memcleanup)
         self.assert_checks = memsafety and reach_checks     # `looprover check`: C's assert is a check too
         self.memtrack = memsafety and not reach_checks      # verify's valid-memsafety: no heap object lost
+        self.memcleanup = memcleanup     # valid-memcleanup: every heap object freed where a run ends
         self.memtrack_points: list = []  # where no heap object may be lost (`memtrack.py`)
         self.alive: dict[int, Var] = {}  # memsafety: object id -> whether the (local) object is live; heap objects
         self.heap_flags: dict[int, Var] = {}   # heap object id -> whether it is live (`heap.py`), in any mode
