@@ -41,6 +41,9 @@ HEAD = ("#include <stdlib.h>\nextern int __VERIFIER_nondet_int(void);\nint *g;\n
     # a callee's local held it; at the loop head after the call it is gone, but the model still sees the dead
     # local's value and cannot tell: UNKNOWN (at the end of main it would be FALSE)
     ("a_returned_callee_held_it", "lose(); while (1) { }", "U"),
+    # the union's pointer member was overwritten through another member: whether the pointer's bytes survive
+    # is the representation's business, so the object is not surely reached
+    ("a_union_held_it", "union { int *p; long x; } u; u.p = malloc(sizeof(int)); u.x = 5; while (1) { }", "U"),
     # only another heap object points to b when the run ends: reachability through the heap is not modelled
     ("kept_only_by_a_heap_object", "struct node *a = malloc(sizeof(struct node)); if (!a) return 0;"
      " struct node *b = malloc(sizeof(struct node)); a->next = b; b = 0; exit(0);", "U"),

@@ -16,7 +16,8 @@ done and every allocation is known (`finish_memtrack`):
     A failure is a real leak: nothing at all points to o any more.
   * `UNMODELLED_MEMTRACK`: if o is maybe reached, it is *surely* reached -- a pointer into it (its start up to
     one past its end) is held by a global, a live local or parameter of a function being run (for the end of
-    main: a global), or the value a parameter is bound to. What lies between (a pointer only in an array, or
+    main: a global), or the value a parameter is bound to, and not inside a union (a union's members keep
+    their own leaves: another member stored since may have overwritten the pointer's bytes). What lies between (a pointer only in an array, or
     only in a heap object: reachability through the heap is not modelled) is UNKNOWN naming it.
 So a TRUE means that at every point every live heap object is surely reached, and a FALSE shows a run on which
 one is reached by nothing.
@@ -29,7 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from looprover.frontend.c.ctype import OFF
+from looprover.frontend.c.ctype import OFF, TAG
 from looprover.frontend.c.cursors import K
 from looprover.frontend.c.memory import Obj, Val
 from looprover.frontend.c.state import LoweringState
@@ -77,19 +78,22 @@ class MemtrackMixin(LoweringState):
         self.memtrack_points.append(MemtrackPoint(len(self.bld.edges) - 1, main_end, run_ends, roots, self.loc))
         self.cur, self.pending = dst, []
 
-    def _pointers(self, obj: Obj) -> tuple[list[tuple[Expr, Expr]], bool]:
-        """The (id, offset) variables of the pointers stored in `obj` outside arrays, and whether it stores
-        pointers in arrays."""
-        out, arrays = [], False
+    def _pointers(self, obj: Obj) -> tuple[list[tuple[Expr, Expr]], list[tuple[Expr, Expr]], bool]:
+        """The (id, offset) variables of the pointers stored in `obj` outside arrays: those outside unions,
+        those inside (a union member's leaves keep their values when another member is stored: the pointer
+        may be gone), and whether it stores pointers in arrays."""
+        sure, in_unions, arrays = [], [], False
         for path, var in obj.vars.items():
             off = obj.vars.get(path + (OFF,))
             if off is None:
                 continue
             if isinstance(var.type, ArrayType):
                 arrays = True
+            elif any(path[:i] + (TAG,) in obj.vars for i in range(len(path))):
+                in_unions.append((var, off))
             else:
-                out.append((var, off))
-        return out, arrays
+                sure.append((var, off))
+        return sure, in_unions, arrays
 
     def finish_memtrack(self) -> None:
         """Fill every point's edge with the assertions of the module docstring, now that every heap object is
@@ -100,12 +104,14 @@ class MemtrackMixin(LoweringState):
         if not heap:
             return
         glob: list[tuple[Expr, Expr]] = []
+        glob_unsure: list[tuple[Expr, Expr]] = []
         glob_arrays = False
         for o in self.globals.values():
-            got, arr = self._pointers(o)
-            glob += got
+            sure, in_unions, arr = self._pointers(o)
+            glob += sure
+            glob_unsure += in_unions
             glob_arrays |= arr
-        holders = [flag for o, flag in heap if self._pointers(o)[1]]    # heap objects that store pointers
+        holders = [flag for o, flag in heap if self._pointers(o)[2]]    # heap objects that store pointers
         any_arrays = any(isinstance(v.type, ArrayType) for v in self.id_vars)   # of any object
         scalars = sorted((v for v in self.id_vars if isinstance(v, Var) and v.type == self.OBJ), key=lambda v: v.name)
         for point in self.memtrack_points:
@@ -120,7 +126,7 @@ class MemtrackMixin(LoweringState):
                 surely = or_(*(and_(Compare("==", i, oid), Compare(">=", off, IntConst(0, off.type)),
                                     Compare("<=", off, cast(off.type, o.length))) for i, off in roots))
                 if point.main_end:
-                    maybe = or_(surely, *(Compare("==", i, oid) for i, _ in glob),
+                    maybe = or_(surely, *(Compare("==", i, oid) for i, _ in glob + glob_unsure),
                                 TRUE if glob_arrays else FALSE, *holders)
                 else:
                     maybe = or_(surely, *(Compare("==", v, oid) for v in scalars),
