@@ -41,6 +41,10 @@ HEAD = ("#include <stdlib.h>\nextern int __VERIFIER_nondet_int(void);\nint *g;\n
     # a callee's local held it; at the loop head after the call it is gone, but the model still sees the dead
     # local's value and cannot tell: UNKNOWN (at the end of main it would be FALSE)
     ("a_returned_callee_held_it", "lose(); while (1) { }", "U"),
+    # the block's local died when the block was left; the goto back into it skips its declaration, so what it
+    # holds is no pointer of the running program (C: indeterminate), and it is not taken for one
+    ("a_goto_into_a_block_past_the_local_holding_it", "int *p = malloc(sizeof(int)); int k = 0;"
+     " { if (k) goto L; int *q = p; p = 0; L: k = 1; } goto L;", "U"),
     # the union's pointer member was overwritten through another member: whether the pointer's bytes survive
     # is the representation's business, so the object is not surely reached
     ("a_union_held_it", "union { int *p; long x; } u; u.p = malloc(sizeof(int)); u.x = 5; while (1) { }", "U"),

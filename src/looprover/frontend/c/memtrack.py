@@ -54,9 +54,16 @@ class MemtrackPoint:
 
 
 class MemtrackMixin(LoweringState):
-    def memtrack_point(self, main_end: bool = False, run_ends: bool = False) -> None:
+    def memtrack_point(self, main_end: bool = False, run_ends: bool = False, label: bool = False) -> None:
         """A point where no heap object may be lost (module docstring), or where the run ends (`main_end`, or
-        `run_ends`: exit, abort): an edge of its own, filled in by `finish_memtrack`."""
+        `run_ends`: exit, abort): an edge of its own, filled in by `finish_memtrack`.
+
+        The roots are the parameters and the locals of the blocks open here whose declarations the lowering has
+        passed, of every running function. At a `label` only the function body's own locals count for the
+        current function: a `goto` from outside a block into it skips declarations, and a local whose
+        declaration was skipped still holds what an earlier run through the block left there, which C calls
+        indeterminate (its object died when the block was left). A function's return value is no root: it
+        holds an earlier call's value until its `return`."""
         run_ends = run_ends or main_end
         if self.cur is None or not (self.memtrack or self.memcleanup and run_ends):
             return
@@ -64,10 +71,8 @@ class MemtrackMixin(LoweringState):
         if not main_end:
             for fr in self.frames:
                 live = [o for d, o in fr.env.items() if d.kind == K.PARM_DECL]
-                for decls, _ in fr.scopes:
+                for decls, _ in fr.scopes[:1] if label and fr is self.frames[-1] else fr.scopes:
                     live += [fr.env[d] for d in decls if d in fr.env]
-                if fr.ret is not None:
-                    live.append(fr.ret)
                 for o in live:
                     roots += self._pointers(o)[0]
                 for v in fr.bound.values():

@@ -76,7 +76,7 @@ class StatementMixin(LoweringState):
                 raise self.unsupported("label inside a block with an address-taken local (valid-memsafety)", c)
             loc = self._label(c.spelling)
             self.start(loc)
-            self.memtrack_point()       # a goto may make a loop of it
+            self.memtrack_point(label=True)     # a goto may make a loop of it
             ks = children(c)
             if ks:
                 self.stmt(ks[-1])
