@@ -71,7 +71,18 @@ class CallMixin(LoweringState):
         if name in ASSUME_FUNCTIONS:
             if len(args) != 1:
                 raise self.unsupported(f"{name} with {len(args)} arguments", c)
-            self.emit(Assume(self.to_bool(self.rv(args[0])), self.loc))
+            cond = self.to_bool(self.rv(args[0]))
+            if self.memtrack or self.memcleanup:
+                # a false condition ends the run (assume_abort_if_not calls abort) or never lets it go on
+                # (__VERIFIER_assume): what was lost before counts (`memtrack.py`)
+                ok, stop = self.new_loc(), self.new_loc()
+                self.branch(cond, ok, stop)
+                self.start(stop)
+                self.memtrack_point(run_ends=name == "assume_abort_if_not")
+                self.block()
+                self.start(ok)
+            else:
+                self.emit(Assume(cond, self.loc))
             return Val(rt, {})
         if name == "__VERIFIER_assert" and ref.get_definition() is None:
             if len(args) != 1:

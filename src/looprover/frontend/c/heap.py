@@ -86,6 +86,8 @@ class HeapMixin(LoweringState):
         n = self.new_var(f"{site}.len", self.IDX, "local", c_name=f"length of the {name} object")
         self.emit(Assign(n, ite(ok, cast(self.IDX, count), idx_const(0, self.IDX)), self.loc))
         obj = self.sized_obj(site, pt, n)
+        if self.frames:
+            self.frames[-1].allocating.add(obj.id)    # its pointer is no variable's yet (`memtrack.py`)
         flag = self.alive_flag(obj)
         if name in MAY_FAIL:
             self.heap_flags[obj.id] = flag          # what free may end

@@ -74,7 +74,7 @@ class MainArgsMixin(LoweringState):
         n = self.new_var(ARGV_COUNT, self.IDX, "local", c_name="length of the argv array")
         count = self.new_var("argv.argc", self.IDX, "local", c_name="argc at the start")  # argc may be changed
         self.emit(Assign(count, cast(self.IDX, argc), where), Assign(n, self._plus(count, 1), where))
-        arr = self.sized_obj("argv array", str_t, n)
+        arr = self.argv_array = self.sized_obj("argv array", str_t, n)
         objs, offs = arr.vars[()], arr.vars[(OFF,)]
         self.emit(Havoc((objs, offs), where))
         null = IntConst(0, self.OBJ)

@@ -7,13 +7,17 @@ What is lost stays lost: no pointer can be forged (`memory.py`), so once no poin
     call of `exit`, `abort` or a failed assert, where every function being run keeps its locals (SV-COMP: a
     program that ends there has not lost what its locals point to);
   * the head of every loop and every label (a `goto` target): a run that never ends passes one of them again
-    and again after any loss (the loops the library models and `memset` make run a bounded number of times).
+    and again after any loss (the loops the library models and `memset` make run a bounded number of times);
+  * where an assumption fails: `assume_abort_if_not` ends the run there (abort), `__VERIFIER_assume` lets it
+    go no further.
 At each such point (`memtrack_point`) every live heap object o gets two assertions, built when the lowering is
 done and every allocation is known (`finish_memtrack`):
   * `valid-memtrack`: o is *maybe* reached -- some scalar variable that may hold a pointer holds o's id (a
     superset of the live pointers: dead locals and temporaries count too; at the end of main only the globals),
-    or a pointer in an array (of the globals, of a live heap object, or of any local but at the end of main) might.
-    A failure is a real leak: nothing at all points to o any more.
+    or a pointer in an array (of the globals, of a live heap object, of main's argv array when the program
+    stores into it, or of any local but at the end of main) might, or the statement that allocated o has not
+    finished (its pointer may be an operand not yet stored: `f(malloc(n), g())` while g runs). A failure is a
+    real leak: nothing at all points to o any more.
   * `UNMODELLED_MEMTRACK`: if o is maybe reached, it is *surely* reached -- a pointer into it (its start up to
     one past its end) is held by a global, a live local or parameter of a function being run (for the end of
     main: a global), or the value a parameter is bound to, and not inside a union (a union's members keep
@@ -51,19 +55,22 @@ class MemtrackPoint:
     run_ends: bool
     roots: list[tuple[Expr, Expr]]
     where: SrcLoc | None
+    pending: frozenset      # heap objects whose pointer an unfinished statement holds in no variable yet
 
 
 class MemtrackMixin(LoweringState):
-    def memtrack_point(self, main_end: bool = False, run_ends: bool = False, label: bool = False) -> None:
+    def memtrack_point(self, main_end: bool = False, run_ends: bool = False) -> None:
         """A point where no heap object may be lost (module docstring), or where the run ends (`main_end`, or
         `run_ends`: exit, abort): an edge of its own, filled in by `finish_memtrack`.
 
-        The roots are the parameters and the locals of the blocks open here whose declarations the lowering has
-        passed, of every running function. At a `label` only the function body's own locals count for the
-        current function: a `goto` from outside a block into it skips declarations, and a local whose
-        declaration was skipped still holds what an earlier run through the block left there, which C calls
-        indeterminate (its object died when the block was left). A function's return value is no root: it
-        holds an earlier call's value until its `return`."""
+        The roots of every running function are its parameters and the locals of its open blocks whose
+        declarations the run has surely passed in this activation of the block. The lowering has passed
+        them; and in a nested block, no jump target (label, case) lies between the declaration and here: a
+        `goto` or `switch` may enter the block past the declaration, and the local then still holds what an
+        earlier pass left, which C calls indeterminate (its object died when the block was left). A body's
+        own locals are entered once per call; what an earlier call left there was lost, and seen lost, at the
+        caller's points in between. A function's return value is no root: it holds an earlier call's value
+        until its `return`."""
         run_ends = run_ends or main_end
         if self.cur is None or not (self.memtrack or self.memcleanup and run_ends):
             return
@@ -71,8 +78,9 @@ class MemtrackMixin(LoweringState):
         if not main_end:
             for fr in self.frames:
                 live = [o for d, o in fr.env.items() if d.kind == K.PARM_DECL]
-                for decls, _ in fr.scopes[:1] if label and fr is self.frames[-1] else fr.scopes:
-                    live += [fr.env[d] for d in decls if d in fr.env]
+                for depth, (decls, _) in enumerate(fr.scopes):
+                    live += [fr.env[d] for d in decls if d in fr.env and d in fr.declared
+                             and (depth == 0 or fr.declared[d] == fr.jump_targets)]
                 for o in live:
                     roots += self._pointers(o)[0]
                 for v in fr.bound.values():
@@ -80,7 +88,9 @@ class MemtrackMixin(LoweringState):
         src = self.flush()
         dst = self.bld.new_loc(self.loc)
         self.bld.add_edge(src, dst)
-        self.memtrack_points.append(MemtrackPoint(len(self.bld.edges) - 1, main_end, run_ends, roots, self.loc))
+        pending = frozenset().union(*(fr.allocating for fr in self.frames))
+        self.memtrack_points.append(MemtrackPoint(len(self.bld.edges) - 1, main_end, run_ends, roots, self.loc,
+                                                  pending))
         self.cur, self.pending = dst, []
 
     def _pointers(self, obj: Obj) -> tuple[list[tuple[Expr, Expr]], list[tuple[Expr, Expr]], bool]:
@@ -117,6 +127,9 @@ class MemtrackMixin(LoweringState):
             glob_unsure += in_unions
             glob_arrays |= arr
         holders = [flag for o, flag in heap if self._pointers(o)[2]]    # heap objects that store pointers
+        # main's argv array outlives main: a pointer the program stores there is no local's
+        argv = self.argv_array.vars[()] if self.argv_array is not None else None
+        argv_written = argv is not None and sum(argv in s.writes() for e in self.bld.edges for s in e.stmts) > 1
         any_arrays = any(isinstance(v.type, ArrayType) for v in self.id_vars)   # of any object
         scalars = sorted((v for v in self.id_vars if isinstance(v, Var) and v.type == self.OBJ), key=lambda v: v.name)
         for point in self.memtrack_points:
@@ -130,9 +143,11 @@ class MemtrackMixin(LoweringState):
                 oid = IntConst(o.id, self.OBJ)
                 surely = or_(*(and_(Compare("==", i, oid), Compare(">=", off, IntConst(0, off.type)),
                                     Compare("<=", off, cast(off.type, o.length))) for i, off in roots))
-                if point.main_end:
+                if o.id in point.pending:
+                    maybe = TRUE
+                elif point.main_end:
                     maybe = or_(surely, *(Compare("==", i, oid) for i, _ in glob + glob_unsure),
-                                TRUE if glob_arrays else FALSE, *holders)
+                                TRUE if glob_arrays or argv_written else FALSE, *holders)
                 else:
                     maybe = or_(surely, *(Compare("==", v, oid) for v in scalars),
                                 TRUE if any_arrays else FALSE, *holders)

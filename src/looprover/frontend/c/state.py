@@ -41,6 +41,12 @@ class Frame:
     depth_of: dict = field(default_factory=dict)     # break/continue target -> len(scopes) at its loop
     breaks: list[int] = field(default_factory=list)
     conts: list[int] = field(default_factory=list)
+    # valid-memtrack (`memtrack.py`): the jump targets (labels, cases) lowered so far; per declaration lowered,
+    # how many there were then (a local declared before a jump target may be skipped by a jump to it); the
+    # heap objects allocated by the statement being lowered (their pointer may not be stored yet)
+    jump_targets: int = 0
+    declared: dict = field(default_factory=dict)
+    allocating: set = field(default_factory=set)
 
 
 class LoweringState:
@@ -57,6 +63,7 @@ class LoweringState:
         self.memtrack = memsafety and not reach_checks      # verify's valid-memsafety: no heap object lost
         self.memcleanup = memcleanup     # valid-memcleanup: every heap object freed where a run ends
         self.memtrack_points: list = []  # where no heap object may be lost (`memtrack.py`)
+        self.argv_array: Obj | None = None  # main's argv array (`main_args.py`): it outlives main
         self.alive: dict[int, Var] = {}  # memsafety: object id -> whether the (local) object is live; heap objects
         self.heap_flags: dict[int, Var] = {}   # heap object id -> whether it is live (`heap.py`), in any mode
         self.allocations: list = []      # (success flag, source) per allocation (`heap.allocations_in_loops`)

@@ -24,6 +24,8 @@ class StatementMixin(LoweringState):
     def stmt(self, c: ci.Cursor) -> None:
         k = c.kind
         self.loc = self.where(c)
+        if self.frames:
+            self.frames[-1].allocating.clear()   # the last statement's values are stored or gone
         if k == K.COMPOUND_STMT:
             self.open_block(c)
             for ch in children(c):
@@ -57,6 +59,7 @@ class StatementMixin(LoweringState):
             if any(flags for _, flags in self.frames[-1].scopes[self.switch_scopes[-1]:]):
                 raise self.unsupported("case label inside a block with an address-taken local (valid-memsafety)", c)
             self.start(loc)
+            self.frames[-1].jump_targets += 1
             self.stmt(children(c)[-1])
         elif k == K.BREAK_STMT:
             fr = self.frames[-1]
@@ -76,7 +79,8 @@ class StatementMixin(LoweringState):
                 raise self.unsupported("label inside a block with an address-taken local (valid-memsafety)", c)
             loc = self._label(c.spelling)
             self.start(loc)
-            self.memtrack_point(label=True)     # a goto may make a loop of it
+            self.frames[-1].jump_targets += 1
+            self.memtrack_point()       # a goto may make a loop of it
             ks = children(c)
             if ks:
                 self.stmt(ks[-1])
@@ -147,6 +151,7 @@ class StatementMixin(LoweringState):
         if vd.type.get_canonical().kind == TK.VARIABLEARRAY:
             vla = self._vla_type(vd, init)
         obj = self.local_obj(vd, fr, "local", vla)
+        fr.declared[vd.canonical] = fr.jump_targets
         born_with_block = fr.scopes and vd.canonical in fr.scopes[-1][0] and self._born_at_block_entry(vd)
         if not (self.memsafety and born_with_block):
             self.born(obj, vd, fr)      # not born with its block (a VLA; a `for` declaration is refused)
