@@ -53,14 +53,27 @@ def _first_zero(a: ArrayValue, t: ArrayType) -> tuple[int, bool]:
 
 
 def _with_ghosts(p, state: dict, after: bool = False) -> dict:
-    """`state` with the true ghosts; without a zero, `@len` means nothing: 0 before a step, any value after."""
+    """`state` with the true ghosts; without a zero, `@len` means nothing: 0 before a step, any value after.
+    `@known` before a step: the last zero cell (a zero the program may have written, the strongest claim the
+    instrumentation makes), after it any value: the update decides which zero it keeps."""
     out = dict(state)
     for n, info in p.variables.items():
         if tracked(info.var):
             out[f"{n}@len"], out[f"{n}@zero"] = _first_zero(state[n], info.var.type)
-            if after and not out[f"{n}@zero"]:
-                del out[f"{n}@len"]
+            out[f"{n}@known"], out[f"{n}@hasknown"] = _last_zero(state[n], info.var.type)
+            if after:
+                del out[f"{n}@known"], out[f"{n}@hasknown"]
+                if not out[f"{n}@zero"]:
+                    del out[f"{n}@len"]
     return out
+
+
+def _last_zero(a: ArrayValue, t: ArrayType) -> tuple[int, bool]:
+    """The last index of a zero cell among those the array's value lists (or the first one of its default)."""
+    zeros = [k for k, v in a.cells.items() if v == 0 and k >= 0 and t.index.contains(k)]
+    if not zeros:
+        return _first_zero(a, t)
+    return max(zeros), True
 
 
 @pytest.mark.parametrize("index", range(len(PROGRAMS)))
