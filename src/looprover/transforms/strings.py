@@ -17,14 +17,7 @@ The instrumented program, per tracked array `a` (integer cells of 8 bits: C stri
     (¬a@zero ∨ e < a@len ⇒ r != 0)))` (on an edge that ends in a violation the read stays in place and the
     assumption is stated of it, so that `transforms/cells.py` still reads that cell exactly);
   * a write `a[e] = v` with `ok(e)`: `v == 0` before the first zero makes `e` the first zero; `v != 0` at the
-    first zero moves it to a fresh index `> e` or to none (havocked); other writes keep the ghosts.
-  * besides the first zero, `a@known` is the index of a zero cell the program wrote, if `a@hasknown`: a write of
-    0 at e makes it the larger of e and the old one, a write of a non-zero value there forgets it. When the first
-    zero moves, the next one lies at or before a known zero beyond it. Why: a buffer of indeterminate contents
-    (`alloca`, `malloc`) that gets its terminator last cell first, `s[n - 1] = 0`, and then any characters
-    before it (SV-COMP's MemSafety-Arrays string tasks) may hold an earlier zero by chance; overwriting that
-    one lost every fact about a terminator, and the scan that follows looked unbounded. Reads assume
-    `a@hasknown ⇒ a@zero ∧ a@len <= a@known`. A copy of a
+    first zero moves it to a fresh index `> e` or to none (havocked); other writes keep the ghosts. A copy of a
     whole tracked array copies its ghosts; a constant array sets them, and so do constants stored at constant
     indices into it on the same edge (a string literal: `"EX"` has its zero at 2, where the general update
     would lose it after the first character).
@@ -74,13 +67,11 @@ class _Instrument:
     def __init__(self, program: Program):
         self.program = program
         self.variables: dict[str, VarInfo] = dict(program.variables)
-        self.ghosts: dict[str, tuple[Var, Var, Var, Var]] = {}    # array name -> (len, zero, known, hasknown)
+        self.ghosts: dict[str, tuple[Var, Var]] = {}        # array name -> (len, zero)
         for v in program.all_vars:
             if tracked(v):
                 self.ghosts[v.name] = (self._declare(f"{v.name}{LENGTH_GHOST}", v.type.index),
-                                       self._declare(f"{v.name}@zero", BOOL),
-                                       self._declare(f"{v.name}@known", v.type.index),
-                                       self._declare(f"{v.name}@hasknown", BOOL))
+                                       self._declare(f"{v.name}@zero", BOOL))
         self.fresh = 0
 
     def _declare(self, base: str, t) -> Var:
@@ -103,9 +94,9 @@ class _Instrument:
                            notes=[f"{len(self.ghosts)} string array(s) with terminator ghosts"])
 
     def _unknown(self, name: str) -> list[Stmt]:
-        """The ghosts of `name` take any value the truth may have (and no zero is known)."""
-        n, z, _, h = self.ghosts[name]
-        return [Havoc((n, z)), Assume(cmp(">=", n, const(0, n.type))), Assign(h, FALSE)]
+        """The ghosts of `name` take any value the truth may have."""
+        n, z = self.ghosts[name]
+        return [Havoc((n, z)), Assume(cmp(">=", n, const(0, n.type)))]
 
     # ------------------------------------------------------------------------------------------ statements
     def _edge(self, e: Edge) -> Edge:
@@ -120,12 +111,10 @@ class _Instrument:
                 rhs = self._hoist(st.rhs, out, st.src)
                 if st.lhs.name in self.ghosts and _constant_content(st.lhs, rhs, known):
                     out.append(Assign(st.lhs, rhs, st.src))
-                    n, z, k, h = self.ghosts[st.lhs.name]
+                    n, z = self.ghosts[st.lhs.name]
                     first = _first_zero(*known[st.lhs.name], n.type)
                     out += [Assign(n, const(first if first is not None else 0, n.type), st.src),
-                            Assign(z, TRUE if first is not None else FALSE, st.src),
-                            Assign(k, const(first if first is not None else 0, n.type), st.src),
-                            Assign(h, TRUE if first is not None else FALSE, st.src)]
+                            Assign(z, TRUE if first is not None else FALSE, st.src)]
                 elif st.lhs.name in self.ghosts:
                     known.pop(st.lhs.name, None)
                     self._write(st.lhs.name, rhs, out, st)
@@ -147,55 +136,46 @@ class _Instrument:
 
     def _write(self, name: str, rhs: Expr, out: list[Stmt], st: Assign) -> None:
         """`name := rhs` (reads already hoisted) and its ghosts' update, evaluated before the assignment."""
-        ghosts = self.ghosts[name]
+        n, z = self.ghosts[name]
         new = self._ghosts_of(rhs, out, st.src)
-        if new is None or new == ghosts:
+        if new is None or new == (n, z):
             out.append(Assign(st.lhs, rhs, st.src))
             if new is None:
                 out.extend(self._unknown(name))
             return
         # the new values, computed before the assignment (they read the old ghosts and the pre-state)
-        temps = [self._temp(base, g.type) for base, g in zip(("slen", "szero", "sknown", "shas"), ghosts)]
-        out += [Assign(t, x, st.src) for t, x in zip(temps, new)]
-        out.append(Assign(st.lhs, rhs, st.src))
-        out += [Assign(g, t, st.src) for g, t in zip(ghosts, temps)]
+        tn, tz = self._temp("slen", n.type), self._temp("szero", BOOL)
+        out += [Assign(tn, new[0], st.src), Assign(tz, new[1], st.src), Assign(st.lhs, rhs, st.src),
+                Assign(n, tn, st.src), Assign(z, tz, st.src)]
 
-    def _ghosts_of(self, a: Expr, out: list[Stmt], src) -> tuple[Expr, Expr, Expr, Expr] | None:
-        """(len, zero, known, hasknown) of the array expression `a` as expressions over the pre-state, or None
-        if not followed."""
+    def _ghosts_of(self, a: Expr, out: list[Stmt], src) -> tuple[Expr, Expr] | None:
+        """(len, zero) of the array expression `a` as expressions over the pre-state, or None if not followed."""
         if isinstance(a, Var):
             return self.ghosts.get(a.name)
         if isinstance(a, ConstArray):
             if not isinstance(a.type.elem, IntType):
                 return None
-            zero = cmp("==", a.value, const(0, a.value.type))
-            return const(0, a.type.index), zero, const(0, a.type.index), zero
+            return const(0, a.type.index), cmp("==", a.value, const(0, a.value.type))
         if isinstance(a, Ite):
             t, f = self._ghosts_of(a.then, out, src), self._ghosts_of(a.orelse, out, src)
             if t is None or f is None:
                 return None
-            return tuple(ite(a.cond, x, y) for x, y in zip(t, f))     # type: ignore[return-value]
+            return ite(a.cond, t[0], f[0]), ite(a.cond, t[1], f[1])
         if isinstance(a, Store):
             base = self._ghosts_of(a.array, out, src)
             if base is None:
                 return None
-            n, z, k, h = base
+            n, z = base
             e = cast(a.type.index, a.index)
             ok = _in_range(e)
-            is_zero = cmp("==", a.value, const(0, a.value.type))
-            kill = and_(ok, is_zero, or_(not_(z), cmp("<", e, n)))
-            grow = and_(ok, not_(is_zero), z, cmp("==", e, n))
+            kill = and_(ok, cmp("==", a.value, const(0, a.value.type)), or_(not_(z), cmp("<", e, n)))
+            grow = and_(ok, cmp("!=", a.value, const(0, a.value.type)), z, cmp("==", e, n))
             fn, fz = self._temp("snext", a.type.index), self._temp("snextz", BOOL)
-            # the first zero after e, if there is one: any index > e, at or before a known zero beyond e
+            # the first zero after e, if there is one: any index > e
             out += [Havoc((fn, fz), src), Assume(cmp(">=", fn, const(0, fn.type)), src),
-                    Assume(implies(fz, cmp(">", fn, e)), src),
-                    Assume(implies(and_(h, cmp(">", k, e)), and_(fz, cmp("<=", fn, k))), src)]
-            wrote_zero = and_(ok, is_zero)
-            forgot = and_(ok, not_(is_zero), cmp("==", e, k))
+                    Assume(implies(fz, cmp(">", fn, e)), src)]
             return (ite(kill, e, ite(grow, fn, n)),
-                    or_(kill, and_(not_(grow), z), and_(grow, fz)),
-                    ite(wrote_zero, ite(and_(h, cmp(">", k, e)), k, e), k),
-                    or_(wrote_zero, and_(h, not_(forgot))))
+                    or_(kill, and_(not_(grow), z), and_(grow, fz)))
         return None
 
     # ------------------------------------------------------------------------------------------- reads
@@ -227,13 +207,12 @@ class _Instrument:
 
     def _facts(self, name: str, index: Expr, value: Expr) -> Expr:
         """What the ghosts of array `name` say of `value`, read at `index`."""
-        n, z, k, h = self.ghosts[name]
+        n, z = self.ghosts[name]
         e = cast(n.type, index)
         zero = const(0, value.type)
         at = implies(and_(z, cmp("==", e, n)), cmp("==", value, zero))
         before = implies(or_(not_(z), cmp("<", e, n)), cmp("!=", value, zero))
-        known = implies(and_(h, cmp("==", e, k)), cmp("==", value, zero))
-        return and_(implies(_in_range(e), and_(at, before, known)), implies(h, and_(z, cmp("<=", n, k))))
+        return implies(_in_range(e), and_(at, before))
 
 
 def _constant_content(a: Var, rhs: Expr, known: dict[str, tuple[int, dict[int, int]]]) -> bool:
