@@ -19,10 +19,11 @@ done and every allocation is known (`finish_memtrack`):
     finished (its pointer may be an operand not yet stored: `f(malloc(n), g())` while g runs). A failure is a
     real leak: nothing at all points to o any more.
   * `UNMODELLED_MEMTRACK`: if o is maybe reached, it is *surely* reached -- a pointer into it (its start up to
-    one past its end) is held by a global, a live local or parameter of a function being run (for the end of
-    main: a global), or the value a parameter is bound to, and not inside a union (a union's members keep
-    their own leaves: another member stored since may have overwritten the pointer's bytes). What lies between (a pointer only in an array, or
-    only in a heap object: reachability through the heap is not modelled) is UNKNOWN naming it.
+    one past its end) is held by a global, by a parameter or a local of a function being run whose declaration
+    the run surely passed (`memtrack_point`; at the end of main: by a global), or is the value a parameter is
+    bound to; and not inside a union (a union's members keep their own leaves: another member stored since may
+    have overwritten the pointer's bytes). What lies between (a pointer only in an array, in a heap object, in a
+    dead local: reachability through the heap is not modelled) is UNKNOWN naming it.
 So a TRUE means that at every point every live heap object is surely reached, and a FALSE shows a run on which
 one is reached by nothing.
 
