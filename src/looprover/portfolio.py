@@ -138,6 +138,9 @@ def run_portfolio(program: Program, task: Task, run: Run, names: tuple[str, ...]
                                             else "not started: no core was free before the deadline")
         share.kill_all()
 
+    # in the order the engines were chosen (cheapest first), not the order they finished in: the engine that
+    # gave up at once (execute on a program that reads input) should not be the first reason a user reads
+    results = {n: results[n] for n in (*names, *results) if n in results}
     final = decided or _undecided(results)
     summary = {}
     for n, v in results.items():
