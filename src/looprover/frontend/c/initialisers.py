@@ -11,6 +11,7 @@ import clang.cindex as ci
 from looprover.frontend.c.ctype import TAG, TAG_TYPE, TAG_UNSET, TAG_ZERO, CArray, CInt, CStruct, CType
 from looprover.frontend.c import clang_api as capi
 from looprover.frontend.c.cursors import TK, K, children, strip_parens
+from looprover.frontend.c.lvalues import tag_lv
 from looprover.frontend.c.memory import LV, Obj, Val, idx_const, scalar
 from looprover.frontend.c.state import LoweringState
 from looprover.program.cfa import Assign
@@ -225,8 +226,8 @@ class InitialiserMixin(LoweringState):
             for i in range(t.size if isinstance(t, CArray) else len(self.types.fields[t.key])):
                 self._zero_each(*self._sub_object(lv, t, i))
             if isinstance(t, CStruct) and t.union:      # every member zero: the tag says so (`ctype.TAG`)
-                for g, cells in lv.alts:
-                    self._write_cell(cells[(TAG,)], g, IntConst(TAG_ZERO, self.types.ir_scalar(TAG_TYPE)))
+                tags = tuple((g, cells[(TAG,)]) for g, cells in lv.alts)
+                self.write(tag_lv(tags), scalar(TAG_TYPE, IntConst(TAG_ZERO, self.types.ir_scalar(TAG_TYPE))))
 
     def unset_union_tags(self, obj: Obj) -> None:
         """After the leaves of `obj` got any values (a declaration without initialiser, `malloc`): its unions

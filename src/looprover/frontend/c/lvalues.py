@@ -16,7 +16,7 @@ from looprover.frontend.c.ctype import (
     strip_array,
 )
 from looprover.frontend.c.cursors import TK, K, canonical_kind, children, is_array_decay, strip_parens
-from looprover.frontend.c.memory import LV, Cell, Val, idx_const, is_zero, pointer
+from looprover.frontend.c.memory import LV, Cell, Val, idx_const, is_zero, pointer, scalar
 from looprover.frontend.c.state import LoweringState
 from looprover.program.cfa import Assert, Assign
 from looprover.properties import UNMODELLED_ARGV, UNMODELLED_LAYOUT, UNMODELLED_MEMBER, UNMODELLED_UNION
@@ -131,27 +131,14 @@ class LValueMixin(LoweringState):
         for tags, m, whole in lv.unions:
             if partial_write and whole:
                 continue
-            conds = []
-            for g, cell in tags:
-                tag = self._leaf_read(cell, False, 1)
-                ok = or_(*(Compare("==", tag, IntConst(k, tag.type)) for k in (m, TAG_ZERO, TAG_UNSET)))
-                conds.append(ok if g == TRUE else implies(g, ok))
-            self.emit(Assert(and_(*conds), UNMODELLED_UNION, self.loc))
+            tag = self.read(tag_lv(tags)).e
+            ok = or_(*(Compare("==", tag, IntConst(k, tag.type)) for k in (m, TAG_ZERO, TAG_UNSET)))
+            self.emit(Assert(ok, UNMODELLED_UNION, self.loc))
 
     def set_union_tags(self, lv: LV) -> None:
         """A write of `lv`: each union it lies in now holds the member it lies in."""
         for tags, m, _ in lv.unions:
-            for g, cell in tags:
-                self._write_cell(cell, g, IntConst(m, self.types.ir_scalar(TAG_TYPE)))
-
-    def _write_cell(self, cell: Cell, g: Expr, x: Expr) -> None:
-        """Store scalar `x` into `cell` where guard `g` holds."""
-        var = cell.var
-        if cell.index is None:
-            self.emit(Assign(var, x if g == TRUE else ite(g, x, var), self.loc))
-        else:
-            old = Select(var, cell.index, var.type.elem)
-            self.emit(Assign(var, Store(var, cell.index, x if g == TRUE else ite(g, x, old), var.type), self.loc))
+            self.write(tag_lv(tags), scalar(TAG_TYPE, IntConst(m, self.types.ir_scalar(TAG_TYPE))))
 
     def subscript(self, lv: LV, k: Expr) -> LV:
         t = lv.ctype
@@ -450,6 +437,11 @@ class LValueMixin(LoweringState):
             writes = [(var, [snaps.get(p) or p for p in parts], make) for var, parts, make in writes]
         for var, parts, make in writes:
             self.emit(Assign(var, make(*parts), self.loc))
+
+
+def tag_lv(tags) -> LV:
+    """The tag of a union as an lvalue of its own: its cell per alternative of the union's lvalue (`member`)."""
+    return LV(TAG_TYPE, [(g, {(): cell}) for g, cell in tags])
 
 
 def _as(t, e: Expr) -> Expr:
