@@ -31,12 +31,12 @@ import z3
 from looprover.deadline import Deadline
 from looprover.domains import Candidate, candidates, sample_states
 from looprover.domains.strings import StringLengths
-from looprover.engines.base import Engine, Run, Task, run_engine
+from looprover.engines.base import Engine, Run, Task
 from looprover.program.cfa import Program
 from looprover.program.cpg import build_cpg
 from looprover.smt.cpg_system import CPGSystem
 from looprover.smt.instances import GrowingInstances
-from looprover.verdict import Status, Verdict
+from looprover.verdict import Verdict
 from looprover.evidence.confirm import confirm_model
 from looprover.evidence.certify import houdini
 from looprover.evidence.proofs import KInductiveProof, invariant_formula
@@ -137,15 +137,11 @@ class KInduction(Engine):
     def _on_strings(self, program: Program, task: Task, run: Run) -> Verdict | None:
         """k-induction on the string-terminator abstraction of a program with char arrays (`STRINGS_SHARE` of
         the time left): its verdict, or None when the program itself is next."""
-        from looprover.engines.transformed import OnStrings
+        from looprover.engines.transformed import OnStrings, on_abstractions
         from looprover.transforms.strings import has_strings
         if not has_strings(program):
             return None
-        run.report("kinduction: the program has char arrays; trying its string-terminator abstraction")
-        v = run_engine(OnStrings(self), program, task, run.sub(deadline=run.deadline.cap(run.deadline.left() *
-                                                                                          STRINGS_SHARE)))
-        run.stats["strings"] = f"{v.status.value}: {v.reason}"
-        return v if v.status != Status.UNKNOWN else None
+        return on_abstractions(self, program, task, run, ((OnStrings, STRINGS_SHARE),))
 
     def _falsify(self, program: Program, sys: CPGSystem, model: z3.ModelRef, depth: int, run: Run) -> Verdict:
         """Rebuild the CFA path of a base-case model step by step and replay it."""

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from looprover.engines.base import Engine, Run, Task, run_engine
+from looprover.engines.base import Engine, Run, Task
 from looprover.engines.loop_path import falsify_loop_path
 from looprover.program.cfa import Program
 from looprover.program.cpg import ERROR, CPGEdge, CutpointGraph, build_cpg
@@ -44,7 +44,7 @@ from looprover.smt.terms import mk_and
 from looprover.smt.systems import cpg_horn
 from looprover.program.liveness import liveness
 from looprover.transforms.cells import has_arrays
-from looprover.verdict import Status, Verdict
+from looprover.verdict import Verdict
 from looprover.evidence.proofs import CutpointInvariantProof
 
 
@@ -126,7 +126,7 @@ class SpacerEngine(Engine):
         1.2-19.7 s (9 of them within 14 s), where native Spacer and the plain cell abstraction proved the same
         3 of them, each in under 1.5 s; in the portfolio Spacer gets a fraction of the wall clock, and with 40 %
         the strings stage ran out of time on proofs it finds alone."""
-        from looprover.engines.transformed import OnCells, OnStrings, on_cells
+        from looprover.engines.transformed import OnCells, OnStrings, on_abstractions, on_cells
         from looprover.transforms.strings import has_strings
         if mode == "cells":
             return on_cells(self, program, task, run)
@@ -135,13 +135,7 @@ class SpacerEngine(Engine):
             return OnStrings(self).solve(program, task, run)
         if not has_strings(program):
             return None
-        for stage, share in ((OnStrings, 0.7), (OnCells, 1 / 3)):
-            run.report(f"spacer: the program has char arrays; trying its {stage.result}")
-            v = run_engine(stage(self), program, task, run.sub(deadline=run.deadline.cap(run.deadline.left() * share)))
-            run.stats.setdefault("abstractions", []).append(f"{v.status.value}: {v.reason}")
-            if v.status != Status.UNKNOWN:
-                return v
-        return None
+        return on_abstractions(self, program, task, run, ((OnStrings, 0.7), (OnCells, 1 / 3)))
 
     def _spacer(self, horn: HornSystem, run: Run, opts: SpacerSettings, merge: bool) -> SpacerAnswer:
         ans = spacer(horn, run.deadline, global_guidance=opts.global_guidance, seed=opts.seed, merge=merge)

@@ -178,6 +178,19 @@ class OnSlice(TransformThenEngine):
         return t.notes[0]
 
 
+def on_abstractions(engine: Engine, program: Program, task: Task, run: Run,
+                    stages: tuple[tuple[type[TransformThenEngine], float], ...]) -> Verdict | None:
+    """`engine` on the program's abstractions in turn (`stages`: each wrapper with its share of the time then
+    left): the first verdict that is not UNKNOWN, or None when the program itself is next."""
+    for stage, share in stages:
+        run.report(f"{engine.name}: the program has char arrays; trying its {stage.result}")
+        v = run_engine(stage(engine), program, task, run.sub(deadline=run.deadline.cap(run.deadline.left() * share)))
+        run.stats.setdefault("abstractions", []).append(f"{v.status.value}: {v.reason}")
+        if v.status != Status.UNKNOWN:
+            return v
+    return None
+
+
 def on_cells(engine: Engine, program: Program, task: Task, run: Run) -> Verdict:
     """`engine` on the cell abstraction of `program` (which has array variables)."""
     run.report(f"{engine.name}: the program has arrays; running on its cell abstraction")
