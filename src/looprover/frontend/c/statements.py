@@ -151,7 +151,6 @@ class StatementMixin(LoweringState):
         if vd.type.get_canonical().kind == TK.VARIABLEARRAY:
             vla = self._vla_type(vd, init)
         obj = self.local_obj(vd, fr, "local", vla)
-        fr.declared[vd.canonical] = fr.jump_targets
         born_with_block = fr.scopes and vd.canonical in fr.scopes[-1][0] and self._born_at_block_entry(vd)
         if not (self.memsafety and born_with_block):
             self.born(obj, vd, fr)      # not born with its block (a VLA; a `for` declaration is refused)
@@ -160,6 +159,7 @@ class StatementMixin(LoweringState):
             self.unset_union_tags(obj)
         else:
             self.initialize(self.obj_lv(obj), init)
+        fr.declared[vd.canonical] = fr.jump_targets    # from here on it holds its own value (`memtrack_point`)
 
     def _vla_type(self, vd: ci.Cursor, init) -> CType:
         """A variable-length array's type with its inner lengths evaluated now and kept in variables: later
