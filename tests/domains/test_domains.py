@@ -144,6 +144,10 @@ def test_strings(loop):
     assert "(a[7] == 0)" in got and "(p < 7)" in got                    # a terminator in the last cell
     lp = loop("char c[1]; int p = 0; c[0] = 0; while (c[p] != 0) p++;")     # no last cell besides the first
     assert "(p < 0)" not in strs(Strings().array_atoms(lp.site, lp.var("c"), [lp.var("p")]))
+    lp = loop("int n = 5; char *s = __builtin_alloca(n); int p = 0; s[n - 1] = 0; while (s[p] != 0) p++;")
+    alloc = next(v for v in lp.prog.variables if v.startswith("__builtin_alloca@") and "." not in v
+                 and "@alive" not in v)
+    assert f"({alloc}[(n - 1)] == 0)" in strs(Strings().array_atoms(lp.site, lp.var(alloc), [lp.var("n")]))
     lp = loop("int b[8]; int p = 0; while (p < 8) { b[p] = 1; p++; }")    # not a char buffer
     assert Strings().array_atoms(lp.site, lp.var("b"), [lp.var("p")]) == []
 

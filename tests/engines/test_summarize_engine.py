@@ -171,6 +171,39 @@ def test_scan_to_a_terminator_in_the_last_cell_stays_in_bounds(tmp_path, termina
         assert v.status != Status.TRUE, v.reason
 
 
+ALLOCA_SCAN = """
+extern int __VERIFIER_nondet_int(void);
+extern char __VERIFIER_nondet_char(void);
+int main() {
+  int n = __VERIFIER_nondet_int();
+  if (n < 1) n = 1;
+  char *s = (char *) __builtin_alloca(n);
+  s[n - 1] = 0;
+  for (int i = 0; i < %s; i++) s[i] = __VERIFIER_nondet_char();
+  char *p = s;
+  while (*p != 0) p++;
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("engine", ["summarize", "kinduction"])
+@pytest.mark.parametrize("bound", ["n - 1", "n"], ids=["safe", "unsafe"])
+def test_scan_of_a_buffer_of_unknown_size_stops_at_its_last_cell(tmp_path, bound, engine):
+    """valid-memsafety: a buffer of n cells (n unknown) whose last cell holds the terminator: `s[n - 1] == 0`
+    (the strings domain's last cell of a buffer of unknown size) keeps the scan in bounds, for the loop summary
+    and for k-induction's invariants (which also certify the summary's TRUE); when the fill loop overwrites the
+    last cell too, the scan may run past it."""
+    from looprover.frontend.c import load_c_program
+    f = tmp_path / "scan.c"
+    f.write_text(ALLOCA_SCAN % bound)
+    v = verify(engine, load_c_program(f, "ILP32", memsafety=True), timeout=30)
+    if bound == "n - 1":
+        assert v.status == Status.TRUE, v.reason
+    else:
+        assert v.status != Status.TRUE, v.reason
+
+
 @pytest.mark.parametrize("p", [ec.nonneg_counter(), ec.uchar_overflow_bug(), ec.doubling_wrap_bug(), ec.even_counter(8)],
                          ids=lambda p: p.name)
 def test_bitvector_wraparound_bugs_are_never_true(p):

@@ -1,13 +1,16 @@
 """Strings and buffers: for a char array `a` and an integer variable `v`, zero termination at `v`
 (`a[v] == 0`) and the index bounds `0 ≤ v`, `v < size(a)`, `v ≤ size(a)`; for an array of known size, a
-terminator in its last cell (`a[size-1] == 0`) and `v < size(a) - 1`.
+terminator in its last cell (`a[size-1] == 0`) and `v < size(a) - 1`; for one of unknown size (a heap or
+`alloca` buffer of n cells), a terminator in the last cell of a buffer of v cells (`a[v-1] == 0`).
 
 Why: the string loops of buffer code (Loopfrog's Verisec/Zitser suites) scan or write `a[p]` until a
 terminating zero; that the zero at `n` survives the loop, and that `p` stays below `n` and the buffer's size,
 is what their in-bounds assertions need. Bounds relative to `n` come from the zones domain; this one
 supplies the array facts, which no scalar domain can state. The last-cell pair is the invariant of a scan
 `do i++; while (a[i] != 0)` over a buffer whose program put the terminator at its end (`a[N] = 0` with
-`char a[N+1]`): the scan stops at the end at the latest, so it never reads past it.
+`char a[N+1]`): the scan stops at the end at the latest, so it never reads past it. A buffer of unknown size
+is allocated with n cells and terminated at `a[n-1]` (SV-COMP's MemSafety string tasks); a fill loop before
+the scan keeps `a[n-1] == 0`, which no candidate over the loop's own counters states.
 """
 from __future__ import annotations
 
@@ -34,6 +37,9 @@ class Strings(Domain):
             if not isinstance(v.type, IntType):
                 continue
             out.append(cmp("==", Select(a, cast(t.index, v), t.elem), const(0, t.elem)))
+            if t.size is None:      # a buffer of v cells whose program put the terminator in its last one
+                last_cell = cast(t.index, Binary("-", v, const(1, v.type), v.type))
+                out.append(cmp("==", Select(a, last_cell, t.elem), const(0, t.elem)))
             if t.size is not None and v.type.contains(t.size):
                 out += [cmp(">=", v, const(0, v.type)), cmp("<", v, const(t.size, v.type)),
                         cmp("<=", v, const(t.size, v.type))]
