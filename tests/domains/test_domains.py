@@ -73,6 +73,9 @@ def test_congruence(loop):
     assert "((x % 2) == 0)" in strs(Congruence().var_atoms(lp.site, lp.var("x")))
     lp = loop("int x = 0; while (x < 100) x++;")
     assert Congruence().var_atoms(lp.site, lp.var("x")) == []
+    lp = loop("int x = 0, y = 6; while (x < 100) x += 2;")     # y is constant: the intervals' equality
+    assert Congruence().var_atoms(lp.site, lp.var("y")) == []
+    assert "(y <= 6)" in strs(Intervals().var_atoms(lp.site, lp.var("y")))
 
 
 def test_congruence_moduli_from_the_samples_and_the_constants(loop):

@@ -41,10 +41,15 @@ class Congruence(Domain):
     relational = True
 
     def var_atoms(self, site: Site, v: Var) -> list[Expr]:
+        """Only when the samples differ: on a pointer's id and offset, constant in most loops, the residues
+        were a seventh of Houdini's candidates and two thirds of its time (MemSafety's cstrcmp: 8.3 s against
+        2.9 s without them)."""
         t = v.type
         if not isinstance(t, IntType) or not site.samples:
             return []
         xs = [s[v.name] for s in site.samples]
+        if len(set(xs)) == 1:
+            return []       # a constant is the intervals' equality (`x >= c`, `x <= c`), which implies these
         out = []
         for m in moduli(site, xs):
             rs = {x % m if x >= 0 else -((-x) % m) for x in xs}
