@@ -2,6 +2,7 @@
 import pytest
 
 from helpers import enginecases as ec
+from looprover.deadline import Deadline
 from looprover.engines import kinduction, verify
 from looprover.engines.kinduction import KInductionSettings
 from looprover.evidence.certify import houdini
@@ -98,3 +99,31 @@ def test_houdini_keeps_only_inductive_candidates():
              C(head, cmp("==", x, const(0, I32))), C(None, cmp("<=", x, const(2**31 - 1, I32)))]
     kept = houdini(sysm, cands, None)
     assert kept == [cands[0]]
+
+
+SCALAR_PROOF_WITH_ARRAYS = """
+extern void abort(void);
+extern void reach_error(void);
+void __VERIFIER_assert(int c) { if (!c) { reach_error(); abort(); } }
+int main(void) {
+  int a[100000]; int i = 0, s = 0;
+  while (i < 100000) { __VERIFIER_assert(s == %s); a[i] = i; i++; s += 2; }
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("rhs", ["2 * i", "2 * i + 1"], ids=["safe", "unsafe"])
+def test_a_proof_without_array_invariants_skips_the_quantified_houdini_round(tmp_path, rhs):
+    """The array offers quantified candidates (`a[k] == k` over the swept cells), but `s == 2 * i` needs none:
+    the quantifier-free invariants' proof ends the run before Houdini's round over all of them; the unsafe twin
+    is found."""
+    from looprover.frontend.c import load_c_program
+    f = tmp_path / "p.c"
+    f.write_text(SCALAR_PROOF_WITH_ARRAYS % rhs)
+    v = verify("kinduction", load_c_program(f, "ILP32"), timeout=30)
+    if rhs == "2 * i":
+        assert v.status == Status.TRUE and "quantifier-free invariants" in v.reason, v.reason
+        assert v.evidence.check(load_c_program(f, "ILP32"), False, Deadline.never()) is None
+    else:
+        assert v.status == Status.FALSE, v.reason

@@ -10,6 +10,8 @@ cannot certify is UNKNOWN with the reason: it needs relations the domains do not
 """
 from __future__ import annotations
 
+from typing import Callable
+
 from looprover.deadline import Deadline, OutOfTime
 from looprover.domains import Candidate
 from looprover.errors import GiveUp
@@ -24,7 +26,8 @@ from looprover.smt.instances import index_terms, instantiate
 MAX_K = 4      # the invariants may need a few steps of k-induction to exclude the violation
 
 
-def houdini(sys: CPGSystem, cands: list[Candidate], deadline: Deadline | None) -> list[Candidate] | None:
+def houdini(sys: CPGSystem, cands: list[Candidate], deadline: Deadline | None,
+            enough: Callable[[list[Candidate]], bool] | None = None) -> list[Candidate] | None:
     """The largest inductive subset of `cands` (None if the solver gave up before a fixed point): initiation
     from Init, consecution over the transition relation with valid pcs (`smt/houdini.py`).
 
@@ -33,12 +36,13 @@ def houdini(sys: CPGSystem, cands: list[Candidate], deadline: Deadline | None) -
     somewhere) and assumed through its instances at the query's index terms
     (`smt/instances.py`, complete for these candidates): every query is quantifier-free, so the models Houdini
     reads decide every check. Houdini runs on the quantifier-free candidates first, then on all: when the
-    second run does not finish in time, the first one's result stands."""
+    second run does not finish in time, the first one's result stands. `enough(found)` true after the first
+    run skips the second (a caller whose proof needs no more: the quantified round costs most of the time)."""
     if not cands:
         return []
     plain = [c for c in cands if not quantified(c)]
     found = _houdini(sys, plain, deadline)
-    if found is None or len(plain) == len(cands):
+    if found is None or len(plain) == len(cands) or (enough is not None and enough(found)):
         return found
     joint = _houdini(sys, cands, deadline)      # a quantifier-free invariant may need a quantified one
     return joint if joint is not None else found
