@@ -41,7 +41,7 @@ from looprover.smt.cpg_system import CPGSystem
 from looprover.smt.instances import GrowingInstances
 from looprover.verdict import Verdict
 from looprover.evidence.confirm import confirm_model
-from looprover.evidence.certify import houdini
+from looprover.evidence.certify import houdini, k_inductive_proof
 from looprover.evidence.proofs import KInductiveProof, invariant_formula
 
 
@@ -53,22 +53,17 @@ QUICK_K = 2             # the quantifier-free invariants' proof tried before the
 
 def _quick_proof(program: Program, kept: list[Candidate], bitvector: bool, deadline: Deadline,
                  out: list[KInductiveProof]) -> bool:
-    """Do the quantifier-free invariants `kept` give a k-inductive proof with k ≤ `QUICK_K` (checked as the
-    portfolio checks it)? The proof goes to `out`. Why: Houdini's round over the quantified array facts costs
-    most of its time (MemSafety's substring-alloca-2: 6.8 s for the quantifier-free candidates, 26 s for all),
-    and programs that need no array invariant should not wait for it (`evidence/certify.py` does the same)."""
-    for k in range(1, QUICK_K + 1):
-        proof = KInductiveProof(k, tuple(kept))
-        try:
-            why = proof.check(program, bitvector, deadline)
-        except (OutOfTime, GiveUp):
-            return False
-        if why is None:
-            out.append(proof)
-            return True
-        if not why.startswith(f"the {k}-induction step fails"):
-            return False
-    return False
+    """Do the quantifier-free invariants `kept` give a k-inductive proof with k ≤ `QUICK_K`? The proof goes to
+    `out`. Why: Houdini's round over the quantified array facts costs most of its time (MemSafety's
+    substring-alloca-2: 6.8 s for the quantifier-free candidates, 26 s for all), and programs that need no array
+    invariant should not wait for it (`evidence/certify.py` does the same)."""
+    try:
+        proof, _ = k_inductive_proof(program, kept, bitvector, deadline, QUICK_K)
+    except (OutOfTime, GiveUp):
+        return False
+    if proof is not None:
+        out.append(proof)
+    return proof is not None
 
 
 # ------------------------------------------------------------------------------------------ engine

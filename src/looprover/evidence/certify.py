@@ -108,7 +108,7 @@ def certify(program: Program, atoms: list[Candidate], bitvector: bool, deadline:
             kept = _houdini(sys, cands, deadline)
             if kept is None:
                 return None, "Houdini did not finish in time"
-            proof, why = _k_inductive(program, kept, bitvector, deadline)
+            proof, why = k_inductive_proof(program, kept, bitvector, deadline)
             if proof is not None:
                 return proof, ""
     except (OutOfTime, GiveUp) as exc:
@@ -116,11 +116,12 @@ def certify(program: Program, atoms: list[Candidate], bitvector: bool, deadline:
     return None, why
 
 
-def _k_inductive(program: Program, kept: list[Candidate], bitvector: bool, deadline: Deadline
-                 ) -> tuple[KInductiveProof | None, str]:
-    """The proof from the invariants `kept` with the least k ≤ `MAX_K` whose step holds."""
+def k_inductive_proof(program: Program, kept: list[Candidate], bitvector: bool, deadline: Deadline,
+                      max_k: int = MAX_K) -> tuple[KInductiveProof | None, str]:
+    """The proof from the invariants `kept` with the least k ≤ `max_k` whose step holds, checked as the
+    portfolio checks it; (None, why) otherwise. Raises OutOfTime or GiveUp when the check runs out."""
     why = ""
-    for k in range(1, MAX_K + 1):
+    for k in range(1, max_k + 1):
         proof = KInductiveProof(k, tuple(kept))
         why = proof.check(program, bitvector, deadline)
         if why is None:
