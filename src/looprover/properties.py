@@ -48,6 +48,7 @@ UNMODELLED_BYTES = "unmodelled-bytes"
 UNMODELLED_CALL = "unmodelled-call"
 UNMODELLED_UNION = "unmodelled-union"
 UNMODELLED_MEMTRACK = "unmodelled-memtrack"
+UNMODELLED_HEAP = "unmodelled-heap"
 UNMODELLED = {
     # `frontend/c/main_args.py`
     UNMODELLED_ARGV: "an element of argv past the argument strings that have objects in the model",
@@ -76,6 +77,9 @@ UNMODELLED = {
                          "while a pointer the model does not place may (a returned function's local, a temporary, "
                          "an element of an array, a pointer in another heap object, one far past its end) "
                          "(valid-memtrack)",
+    # `frontend/c/heap.py`: an allocation a loop executes has a fixed pool of objects (`POOL_SLOTS`)
+    UNMODELLED_HEAP: "an allocation while every object of the pool its call has in the model is still live "
+                     "(more objects of one allocation in a loop live at once than the model holds)",
 }
 
 # properties the engines can check (others are recognised and reported as unsupported)

@@ -76,6 +76,34 @@ CASES = {
                "if (!s) return 0; s->v = 3; s->w[1] = s->v; __VERIFIER_assert(s->w[1] == 3); free(s);", "T", "T"),
     "struct_unsafe": ("struct S { int v; int w[2]; }; struct S *s = malloc(sizeof(struct S));\n"
                       "if (!s) return 0; s->v = 3; __VERIFIER_assert(s->w[1] == 3); free(s);", "F", "T"),
+    # an allocation a loop executes: a pool of objects, each allocation a fresh one in the first dead slot
+    "loop_buffers": ("for (int k = 0; k < 50; k++) { int *p = malloc(2 * sizeof(int)); if (!p) return 0;\n"
+                     "p[1] = k; __VERIFIER_assert(p[1] == k); free(p); }", "T", "T"),
+    "loop_buffers_out_of_bounds": ("for (int k = 0; k < 50; k++) { int *p = malloc(2 * sizeof(int));\n"
+                                   "if (!p) return 0; p[1] = k; if (k == 7) p[2] = k; free(p); }", "T",
+                                   "F(valid-deref)"),
+    # (the pointer in a variable of main's: a local of the loop's block would keep the object "maybe" reached
+    # at the loop's head, `memtrack.py`, and the leak UNKNOWN)
+    "loop_buffers_leak": ("int *p; for (int k = 0; k < 50; k++) { p = malloc(2 * sizeof(int));\n"
+                          "if (!p) return 0; p[1] = k; if (k != 7) free(p); }", "T", "F(valid-memtrack)"),
+    # iteration 1 reuses the slot of iteration 0's freed object, with a new id: `first` names no live object
+    "loop_stale_pointer": ("int *first = 0; for (int k = 0; k < 2; k++) { int *p = malloc(sizeof(int));\n"
+                           "if (!p) return 0; *p = k; if (first) *first = 5; else first = p; free(p); }", "T",
+                           "F(valid-deref)"),
+    # two nodes of one call live at once are two objects
+    "loop_list": ("struct node *h = 0; for (int k = 0; k < 2; k++) { struct node *n = malloc(sizeof(struct node));\n"
+                  "if (!n) break; n->val = k; n->next = h; h = n; }\n"
+                  "if (h && h->next) __VERIFIER_assert(h->val == 1 && h->next->val == 0);\n"
+                  "while (h) { struct node *t = h->next; free(h); h = t; }", "T", "U"),
+    "loop_list_unsafe": ("struct node *h = 0; for (int k = 0; k < 2; k++) {\n"
+                         "struct node *n = malloc(sizeof(struct node)); if (!n) break; n->val = k; n->next = h; h = n; }\n"
+                         "if (h && h->next) __VERIFIER_assert(h->val == h->next->val);\n"
+                         "while (h) { struct node *t = h->next; free(h); h = t; }", "F", "U"),
+    # more live objects of one call than its pool holds: UNKNOWN, never a verdict on a run the model lacks
+    "loop_list_beyond_the_pool": ("struct node *h = 0; for (int k = 0; k < 4; k++) {\n"
+                                  "struct node *n = malloc(sizeof(struct node)); if (!n) return 0; n->val = k;\n"
+                                  "n->next = h; h = n; }\n"
+                                  "__VERIFIER_assert(h->next->next->next->val == 0);", "U", "U"),
 }
 
 
@@ -102,7 +130,6 @@ def test_heap_programs(tmp_path, name, prop):
 
 
 @pytest.mark.parametrize("body,words,memsafety", [
-    ("for (int k = 0; k < 2; k++) { int *p = malloc(4); free(p); }", "loop executes more than once", (False, True)),
     ("void *q = malloc(4); free(q);", "used as void *", (False, True)),
     ("int *p = malloc(4); p = realloc(p, 8);", "realloc", (False, True)),
     # a dereference lowered before the allocation it reads (through goto) would know no object of it
@@ -147,3 +174,4 @@ def test_an_undefined_function_that_can_reach_pointers_is_refused(tmp_path):
                     + "int *p = 0; if (get(&p) != 0 || p == 0) return 0; *p = 5; reach_error();\n  return 0;\n}\n")
     with pytest.raises(UnsupportedError, match="fresh storage"):
         load_c_program(path, nondet_undefined=True)
+

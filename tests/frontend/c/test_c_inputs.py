@@ -75,7 +75,7 @@ def test_compiler_errors_are_few_and_short(tmp_path, gcc):
 @pytest.mark.parametrize("name, construct, line", [
     ("uses_float.c", "floating-point", 4),
     ("recursion.c", "recursion ('fib')", 3),
-    ("uses_malloc.c", "allocation that a loop executes more than once", 4),
+    ("uses_realloc.c", "realloc", 4),
     ("function_pointer.c", "function pointer", 3),
     ("uses_usleep.c", "undefined function 'usleep'", 4),
 ])

@@ -13,31 +13,61 @@ indeterminate (any values). An `alloca` object lives until its function returns,
 valid-memsafety, assumed otherwise, as undefined behaviour is) and ends that object's life: later accesses
 through any pointer to it are invalid (asserted or assumed against, as for a dead local, `memory.py`).
 
-Why only allocations outside loops, and no access that runs after an allocation lowered later: a dereference
-(and a free) is a case split over the objects known when it is lowered, and without loops no code lowered
-before an allocation runs after it unless a `goto` leads there; the lowered CFA is checked for that
-(`used_before_allocated`: Frama-C's output writes every loop with gotos, which is fine after the allocation).
-Moreover an object is one set of IR variables, so an allocation executed twice in a run (a list built in a loop)
-would need two live objects in one place. Such a program is refused, naming the allocation, rather than modelled
-unsoundly: the finished CFA is checked for an allocation on a cycle (`allocations_in_loops`). `realloc` and an
-allocation used as `void *` are refused as well.
+Why no access that runs after an allocation lowered later: a dereference (and a free) is a case split over the
+objects known when it is lowered, and no code lowered before an allocation runs after it, except through a loop
+around both or a `goto`; the lowered CFA is checked for that (`used_before_allocated`: Frama-C's output writes
+every loop with gotos, which is fine after the allocation).
+
+An allocation a loop executes (its call lies on a cycle of the CFA: a list built node by node, a buffer per
+iteration) makes more objects than one set of IR variables can hold. Such a call gets a pool of `POOL_SLOTS`
+objects (the front-end lowers the program again, `lower.lower`, with the calls the first lowering found on
+cycles). Each allocation takes the first slot whose object is dead (never allocated, freed, or an `alloca`
+object whose function returned) and gives it a fresh id: the next value of a counter that runs down from just
+below the functions' ids (`POOL_ID_TOP`), so a pointer kept to the slot's earlier object names no live object,
+and a use after free stays one. Every run that never needs more than `POOL_SLOTS` live objects of one call at
+once is modelled exactly; an allocation with every slot live is asserted against with tag
+`properties.UNMODELLED_HEAP` (UNKNOWN: a TRUE proves no run gets there, and a run that does is no
+counterexample, `jobs.inside_the_model`). `realloc` and an allocation used as `void *` are refused.
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import clang.cindex as ci
 
-from looprover.frontend.c.ctype import CBool, CInt, CPtr, CVoid
+from looprover.frontend.c.ctype import TAG, TAG_TYPE, TAG_UNSET, CBool, CInt, CPtr, CVoid
 from looprover.frontend.c.cursors import K, called_function, children, strip_parens
-from looprover.frontend.c.memory import Val, idx_const, pointer
+from looprover.frontend.c.memory import FUNCTION_ID_BASE, Obj, Val, idx_const, pointer
 from looprover.frontend.c.state import LoweringState
 from looprover.program.cfa import Assert, Assign, Assume, Edge, Havoc, SrcLoc, reached_from
 from looprover.program.expr import (
-    BOOL, TRUE, Binary, BoolConst, Cast, Compare, ConstArray, Expr, IntConst, IntType, and_, cast, ite, not_,
+    BOOL, TRUE, ArrayType, Binary, BoolConst, Cast, Compare, ConstArray, Expr, IntConst, IntType, Var, and_, cast,
+    ite, not_,
     or_,
 )
+from looprover.properties import UNMODELLED_HEAP
 
 ALLOCATORS = ("malloc", "calloc", "alloca", "__builtin_alloca")
 MAY_FAIL = ("malloc", "calloc")
+POOL_SLOTS = 3                   # objects per allocation a loop executes (module docstring)
+POOL_ID_TOP = FUNCTION_ID_BASE - 1   # the first id a pool gives; later ones count down (static ids count up)
+
+
+class Allocation(NamedTuple):
+    """One lowered allocation call: what `allocations_in_loops` and `used_before_allocated` look for."""
+    ok: Var              # its success flag: the edge writing it is the allocation's
+    src: SrcLoc | None
+    loc: int             # the CFA location where it was lowered
+    first_id: int        # its object's id (the first of its pool's)
+    call: tuple          # `call_key`
+    pooled: bool
+
+
+def call_key(call: ci.Cursor) -> tuple:
+    """Which allocation call this is, across two lowerings of one translation unit (`lower.lower`): its place
+    in the source (every inlined copy of the call gets the same answer)."""
+    start = call.extent.start
+    return (start.file.name if start.file else None, start.offset)
 
 
 class HeapMixin(LoweringState):
@@ -83,16 +113,16 @@ class HeapMixin(LoweringState):
             self.emit(Havoc((ok,), self.loc), Assign(ok, and_(ok, fits), self.loc))
         else:
             self.emit(Assume(fits, self.loc), Assign(ok, TRUE, self.loc))   # larger: undefined behaviour
+        key = call_key(call)
+        self.allocation_calls[key] = (name, site, c.type.get_canonical().get_pointee())
+        if key in self.pools:
+            return pointer(to, self._allocate_in_pool(name, site, cast(self.IDX, count), ok, key),
+                           idx_const(0, self.IDX))
         n = self.new_var(f"{site}.len", self.IDX, "local", c_name=f"length of the {name} object")
         self.emit(Assign(n, ite(ok, cast(self.IDX, count), idx_const(0, self.IDX)), self.loc))
-        obj = self.sized_obj(site, pt, n)
-        if self.frames:
-            self.frames[-1].allocating.add(obj.id)    # its pointer is no variable's yet (`memtrack.py`)
-        flag = self.alive_flag(obj)
-        if name in MAY_FAIL:
-            self.heap_flags[obj.id] = flag          # what free may end
-        else:
-            self.frames[-1].born.append(flag)       # alloca: dies when its function returns
+        obj = self._heap_object(name, site, pt, n)
+        self._allocated(name, obj)
+        flag = self.alive[obj.id]
         cells = tuple(obj.vars.values())
         if name == "calloc":
             self.emit(*(Assign(v, ConstArray(_zero(v.type.elem), v.type), self.loc) for v in cells))
@@ -101,9 +131,79 @@ class HeapMixin(LoweringState):
             self.unset_union_tags(obj)
         self.emit(Assign(flag, ok, self.loc))
         # `allocations_in_loops` finds the allocation by its flag; `used_before_allocated` by its place and object
-        self.allocations.append((ok, self.loc, self.here(), obj.id))
+        self.allocations.append(Allocation(ok, self.loc, self.here(), obj.id, key, False))
         oid = ite(ok, IntConst(obj.id, self.OBJ), IntConst(0, self.OBJ))
         return pointer(to, oid, idx_const(0, self.IDX))
+
+    def _heap_object(self, name: str, site: str, pt, n: Var) -> Obj:
+        """A registered heap object of `n` elements of `pt`, with its liveness flag (what `free` may end, for
+        malloc and calloc)."""
+        obj = self.sized_obj(site, pt, n)
+        flag = self.alive_flag(obj)
+        if name in MAY_FAIL:
+            self.heap_flags[obj.id] = flag
+        return obj
+
+    def _allocated(self, name: str, obj: Obj) -> None:
+        """`obj` may have been allocated by the statement being lowered: its pointer is no variable's yet
+        (`memtrack.py`); an alloca object dies when the function running returns."""
+        fr = self.frames[-1]
+        fr.allocating.add(obj.id)
+        if name not in MAY_FAIL and self.alive[obj.id] not in fr.born:
+            fr.born.append(self.alive[obj.id])
+
+    def make_pools(self, calls: dict) -> None:
+        """The pools of the allocation calls a loop executes (module docstring), made before the lowering
+        starts, so that every dereference and free knows their objects; `calls`: call -> (function, site name,
+        clang type of the element), as a first lowering found them (`lower.lower`)."""
+        for key, (name, site, element) in calls.items():
+            pt = self.type_of(element, None)
+            slots = []
+            for i in range(POOL_SLOTS):
+                n = self.new_var(f"{site}#{i}.len", self.IDX, "local", c_name=f"length of the {name} object #{i}")
+                obj = self._heap_object(name, f"{site}#{i}", pt, n)
+                obj.id_var = self.new_var(f"{obj.name}@id", self.OBJ, "local", f"{obj.name}@id")
+                self.pool_slots.add(obj.id)
+                slots.append(obj)
+            self.pools[key] = slots
+        if calls:
+            self.pool_next = self.new_var("heap@next_id", self.OBJ, "global", "the next id of a pool object")
+
+    def _allocate_in_pool(self, name: str, site: str, count: Expr, ok: Var, key: tuple) -> Expr:
+        """The id of the object an allocation a loop executes gives (module docstring): the first dead slot of
+        the call's pool gets `count` elements, fresh contents (zeros for calloc), life and the pool's next id."""
+        slots = self.pools[key]
+        for o in slots:
+            self._allocated(name, o)
+        dead = [not_(self.alive[o.id]) for o in slots]
+        self.emit(Assert(or_(not_(ok), *dead), UNMODELLED_HEAP, self.loc))
+        # which slot is taken, decided before any flag changes
+        taken = [self.new_var(f"{o.name}.taken", BOOL, "temp") for o in slots]
+        self.emit(*(Assign(t, and_(ok, dead[i], *(not_(d) for d in dead[:i])), self.loc)
+                    for i, t in enumerate(taken)))
+        oid = self.new_var(f"{site}.id", self.OBJ, "temp")
+        self.id_vars.add(oid)
+        self.emit(Assign(oid, ite(ok, self.pool_next, IntConst(0, self.OBJ)), self.loc),
+                  Assign(self.pool_next, Binary("-", self.pool_next, IntConst(1, self.OBJ), self.OBJ), self.loc))
+        fresh = {}
+        if name != "calloc":
+            fresh = {p: self.new_var(f"{site}.fresh", v.type, "temp") for p, v in slots[0].vars.items()}
+            self.emit(Havoc(tuple(fresh.values()), self.loc))
+        unset = IntConst(TAG_UNSET, self.types.ir_scalar(TAG_TYPE))
+        for o, t in zip(slots, taken):
+            for p, v in o.vars.items():
+                if name == "calloc":
+                    new = ConstArray(_zero(v.type.elem), v.type)
+                elif p and p[-1] == TAG:      # a union holds no member's value yet (`unset_union_tags`)
+                    new = ConstArray(unset, v.type) if isinstance(v.type, ArrayType) else unset
+                else:
+                    new = fresh[p]
+                self.emit(Assign(v, ite(t, new, v), self.loc))
+            self.emit(Assign(o.length, ite(t, count, o.length), self.loc),
+                      Assign(o.id_var, ite(t, oid, o.id_var), self.loc),
+                      Assign(self.alive[o.id], or_(self.alive[o.id], t), self.loc))
+        self.allocations.append(Allocation(ok, self.loc, self.here(), slots[0].id, key, True))
+        return oid
 
     def free_call(self, call: ci.Cursor, args: list) -> None:
         """`free(p)` (module docstring)."""
@@ -116,7 +216,7 @@ class HeapMixin(LoweringState):
         if not isinstance(p.ctype, CPtr):
             raise self.unsupported("free of a non-pointer", call)
         heap = [o for o in self.known_objects() if o.id in self.heap_flags]
-        hit = [and_(Compare("==", p.obj, IntConst(o.id, self.OBJ)), self.heap_flags[o.id]) for o in heap]
+        hit = [and_(Compare("==", p.obj, self.obj_id(o)), self.heap_flags[o.id]) for o in heap]
         valid = or_(Compare("==", p.obj, IntConst(0, self.OBJ)),
                     and_(or_(*hit), Compare("==", p.off, idx_const(0, self.IDX))))
         if self.memsafety:
@@ -124,7 +224,7 @@ class HeapMixin(LoweringState):
         else:
             self.emit(Assume(valid, self.loc))
         self.emit(*(Assign(self.heap_flags[o.id], and_(self.heap_flags[o.id],
-                                                       not_(Compare("==", p.obj, IntConst(o.id, self.OBJ)))),
+                                                       not_(Compare("==", p.obj, self.obj_id(o)))),
                            self.loc) for o in heap))
 
 
@@ -145,26 +245,26 @@ def _zero(t) -> Expr:
     return IntConst(0, t) if isinstance(t, IntType) else BoolConst(False)
 
 
-def allocations_in_loops(edges: list[Edge], allocations: list[tuple]) -> list[SrcLoc | None]:
-    """Where the allocations are that a loop can execute more than once: those whose edge (the one writing the
-    success flag) lies on a cycle of the CFA, i.e. its target reaches its source. For `lower.Lowerer.run`
-    (module docstring)."""
-    where = {ok.name: src for ok, src, *_ in allocations}
+def allocations_in_loops(edges: list[Edge], allocations: list[Allocation]) -> list[tuple[tuple, SrcLoc | None]]:
+    """(call, source) of the allocations without a pool that a loop can execute more than once: those whose
+    edge (the one writing the success flag) lies on a cycle of the CFA, i.e. its target reaches its source. For
+    `lower.Lowerer.run` (module docstring)."""
+    where = {a.ok.name: a for a in allocations if not a.pooled}
     out = []
     for e in edges:
         sites = [where[v.name] for s in e.stmts for v in s.writes() if v.name in where]
         if sites and (e.dst == e.src or e.src in reached_from(edges, e.dst)):
-            out.append(sites[0])
+            out.append((sites[0].call, sites[0].src))
     return out
 
 
-def used_before_allocated(edges: list[Edge], allocations: list[tuple], views: list[tuple]
+def used_before_allocated(edges: list[Edge], allocations: list[Allocation], views: list[tuple]
                           ) -> tuple[SrcLoc | None, SrcLoc | None] | None:
     """(the allocation, the step) where a step lowered before an allocation, which enumerated the objects without
     its object (a dereference, a free; `LoweringState.known_objects`), can run after it: a `goto` back over the
     allocation, or forward into code lowered earlier. None if there is none. On the CFA as lowered, whose
     locations the views and allocations name (`lower.Lowerer.run`)."""
-    for _, src, loc, oid in allocations:
+    for _, src, loc, oid, *_ in allocations:
         blind = {}
         for vloc, count, vsrc in views:
             if count < oid:

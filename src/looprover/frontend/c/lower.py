@@ -46,7 +46,7 @@ from looprover.frontend.c.cursors import K, children
 from looprover.frontend.c.effects import SideEffectMixin
 from looprover.frontend.c.expressions import ExpressionMixin
 from looprover.frontend.c.function_pointers import FunctionPointerMixin
-from looprover.frontend.c.heap import HeapMixin, allocations_in_loops, used_before_allocated
+from looprover.frontend.c.heap import POOL_ID_TOP, HeapMixin, allocations_in_loops, used_before_allocated
 from looprover.frontend.c.initialisers import InitialiserMixin
 from looprover.frontend.c.input_functions import InputFunctionsMixin, reseeded
 from looprover.frontend.c.lvalues import LValueMixin
@@ -59,10 +59,20 @@ from looprover.frontend.c.state import Frame
 from looprover.frontend.c.statements import StatementMixin
 from looprover.frontend.c.memtrack import MemtrackMixin
 from looprover.frontend.c.storage import StorageMixin
-from looprover.program.cfa import Assign, Program
+from looprover.program.cfa import Assign, Program, SrcLoc
 from looprover.program.expr import FALSE, IntConst
 
 __all__ = ["lower"]
+
+
+class LoopedAllocations(Exception):
+    """The allocation calls (`heap.call_key`) that a loop of the lowered CFA executes: lowered again, they get
+    pools (`heap.py`)."""
+
+    def __init__(self, calls: dict, where: SrcLoc | None):
+        super().__init__(calls)
+        self.calls = calls      # call -> (function, site, element type): `HeapMixin.make_pools`
+        self.where = where
 
 
 class Lowerer(StatementMixin, ExpressionMixin, CallMixin, FunctionPointerMixin, InputFunctionsMixin,
@@ -78,6 +88,7 @@ class Lowerer(StatementMixin, ExpressionMixin, CallMixin, FunctionPointerMixin, 
         self.collect_globals()
         self.main_top_decls = self.top_decls(self.function_body(main))
         self.scan_address_taken(main)
+        self.make_pools(self.pool_calls)
         entry = self.bld.new_loc()
         self.cur = entry
         main_end = self.bld.new_loc() if self.memtrack or self.memcleanup else self.exit
@@ -108,9 +119,15 @@ class Lowerer(StatementMixin, ExpressionMixin, CallMixin, FunctionPointerMixin, 
         for flag in self.alive.values():   # no local object is live before its block is entered
             self.emit(Assign(flag, FALSE, None))
         for obj in self.objects:           # the id before the first birth (`StorageMixin._new_instance`)
-            if obj.id_var is not None:
-                self.emit(Assign(obj.id_var, IntConst(-obj.id, self.OBJ), None))
+            if obj.id_var is not None:     # (a pool's object has none before it is allocated: `heap.py`)
+                first = 0 if obj.id in self.pool_slots else -obj.id
+                self.emit(Assign(obj.id_var, IntConst(first, self.OBJ), None))
+        if self.pool_next is not None:
+            self.emit(Assign(self.pool_next, IntConst(POOL_ID_TOP, self.OBJ), None))
         self.jump(entry)
+        looped = allocations_in_loops(self.bld.edges, self.allocations) if self.allocations else []
+        if looped:
+            raise LoopedAllocations({key: self.allocation_calls[key] for key, _ in looped}, looped[0][1])
         if self.allocations:
             # a dereference lowered before an allocation knows no object of it: it must not run after it
             late = used_before_allocated(self.bld.edges, self.allocations, self.object_views)
@@ -125,10 +142,6 @@ class Lowerer(StatementMixin, ExpressionMixin, CallMixin, FunctionPointerMixin, 
         edges, init, exit_, n, srcs, names = simplify(self.bld.edges, self.bld.init, self.exit, self.bld.num_locs,
                                                       dict(self.bld.loc_src), dict(self.bld.loc_names))
         edges = narrowed(edges, self.id_vars)
-        looped = allocations_in_loops(edges, self.allocations) if self.allocations else []
-        if looped:
-            raise UnsupportedError("an allocation that a loop executes more than once (one object per allocation "
-                                   "is modelled)", looped[0])
         p = Program(self.bld.name, dict(self.bld.variables), tuple(edges), init, exit_, n, srcs, names,
                     self.bld.data_model, self.bld.source_file, assumptions=tuple(self.assumptions))
         p.check()
@@ -146,20 +159,31 @@ def lower(parsed: Parsed, data_model: str, memsafety: bool = False, keep_values:
     """The CFA of a parsed translation unit (main with every call inlined); `InputError` or `UnsupportedError`
     (with the location being lowered) for anything else that goes wrong. `memsafety`: instrument the
     accesses for valid-memsafety (see `memory.py`). `keep_values`: see `ExpressionMixin.discard`."""
-    lw = Lowerer(parsed, data_model, memsafety, keep_values, nondet_undefined, reach_checks, memcleanup)
     old = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old, 200_000))  # load_c_program runs us on a thread with a large stack
+    pools: dict = {}
+    lw = None
     try:
-        return lw.run()
+        while True:     # at most twice: every call found in a loop gets its pool (`heap.py`)
+            lw = Lowerer(parsed, data_model, memsafety, keep_values, nondet_undefined, reach_checks, memcleanup)
+            lw.pool_calls = pools
+            try:
+                return lw.run()
+            except LoopedAllocations as looped:
+                if looped.calls.keys() <= pools.keys():    # cannot happen: a pooled call is never reported
+                    raise UnsupportedError("an allocation that a loop executes more than once",
+                                           looped.where) from None
+                pools = {**pools, **looped.calls}
     except InputError:
         raise
     except UnsupportedError as exc:
-        if exc.where is None and lw.loc is not None:  # raised where no location was at hand
+        if exc.where is None and lw is not None and lw.loc is not None:  # raised where no location was at hand
             raise UnsupportedError(exc.construct, lw.loc) from None
         raise
     except RecursionError:
-        raise UnsupportedError("expression or statement nesting too deep", lw.loc) from None
+        raise UnsupportedError("expression or statement nesting too deep", lw.loc if lw else None) from None
     except Exception as exc:  # noqa: BLE001 - never a traceback for user input
-        raise UnsupportedError(f"internal front-end error ({type(exc).__name__}: {exc})", lw.loc) from exc
+        raise UnsupportedError(f"internal front-end error ({type(exc).__name__}: {exc})",
+                               lw.loc if lw else None) from exc
     finally:
         sys.setrecursionlimit(old)

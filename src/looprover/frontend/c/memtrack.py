@@ -141,7 +141,7 @@ class MemtrackMixin(LoweringState):
                     stmts.append(Assert(not_(flag), "valid-memcleanup", point.where))
                 if not self.memtrack:
                     continue
-                oid = IntConst(o.id, self.OBJ)
+                oid = self.obj_id(o)
                 surely = or_(*(and_(Compare("==", i, oid), Compare(">=", off, IntConst(0, off.type)),
                                     Compare("<=", off, cast(off.type, o.length))) for i, off in roots))
                 if o.id in point.pending:

@@ -66,7 +66,13 @@ class LoweringState:
         self.argv_array: Obj | None = None  # main's argv array (`main_args.py`): it outlives main
         self.alive: dict[int, Var] = {}  # memsafety: object id -> whether the (local) object is live; heap objects
         self.heap_flags: dict[int, Var] = {}   # heap object id -> whether it is live (`heap.py`), in any mode
-        self.allocations: list = []      # (success flag, source) per allocation (`heap.allocations_in_loops`)
+        # (success flag, source, CFA location, first object id, pooled?) per allocation (`heap.allocations_in_loops`)
+        self.allocations: list = []
+        self.allocation_calls: dict = {}       # allocation call (`heap.call_key`) -> (function, site, element)
+        self.pools: dict = {}                  # allocation call -> its pool's objects (`heap.py`)
+        self.pool_calls: dict = {}             # the calls to make pools for (`lower.lower`)
+        self.pool_slots: set[int] = set()      # the ids of the pools' objects
+        self.pool_next: Var | None = None      # the id the next pool object gets
         self.id_step = 0                 # objects with an id after the pre-pass (`StorageMixin._new_instance`)
         self.random_calls: list[tuple[str, int, SrcLoc | None]] = []   # srand/rand: (name, location, source)
         # (CFA location, number of objects, source) each time the lowering enumerated the objects (`known_objects`)
