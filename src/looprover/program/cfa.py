@@ -119,9 +119,11 @@ class Edge:
 class VarInfo:
     """Where a variable came from; `c_name` is its name in the source.
 
-    `kind`: global | local | param | temp | ret | nondet. A `nondet` variable is havocked exactly where the
-    source program asks for an input (`__VERIFIER_nondet_*`); other havocs (uninitialised locals,
-    abstraction) are not inputs. Replays and test harnesses feed inputs to `nondet` havocs only.
+    `kind`: global | local | param | temp | ret | nondet | allocated. A `nondet` variable is havocked exactly
+    where the source program asks for an input (`__VERIFIER_nondet_*`); other havocs (uninitialised locals,
+    abstraction) are not inputs. Replays and test harnesses feed inputs to `nondet` havocs only. An `allocated`
+    variable is an allocation's success flag (`frontend/c/heap.py`), havocked where it runs: no input either,
+    and true where nothing chose its value, as in a compiled run (`interp.InputOracle`).
     """
     var: Var
     kind: str = "local"

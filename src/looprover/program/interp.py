@@ -202,7 +202,8 @@ class InputOracle(Oracle):
     `havocs` are the values a solver model gave every havoc of a trace, in order (uninitialised locals and
     abstraction havocs included); once they run out, `nondet` scalars read `inputs` in order (0 once those run
     out too) and every other havoc reads its type's default, as a compiled test harness does
-    (`__VERIFIER_nondet_*()` returns the next input, uninitialised memory is 0). With `strict`, running out of
+    (`__VERIFIER_nondet_*()` returns the next input, uninitialised memory is 0), but for an allocation's success
+    flag, which is true (its malloc succeeds). With `strict`, running out of
     recorded havocs is an error instead: a replay must follow its trace exactly. `read()` lists the values the
     `nondet` scalars took, i.e. the inputs a harness for this run needs.
     """
@@ -232,6 +233,8 @@ class InputOracle(Oracle):
             val = self.inputs[self.ipos] if self.ipos < len(self.inputs) else 0
             self.ipos += 1
             val = bool(val) if isinstance(v.type, BoolType) else v.type.wrap(val)
+        elif self.kinds.get(v.name) == "allocated":
+            val = True
         else:
             val = default_value(v.type)
         if nondet:

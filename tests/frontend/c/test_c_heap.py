@@ -175,3 +175,24 @@ def test_an_undefined_function_that_can_reach_pointers_is_refused(tmp_path):
     with pytest.raises(UnsupportedError, match="fresh storage"):
         load_c_program(path, nondet_undefined=True)
 
+
+@pytest.mark.parametrize("body, written", [
+    # two allocations of a loop's pool that succeed: what a compiled run does, so the validator follows it
+    ("int *old = 0; for (int k = 0; k < 3; k++) { int *p = malloc(sizeof(int)); if (!p) return 0; *p = k;\n"
+     "if (old) { __VERIFIER_assert(*old == k - 2); free(old); } old = p; }", True),
+    # only a failing malloc reaches the error: no waypoint of a witness can make malloc fail
+    ("int *p = malloc(sizeof(int)); __VERIFIER_assert(p != 0); free(p);", False),
+])
+def test_violation_witnesses_of_heap_programs(tmp_path, capsys, body, written):
+    """A run of the validator lets every allocation succeed, as a compiled run does (`interp.InputOracle`)."""
+    import json
+    from looprover import cli
+    path = tmp_path / "w.c"
+    path.write_text(HEAD + body + "\n  return 0;\n}\n")
+    out = tmp_path / "w.yml"
+    cli.main(["verify", str(path), "--witness", str(out), "--json"])
+    got = json.loads(capsys.readouterr().out)
+    assert got["result"] == "FALSE(unreach-call)", got
+    assert out.exists() == written, got["witness"]
+    if written:
+        assert "the validator confirms it" in got["witness"]["note"]

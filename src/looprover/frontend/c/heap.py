@@ -108,7 +108,7 @@ class HeapMixin(LoweringState):
         # at most PTRDIFF_MAX bytes (what glibc allocates; larger requests fail); calloc's product is exact
         fits = Compare("<=", nbytes, IntConst(self.IDX.max, wide))
         site = f"{name}@{self.loc.line if self.loc else 0}"
-        ok = self.new_var(f"{site}.ok", BOOL, "local", c_name=f"{name} succeeded")
+        ok = self.new_var(f"{site}.ok", BOOL, "allocated", c_name=f"{name} succeeded")
         if name in MAY_FAIL:
             self.emit(Havoc((ok,), self.loc), Assign(ok, and_(ok, fits), self.loc))
         else:
