@@ -172,12 +172,20 @@ class ByteFunctionsMixin(LoweringState):
         return p
 
     def _element_pointer(self, arg: ci.Cursor, name: str, c) -> tuple[Val, object, int]:
-        """The pointer `arg` as a pointer to its innermost element type T, T, and sizeof(T)."""
+        """The pointer `arg` as a pointer to its innermost element type T, T, and sizeof(T). A `void *` that is
+        no conversion of a typed pointer at the call (`typed_pointer`) holds NULL or points into a char object: an
+        allocation used as `void *` (`heap.allocate_bytes`) or a character pointer converted under
+        valid-memsafety; no other pointer converts to `void *` (`ExpressionMixin.convert`)."""
         p = self.rv(arg)
         t = p.ctype
-        if not isinstance(t, CPtr) or isinstance(t.pointee, (CVoid, CFunc)):
+        if isinstance(t, CPtr) and isinstance(t.pointee, CVoid):
+            t = CPtr(CInt(8, True, rank=1))
+            p = Val(t, p.leaves)
+            size = 1
+        elif not isinstance(t, CPtr) or isinstance(t.pointee, CFunc):
             raise self.unsupported(f"{name} of a {t} argument (the type of its bytes is not known)", c)
-        size = canonical_type(arg.type).get_pointee().get_size()
+        else:
+            size = canonical_type(arg.type).get_pointee().get_size()
         elem, per = t.pointee, 1
         while isinstance(elem, CArray):
             if not isinstance(elem.size, int):

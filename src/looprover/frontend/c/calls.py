@@ -11,7 +11,7 @@ from __future__ import annotations
 import clang.cindex as ci
 
 from looprover.frontend.c import clang_api as capi
-from looprover.frontend.c.ctype import OFF, CBool, CInt, CPtr, CVoid
+from looprover.frontend.c.ctype import OFF, CBool, CInt, CPtr, CVoid, is_char
 from looprover.frontend.c.cursors import INCDEC_OPS, TK, K, base_decl, called_function, children
 from looprover.frontend.c.known_functions import (
     ASSERT_FAILURES, ASSUME_FUNCTIONS, INPUT_FUNCTIONS, NONDET_TYPES, OUTPUT_FUNCTIONS, TERMINATING_FUNCTIONS,
@@ -116,8 +116,9 @@ class CallMixin(LoweringState):
         if name in BYTE_FUNCTIONS and ref.get_definition() is None:
             return self.byte_function_call(c, name, args, want)
         if name in ALLOCATORS and ref.get_definition() is None:
-            raise self.unsupported(f"{name} whose result is not converted to a pointer to an object type at once "
-                                   f"(used as void *)", c)
+            if not (isinstance(rt, CPtr) and (isinstance(rt.pointee, CVoid) or is_char(rt.pointee))):
+                raise self.unsupported(f"{name} declared to return {rt}", c)
+            return Val(rt, self.allocate_bytes(c, name, args).leaves)
         if name == "free" and ref.get_definition() is None:
             self.free_call(c, args)
             return Val(rt, {})

@@ -27,7 +27,9 @@ below the functions' ids (`POOL_ID_TOP`), so a pointer kept to the slot's earlie
 and a use after free stays one. Every run that never needs more than `POOL_SLOTS` live objects of one call at
 once is modelled exactly; an allocation with every slot live is asserted against with tag
 `properties.UNMODELLED_HEAP` (UNKNOWN: a TRUE proves no run gets there, and a run that does is no
-counterexample, `jobs.inside_the_model`). `realloc` and an allocation used as `void *` are refused.
+counterexample, `jobs.inside_the_model`). An allocation used as `void *` (stored as one, passed to free or
+memset) is what C gives, the requested bytes: an array of chars (`allocate_bytes`); converting that `void *` to
+another pointer type than a character pointer stays refused. `realloc` is refused.
 """
 from __future__ import annotations
 
@@ -91,6 +93,18 @@ class HeapMixin(LoweringState):
         size = c.type.get_canonical().get_pointee().get_size()
         if isinstance(pt, CVoid) or size <= 0:
             raise self.unsupported(f"{name} converted to {to}", c)
+        return self._allocation(call, name, args, to, size, c)
+
+    def allocate_bytes(self, call: ci.Cursor, name: str, args: list) -> Val:
+        """The `void *` an allocation not converted at once returns: its object is the requested bytes (C11
+        7.22.3), an array of chars. Under valid-memsafety a `void *` converts to and from character pointers, which
+        count the same bytes (`ExpressionMixin.convert`); a conversion to any other pointer type stays refused."""
+        v = self._allocation(call, name, args, CPtr(CInt(8, True, rank=1)), 1, call)
+        return Val(CPtr(CVoid()), v.leaves)
+
+    def _allocation(self, call: ci.Cursor, name: str, args: list, to: CPtr, size: int, c: ci.Cursor) -> Val:
+        """The pointer an allocation returns, its object an array of `to`'s pointee, `size` bytes each."""
+        pt = to.pointee
         expected = 2 if name == "calloc" else 1
         if len(args) != expected:
             raise self.unsupported(f"{name} with {len(args)} arguments", call)
