@@ -148,10 +148,10 @@ def test_a_whole_count_needs_no_assertion(tmp_path):
 
 
 @pytest.mark.parametrize("body, what", [
-    ("void *v = 0; memset(v, 0, 4);", "the type of its bytes is not known"),
     ("int a[2]; char c[8]; memcpy(a, c, 8);", "memcpy from i8 to i32"),
     ("struct s v; memset(&v, 1, sizeof v);", "holds pointers"),
-    ("int a[2]; int *q = memset(a, 0, sizeof a); return *q;", "the result of memset"),
+    # the result is the destination as a void *, which counts its ints (`void_pointers.py`)
+    ("int a[2]; short *q = memset(a, 0, sizeof a); return *q;", "read as pointing to i16 that may point into a"),
     ("int a[2], b[2]; return memcmp(a, b, sizeof a);", "memcmp of the bytes of i32"),
     ("short a[2]; return memchr(a, 1, sizeof a) != 0;", "memchr of the bytes of i16"),
 ])

@@ -23,17 +23,19 @@ What each does, per element of type T (arrays of arrays count their innermost el
   * The byte count must be a whole number of elements (C11 allows any count; a part of an element would need
     memory of bytes). That is asserted with tag `unmodelled-bytes`, where it does not follow from the count's
     form: a run that copies part of an element is UNKNOWN naming it, never TRUE or FALSE.
-  * The source and destination element types must agree (or be integers of one width); the result, a `void *`,
-    may be used only when T is a character type (other byte offsets are not modelled).
+  * The source and destination element types must agree (or be integers of one width); the result is the
+    destination as a `void *` (`void_pointers.py`).
 """
 from __future__ import annotations
 
 import clang.cindex as ci
 
-from looprover.frontend.c.ctype import OFF, CArray, CBool, CFunc, CInt, CPtr, CVoid, compatible, is_char
+from looprover.frontend.c.ctype import OFF, CArray, CBool, CFunc, CInt, CPtr, CVoid, compatible
 from looprover.frontend.c.cursors import K, canonical_type, children, strip_parens
 from looprover.frontend.c.memory import Val, pointer, scalar
+from looprover.frontend.c.heap import call_key
 from looprover.frontend.c.state import LoweringState
+from looprover.frontend.c.void_pointers import CHAR
 from looprover.program.cfa import Assert, Assign, Assume, Havoc
 from looprover.program.expr import (
     I32, Binary, Compare, ConstArray, Expr, IntConst, IntType, Var, and_, cast, const, ite,
@@ -66,7 +68,8 @@ class ByteFunctionsMixin(LoweringState):
         if kind in ("compare", "find"):
             return self._byte_scan(c, name, kind, args, want)
         dst_c = self.typed_pointer(args[0])
-        dst, elem, size = self._element_pointer(dst_c, name, c)
+        src_c = self.typed_pointer(args[1]) if kind != "set" else None
+        dst, elem, size = self._element_pointer(dst_c, name, c, like=src_c)
         dst = self.protect(dst, args[1:])
         if kind == "set":
             fill = self.protect(self.rv(args[1]), args[2:])
@@ -79,7 +82,7 @@ class ByteFunctionsMixin(LoweringState):
             value = Val(elem, {lf.path: self._filled(lf, byte) for lf in self.types.leaves(elem)})
             src = None
         else:
-            src, selem, _ = self._element_pointer(self.typed_pointer(args[1]), name, c)
+            src, selem, _ = self._element_pointer(src_c, name, c, like=dst_c)
             same_width = isinstance(elem, CInt) and isinstance(selem, CInt) and elem.bits == selem.bits
             if not (compatible(elem, selem) or same_width):
                 raise self.unsupported(f"{name} from {selem} to {elem}", c)
@@ -112,9 +115,7 @@ class ByteFunctionsMixin(LoweringState):
             self.start(done)
         else:
             self._element_loop(name, count, dst, src, value, c)
-        if want:
-            if not is_char(elem):
-                raise self.unsupported(f"the result of {name} on {elem} elements (a void * to bytes of them)", c)
+        if want:   # the destination, its offset counting its elements (`void_pointers.py`)
             return Val(self.ctype(c), dict(dst.leaves))
         return Val(CVoid(), {})
 
@@ -171,17 +172,24 @@ class ByteFunctionsMixin(LoweringState):
             raise self.unsupported(f"{name} of the bytes of {elem} (only character arrays are modelled)", c)
         return p
 
-    def _element_pointer(self, arg: ci.Cursor, name: str, c) -> tuple[Val, object, int]:
+    def _element_pointer(self, arg: ci.Cursor, name: str, c, like: ci.Cursor | None = None
+                         ) -> tuple[Val, object, int]:
         """The pointer `arg` as a pointer to its innermost element type T, T, and sizeof(T). A `void *` that is
-        no conversion of a typed pointer at the call (`typed_pointer`) holds NULL or points into a char object: an
-        allocation used as `void *` (`heap.allocate_bytes`) or a character pointer converted under
-        valid-memsafety; no other pointer converts to `void *` (`ExpressionMixin.convert`)."""
+        no conversion of a typed pointer at the call (`typed_pointer`) is taken to point to the elements of the
+        allocations it is given when a first lowering learned them, else to the elements the other argument
+        `like` points to (memcpy from or to a typed pointer), else to chars: a use of the `void *` that is
+        checked when the lowering is done (`void_pointers.py`)."""
         p = self.rv(arg)
         t = p.ctype
         if isinstance(t, CPtr) and isinstance(t.pointee, CVoid):
-            t = CPtr(CInt(8, True, rank=1))
+            typed = self.byte_call_types.get(call_key(arg))
+            if typed is None and like is not None:
+                typed = _innermost(canonical_type(like.type).get_pointee())
+                typed = None if typed.kind == ci.TypeKind.VOID or typed.get_size() <= 0 else typed
+            t = CPtr(self.type_of(typed, arg) if typed is not None else CHAR)
+            size = typed.get_size() if typed is not None else 1
+            self.void_site(p, t.pointee, byte_call=call_key(arg), target=typed)
             p = Val(t, p.leaves)
-            size = 1
         elif not isinstance(t, CPtr) or isinstance(t.pointee, CFunc):
             raise self.unsupported(f"{name} of a {t} argument (the type of its bytes is not known)", c)
         else:
@@ -243,6 +251,13 @@ class ByteFunctionsMixin(LoweringState):
         self.jump(head)
         self.start(end)
         return i
+
+
+def _innermost(t: ci.Type) -> ci.Type:
+    """The innermost element type of clang type `t` (t itself unless it is an array)."""
+    while t.kind in (ci.TypeKind.CONSTANTARRAY, ci.TypeKind.INCOMPLETEARRAY, ci.TypeKind.VARIABLEARRAY):
+        t = t.get_array_element_type().get_canonical()
+    return t
 
 
 def _whole(nbytes: Expr, size: int) -> bool:

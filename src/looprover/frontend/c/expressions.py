@@ -11,13 +11,14 @@ import clang.cindex as ci
 
 from looprover.frontend.c import clang_api as capi
 from looprover.frontend.c.ctype import (
-    CBool, CFunc, CInt, CPtr, CStruct, CType, CVoid, compatible, is_char, strip_array,
+    CArray, CBool, CFunc, CInt, CPtr, CStruct, CType, CVoid, compatible, is_char, strip_array,
 )
 from looprover.frontend.c.cursors import (
     ARRAY_KINDS, FUNCTION_KINDS, INCDEC_OPS, K, canonical_kind, children, expr_children, is_array_expr, strip_parens,
 )
 from looprover.frontend.c.memory import Val, idx_const, pointer, scalar
 from looprover.frontend.c.state import LoweringState
+from looprover.frontend.c.void_pointers import CHAR
 from looprover.program.cfa import Assign
 from looprover.program.expr import (
     BOOL, FALSE, TRUE, And, Binary, BoolConst, Cast, Compare, Expr, Ite, IntConst, IntType, Or, Unary, and_, cast,
@@ -261,6 +262,9 @@ class ExpressionMixin(LoweringState):
             if not isinstance(t, CInt) or isinstance(ta.pointee, CFunc):
                 raise self.unsupported("pointer difference" + (" of function pointers" if isinstance(t, CInt)
                                                                else ""), c)
+            if isinstance(ta.pointee, CVoid):       # GNU: a difference of bytes (`void_pointers.py`)
+                self.void_site(va, CHAR)
+                self.void_site(vb, CHAR)
             return scalar(t, cast(IntType(t.bits, t.signed), Binary("-", va.off, vb.off, self.IDX)))
         if not isinstance(t, CInt):
             raise self.unsupported(f"operator '{op}' on {t}", c)
@@ -462,9 +466,17 @@ class ExpressionMixin(LoweringState):
                     for a in inner[:-1]:
                         per *= a.size
                     return pointer(to, v.obj, self.imul(v.off, per))
-                if self.memsafety and all(is_char(t) or isinstance(t, CVoid) for t in (fr.pointee, to.pointee)):
-                    # char* <-> void* <-> unsigned char*: the offset counts bytes in all three (memcpy-style
-                    # code); a dereference reads the char object through the other character type
+                if isinstance(to.pointee, CVoid):
+                    # the offset counts the innermost elements of the object (`void_pointers.py`)
+                    return pointer(to, v.obj, self.imul(v.off, self._per_element(fr.pointee, c)))
+                if isinstance(fr.pointee, CVoid) and (self.memsafety or not is_char(to.pointee)):
+                    # a use of the void *, checked when the lowering is done (`void_pointers.py`)
+                    target = self.void_target(to.pointee, c)
+                    self.void_site(v, target, target=c.type.get_canonical().get_pointee() if c is not None else None)
+                    return Val(to, v.leaves)
+                if self.memsafety and is_char(fr.pointee) and is_char(to.pointee):
+                    # char* <-> unsigned char*: the offset counts bytes in both (memcpy-style code); a
+                    # dereference reads the char object through the other character type
                     return Val(to, v.leaves)
                 raise self.unsupported(f"pointer conversion from {fr} to {to}", c)
             if isinstance(fr, (CInt, CBool)):
@@ -474,6 +486,16 @@ class ExpressionMixin(LoweringState):
         elif isinstance(to, CStruct) and fr == to:
             return Val(to, v.leaves)
         raise self.unsupported(f"conversion from {fr} to {to}", c)
+
+    def _per_element(self, t: CType, c) -> int:
+        """How many innermost elements one `t` holds (1 unless t is an array of fixed size)."""
+        per = 1
+        while isinstance(t, CArray):
+            if not isinstance(t.size, int):
+                raise self.unsupported(f"conversion of a pointer to {t} to void *", c)
+            per *= t.size
+            t = t.elem
+        return per
 
     def to_bool(self, v: Val) -> Expr:
         t = v.ctype

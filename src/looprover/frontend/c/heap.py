@@ -27,9 +27,9 @@ below the functions' ids (`POOL_ID_TOP`), so a pointer kept to the slot's earlie
 and a use after free stays one. Every run that never needs more than `POOL_SLOTS` live objects of one call at
 once is modelled exactly; an allocation with every slot live is asserted against with tag
 `properties.UNMODELLED_HEAP` (UNKNOWN: a TRUE proves no run gets there, and a run that does is no
-counterexample, `jobs.inside_the_model`). An allocation used as `void *` (stored as one, passed to free or
-memset) is what C gives, the requested bytes: an array of chars (`allocate_bytes`); converting that `void *` to
-another pointer type than a character pointer stays refused. `realloc` is refused.
+counterexample, `jobs.inside_the_model`). An allocation used as `void *` (stored as one, returned by a
+wrapper, passed to free or memset) is the requested bytes, an array of chars, or of the type its pointer is
+converted to (`allocate_bytes`, `void_pointers.py`). `realloc` is refused.
 """
 from __future__ import annotations
 
@@ -41,6 +41,7 @@ from looprover.frontend.c.ctype import TAG, TAG_TYPE, TAG_UNSET, CBool, CInt, CP
 from looprover.frontend.c.cursors import K, called_function, children, strip_parens
 from looprover.frontend.c.memory import FUNCTION_ID_BASE, Obj, Val, idx_const, pointer
 from looprover.frontend.c.state import LoweringState
+from looprover.frontend.c.void_pointers import CHAR
 from looprover.program.cfa import Assert, Assign, Assume, Edge, Havoc, SrcLoc, reached_from
 from looprover.program.expr import (
     BOOL, TRUE, ArrayType, Binary, BoolConst, Cast, Compare, ConstArray, Expr, IntConst, IntType, Var, and_, cast,
@@ -93,17 +94,31 @@ class HeapMixin(LoweringState):
         size = c.type.get_canonical().get_pointee().get_size()
         if isinstance(pt, CVoid) or size <= 0:
             raise self.unsupported(f"{name} converted to {to}", c)
-        return self._allocation(call, name, args, to, size, c)
+        return self._allocation(call, name, args, to, size, c.type.get_canonical().get_pointee())
 
     def allocate_bytes(self, call: ci.Cursor, name: str, args: list) -> Val:
         """The `void *` an allocation not converted at once returns: its object is the requested bytes (C11
-        7.22.3), an array of chars. Under valid-memsafety a `void *` converts to and from character pointers, which
-        count the same bytes (`ExpressionMixin.convert`); a conversion to any other pointer type stays refused."""
-        v = self._allocation(call, name, args, CPtr(CInt(8, True, rank=1)), 1, call)
+        7.22.3), an array of chars, unless a first lowering learned that the uses its pointer reaches take it as
+        an array of one type (`void_pointers.py`): then an array of that type."""
+        key = call_key(call)
+        typed = self.void_allocation_types.get(key)
+        if typed is not None:      # its pointer is converted to typed's only (`void_pointers.py`)
+            elem = self.type_of(typed, call)
+            size = typed.get_size()
+            if size <= 0:
+                raise self.unsupported(f"{name} used as {elem} *", call)
+            v = self._allocation(call, name, args, CPtr(elem), size, typed)
+            return Val(CPtr(CVoid()), v.leaves)
+        v = self._allocation(call, name, args, CPtr(CHAR), 1, CHAR)
+        if key in self.pools:
+            self.byte_allocations.update((o.id, key) for o in self.pools[key])
+        else:
+            self.byte_allocations[self.objects[-1].id] = key
         return Val(CPtr(CVoid()), v.leaves)
 
-    def _allocation(self, call: ci.Cursor, name: str, args: list, to: CPtr, size: int, c: ci.Cursor) -> Val:
-        """The pointer an allocation returns, its object an array of `to`'s pointee, `size` bytes each."""
+    def _allocation(self, call: ci.Cursor, name: str, args: list, to: CPtr, size: int, element) -> Val:
+        """The pointer an allocation returns, its object an array of `to`'s pointee, `size` bytes each;
+        `element` is that type as clang's type (or, when clang has none at hand, our own)."""
         pt = to.pointee
         expected = 2 if name == "calloc" else 1
         if len(args) != expected:
@@ -128,7 +143,7 @@ class HeapMixin(LoweringState):
         else:
             self.emit(Assume(fits, self.loc), Assign(ok, TRUE, self.loc))   # larger: undefined behaviour
         key = call_key(call)
-        self.allocation_calls[key] = (name, site, c.type.get_canonical().get_pointee())
+        self.allocation_calls[key] = (name, site, element)
         if key in self.pools:
             return pointer(to, self._allocate_in_pool(name, site, cast(self.IDX, count), ok, key),
                            idx_const(0, self.IDX))
@@ -169,9 +184,12 @@ class HeapMixin(LoweringState):
     def make_pools(self, calls: dict) -> None:
         """The pools of the allocation calls a loop executes (module docstring), made before the lowering
         starts, so that every dereference and free knows their objects; `calls`: call -> (function, site name,
-        clang type of the element), as a first lowering found them (`lower.lower`)."""
-        for key, (name, site, element) in calls.items():
-            pt = self.type_of(element, None)
+        element type), as a first lowering found them (`lower.lower`; the element type of an allocation used as
+        `void *` may have been learned since, `void_pointers.py`)."""
+        for key, (name, site, _) in calls.items():
+            typed = self.void_allocation_types.get(key)
+            element = typed if typed is not None else calls[key][2]
+            pt = self.type_of(element, None) if isinstance(element, ci.Type) else element
             slots = []
             for i in range(POOL_SLOTS):
                 n = self.new_var(f"{site}#{i}.len", self.IDX, "local", c_name=f"length of the {name} object #{i}")
@@ -197,6 +215,7 @@ class HeapMixin(LoweringState):
                     for i, t in enumerate(taken)))
         oid = self.new_var(f"{site}.id", self.OBJ, "temp")
         self.id_vars.add(oid)
+        self.pool_ids[oid] = slots[0].id
         self.emit(Assign(oid, ite(ok, self.pool_next, IntConst(0, self.OBJ)), self.loc),
                   Assign(self.pool_next, Binary("-", self.pool_next, IntConst(1, self.OBJ), self.OBJ), self.loc))
         fresh = {}

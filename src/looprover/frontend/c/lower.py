@@ -27,6 +27,7 @@ another's class:
     expressions.py   rvalues, operators, assignments, conversions
     calls.py         modelled built-ins and inlining
     heap.py          malloc, calloc, alloca and free
+    void_pointers.py which objects a void * points into, checked where its offset is read
     byte_functions.py  memset, memcpy and memmove
     output_functions.py  printf, puts, putchar and the like
     input_functions.py  getchar, fgets, rand, time
@@ -59,25 +60,30 @@ from looprover.frontend.c.state import Frame
 from looprover.frontend.c.statements import StatementMixin
 from looprover.frontend.c.memtrack import MemtrackMixin
 from looprover.frontend.c.storage import StorageMixin
+from looprover.frontend.c.void_pointers import VoidPointerMixin
 from looprover.program.cfa import Assign, Program, SrcLoc
 from looprover.program.expr import FALSE, IntConst
 
 __all__ = ["lower"]
 
 
-class LoopedAllocations(Exception):
-    """The allocation calls (`heap.call_key`) that a loop of the lowered CFA executes: lowered again, they get
-    pools (`heap.py`)."""
+class Relower(Exception):
+    """What a lowering learned that a second lowering needs: the allocation calls (`heap.call_key`) a loop of the
+    lowered CFA executes, which get pools (`heap.py`), and the types of allocations used as `void *`
+    (`void_pointers.py`); with what makes this lowering unsupported if nothing new was learned."""
 
-    def __init__(self, calls: dict, where: SrcLoc | None):
-        super().__init__(calls)
-        self.calls = calls      # call -> (function, site, element type): `HeapMixin.make_pools`
-        self.where = where
+    def __init__(self, pools: dict, allocation_types: dict, byte_call_types: dict, looped: SrcLoc | None,
+                 void_site: tuple | None):
+        super().__init__(pools)
+        self.pools = pools      # call -> (function, site, element type): `HeapMixin.make_pools`
+        self.allocation_types, self.byte_call_types = allocation_types, byte_call_types
+        self.looped = looped
+        self.void_site = void_site      # (VoidSite, why) of a use of a void * the check refuses
 
 
 class Lowerer(StatementMixin, ExpressionMixin, CallMixin, FunctionPointerMixin, InputFunctionsMixin,
-              OutputFunctionsMixin, ByteFunctionsMixin, HeapMixin, MemtrackMixin, MainArgsMixin, LValueMixin,
-              SideEffectMixin, InitialiserMixin, StorageMixin):
+              OutputFunctionsMixin, ByteFunctionsMixin, HeapMixin, VoidPointerMixin, MemtrackMixin, MainArgsMixin,
+              LValueMixin, SideEffectMixin, InitialiserMixin, StorageMixin):
     """The lowering of one translation unit, composed from one mixin per responsibility over the shared
     `LoweringState`; `run` lowers main (inlining every call) and the static initialisers, then simplifies the
     CFA."""
@@ -126,8 +132,13 @@ class Lowerer(StatementMixin, ExpressionMixin, CallMixin, FunctionPointerMixin, 
             self.emit(Assign(self.pool_next, IntConst(POOL_ID_TOP, self.OBJ), None))
         self.jump(entry)
         looped = allocations_in_loops(self.bld.edges, self.allocations) if self.allocations else []
-        if looped:
-            raise LoopedAllocations({key: self.allocation_calls[key] for key, _ in looped}, looped[0][1])
+        refused = self.check_void_sites(self.bld.edges) if self.void_sites else []
+        if looped or refused:
+            allocs, calls = self.learned_types(self.bld.edges) if refused else ({}, {})
+            raise Relower({key: self.allocation_calls[key] for key, _ in looped}, allocs, calls,
+                          looped[0][1] if looped else None, refused[0] if refused else None)
+        if self.void_sites:
+            self.drop_void_sites()
         if self.allocations:
             # a dereference lowered before an allocation knows no object of it: it must not run after it
             late = used_before_allocated(self.bld.edges, self.allocations, self.object_views)
@@ -141,7 +152,7 @@ class Lowerer(StatementMixin, ExpressionMixin, CallMixin, FunctionPointerMixin, 
                                    "modelled)", again)
         edges, init, exit_, n, srcs, names = simplify(self.bld.edges, self.bld.init, self.exit, self.bld.num_locs,
                                                       dict(self.bld.loc_src), dict(self.bld.loc_names))
-        edges = narrowed(edges, self.id_vars)
+        edges = narrowed(edges, self.id_vars, self.pool_seeds())
         p = Program(self.bld.name, dict(self.bld.variables), tuple(edges), init, exit_, n, srcs, names,
                     self.bld.data_model, self.bld.source_file, assumptions=tuple(self.assumptions))
         p.check()
@@ -162,18 +173,25 @@ def lower(parsed: Parsed, data_model: str, memsafety: bool = False, keep_values:
     old = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old, 200_000))  # load_c_program runs us on a thread with a large stack
     pools: dict = {}
+    allocation_types: dict = {}
+    byte_call_types: dict = {}
     lw = None
     try:
-        while True:     # at most twice: every call found in a loop gets its pool (`heap.py`)
+        while True:     # again while a lowering learns something new (`Relower`): finitely many calls
             lw = Lowerer(parsed, data_model, memsafety, keep_values, nondet_undefined, reach_checks, memcleanup)
-            lw.pool_calls = pools
+            lw.pool_calls, lw.void_allocation_types, lw.byte_call_types = pools, allocation_types, byte_call_types
             try:
                 return lw.run()
-            except LoopedAllocations as looped:
-                if looped.calls.keys() <= pools.keys():    # cannot happen: a pooled call is never reported
-                    raise UnsupportedError("an allocation that a loop executes more than once",
-                                           looped.where) from None
-                pools = {**pools, **looped.calls}
+            except Relower as again:
+                if again.pools.keys() <= pools.keys() and again.allocation_types.keys() <= allocation_types.keys() \
+                        and again.byte_call_types.keys() <= byte_call_types.keys():      # nothing new learned
+                    if again.void_site is not None:
+                        site, why = again.void_site
+                        raise UnsupportedError(why, site.where) from None
+                    raise UnsupportedError("an allocation that a loop executes more than once", again.looped) from None
+                pools = {**pools, **again.pools}
+                allocation_types = {**allocation_types, **again.allocation_types}
+                byte_call_types = {**byte_call_types, **again.byte_call_types}
     except InputError:
         raise
     except UnsupportedError as exc:

@@ -18,6 +18,7 @@ from looprover.frontend.c.ctype import (
 from looprover.frontend.c.cursors import TK, K, canonical_kind, children, is_array_decay, strip_parens
 from looprover.frontend.c.memory import LV, Cell, Val, idx_const, is_zero, pointer, scalar
 from looprover.frontend.c.state import LoweringState
+from looprover.frontend.c.void_pointers import CHAR
 from looprover.program.cfa import Assert, Assign
 from looprover.properties import UNMODELLED_ARGV, UNMODELLED_LAYOUT, UNMODELLED_MEMBER, UNMODELLED_UNION
 from looprover.program.expr import (
@@ -213,6 +214,8 @@ class LValueMixin(LoweringState):
             raise self.unsupported("pointer arithmetic on a non-pointer")
         if isinstance(p.ctype.pointee, CFunc):   # a GNU extension: the code one byte into the function
             raise self.unsupported("arithmetic on a function pointer")
+        if isinstance(p.ctype.pointee, CVoid):   # a GNU extension counting bytes (`void_pointers.py`)
+            self.void_site(p, CHAR)
         off = p.off  # arithmetic on NULL is UB; a later dereference blocks it
         if sign > 0:
             new = self.iadd(off, k)

@@ -58,9 +58,12 @@ def _union(a, b):
     return ANY if len(u) > LIMIT else u
 
 
-def values(edges: list[Edge], tracked: set[Var]) -> dict[Var, frozenset | None]:
-    """For each tracked variable, the values its assignments can give it (ANY: unknown)."""
-    rhs: dict[Var, list] = {v: [] for v in tracked}
+def values(edges: list[Edge], tracked: set[Var], seeds: dict | None = None) -> dict[Var, frozenset | None]:
+    """For each tracked variable, the values its assignments can give it (ANY: unknown). `seeds` fixes the sets
+    of some variables, whatever their assignments: the ids a pool's allocation gives, one value standing for the
+    pool's objects (`heap.py`; they lie far above every constant the program compares ids with)."""
+    seeds = seeds or {}
+    rhs: dict[Var, list] = {v: [] for v in tracked if v not in seeds}
     for e in edges:
         for s in e.stmts:
             if isinstance(s, Assign) and s.lhs in rhs:
@@ -69,7 +72,8 @@ def values(edges: list[Edge], tracked: set[Var]) -> dict[Var, frozenset | None]:
                 for v in s.vars:
                     if v in rhs:
                         rhs[v].append(None)
-    sets: dict[Var, frozenset | None] = {v: frozenset() for v in tracked}
+    sets: dict[Var, frozenset | None] = {v: frozenset() for v in rhs}
+    sets.update(seeds)
     changed = True
     while changed:           # sets only grow, and at most LIMIT + 1 times each: this ends
         changed = False
@@ -88,10 +92,10 @@ def values(edges: list[Edge], tracked: set[Var]) -> dict[Var, frozenset | None]:
     return sets
 
 
-def narrowed(edges: list[Edge], tracked: set[Var]) -> list[Edge]:
+def narrowed(edges: list[Edge], tracked: set[Var], seeds: dict | None = None) -> list[Edge]:
     """The edges with every `x == k` (k a constant) that no value of x can satisfy replaced by false (x an
-    expression over the tracked variables)."""
-    sets = values(edges, tracked)
+    expression over the tracked variables; `seeds` as for `values`)."""
+    sets = values(edges, tracked, seeds)
     if all(s is ANY for s in sets.values()):
         return edges
     memo: dict = {}

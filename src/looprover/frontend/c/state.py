@@ -71,6 +71,11 @@ class LoweringState:
         self.allocation_calls: dict = {}       # allocation call (`heap.call_key`) -> (function, site, element)
         self.pools: dict = {}                  # allocation call -> its pool's objects (`heap.py`)
         self.pool_calls: dict = {}             # the calls to make pools for (`lower.lower`)
+        self.pool_ids: dict = {}               # per pool allocation: its id temporary -> its pool's first object id
+        self.void_sites: list = []             # the uses of void * pointers (`void_pointers.py`)
+        self.byte_allocations: dict = {}       # object id -> the call of an allocation used as void * (as chars)
+        self.void_allocation_types: dict = {}  # allocation call -> clang type of its elements (`lower.lower`)
+        self.byte_call_types: dict = {}        # byte function argument -> clang type of its elements (same)
         self.pool_slots: set[int] = set()      # the ids of the pools' objects
         self.pool_next: Var | None = None      # the id the next pool object gets
         self.id_step = 0                 # objects with an id after the pre-pass (`StorageMixin._new_instance`)
@@ -123,6 +128,10 @@ class LoweringState:
         for o in list(self.globals.values()) + self.objects:
             vs.update(o.vars.values())
         return vs
+
+    def pool_seeds(self) -> dict:
+        """The id sets of the pools' id temporaries for `object_ids.values` (`heap.py`)."""
+        return {t: frozenset((first, 0)) for t, first in self.pool_ids.items()}
 
     def known_objects(self) -> list[Obj]:
         """The objects, as a step being lowered sees them (a dereference's candidates, what a free may end): an
