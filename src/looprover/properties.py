@@ -56,8 +56,8 @@ UNMODELLED = {
     # a pointer to the start of another object that happens to follow it, 6.4.5p7 lets string literals share
     # storage; whether they do depends on the layout
     UNMODELLED_LAYOUT: "an equality of pointers into different objects that depends on where they lie in memory "
-                       "(one past the end of one and the start of another, or two string literals), or an order "
-                       "of pointers to two members of one struct",
+                       "(one past the end of one and the start of another, two string literals, or a struct and "
+                       "one of its members as void *), or an order of pointers to two members of one struct",
     # `frontend/c/lvalues.py` (deref): C11 6.5.6p8 bounds a pointer into a struct member by the member, while
     # tools that take the struct as one object (SV-COMP's memory safety) accept an access elsewhere in the struct
     UNMODELLED_MEMBER: "an access through a pointer to a struct member outside that member",
@@ -79,7 +79,8 @@ UNMODELLED = {
                          "(valid-memtrack)",
     # `frontend/c/heap.py`: an allocation a loop executes has a fixed pool of objects (`POOL_SLOTS`)
     UNMODELLED_HEAP: "an allocation while every object of the pool its call has in the model is still live "
-                     "(more objects of one allocation in a loop live at once than the model holds)",
+                     "(more objects of one allocation in a loop live at once than the model holds), or after "
+                     "2^29 allocations of pools (their ids would repeat)",
 }
 
 # properties the engines can check (others are recognised and reported as unsupported)

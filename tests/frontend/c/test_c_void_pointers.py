@@ -85,6 +85,15 @@ def test_values_through_void_pointers_are_gccs(gcc, tmp_path):
      "F(valid-deref)"),
     ("wrapper_in_bounds", "struct node *n = calloc_model(2U, sizeof *n); if (!n) return 0;\n"
                           "n[1].v = 1; free(n);", "valid-memsafety", "T"),
+    # a struct and its first member have one address; as void *s the model's two objects would differ
+    ("struct_and_member", "struct pair s; void *p = &s, *q = &s.a; if (p != q) reach_error();", "unreach-call",
+     "U"),
+    # one past the end of one object may be the start of another
+    ("one_past_the_end", "int a[1], b[1]; void *p = &a[1], *q = &b[0]; if (p == q) reach_error();",
+     "unreach-call", "U"),
+    # a void * to unsigned chars given to memset: the bytes are the unsigned chars'
+    ("unsigned_chars", "static unsigned char buf[4]; void *d = buf; memset(d, 1, 4);\n"
+                       "if (buf[3] == 1) reach_error();", "unreach-call", "F"),
     # calloc_model's memset of a NULL pointer (malloc may fail) is an invalid access
     ("memset_of_null", "void *v = malloc(8); memset(v, 0, 8); free(v);", "valid-memsafety", "F(valid-deref)"),
 ])

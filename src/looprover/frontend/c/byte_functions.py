@@ -183,11 +183,14 @@ class ByteFunctionsMixin(LoweringState):
         t = p.ctype
         if isinstance(t, CPtr) and isinstance(t.pointee, CVoid):
             typed = self.byte_call_types.get(call_key(arg))
-            if typed is None and like is not None:
-                typed = _innermost(canonical_type(like.type).get_pointee())
-                typed = None if typed.kind == ci.TypeKind.VOID or typed.get_size() <= 0 else typed
-            t = CPtr(self.type_of(typed, arg) if typed is not None else CHAR)
-            size = typed.get_size() if typed is not None else 1
+            if isinstance(typed, CInt):     # learned from the program's objects (`void_pointers.learned_types`)
+                t, size, typed = CPtr(typed), typed.bits // 8, None
+            else:
+                if typed is None and like is not None:
+                    typed = _innermost(canonical_type(like.type).get_pointee())
+                    typed = None if typed.kind == ci.TypeKind.VOID or typed.get_size() <= 0 else typed
+                t = CPtr(self.type_of(typed, arg) if typed is not None else CHAR)
+                size = typed.get_size() if typed is not None else 1
             self.void_site(p, t.pointee, byte_call=call_key(arg), target=typed)
             p = Val(t, p.leaves)
         elif not isinstance(t, CPtr) or isinstance(t.pointee, CFunc):

@@ -263,8 +263,8 @@ class ExpressionMixin(LoweringState):
                 raise self.unsupported("pointer difference" + (" of function pointers" if isinstance(t, CInt)
                                                                else ""), c)
             if isinstance(ta.pointee, CVoid):       # GNU: a difference of bytes (`void_pointers.py`)
-                self.void_site(va, CHAR)
-                self.void_site(vb, CHAR)
+                self.void_site(va, CHAR, access=False)
+                self.void_site(vb, CHAR, access=False)
             return scalar(t, cast(IntType(t.bits, t.signed), Binary("-", va.off, vb.off, self.IDX)))
         if not isinstance(t, CInt):
             raise self.unsupported(f"operator '{op}' on {t}", c)

@@ -23,11 +23,12 @@ iteration) makes more objects than one set of IR variables can hold. Such a call
 objects (the front-end lowers the program again, `lower.lower`, with the calls the first lowering found on
 cycles). Each allocation takes the first slot whose object is dead (never allocated, freed, or an `alloca`
 object whose function returned) and gives it a fresh id: the next value of a counter that runs down from just
-below the functions' ids (`POOL_ID_TOP`), so a pointer kept to the slot's earlier object names no live object,
-and a use after free stays one. Every run that never needs more than `POOL_SLOTS` live objects of one call at
-once is modelled exactly; an allocation with every slot live is asserted against with tag
-`properties.UNMODELLED_HEAP` (UNKNOWN: a TRUE proves no run gets there, and a run that does is no
-counterexample, `jobs.inside_the_model`). An allocation used as `void *` (stored as one, returned by a
+below the functions' ids (`POOL_ID_TOP`) to `POOL_ID_FLOOR`, so a pointer kept to the slot's earlier object
+names no live object, and a use after free stays one. (A slot never allocated has an id of its own below the
+floor, above every static id.) Every run that never needs more than `POOL_SLOTS` live objects of one call at
+once, nor more than 2^29 pool allocations, is modelled exactly; an allocation with every slot live or the
+counter at its floor is asserted against with tag `properties.UNMODELLED_HEAP` (UNKNOWN: a TRUE proves no run
+gets there, and a run that does is no counterexample, `jobs.inside_the_model`). An allocation used as `void *` (stored as one, returned by a
 wrapper, passed to free or memset) is the requested bytes, an array of chars, or of the type its pointer is
 converted to (`allocate_bytes`, `void_pointers.py`). `realloc` is refused.
 """
@@ -37,7 +38,7 @@ from typing import NamedTuple
 
 import clang.cindex as ci
 
-from looprover.frontend.c.ctype import TAG, TAG_TYPE, TAG_UNSET, CBool, CInt, CPtr, CVoid
+from looprover.frontend.c.ctype import OFF, TAG, TAG_TYPE, TAG_UNSET, CBool, CInt, CPtr, CVoid
 from looprover.frontend.c.cursors import K, called_function, children, strip_parens
 from looprover.frontend.c.memory import FUNCTION_ID_BASE, Obj, Val, idx_const, pointer
 from looprover.frontend.c.state import LoweringState
@@ -54,6 +55,7 @@ ALLOCATORS = ("malloc", "calloc", "alloca", "__builtin_alloca")
 MAY_FAIL = ("malloc", "calloc")
 POOL_SLOTS = 3                   # objects per allocation a loop executes (module docstring)
 POOL_ID_TOP = FUNCTION_ID_BASE - 1   # the first id a pool gives; later ones count down (static ids count up)
+POOL_ID_FLOOR = 1 << 29              # above it: the ids pools give; below it: their unallocated slots' ids
 
 
 class Allocation(NamedTuple):
@@ -208,19 +210,21 @@ class HeapMixin(LoweringState):
         for o in slots:
             self._allocated(name, o)
         dead = [not_(self.alive[o.id]) for o in slots]
-        self.emit(Assert(or_(not_(ok), *dead), UNMODELLED_HEAP, self.loc))
+        fresh_id = Compare(">", self.pool_next, IntConst(POOL_ID_FLOOR, self.OBJ))
+        self.emit(Assert(or_(not_(ok), and_(or_(*dead), fresh_id)), UNMODELLED_HEAP, self.loc))
         # which slot is taken, decided before any flag changes
         taken = [self.new_var(f"{o.name}.taken", BOOL, "temp") for o in slots]
         self.emit(*(Assign(t, and_(ok, dead[i], *(not_(d) for d in dead[:i])), self.loc)
                     for i, t in enumerate(taken)))
         oid = self.new_var(f"{site}.id", self.OBJ, "temp")
-        self.id_vars.add(oid)
-        self.pool_ids[oid] = slots[0].id
+        self.pool_ids[oid] = slots[0].id       # (no `id_vars`: memtrack need not count it, `pending` does)
         self.emit(Assign(oid, ite(ok, self.pool_next, IntConst(0, self.OBJ)), self.loc),
                   Assign(self.pool_next, Binary("-", self.pool_next, IntConst(1, self.OBJ), self.OBJ), self.loc))
         fresh = {}
         if name != "calloc":
             fresh = {p: self.new_var(f"{site}.fresh", v.type, "temp") for p, v in slots[0].vars.items()}
+            # indeterminate pointers, as the single object's havocked cells are (`object_ids.values`)
+            self.id_vars.update(fresh[p] for p in fresh if p + (OFF,) in fresh)
             self.emit(Havoc(tuple(fresh.values()), self.loc))
         unset = IntConst(TAG_UNSET, self.types.ir_scalar(TAG_TYPE))
         for o, t in zip(slots, taken):

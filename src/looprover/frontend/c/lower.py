@@ -47,10 +47,11 @@ from looprover.frontend.c.cursors import K, children
 from looprover.frontend.c.effects import SideEffectMixin
 from looprover.frontend.c.expressions import ExpressionMixin
 from looprover.frontend.c.function_pointers import FunctionPointerMixin
-from looprover.frontend.c.heap import POOL_ID_TOP, HeapMixin, allocations_in_loops, used_before_allocated
+from looprover.frontend.c.heap import POOL_ID_FLOOR, POOL_ID_TOP, HeapMixin, allocations_in_loops, used_before_allocated
 from looprover.frontend.c.initialisers import InitialiserMixin
 from looprover.frontend.c.input_functions import InputFunctionsMixin, reseeded
 from looprover.frontend.c.lvalues import LValueMixin
+from looprover.frontend.c.memory import idx_const
 from looprover.frontend.c.main_args import MainArgsMixin
 from looprover.frontend.c.output_functions import OutputFunctionsMixin
 from looprover.frontend.c.object_ids import narrowed
@@ -125,9 +126,11 @@ class Lowerer(StatementMixin, ExpressionMixin, CallMixin, FunctionPointerMixin, 
         for flag in self.alive.values():   # no local object is live before its block is entered
             self.emit(Assign(flag, FALSE, None))
         for obj in self.objects:           # the id before the first birth (`StorageMixin._new_instance`)
-            if obj.id_var is not None:     # (a pool's object has none before it is allocated: `heap.py`)
-                first = 0 if obj.id in self.pool_slots else -obj.id
+            if obj.id_var is not None:     # (a pool's unallocated object: an id no pointer holds, `heap.py`)
+                first = POOL_ID_FLOOR - obj.id if obj.id in self.pool_slots else -obj.id
                 self.emit(Assign(obj.id_var, IntConst(first, self.OBJ), None))
+            if obj.id in self.pool_slots:
+                self.emit(Assign(obj.length, idx_const(0, self.IDX), None))
         if self.pool_next is not None:
             self.emit(Assign(self.pool_next, IntConst(POOL_ID_TOP, self.OBJ), None))
         self.jump(entry)

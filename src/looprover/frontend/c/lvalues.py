@@ -18,7 +18,7 @@ from looprover.frontend.c.ctype import (
 from looprover.frontend.c.cursors import TK, K, canonical_kind, children, is_array_decay, strip_parens
 from looprover.frontend.c.memory import LV, Cell, Val, idx_const, is_zero, pointer, scalar
 from looprover.frontend.c.state import LoweringState
-from looprover.frontend.c.void_pointers import CHAR
+from looprover.frontend.c.void_pointers import CHAR, innermost
 from looprover.program.cfa import Assert, Assign
 from looprover.properties import UNMODELLED_ARGV, UNMODELLED_LAYOUT, UNMODELLED_MEMBER, UNMODELLED_UNION
 from looprover.program.expr import (
@@ -215,7 +215,7 @@ class LValueMixin(LoweringState):
         if isinstance(p.ctype.pointee, CFunc):   # a GNU extension: the code one byte into the function
             raise self.unsupported("arithmetic on a function pointer")
         if isinstance(p.ctype.pointee, CVoid):   # a GNU extension counting bytes (`void_pointers.py`)
-            self.void_site(p, CHAR)
+            self.void_site(p, CHAR, access=False)
         off = p.off  # arithmetic on NULL is UB; a later dereference blocks it
         if sign > 0:
             new = self.iadd(off, k)
@@ -313,13 +313,24 @@ class LValueMixin(LoweringState):
     def assert_members_unordered(self, a: Val, b: Val, c) -> None:
         """Before `a < b` (any order) of pointers: assert that they do not point to two members of one struct
         (`properties.UNMODELLED_LAYOUT`): C11 6.5.8p5 orders those by declaration, while the model compares the
-        offsets inside each member's object."""
-        pairs = [(x, y) for x in self.pointees(a.ctype.pointee) for y in self.pointees(b.ctype.pointee)
-                 if x is not y and x.parent is not None and y.parent is not None and x.parent is y.parent]
+        offsets inside each member's object (for `void *`s, also a struct and one of its members)."""
+        pairs = [(x, y) for x in self._compared(a) for y in self._compared(b)
+                 if x is not y and _root(x) is _root(y)]
         if pairs:
             both = or_(*(and_(Compare("==", a.obj, self.obj_id(x)), Compare("==", b.obj, self.obj_id(y)))
                          for x, y in pairs))
             self.emit(Assert(not_(both), UNMODELLED_LAYOUT, self.where(c)))
+
+    def _compared(self, p: Val) -> list:
+        """The objects a pointer compared with another may point into: those of its pointee type, every object
+        for a `void *` (`void_pointers.py`)."""
+        return self.known_objects() if isinstance(p.ctype.pointee, CVoid) else self.pointees(p.ctype.pointee)
+
+    def _counted(self, o, p: Val) -> Expr | None:
+        """The number of elements of object `o` that pointer p's offset counts (a `void *`: o's innermost
+        elements)."""
+        pt = p.ctype.pointee
+        return self._elements(o, innermost(o.ctype) if isinstance(pt, CVoid) else pt)
 
     def assert_layout_free(self, a: Val, b: Val, c) -> None:
         """Before `a == b` of pointers: assert that it does not compare a pointer one past the end of one object
@@ -330,15 +341,19 @@ class LValueMixin(LoweringState):
         could be involved. (In `c && p == q` the assertion is not guarded by `c`: stricter, never unsound.)"""
         if any(isinstance(p.obj, IntConst) and p.obj.value == 0 for p in (a, b)):
             return          # NULL: equal only to NULL
-        cands = {id(p): self.pointees(p.ctype.pointee) for p in (a, b)}
+        cands = {id(p): self._compared(p) for p in (a, b)}
         if len({o.id for objs in cands.values() for o in objs}) < 2:
             return          # one object for both: different objects means a NULL or dangling pointer
         ends = []
         for x, y in ((a, b), (b, a)):
-            past = or_(*(and_(Compare("==", x.obj, self.obj_id(o)), _one_past(x.off, self._elements(o, x.ctype.pointee),
-                                                                              self.IDX)) for o in cands[id(x)]))
+            past = or_(*(and_(Compare("==", x.obj, self.obj_id(o)), _one_past(x.off, self._counted(o, x), self.IDX))
+                         for o in cands[id(x)]))
             ends.append(and_(past, Compare("==", y.off, idx_const(0, self.IDX)),
                              Compare("!=", y.obj, IntConst(0, self.OBJ))))
+        # a struct and one of its members (or two members, one inside the other) as void *s: their addresses
+        # may be equal, the model's objects are not
+        ends += [and_(Compare("==", a.obj, self.obj_id(x)), Compare("==", b.obj, self.obj_id(y)))
+                 for x in cands[id(a)] for y in cands[id(b)] if x is not y and _root(x) is _root(y)]
         lits = [self.obj_id(o) for o in self.literals.values()]
         if lits:
             ends.append(and_(*(or_(*(Compare("==", p.obj, i) for i in lits)) for p in (a, b))))
@@ -450,6 +465,11 @@ def tag_lv(tags) -> LV:
 def _as(t, e: Expr) -> Expr:
     """e converted to IR type t when a character object is accessed through another character type."""
     return e if e.type == t or isinstance(t, ArrayType) else cast(t, e)
+
+
+def _root(o):
+    """The variable's object of a member's object, else the object itself."""
+    return o.parent if o.parent is not None else o
 
 
 def _one_past(off: Expr, n: Expr | None, idx) -> Expr:

@@ -58,10 +58,15 @@ def _union(a, b):
     return ANY if len(u) > LIMIT else u
 
 
-def values(edges: list[Edge], tracked: set[Var], seeds: dict | None = None) -> dict[Var, frozenset | None]:
+def values(edges: list[Edge], tracked: set[Var], seeds: dict | None = None, havocs_indeterminate: bool = False,
+           valued: frozenset = frozenset()) -> dict[Var, frozenset | None]:
     """For each tracked variable, the values its assignments can give it (ANY: unknown). `seeds` fixes the sets
     of some variables, whatever their assignments: the ids a pool's allocation gives, one value standing for the
-    pool's objects (`heap.py`; they lie far above every constant the program compares ids with)."""
+    pool's objects (`heap.py`; they lie far above every constant the program compares ids with). With
+    `havocs_indeterminate` a havoc adds no value: the front-end havocs a pointer only where C leaves its value
+    indeterminate (an uninitialised local, the contents of a malloc), and an object reached through such a value
+    is no object the program stored there (`void_pointers.check_void_sites`); but for the variables `valued`,
+    whose havocs the front-end constrains to values (main's argv array, `main_args.py`)."""
     seeds = seeds or {}
     rhs: dict[Var, list] = {v: [] for v in tracked if v not in seeds}
     for e in edges:
@@ -70,7 +75,7 @@ def values(edges: list[Edge], tracked: set[Var], seeds: dict | None = None) -> d
                 rhs[s.lhs].append(s.rhs)
             elif isinstance(s, Havoc):
                 for v in s.vars:
-                    if v in rhs:
+                    if v in rhs and (not havocs_indeterminate or v in valued):
                         rhs[v].append(None)
     sets: dict[Var, frozenset | None] = {v: frozenset() for v in rhs}
     sets.update(seeds)

@@ -46,6 +46,7 @@ class VoidSite:
     where: SrcLoc | None
     byte_call: tuple | None = None   # a byte function's argument (`heap.call_key` of it): its type may be learned
     target: ci.Type | None = None    # a conversion to `target *`: what an allocation reaching it may become
+    access: bool = True     # the site reads or writes through the pointer (not so: arithmetic, differences)
 
 
 def innermost(t: CType) -> CType:
@@ -53,16 +54,20 @@ def innermost(t: CType) -> CType:
 
 
 class VoidPointerMixin(LoweringState):
-    def void_site(self, p: Val, elem: CType, byte_call: tuple | None = None, target: ci.Type | None = None) -> None:
-        """Note a use of the `void *` p whose offset counts `elem`s (module docstring)."""
+    def void_site(self, p: Val, elem: CType, byte_call: tuple | None = None, target: ci.Type | None = None,
+                  access: bool = True) -> None:
+        """Note a use of the `void *` p whose offset counts `elem`s (module docstring); `access`: an access
+        through it follows."""
         if isinstance(p.obj, IntConst) and p.obj.value == 0:
             return                        # NULL: no object
         t = self.new_var("void@obj", self.OBJ, "temp")   # for the check alone (`drop_void_sites`)
         self.emit(Assign(t, p.obj, self.loc))
-        self.void_sites.append(VoidSite(t, elem, self.loc, byte_call, target))
+        self.void_sites.append(VoidSite(t, elem, self.loc, byte_call, target, access))
 
     def _void_objects(self, edges) -> list[tuple[VoidSite, frozenset | None]]:
-        sets = values(edges, set(self.id_vars) | {s.obj for s in self.void_sites}, self.pool_seeds())
+        argv = frozenset(self.argv_array.vars.values()) if self.argv_array is not None else frozenset()
+        sets = values(edges, set(self.id_vars) | {s.obj for s in self.void_sites}, self.pool_seeds(),
+                      havocs_indeterminate=True, valued=argv)
         return [(s, sets.get(s.obj, ANY)) for s in self.void_sites]
 
     def check_void_sites(self, edges) -> list[tuple[VoidSite, str]]:
@@ -78,7 +83,10 @@ class VoidPointerMixin(LoweringState):
                     bad.append((site, "a void * that may hold a function's address"))
                     break
                 e = innermost(o.ctype)
-                if not (compatible(e, site.elem) or (is_char(site.elem) and is_char(e))):
+                # one character type for another: only where no access follows, or under valid-memsafety, where
+                # a character pointer reads every character object (`lvalues.pointees`)
+                chars = is_char(site.elem) and is_char(e) and (self.memsafety or not site.access)
+                if not (compatible(e, site.elem) or chars):
                     bad.append((site, f"a void * read as pointing to {site.elem} that may point into "
                                       f"{o.name}, of {e} elements"))
                     break
@@ -94,7 +102,8 @@ class VoidPointerMixin(LoweringState):
     def learned_types(self, edges) -> tuple[dict, dict]:
         """What a first lowering shows (module docstring): (allocation call -> the clang type of its elements, for
         the allocations used as `void *` that the conversions they reach agree on; byte function argument ->
-        the clang type of the elements of the allocations it is given, when they agree)."""
+        the clang type of the elements of the allocations it is given, when they agree, or the integer type of
+        the elements of the program's objects it is given, when they agree)."""
         wants: dict[tuple, dict[str, ci.Type]] = {}
         sets = self._void_objects(edges)
         for site, ids in sets:
@@ -110,9 +119,14 @@ class VoidPointerMixin(LoweringState):
             if site.byte_call is None or ids is ANY or not ids - {0}:
                 continue
             keys = {self.byte_allocations.get(i) for i in ids - {0}}
-            types = {allocs[k].spelling: allocs[k] for k in keys if k in allocs}
-            if None not in keys and len(types) == 1 and all(k in allocs for k in keys):
-                calls[site.byte_call] = next(iter(types.values()))
+            if None not in keys:        # allocations only: the type learned for them all
+                types = {allocs[k].spelling: allocs[k] for k in keys if k in allocs}
+                if len(types) == 1 and keys <= allocs.keys():
+                    calls[site.byte_call] = next(iter(types.values()))
+            elif keys == {None}:        # objects of the program: their integer elements, when they agree
+                elems = {innermost(self.objects[i - 1].ctype) for i in ids - {0} if 1 <= i <= len(self.objects)}
+                if len(elems) == 1 and isinstance(e := next(iter(elems)), CInt) and e != site.elem:
+                    calls[site.byte_call] = e
         return allocs, calls
 
     def void_target(self, target: CType, c) -> CType:
