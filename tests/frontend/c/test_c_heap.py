@@ -106,6 +106,10 @@ CASES = {
                                  "F(valid-deref)"),
     "void_bytes_leak": ("void *q = malloc(8); if (!q) return 0; q = 0; __VERIFIER_assert(1);", "T",
                         "F(valid-memtrack)"),
+    # a pointer to a struct the program never defines is a pointer like any other
+    "incomplete_pointee": ("struct never; struct holder { struct never *p; int v; };\n"
+                           "struct holder *h = malloc(sizeof *h); if (!h) return 0; h->p = 0; h->v = 1;\n"
+                           "__VERIFIER_assert(h->p == 0 && h->v == 1); free(h);", "T", "T"),
     # more live objects of one call than its pool holds: UNKNOWN, never a verdict on a run the model lacks
     "loop_list_beyond_the_pool": ("struct node *h = 0; for (int k = 0; k < 4; k++) {\n"
                                   "struct node *n = malloc(sizeof(struct node)); if (!n) return 0; n->val = k;\n"

@@ -168,6 +168,9 @@ class TypeTable:
         loc = decl.location
         key = (loc.file.name if loc.file else "", loc.offset, decl.spelling)
         st = CStruct(key, decl.spelling or "<anonymous>", decl.kind == ci.CursorKind.UNION_DECL)
+        if key not in self.fields and decl.get_definition() is None:
+            # never defined: a pointer to it is fine until something needs its members (`members`)
+            self.fields[key] = None
         if key not in self.fields:
             self.fields[key] = ()  # placeholder: a recursive field reference only needs the key
             fs = []
@@ -207,7 +210,7 @@ class TypeTable:
         elif isinstance(t, CStruct):
             if t.union:
                 yield Leaf((TAG,), TAG_TYPE, 1, False)
-            for name, ft in self.fields[t.key]:
+            for name, ft in self.members(t):
                 for lf in self.leaves(ft):
                     yield Leaf((name,) + lf.path, lf.ctype, lf.count, lf.in_array)
         elif isinstance(t, CArray):
@@ -236,8 +239,15 @@ class TypeTable:
                 return lf.count
         raise KeyError(path)
 
+    def members(self, st: CStruct) -> tuple:
+        """The (name, type) of `st`'s members; UnsupportedError for a struct the program never defines."""
+        fs = self.fields[st.key]
+        if fs is None:
+            raise UnsupportedError(f"incomplete {'union' if st.union else 'struct'} '{st.name}' (never defined)")
+        return fs
+
     def field_type(self, st: CStruct, name: str) -> CType:
-        for n, ft in self.fields[st.key]:
+        for n, ft in self.members(st):
             if n == name:
                 return ft
         raise UnsupportedError(f"member '{name}' of {st}")

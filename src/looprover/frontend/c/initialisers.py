@@ -130,7 +130,7 @@ class InitialiserMixin(LoweringState):
                 raise self.unsupported("initialiser for a variable-length array")
             n = t.size
         elif isinstance(t, CStruct):
-            n = 1 if t.union else len(self.types.fields[t.key])   # a union: its first member, or one designated
+            n = 1 if t.union else len(self.types.members(t))   # a union: its first member, or one designated
         else:
             raise self.unsupported(f"initialiser for {t}")
         i = 0
@@ -163,7 +163,7 @@ class InitialiserMixin(LoweringState):
         """The i-th element or member of aggregate `t` at `lv`, and its type."""
         if isinstance(t, CArray):
             return self.subscript(lv, idx_const(i, self.IDX)), t.elem
-        name, ft = self.types.fields[t.key][i]
+        name, ft = self.types.members(t)[i]
         return self.member(lv, name), ft
 
     def _init_one(self, sub: LV, st: CType, item: ci.Cursor) -> None:
@@ -199,7 +199,7 @@ class InitialiserMixin(LoweringState):
         sub, st = lv, t
         for d in designators:
             if d.kind == K.MEMBER_REF and isinstance(st, CStruct):
-                names = [n for n, _ in self.types.fields[st.key]]
+                names = [n for n, _ in self.types.members(st)]
                 if d.spelling not in names:
                     raise self.unsupported(f"designator '.{d.spelling}'", item)
                 j = names.index(d.spelling)
@@ -223,7 +223,7 @@ class InitialiserMixin(LoweringState):
         elif isinstance(t, CStruct) and not any(lf.in_array for lf in self.types.leaves(t)):
             self.write(lv, self.zero(t))
         else:
-            for i in range(t.size if isinstance(t, CArray) else len(self.types.fields[t.key])):
+            for i in range(t.size if isinstance(t, CArray) else len(self.types.members(t))):
                 self._zero_each(*self._sub_object(lv, t, i))
             if isinstance(t, CStruct) and t.union:      # every member zero: the tag says so (`ctype.TAG`)
                 tags = tuple((g, cells[(TAG,)]) for g, cells in lv.alts)

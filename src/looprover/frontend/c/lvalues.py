@@ -115,7 +115,7 @@ class LValueMixin(LoweringState):
             alts.append((g, {lf.path: cells[(name,) + lf.path] for lf in self.types.leaves(ft)}))
         unions = tuple((tag, m, False) for tag, m, _ in lv.unions)
         if t.union:
-            number = [n for n, _ in self.types.fields[t.key]].index(name) + 1
+            number = [n for n, _ in self.types.members(t)].index(name) + 1
             unions += ((tuple((g, cells[(TAG,)]) for g, cells in lv.alts), number, True),)
         base = addr = None
         if lv.base is not None and not unions:
