@@ -83,7 +83,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     progress = _Progress(start) if args.verbose else None
     try:
         job = resolve_job(args.file, args.property, args.data_model, tuple(args.defines),
-                          args.undefined_functions == "nondet")
+                          args.undefined_functions == "nondet", args.allocation == "may-fail")
     except InputError as exc:
         return _error(str(exc), args.json, file=args.file[0])
     if args.chc_comp and not job.is_chc:
@@ -118,7 +118,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     deadline = Deadline(start + args.timeout)
     progress = _Progress(start) if args.verbose else None
     try:
-        job = resolve_job(args.file, None, args.data_model, tuple(args.defines), args.undefined_functions == "nondet")
+        job = resolve_job(args.file, None, args.data_model, tuple(args.defines), args.undefined_functions == "nondet",
+                          args.allocation == "may-fail")
         if job.is_chc:
             raise InputError(f"{job.input}: `check` verifies the run-time checks of C programs, not Horn clauses")
         program = checked_program_within(job, deadline)
@@ -188,7 +189,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     deadline = Deadline(time.monotonic() + args.timeout)
     try:
         job = resolve_job(args.file, args.property, args.data_model, (),
-                          args.undefined_functions == "nondet")
+                          args.undefined_functions == "nondet", args.allocation == "may-fail")
         if job.is_chc:
             result = Validation("unknown", "SV-COMP witnesses are for C programs, not Horn clauses")
         else:
@@ -235,7 +236,7 @@ def cmd_transform(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     try:
         job = resolve_job(args.file, args.property, args.data_model, tuple(args.defines),
-                          args.undefined_functions == "nondet")
+                          args.undefined_functions == "nondet", args.allocation == "may-fail")
         result = get_transform(args.technique).apply(load_job_program(job))
         code = emit_c(result.program)
     except (InputError, UnsupportedError) as exc:
@@ -362,16 +363,24 @@ def _input_args(p: argparse.ArgumentParser, property_help: str) -> None:
     p.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]",
                    help="a preprocessor definition for C input files (repeatable)")
     p.add_argument("--property", metavar="PRP", help=property_help)
-    _undefined_functions_arg(p)
+    _c_model_args(p)
 
 
-def _undefined_functions_arg(p: argparse.ArgumentParser) -> None:
-    """`--undefined-functions`: how `verify`, `transform` and `validate` read calls of undefined functions (a
-    witness written under `nondet` is checked under it)."""
+def _c_model_args(p: argparse.ArgumentParser) -> None:
+    """`--undefined-functions` (how `verify`, `check`, `transform` and `validate` read calls of undefined functions;
+    a witness written under `nondet` is checked under it) and `--allocation`."""
     p.add_argument("--undefined-functions", choices=("unknown", "nondet"), default="unknown",
                    help="a call of a C function with neither a body nor a model: UNKNOWN naming it (default), or "
                         "nondet: its result and every global and address-taken object take any value (a TRUE "
                         "stays sound; a FALSE says it rests on that assumption)")
+    _allocation_arg(p)
+
+
+def _allocation_arg(p: argparse.ArgumentParser) -> None:
+    """`--allocation`: which C library convention allocations follow (verify, check, transform, validate, bench)."""
+    p.add_argument("--allocation", choices=("may-fail", "succeeds"), default="may-fail",
+                   help="malloc and calloc may return NULL (may-fail: C11 and SV-COMP from 2027, the default), or "
+                        "every allocation succeeds (succeeds: SV-COMP's rule before 2027)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -430,7 +439,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("file", metavar="FILE", nargs="+", help="a .c/.i program (several files are linked) or a .yml task")
     c.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]",
                    help="a preprocessor definition (repeatable)")
-    _undefined_functions_arg(c)
+    _c_model_args(c)
     c.add_argument("--engine", default="portfolio", choices=engine_names(),
                    help="the engine for every check (default: portfolio)")
     c.add_argument("--option", action="append", type=engine_option, default=[], metavar="ENGINE.OPTION=VALUE",
@@ -476,7 +485,7 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--timeout", type=positive_float, default=DEFAULT_TIMEOUT, metavar="S",
                    help=f"seconds for the solver checks (default {DEFAULT_TIMEOUT:g})")
     w.add_argument("--json", action="store_true", help="print one JSON object instead of text")
-    _undefined_functions_arg(w)
+    _c_model_args(w)
     w.set_defaults(func=cmd_validate)
 
     e = sub.add_parser("engines", parents=[common], help="list the engines, what they accept, and their options")
@@ -507,6 +516,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--option", action="append", type=engine_option, default=[], metavar="ENGINE.OPTION=VALUE",
                    help="an engine setting passed to every run (repeatable)")
     b.add_argument("--bitvector", action="store_true")
+    _allocation_arg(b)
     b.add_argument("--output", metavar="CSV", help="results CSV (default: bench-results/<dir>-<time>.csv)")
     b.add_argument("--filter", metavar="SUBSTR", help="only tasks whose id contains SUBSTR")
     b.add_argument("--cluster", metavar="ADDRESS",

@@ -92,7 +92,8 @@ class CheckResult:
 def checked_program(job: Job) -> Program:
     """The job's program with every check as an assertion (module docstring)."""
     program = load_program(job.input, job.data_model, job.more_inputs, memsafety=True, defines=job.defines,
-                           keep_values=True, nondet_undefined=job.nondet_undefined, reach_checks=True)
+                           keep_values=True, nondet_undefined=job.nondet_undefined, reach_checks=True,
+                           allocation_fails=job.allocation_fails)
     return instrument_no_overflow(program, keep_assertions=True)
 
 

@@ -337,6 +337,14 @@ def test_shared_benchmarks_are_read_completely(shared_dir):
     assert lp64 and all("Velroyen" in t.id for t in lp64)
 
 
+def test_verify_flags_reach_every_run_of_ours(taskdir):
+    """`bench --allocation succeeds` passes the flag to each `looprover verify` it starts."""
+    task = collect_tasks(taskdir / "chc")[0]
+    cmd = runner.verify_command(task, 5, "bmc", None, flags=["--allocation", "succeeds"])
+    assert cmd[cmd.index("--allocation") + 1] == "succeeds"
+    assert "--allocation" not in runner.verify_command(task, 5, "bmc", None)
+
+
 def test_engine_variants_run_side_by_side(taskdir, tmp_path):
     """`--engine portfolio,portfolio:engines=bmc` runs two configurations in one bench run, each labelled by its
     spec, the variant with its setting passed as an option; a variant with an unknown setting is a usage error."""

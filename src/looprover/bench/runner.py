@@ -136,7 +136,8 @@ class CoreBudget:
 
 
 def verify_command(task: BenchTask, timeout: float, engine: str, memory: int | None,
-                   bitvector: bool = False, options: Sequence[str] = (), witness: Path | None = None) -> list[str]:
+                   bitvector: bool = False, options: Sequence[str] = (), witness: Path | None = None,
+                   flags: Sequence[str] = ()) -> list[str]:
     engine, variant = split_variant(engine)
     options = [*options, *variant]
     cmd = [sys.executable, "-m", "looprover", "verify", str(task.input_file), *map(str, task.more_inputs),
@@ -148,16 +149,18 @@ def verify_command(task: BenchTask, timeout: float, engine: str, memory: int | N
         cmd.append("--bitvector")
     if witness is not None:
         cmd += ["--witness", str(witness)]
+    cmd += flags
     for o in options:
         cmd += ["--option", o]
     return cmd
 
 
 def run_command(task: BenchTask, timeout: float, engine: str, memory: int | None,
-                bitvector: bool = False, options: Sequence[str] = (), witness: Path | None = None) -> list[str]:
+                bitvector: bool = False, options: Sequence[str] = (), witness: Path | None = None,
+                flags: Sequence[str] = ()) -> list[str]:
     """One run's command line: `looprover verify` for our engines, `bench.reference` for reference solvers."""
     if engine not in REFERENCE_NAMES:
-        return verify_command(task, timeout, engine, memory, bitvector, options, witness)
+        return verify_command(task, timeout, engine, memory, bitvector, options, witness, flags)
     cmd = [sys.executable, "-m", "looprover.bench.reference", str(task.input_file), "--solver", engine,
            "--timeout", f"{timeout:g}", "--json"]
     return cmd + (["--memory", str(memory)] if memory else [])
@@ -264,12 +267,12 @@ def run_tasks(tasks: Sequence[BenchTask], timeout: float, jobs: int = 2, *,
               on_result: Callable[[RunResult], None] | None = None, engine: str | Sequence[str] = "portfolio",
               memory: int | None = None, bitvector: bool = False, options: Sequence[str] = (),
               cluster: str | None = None, runexec: bool = False,
-              witness_dir: Path | None = None) -> list[RunResult]:
+              witness_dir: Path | None = None, flags: Sequence[str] = ()) -> list[RunResult]:
     """Every task once per engine (`engine`: a name or a list of names) on `jobs` cores, a run taking as
     many as its engine keeps busy (`run_cores`: a portfolio run all of them, so portfolio runs do not share
     cores with other runs and their times stay comparable); results in the order of `tasks`, the engines of
     one task in the order given. `command` (for tests) replaces the
-    command line of every run. With `cluster` (a Dask scheduler's address) the runs go to its workers
+    command line of every run; `flags` are further `verify` arguments of our engines' runs. With `cluster` (a Dask scheduler's address) the runs go to its workers
     (`bench/cluster.py`) instead of this machine's processes; with `runexec` each local run is measured and
     limited by BenchExec's RunExecutor (`bench/runexec.py`). With `witness_dir`, every C run of our engines
     writes its SV-COMP witness there and the witness is checked by `looprover validate` (`bench/evidence.py`)."""
@@ -280,7 +283,8 @@ def run_tasks(tasks: Sequence[BenchTask], timeout: float, jobs: int = 2, *,
         return witness_path(witness_dir, t, e) if witness_dir and e not in REFERENCE_NAMES else None
 
     def cmd_of(t: BenchTask, e: str) -> list[str]:
-        return command(t) if command else run_command(t, timeout, e, memory, bitvector, options, witness_of(t, e))
+        return command(t) if command else run_command(t, timeout, e, memory, bitvector, options, witness_of(t, e),
+                                                      flags)
 
     def check_witness(r: RunResult) -> None:
         w = witness_of(r.task, r.solver)
@@ -505,6 +509,7 @@ def run_bench_command(args) -> int:
         try:
             results = run_tasks(tasks, args.timeout, args.jobs, on_result=done, engine=engines,
                                 memory=args.memory, bitvector=args.bitvector,
+                                flags=["--allocation", args.allocation] if args.allocation != "may-fail" else [],
                                 options=[f"{e}.{k}={v}" for e, k, v in args.option], cluster=args.cluster,
                                 runexec=runexec, witness_dir=Path(args.witnesses) if args.witnesses else None)
         except InputError:

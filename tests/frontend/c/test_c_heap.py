@@ -209,3 +209,16 @@ def test_violation_witnesses_of_heap_programs(tmp_path, capsys, body, written):
     assert out.exists() == written, got["witness"]
     if written:
         assert "the validator confirms it" in got["witness"]["note"]
+
+
+def test_allocations_succeed_under_the_convention_that_says_so(tmp_path, capsys):
+    """`--allocation succeeds` (SV-COMP's rule before 2027): malloc and calloc never return NULL; alloca never
+    did."""
+    import json
+    from looprover import cli
+    path = tmp_path / "a.c"
+    path.write_text(HEAD + "int *a = malloc(4 * sizeof(int)); int *b = calloc(2, sizeof(int));\n"
+                           "__VERIFIER_assert(a != 0 && b != 0 && b[1] == 0); free(a); free(b);\n  return 0;\n}\n")
+    for flag, want in (("may-fail", "FALSE(unreach-call)"), ("succeeds", "TRUE")):
+        cli.main(["verify", str(path), "--allocation", flag, "--json"])
+        assert json.loads(capsys.readouterr().out)["result"] == want, flag

@@ -49,15 +49,17 @@ _STACK_BYTES = 256 * 1024 * 1024
 
 def load_c_program(path: str | os.PathLike | list, data_model: str = "ILP32", memsafety: bool = False,
                    defines: tuple[str, ...] = (), keep_values: bool = False, nondet_undefined: bool = False,
-                   reach_checks: bool = False, memcleanup: bool = False) -> Program:
+                   reach_checks: bool = False, memcleanup: bool = False, allocation_fails: bool = True) -> Program:
     """`keep_values`: unused values computed by operations (`x + 1;`) stay in the program as assignments to
     temporaries (for the no-overflow property; `ExpressionMixin.discard`). `nondet_undefined`: a call of a
     function without a body or a model havocs its result and what it can reach (`CallMixin.undefined_call`)
     instead of being refused. `reach_checks`: a call of `reach_error` is asserted unreachable under `memsafety`
     too (`looprover check`: every kind of check in one program). `memcleanup`: assert that every heap object is
-    freed where a run ends (valid-memcleanup, `memtrack.py`)."""
+    freed where a run ends (valid-memcleanup, `memtrack.py`). `allocation_fails`: malloc and calloc may return
+    NULL (C11; SV-COMP's rules from 2027), else every allocation the machine can serve succeeds (SV-COMP's rules
+    before: "malloc always returns a valid pointer"; `heap.py`)."""
     result: dict = {}
-    opts = (memsafety, tuple(defines), keep_values, nondet_undefined, reach_checks, memcleanup)
+    opts = (memsafety, tuple(defines), keep_values, nondet_undefined, reach_checks, memcleanup, allocation_fails)
 
     def work() -> None:
         try:
@@ -83,7 +85,8 @@ def load_c_program(path: str | os.PathLike | list, data_model: str = "ILP32", me
 
 
 def _load(path, data_model: str, memsafety: bool, defines: tuple[str, ...], keep_values: bool = False,
-          nondet_undefined: bool = False, reach_checks: bool = False, memcleanup: bool = False) -> Program:
+          nondet_undefined: bool = False, reach_checks: bool = False, memcleanup: bool = False,
+          allocation_fails: bool = True) -> Program:
     from looprover.frontend.c.lower import lower
     from looprover.frontend.c.parse import parse
 
@@ -96,7 +99,8 @@ def _load(path, data_model: str, memsafety: bool, defines: tuple[str, ...], keep
         if out_of_memory(exc):      # libclang could not even be loaded under --memory: no fault of the input
             raise MemoryError(str(exc)) from exc
         raise InputError(f"{path}: cannot parse: {type(exc).__name__}: {exc}") from exc
-    return lower(parsed, data_model, memsafety, keep_values, nondet_undefined, reach_checks, memcleanup)
+    return lower(parsed, data_model, memsafety, keep_values, nondet_undefined, reach_checks, memcleanup,
+                 allocation_fails)
 
 
 def _with_libc_models(parsed, path, data_model: str, defines: tuple[str, ...]):

@@ -7,7 +7,8 @@ liveness flag. Under valid-memsafety a struct T needs a byte count that is a con
 a `calloc` size that is): accesses to the fields of a partial struct would be valid, and `n * sizeof(T)` wraps
 around in `size_t`. `malloc` and `calloc` may fail and return NULL (C11 7.22.3; SV-COMP's rules from 2027 on
 allow it too), and a request of more than PTRDIFF_MAX bytes fails (as glibc's do; `calloc`'s `count * size` is
-computed exactly); `alloca` does not fail. `calloc` zero-fills, `malloc` and `alloca` leave the contents
+computed exactly); `alloca` does not fail. Under the convention that allocations succeed (`--allocation
+succeeds`, SV-COMP's rule before 2027) none fails, and a request beyond PTRDIFF_MAX is no run. `calloc` zero-fills, `malloc` and `alloca` leave the contents
 indeterminate (any values). An `alloca` object lives until its function returns, like an address-taken local.
 `free(p)` needs p to be NULL or the start of a live `malloc`/`calloc` object (valid-free: asserted under
 valid-memsafety, assumed otherwise, as undefined behaviour is) and ends that object's life: later accesses
@@ -140,10 +141,10 @@ class HeapMixin(LoweringState):
         fits = Compare("<=", nbytes, IntConst(self.IDX.max, wide))
         site = f"{name}@{self.loc.line if self.loc else 0}"
         ok = self.new_var(f"{site}.ok", BOOL, "allocated", c_name=f"{name} succeeded")
-        if name in MAY_FAIL:
+        if name in MAY_FAIL and self.allocation_fails:
             self.emit(Havoc((ok,), self.loc), Assign(ok, and_(ok, fits), self.loc))
-        else:
-            self.emit(Assume(fits, self.loc), Assign(ok, TRUE, self.loc))   # larger: undefined behaviour
+        else:   # alloca, or the convention that allocations succeed: a larger request is no run
+            self.emit(Assume(fits, self.loc), Assign(ok, TRUE, self.loc))
         key = call_key(call)
         self.allocation_calls[key] = (name, site, element)
         if key in self.pools:

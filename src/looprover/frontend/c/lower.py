@@ -169,7 +169,8 @@ class Lowerer(StatementMixin, ExpressionMixin, CallMixin, FunctionPointerMixin, 
 
 
 def lower(parsed: Parsed, data_model: str, memsafety: bool = False, keep_values: bool = False,
-          nondet_undefined: bool = False, reach_checks: bool = False, memcleanup: bool = False) -> Program:
+          nondet_undefined: bool = False, reach_checks: bool = False, memcleanup: bool = False,
+          allocation_fails: bool = True) -> Program:
     """The CFA of a parsed translation unit (main with every call inlined); `InputError` or `UnsupportedError`
     (with the location being lowered) for anything else that goes wrong. `memsafety`: instrument the
     accesses for valid-memsafety (see `memory.py`). `keep_values`: see `ExpressionMixin.discard`."""
@@ -183,6 +184,7 @@ def lower(parsed: Parsed, data_model: str, memsafety: bool = False, keep_values:
         while True:     # again while a lowering learns something new (`Relower`): finitely many calls
             lw = Lowerer(parsed, data_model, memsafety, keep_values, nondet_undefined, reach_checks, memcleanup)
             lw.pool_calls, lw.void_allocation_types, lw.byte_call_types = pools, allocation_types, byte_call_types
+            lw.allocation_fails = allocation_fails
             try:
                 return lw.run()
             except Relower as again:

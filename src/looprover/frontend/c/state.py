@@ -66,6 +66,7 @@ class LoweringState:
         self.argv_array: Obj | None = None  # main's argv array (`main_args.py`): it outlives main
         self.alive: dict[int, Var] = {}  # memsafety: object id -> whether the (local) object is live; heap objects
         self.heap_flags: dict[int, Var] = {}   # heap object id -> whether it is live (`heap.py`), in any mode
+        self.allocation_fails = True     # malloc and calloc may return NULL (`heap.py`, `load_c_program`)
         # (success flag, source, CFA location, first object id, pooled?) per allocation (`heap.allocations_in_loops`)
         self.allocations: list = []
         self.allocation_calls: dict = {}       # allocation call (`heap.call_key`) -> (function, site, element)
