@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from looprover.bench import runner
-from looprover.bench.runner import RunResult, run_one, run_tasks, summarize, write_csv
+from looprover.bench.runner import RunResult, interpret, run_one, run_tasks, summarize, write_csv
 from looprover.bench.tasks import BenchTask, collect_tasks, read_task_definition
 from looprover.errors import InputError
 from looprover.timeshare import usable_cores
@@ -119,6 +119,23 @@ def test_score_arithmetic():
     assert s["score"] == 2 + 2 + 1 - 32 - 16
     assert s["max_score"] == 2 + 2 + 1 + 1 + 2 + 2
     assert s["cpu_time"] == 7.5 and s["wall_time"] == 8.0
+
+
+def test_a_false_must_name_the_subproperty_the_task_expects(tmp_path):
+    """SV-COMP scores FALSE(valid-deref) on a task expecting FALSE(valid-memtrack) as a wrong answer."""
+    (tmp_path / "m.i").write_text("int main(void) { return 0; }\n")
+    (tmp_path / "m.prp").write_text("CHECK( init(main()), LTL(G valid-free) )\n")
+    (tmp_path / "m.yml").write_text("format_version: '2.0'\ninput_files: 'm.i'\nproperties:\n"
+                                    "  - property_file: m.prp\n    expected_verdict: false\n"
+                                    "    subproperty: valid-memtrack\n")
+    task = read_task_definition(tmp_path / "m.yml")
+    assert task.properties[0].subproperty == "valid-memtrack"
+    t = BenchTask("m", Path("m.i"), "valid-memsafety", "m.prp", False, "ILP32", Path("m.yml"),
+                  subproperty="valid-memtrack")
+    runs = {v: RunResult(t, "FALSE", "e", "", 1.0, 1.0, violated=v) for v in ("valid-memtrack", "valid-deref")}
+    assert runs["valid-memtrack"].category == "correct-false" and runs["valid-deref"].category == "wrong-false"
+    out = '{"status": "FALSE", "result": "FALSE(valid-deref)", "engine": "bmc", "reason": ""}'
+    assert interpret(t, 0, out, "", 1.0, 1.0).category == "wrong-false"
 
 
 def test_csv_output(tmp_path):

@@ -44,7 +44,8 @@ POLL = 0.05
 SCORE = {"correct-true": 2, "correct-false": 1, "wrong-true": -32, "wrong-false": -16}
 
 CSV_FIELDS = ["task", "property", "expected", "status", "result", "score", "engine", "reason",
-              "cpu_time", "wall_time", "input", "solver", "depth", "harness", "witness", "witness_check", "memory_mb"]
+              "cpu_time", "wall_time", "input", "solver", "depth", "harness", "witness", "witness_check", "memory_mb",
+              "violated"]
 
 
 @dataclass
@@ -63,6 +64,7 @@ class RunResult:
     witness_check: str = ""    # confirmed | rejected: why | unknown: why (looprover validate on it) | not written: why
     memory_mb: float | None = None  # peak memory: of all the run's processes (runexec's cgroup), else of the
                                     # largest one (wait4's ru_maxrss)
+    violated: str = ""     # the property a FALSE says is violated (valid-deref of FALSE(valid-deref))
 
     @property
     def category(self) -> str:
@@ -75,6 +77,8 @@ class RunResult:
             return "unknown"
         said_true = self.status == "TRUE"
         right = said_true == self.task.expected
+        if right and not said_true and self.task.subproperty and self.violated:
+            right = self.violated == self.task.subproperty     # SV-COMP: a FALSE names the right part
         return f"{'correct' if right else 'wrong'}-{'true' if said_true else 'false'}"
 
     @property
@@ -251,8 +255,10 @@ def interpret(task: BenchTask, code: int, stdout: str, stderr: str, wall: float,
         reason = str(data.get("reason", ""))
         if data["status"] == "UNKNOWN" and (memout or "out of memory" in reason):
             reason = f"memout ({reason})"
+        said = str(data.get("result", ""))
+        violated = said[said.index("(") + 1:-1] if data["status"] == "FALSE" and said.endswith(")") else ""
         return RunResult(task, data["status"], str(data.get("engine", "-")), reason, wall, cpu,
-                         **read_evidence(data))
+                         violated=violated, **read_evidence(data))
     if isinstance(data, dict) and data.get("status") == "ERROR":
         return RunResult(task, "UNKNOWN", "-", f"error: {data.get('error', '')}", wall, cpu)
     last = (stderr.strip().splitlines() or [""])[-1][:200]
@@ -392,6 +398,7 @@ def _csv_row(r: RunResult) -> dict:
         "input": str(r.task.input_file), "solver": r.solver,
         "depth": "" if r.depth is None else r.depth, "harness": r.harness, "witness": r.witness,
         "witness_check": r.witness_check, "memory_mb": "" if r.memory_mb is None else f"{r.memory_mb:.0f}",
+        "violated": r.violated,
     }
 
 

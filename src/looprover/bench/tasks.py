@@ -26,6 +26,7 @@ _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 class TaskProperty:
     property_file: Path
     expected: bool | None      # True: the property holds; False: it is violated; None: not stated
+    subproperty: str | None = None   # of a violated valid-memsafety: valid-deref, valid-free or valid-memtrack
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,8 @@ def read_task_definition(path: str | Path) -> TaskDefinition:
         expected = entry.get("expected_verdict")
         if expected is not None and not isinstance(expected, bool):
             raise InputError(f"{path}: expected_verdict must be true or false, not {expected!r}")
-        task_props.append(TaskProperty(base / entry["property_file"], expected))
+        sub = entry.get("subproperty")
+        task_props.append(TaskProperty(base / entry["property_file"], expected, sub if isinstance(sub, str) else None))
     options = data.get("options") or {}
     if not isinstance(options, dict):
         raise InputError(f"{path}: 'options' must be a mapping")
@@ -120,6 +122,7 @@ class BenchTask:
     origin: Path                # the file that defined the task (.yml or expected.csv)
     error: str | None = None    # a task that cannot be run (bad definition): reported, never run
     more_inputs: tuple[Path, ...] = ()   # further input files linked with input_file
+    subproperty: str | None = None       # the part of the property a violation breaks (valid-memsafety)
 
     @property
     def runnable(self) -> bool:
@@ -154,7 +157,8 @@ class SvcompYmlReader:
                                     tp.expected, task.data_model or "ILP32", path, error=str(exc))
                     continue
                 yield BenchTask(rel, task.input_files[0], name, str(tp.property_file), tp.expected,
-                                task.data_model or "ILP32", path, more_inputs=tuple(task.input_files[1:]))
+                                task.data_model or "ILP32", path, more_inputs=tuple(task.input_files[1:]),
+                                subproperty=tp.subproperty if tp.expected is False else None)
 
 
 class ChcExpectedCsvReader:
