@@ -62,9 +62,13 @@ HEAD = ("#include <stdlib.h>\nextern int __VERIFIER_nondet_int(void);\nint *g;\n
     # the union's pointer member was overwritten through another member: whether the pointer's bytes survive
     # is the representation's business, so the object is not surely reached
     ("a_union_held_it", "union { int *p; long x; } u; u.p = malloc(sizeof(int)); u.x = 5; while (1) { }", "U"),
-    # only another heap object points to b when the run ends: reachability through the heap is not modelled
+    # only another heap object points to b when the run ends, and a local reaches that one: b is reached
     ("kept_only_by_a_heap_object", "struct node *a = malloc(sizeof(struct node)); if (!a) return 0;"
-     " struct node *b = malloc(sizeof(struct node)); a->next = b; b = 0; exit(0);", "U"),
+     " struct node *b = malloc(sizeof(struct node)); a->next = b; b = 0; exit(0);", "T"),
+    # a list whose head nothing points to any more is lost, the node it points to with it
+    ("lost_with_what_it_points_to", "struct node *a = malloc(sizeof(struct node)); if (!a) return 0;"
+     " struct node *b = malloc(sizeof(struct node)); a->next = b; a = 0; b = 0; while (1) { }",
+     "F(valid-memtrack)"),
 ])
 def test_memtrack_verdicts(tmp_path, name, body, expected):
     got, verdict, _ = body_verdict(tmp_path, name, HEAD, body, "valid-memsafety", timeout=60)

@@ -14,16 +14,20 @@ At each such point (`memtrack_point`) every live heap object o gets two assertio
 done and every allocation is known (`finish_memtrack`):
   * `valid-memtrack`: o is *maybe* reached -- some scalar variable that may hold a pointer holds o's id (a
     superset of the live pointers: dead locals and temporaries count too; at the end of main only the globals),
-    or a pointer in an array (of the globals, of a live heap object, of main's argv array when the program
-    stores into it, or of any local but at the end of main) might, or the statement that allocated o has not
-    finished (its pointer may be an operand not yet stored: `f(malloc(n), g())` while g runs). A failure is a
-    real leak: nothing at all points to o any more.
+    or a pointer in an array (of the globals, of main's argv array when the program stores into it, or of any
+    local but at the end of main) might, or a live heap object holds o's id in one of its first `INSPECTED`
+    cells of a pointer leaf or has more cells than that (whether that object is reached or not: a lost cycle
+    counts as reached), or the statement that allocated o has not finished (its pointer may be an operand not
+    yet stored: `f(malloc(n), g())` while g runs). A failure is a real leak: nothing at all points to o any
+    more.
   * `UNMODELLED_MEMTRACK`: if o is maybe reached, it is *surely* reached -- a pointer into it (its start up to
     one past its end) is held by a global, by a parameter or a local of a function being run whose declaration
     the run surely passed (`memtrack_point`; at the end of main: by a global), or is the value a parameter is
-    bound to; and not inside a union (a union's members keep their own leaves: another member stored since may
-    have overwritten the pointer's bytes). What lies between (a pointer only in an array, in a heap object, in a
-    dead local: reachability through the heap is not modelled) is UNKNOWN naming it.
+    bound to; or a pointer into it lies in one of the first `INSPECTED` cells of a live heap object surely
+    reached (a chain of up to `CHAIN_ROUNDS` links: a list built in a loop, `heap.py`); and not inside a union
+    (a union's members keep their own leaves: another member stored since may have overwritten the pointer's
+    bytes). What lies between (a pointer only in an array, in a dead local, further down a chain) is UNKNOWN
+    naming it.
 So a TRUE means that at every point every live heap object is surely reached, and a FALSE shows a run on which
 one is reached by nothing.
 
@@ -35,15 +39,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from looprover.frontend.c.ctype import OFF, TAG
+from looprover.frontend.c.ctype import OFF, TAG, CArray
 from looprover.frontend.c.cursors import K
 from looprover.frontend.c.memory import Obj, Val
 from looprover.frontend.c.state import LoweringState
-from looprover.program.cfa import Assert, Edge, SrcLoc
+from looprover.program.cfa import Assert, Assign, Edge, SrcLoc
 from looprover.program.expr import (
-    FALSE, TRUE, ArrayType, Compare, Expr, IntConst, Var, and_, cast, implies, not_, or_,
+    BOOL, FALSE, TRUE, ArrayType, Binary, Compare, Expr, IntConst, Select, Var, and_, cast, implies, not_, or_,
 )
 from looprover.properties import UNMODELLED_MEMTRACK
+
+
+INSPECTED = 2        # cells of each pointer leaf of a heap object read for the chain (`finish_memtrack`)
+CHAIN_ROUNDS = 4     # links of a chain of heap objects followed to find one surely reached
 
 
 @dataclass
@@ -127,35 +135,93 @@ class MemtrackMixin(LoweringState):
             glob += sure
             glob_unsure += in_unions
             glob_arrays |= arr
-        holders = [flag for o, flag in heap if self._pointers(o)[2]]    # heap objects that store pointers
+        # heap objects that store pointers, with their pointer cells (`_heap_cells`)
+        holders = [(o, flag, cells) for o, flag in heap if (cells := self._heap_cells(o))]
+        held = {v for _, _, cells in holders for ids, offs, *_ in cells for v in (ids, offs)}
         # main's argv array outlives main: a pointer the program stores there is no local's
         argv = self.argv_array.vars[()] if self.argv_array is not None else None
         argv_written = argv is not None and sum(argv in s.writes() for e in self.bld.edges for s in e.stmts) > 1
-        any_arrays = any(isinstance(v.type, ArrayType) for v in self.id_vars)   # of any object
+        # arrays of pointers of any object but the heap's, whose cells the chain below reads
+        any_arrays = any(isinstance(v.type, ArrayType) for v in self.id_vars if v not in held)
         scalars = sorted((v for v in self.id_vars if isinstance(v, Var) and v.type == self.OBJ), key=lambda v: v.name)
         for point in self.memtrack_points:
             stmts = []
             roots = glob + point.roots
+            surely = {}
             for o, flag in heap:
                 if self.memcleanup and point.run_ends:
                     stmts.append(Assert(not_(flag), "valid-memcleanup", point.where))
-                if not self.memtrack:
-                    continue
                 oid = self.obj_id(o)
-                surely = or_(*(and_(Compare("==", i, oid), Compare(">=", off, IntConst(0, off.type)),
-                                    Compare("<=", off, cast(off.type, o.length))) for i, off in roots))
+                surely[o.id] = or_(*(and_(Compare("==", i, oid), Compare(">=", off, IntConst(0, off.type)),
+                                          Compare("<=", off, cast(off.type, o.length))) for i, off in roots))
+            if not self.memtrack:
+                e = self.bld.edges[point.edge]
+                self.bld.edges[point.edge] = Edge(e.src, e.dst, tuple(stmts))
+                continue
+            if holders:
+                # surely reached through live heap objects surely reached: a few rounds of the chain (fewer
+                # rounds reach less: `surely` only needs to be an under-approximation)
+                reach = {o.id: self.new_var(f"{o.name}@reached", BOOL, "temp") for o, _ in heap}
+                stmts += [Assign(reach[o.id], surely[o.id], point.where) for o, _ in heap]
+                for _ in range(min(len(holders), CHAIN_ROUNDS)):
+                    for o, flag in heap:
+                        via = [and_(hflag, reach[h.id], self._points_into(cells, h, o, sure=True))
+                               for h, hflag, cells in holders if h is not o]
+                        stmts.append(Assign(reach[o.id], or_(reach[o.id], *via), point.where))
+                surely = reach
+            for o, flag in heap:
+                oid = self.obj_id(o)
+                # maybe reached through a live heap object that may point into it, reached or not (a lost
+                # cycle of objects counts as reached: `maybe` only needs to be an over-approximation)
+                via_heap = [and_(hflag, self._points_into(cells, h, o, sure=False))
+                            for h, hflag, cells in holders if h is not o]
                 if o.id in point.pending:
                     maybe = TRUE
                 elif point.main_end:
-                    maybe = or_(surely, *(Compare("==", i, oid) for i, _ in glob + glob_unsure),
-                                TRUE if glob_arrays or argv_written else FALSE, *holders)
+                    maybe = or_(surely[o.id], *(Compare("==", i, oid) for i, _ in glob + glob_unsure),
+                                TRUE if glob_arrays or argv_written else FALSE, *via_heap)
                 else:
-                    maybe = or_(surely, *(Compare("==", v, oid) for v in scalars),
-                                TRUE if any_arrays else FALSE, *holders)
+                    maybe = or_(surely[o.id], *(Compare("==", v, oid) for v in scalars if v not in held),
+                                TRUE if any_arrays else FALSE, *via_heap)
                 stmts.append(Assert(implies(flag, maybe), "valid-memtrack", point.where))
-                stmts.append(Assert(implies(and_(flag, maybe), surely), UNMODELLED_MEMTRACK, point.where))
+                stmts.append(Assert(implies(and_(flag, maybe), surely[o.id]), UNMODELLED_MEMTRACK, point.where))
             e = self.bld.edges[point.edge]
             self.bld.edges[point.edge] = Edge(e.src, e.dst, tuple(stmts))
+
+
+    def _heap_cells(self, o: Obj) -> list[tuple[Var, Var, int, bool]]:
+        """The pointer leaves of heap object `o` (an array of its elements' leaves): (ids, offsets, cells per
+        element, inside a union)."""
+        elem = o.ctype.elem if isinstance(o.ctype, CArray) else o.ctype
+        counts = {lf.path: lf.count for lf in self.types.leaves(elem)}
+        out = []
+        for path, var in o.vars.items():
+            off = o.vars.get(path + (OFF,))
+            if off is None or not isinstance(var.type, ArrayType) or not isinstance(counts.get(path), int):
+                continue
+            in_union = any(path[:i] + (TAG,) in o.vars for i in range(len(path)))
+            out.append((var, off, counts[path], in_union))
+        return out
+
+    def _points_into(self, cells, h: Obj, o: Obj, sure: bool) -> Expr:
+        """Whether heap object h holds a pointer to o: in one of its first `INSPECTED` cells of each pointer
+        leaf (`sure`: a pointer into o, not in a union), or (not `sure`) in a cell beyond those."""
+        oid = self.obj_id(o)
+        terms = []
+        for ids, offs, per, in_union in cells:
+            if sure and in_union:
+                continue
+            n = h.length if per == 1 else Binary("*", h.length, IntConst(per, self.IDX), self.IDX)
+            for j in range(INSPECTED):
+                jj = IntConst(j, self.IDX)
+                hit = Compare("==", Select(ids, jj, self.OBJ), oid)
+                if sure:
+                    at = Select(offs, jj, self.IDX)
+                    hit = and_(hit, Compare(">=", at, IntConst(0, self.IDX)), Compare("<=", at, o.length))
+                terms.append(and_(Compare("<", jj, n), hit))
+            if not sure:
+                terms.append(Compare(">", n, IntConst(INSPECTED, self.IDX)))
+        return or_(*terms)
 
 
 def _bound_pointers(v: Val) -> list[tuple[Expr, Expr]]:
