@@ -224,8 +224,9 @@ class HeapMixin(LoweringState):
         fresh = {}
         if name != "calloc":
             fresh = {p: self.new_var(f"{site}.fresh", v.type, "temp") for p, v in slots[0].vars.items()}
-            # indeterminate pointers, as the single object's havocked cells are (`object_ids.values`)
-            self.id_vars.update(fresh[p] for p in fresh if p + (OFF,) in fresh)
+            # indeterminate pointers, as the single object's havocked cells are (`void_pointers.py`); no
+            # pointer the program holds (`memtrack.py`)
+            self.indeterminate_ids.update(fresh[p] for p in fresh if p + (OFF,) in fresh)
             self.emit(Havoc(tuple(fresh.values()), self.loc))
         unset = IntConst(TAG_UNSET, self.types.ir_scalar(TAG_TYPE))
         for o, t in zip(slots, taken):

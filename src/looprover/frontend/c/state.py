@@ -73,6 +73,7 @@ class LoweringState:
         self.pools: dict = {}                  # allocation call -> its pool's objects (`heap.py`)
         self.pool_calls: dict = {}             # the calls to make pools for (`lower.lower`)
         self.pool_ids: dict = {}               # per pool allocation: its id temporary -> its pool's first object id
+        self.indeterminate_ids: set = set()    # the pools' fresh contents' object ids (`heap._allocate_in_pool`)
         self.void_sites: list = []             # the uses of void * pointers (`void_pointers.py`)
         self.byte_allocations: dict = {}       # object id -> the call of an allocation used as void * (as chars)
         self.void_allocation_types: dict = {}  # allocation call -> clang type of its elements (`lower.lower`)

@@ -66,7 +66,8 @@ class VoidPointerMixin(LoweringState):
 
     def _void_objects(self, edges) -> list[tuple[VoidSite, frozenset | None]]:
         argv = frozenset(self.argv_array.vars.values()) if self.argv_array is not None else frozenset()
-        sets = values(edges, set(self.id_vars) | {s.obj for s in self.void_sites}, self.pool_seeds(),
+        tracked = set(self.id_vars) | self.indeterminate_ids | {s.obj for s in self.void_sites}
+        sets = values(edges, tracked, self.pool_seeds(),
                       havocs_indeterminate=True, valued=argv)
         return [(s, sets.get(s.obj, ANY)) for s in self.void_sites]
 
