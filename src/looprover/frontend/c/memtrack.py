@@ -15,11 +15,11 @@ done and every allocation is known (`finish_memtrack`):
   * `valid-memtrack`: o is *maybe* reached -- some scalar variable that may hold a pointer holds o's id (a
     superset of the live pointers: dead locals and temporaries count too; at the end of main only the globals),
     or a pointer in an array (of the globals, of main's argv array when the program stores into it, or of any
-    local but at the end of main) might, or a live heap object holds o's id in one of its first `INSPECTED`
-    cells of a pointer leaf or has more cells than that (whether that object is reached or not: a lost cycle
-    counts as reached), or the statement that allocated o has not finished (its pointer may be an operand not
-    yet stored: `f(malloc(n), g())` while g runs). A failure is a real leak: nothing at all points to o any
-    more.
+    local but at the end of main) might, or another live heap object holds o's id in one of its first
+    `INSPECTED` cells of a pointer leaf or has more cells than that (whether that object is reached or not: a
+    lost cycle of two or more objects counts as reached), or the statement that allocated o has not finished
+    (its pointer may be an operand not yet stored: `f(malloc(n), g())` while g runs). A failure is a real leak:
+    nothing but o itself points to o any more.
   * `UNMODELLED_MEMTRACK`: if o is maybe reached, it is *surely* reached -- a pointer into it (its start up to
     one past its end) is held by a global, by a parameter or a local of a function being run whose declaration
     the run surely passed (`memtrack_point`; at the end of main: by a global), or is the value a parameter is
@@ -159,8 +159,9 @@ class MemtrackMixin(LoweringState):
                 self.bld.edges[point.edge] = Edge(e.src, e.dst, tuple(stmts))
                 continue
             if holders:
-                # surely reached through live heap objects surely reached: a few rounds of the chain (fewer
-                # rounds reach less: `surely` only needs to be an under-approximation)
+                # surely reached through live heap objects surely reached: a few rounds of the chain, each
+                # following at least one link (fewer rounds reach less: `surely` only needs to be an
+                # under-approximation)
                 reach = {o.id: self.new_var(f"{o.name}@reached", BOOL, "temp") for o, _ in heap}
                 stmts += [Assign(reach[o.id], surely[o.id], point.where) for o, _ in heap]
                 for _ in range(min(len(holders), CHAIN_ROUNDS)):
@@ -192,8 +193,9 @@ class MemtrackMixin(LoweringState):
     def _heap_cells(self, o: Obj) -> list[tuple[Var, Var, int, bool]]:
         """The pointer leaves of heap object `o` (an array of its elements' leaves): (ids, offsets, cells per
         element, inside a union)."""
-        elem = o.ctype.elem if isinstance(o.ctype, CArray) else o.ctype
-        counts = {lf.path: lf.count for lf in self.types.leaves(elem)}
+        if not isinstance(o.ctype, CArray):     # (every heap object is one; none: its arrays count as any)
+            return []
+        counts = {lf.path: lf.count for lf in self.types.leaves(o.ctype.elem)}
         out = []
         for path, var in o.vars.items():
             off = o.vars.get(path + (OFF,))
