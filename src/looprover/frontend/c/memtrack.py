@@ -39,10 +39,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from looprover.frontend.c.ctype import OFF, TAG, CArray
+from looprover.frontend.c.ctype import OFF, TAG, CArray, CPtr, CStruct, CType, CVoid, compatible, is_char
 from looprover.frontend.c.cursors import K
 from looprover.frontend.c.memory import Obj, Val
 from looprover.frontend.c.state import LoweringState
+from looprover.frontend.c.void_pointers import innermost
 from looprover.program.cfa import Assert, Assign, Edge, SrcLoc
 from looprover.program.expr import (
     BOOL, FALSE, TRUE, ArrayType, Binary, Compare, Expr, IntConst, Select, Var, and_, cast, implies, not_, or_,
@@ -166,9 +167,10 @@ class MemtrackMixin(LoweringState):
                 stmts += [Assign(reach[o.id], surely[o.id], point.where) for o, _ in heap]
                 for _ in range(min(len(holders), CHAIN_ROUNDS)):
                     for o, flag in heap:
-                        via = [and_(hflag, reach[h.id], self._points_into(cells, h, o, sure=True))
-                               for h, hflag, cells in holders if h is not o]
-                        stmts.append(Assign(reach[o.id], or_(reach[o.id], *via), point.where))
+                        via = [and_(hflag, reach[h.id], link) for h, hflag, cells in holders if h is not o
+                               if (link := self._points_into(cells, h, o, sure=True)) != FALSE]
+                        if via:
+                            stmts.append(Assign(reach[o.id], or_(reach[o.id], *via), point.where))
                 surely = reach
             for o, flag in heap:
                 oid = self.obj_id(o)
@@ -190,9 +192,9 @@ class MemtrackMixin(LoweringState):
             self.bld.edges[point.edge] = Edge(e.src, e.dst, tuple(stmts))
 
 
-    def _heap_cells(self, o: Obj) -> list[tuple[Var, Var, int, bool]]:
+    def _heap_cells(self, o: Obj) -> list[tuple[Var, Var, int, bool, CType | None]]:
         """The pointer leaves of heap object `o` (an array of its elements' leaves): (ids, offsets, cells per
-        element, inside a union)."""
+        element, inside a union, the pointee type)."""
         if not isinstance(o.ctype, CArray):     # (every heap object is one; none: its arrays count as any)
             return []
         counts = {lf.path: lf.count for lf in self.types.leaves(o.ctype.elem)}
@@ -202,16 +204,28 @@ class MemtrackMixin(LoweringState):
             if off is None or not isinstance(var.type, ArrayType) or not isinstance(counts.get(path), int):
                 continue
             in_union = any(path[:i] + (TAG,) in o.vars for i in range(len(path)))
-            out.append((var, off, counts[path], in_union))
+            out.append((var, off, counts[path], in_union, self._leaf_pointee(o.ctype.elem, path)))
         return out
+
+    def _leaf_pointee(self, t: CType, path: tuple) -> CType | None:
+        """The pointee type of the pointer at leaf `path` of type t (None: not known)."""
+        for name in path:
+            t = innermost(t)
+            if not isinstance(t, CStruct):
+                return None
+            t = self.types.field_type(t, name)
+        t = innermost(t)
+        return t.pointee if isinstance(t, CPtr) else None
 
     def _points_into(self, cells, h: Obj, o: Obj, sure: bool) -> Expr:
         """Whether heap object h holds a pointer to o: in one of its first `INSPECTED` cells of each pointer
-        leaf (`sure`: a pointer into o, not in a union), or (not `sure`) in a cell beyond those."""
+        leaf (`sure`: a pointer into o, not in a union, of a type that can point into o: a `T *` holds only ids
+        of objects of T's, `memory.py`), or (not `sure`) in a cell beyond those."""
         oid = self.obj_id(o)
+        elem = innermost(o.ctype)
         terms = []
-        for ids, offs, per, in_union in cells:
-            if sure and in_union:
+        for ids, offs, per, in_union, pointee in cells:
+            if sure and (in_union or not _may_point_into(pointee, elem)):
                 continue
             n = h.length if per == 1 else Binary("*", h.length, IntConst(per, self.IDX), self.IDX)
             for j in range(INSPECTED):
@@ -224,6 +238,12 @@ class MemtrackMixin(LoweringState):
             if not sure:
                 terms.append(Compare(">", n, IntConst(INSPECTED, self.IDX)))
         return or_(*terms)
+
+
+def _may_point_into(pointee: CType | None, elem: CType) -> bool:
+    """Whether a pointer to `pointee` may hold the id of an object of `elem`s (a `void *` or a character pointer
+    may hold any)."""
+    return pointee is None or isinstance(pointee, CVoid) or is_char(pointee) or compatible(pointee, elem)
 
 
 def _bound_pointers(v: Val) -> list[tuple[Expr, Expr]]:
