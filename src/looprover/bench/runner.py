@@ -277,11 +277,12 @@ def run_tasks(tasks: Sequence[BenchTask], timeout: float, jobs: int = 2, *,
     """Every task once per engine (`engine`: a name or a list of names) on `jobs` cores, a run taking as
     many as its engine keeps busy (`run_cores`: a portfolio run all of them, so portfolio runs do not share
     cores with other runs and their times stay comparable); results in the order of `tasks`, the engines of
-    one task in the order given. `command` (for tests) replaces the
-    command line of every run; `flags` are further `verify` arguments of our engines' runs. With `cluster` (a Dask scheduler's address) the runs go to its workers
-    (`bench/cluster.py`) instead of this machine's processes; with `runexec` each local run is measured and
-    limited by BenchExec's RunExecutor (`bench/runexec.py`). With `witness_dir`, every C run of our engines
-    writes its SV-COMP witness there and the witness is checked by `looprover validate` (`bench/evidence.py`)."""
+    one task in the order given. `command` (for tests) replaces the command line of every run; `flags` are
+    further `verify` arguments of our engines' runs. With `cluster` (a Dask scheduler's address) the runs go to
+    its workers (`bench/cluster.py`) instead of this machine's processes; with `runexec` each local run is
+    measured and limited by BenchExec's RunExecutor (`bench/runexec.py`). With `witness_dir`, every C run of our
+    engines writes its SV-COMP witness there and the witness is checked by `looprover validate`
+    (`bench/evidence.py`)."""
     engines = [engine] if isinstance(engine, str) else list(engine)
     runs = [(t, e) for t in tasks for e in engines]
 

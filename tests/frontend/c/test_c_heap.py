@@ -99,7 +99,8 @@ CASES = {
                   "if (h && h->next) __VERIFIER_assert(h->val == 1 && h->next->val == 0);\n"
                   "while (h) { struct node *t = h->next; free(h); h = t; }", "T", "T"),
     "loop_list_unsafe": ("struct node *h = 0; for (int k = 0; k < 2; k++) {\n"
-                         "struct node *n = malloc(sizeof(struct node)); if (!n) break; n->val = k; n->next = h; h = n; }\n"
+                         "struct node *n = malloc(sizeof(struct node)); if (!n) break;\n"
+                         "n->val = k; n->next = h; h = n; }\n"
                          "if (h && h->next) __VERIFIER_assert(h->val == h->next->val);\n"
                          "while (h) { struct node *t = h->next; free(h); h = t; }", "F", "T"),
     # an allocation used as void * is the requested bytes, an array of chars
@@ -115,7 +116,8 @@ CASES = {
     # a list built in a loop and then dropped: its head is reached by nothing (the nodes of a pool are lost
     # like any other object)
     "loop_list_lost": ("struct node *h = 0; for (int k = 0; k < 2; k++) {\n"
-                       "struct node *n = malloc(sizeof(struct node)); if (!n) break; n->val = k; n->next = h; h = n; }\n"
+                       "struct node *n = malloc(sizeof(struct node)); if (!n) break;\n"
+                       "n->val = k; n->next = h; h = n; }\n"
                        "h = 0; while (1) { }", "T", "F(valid-memtrack)"),
     # more live objects of one call than its pool holds: UNKNOWN, never a verdict on a run the model lacks
     "loop_list_beyond_the_pool": ("struct node *h = 0; for (int k = 0; k < 4; k++) {\n"

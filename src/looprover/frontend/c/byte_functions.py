@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import clang.cindex as ci
 
-from looprover.frontend.c.ctype import OFF, CArray, CBool, CFunc, CInt, CPtr, CVoid, compatible
+from looprover.frontend.c.ctype import OFF, CBool, CFunc, CInt, CPtr, CVoid, compatible, elements_in, innermost
 from looprover.frontend.c.cursors import K, canonical_type, children, strip_parens
 from looprover.frontend.c.memory import Val, pointer, scalar
 from looprover.frontend.c.heap import call_key
@@ -197,12 +197,9 @@ class ByteFunctionsMixin(LoweringState):
             raise self.unsupported(f"{name} of a {t} argument (the type of its bytes is not known)", c)
         else:
             size = canonical_type(arg.type).get_pointee().get_size()
-        elem, per = t.pointee, 1
-        while isinstance(elem, CArray):
-            if not isinstance(elem.size, int):
-                raise self.unsupported(f"{name} of a variable-length array", c)
-            per *= elem.size
-            elem = elem.elem
+        elem, per = innermost(t.pointee), elements_in(t.pointee)
+        if per is None:
+            raise self.unsupported(f"{name} of a variable-length array", c)
         if size <= 0 or size % per:
             raise self.unsupported(f"{name} of {t.pointee} (size unknown)", c)
         off = p.off if per == 1 else self.imul(p.off, per)

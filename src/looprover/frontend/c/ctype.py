@@ -319,3 +319,21 @@ def strip_array(t: CType):
         if not isinstance(t, CArray):
             return
         t = t.elem
+
+
+def innermost(t: CType) -> CType:
+    """The innermost element type of `t` (t itself unless it is an array)."""
+    while isinstance(t, CArray):
+        t = t.elem
+    return t
+
+
+def elements_in(t: CType) -> int | None:
+    """How many innermost elements one `t` holds: 1 unless t is an array; None for a variable-length one."""
+    n = 1
+    while isinstance(t, CArray):
+        if not isinstance(t.size, int):
+            return None
+        n *= t.size
+        t = t.elem
+    return n

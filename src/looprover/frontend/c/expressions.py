@@ -11,7 +11,7 @@ import clang.cindex as ci
 
 from looprover.frontend.c import clang_api as capi
 from looprover.frontend.c.ctype import (
-    CArray, CBool, CFunc, CInt, CPtr, CStruct, CType, CVoid, compatible, is_char, strip_array,
+    CBool, CFunc, CInt, CPtr, CStruct, CType, CVoid, compatible, elements_in, innermost, is_char,
 )
 from looprover.frontend.c.cursors import (
     ARRAY_KINDS, FUNCTION_KINDS, INCDEC_OPS, K, canonical_kind, children, expr_children, is_array_expr, strip_parens,
@@ -457,18 +457,16 @@ class ExpressionMixin(LoweringState):
                     return Val(to, v.leaves)
                 if compatible(fr.pointee, to.pointee):
                     return Val(fr, v.leaves)  # keep the variable-length array lengths of the source
-                inner = list(strip_array(fr.pointee))
-                if len(inner) > 1 and all(isinstance(a.size, int) for a in inner[:-1]) and (
-                        compatible(inner[-1], to.pointee) or (self.memsafety and is_char(inner[-1])
-                                                              and is_char(to.pointee))):
+                elem, per = innermost(fr.pointee), elements_in(fr.pointee)
+                if elem is not fr.pointee and per is not None and (
+                        compatible(elem, to.pointee) or (self.memsafety and is_char(elem) and is_char(to.pointee))):
                     # `(char *)&buf`: a pointer to an array points to its first element (offsets count elements)
-                    per = 1
-                    for a in inner[:-1]:
-                        per *= a.size
                     return pointer(to, v.obj, self.imul(v.off, per))
                 if isinstance(to.pointee, CVoid):
                     # the offset counts the innermost elements of the object (`void_pointers.py`)
-                    return pointer(to, v.obj, self.imul(v.off, self._per_element(fr.pointee, c)))
+                    if per is None:
+                        raise self.unsupported(f"conversion of a pointer to {fr.pointee} to void *", c)
+                    return pointer(to, v.obj, self.imul(v.off, per))
                 if isinstance(fr.pointee, CVoid) and (self.memsafety or not is_char(to.pointee)):
                     # a use of the void *, checked when the lowering is done (`void_pointers.py`)
                     target = self.void_target(to.pointee, c)
@@ -486,16 +484,6 @@ class ExpressionMixin(LoweringState):
         elif isinstance(to, CStruct) and fr == to:
             return Val(to, v.leaves)
         raise self.unsupported(f"conversion from {fr} to {to}", c)
-
-    def _per_element(self, t: CType, c) -> int:
-        """How many innermost elements one `t` holds (1 unless t is an array of fixed size)."""
-        per = 1
-        while isinstance(t, CArray):
-            if not isinstance(t.size, int):
-                raise self.unsupported(f"conversion of a pointer to {t} to void *", c)
-            per *= t.size
-            t = t.elem
-        return per
 
     def to_bool(self, v: Val) -> Expr:
         t = v.ctype

@@ -8,11 +8,12 @@ a `calloc` size that is): accesses to the fields of a partial struct would be va
 around in `size_t`. `malloc` and `calloc` may fail and return NULL (C11 7.22.3; SV-COMP's rules from 2027 on
 allow it too), and a request of more than PTRDIFF_MAX bytes fails (as glibc's do; `calloc`'s `count * size` is
 computed exactly); `alloca` does not fail. Under the convention that allocations succeed (`--allocation
-succeeds`, SV-COMP's rule before 2027) none fails, and a request beyond PTRDIFF_MAX is no run. `calloc` zero-fills, `malloc` and `alloca` leave the contents
-indeterminate (any values). An `alloca` object lives until its function returns, like an address-taken local.
-`free(p)` needs p to be NULL or the start of a live `malloc`/`calloc` object (valid-free: asserted under
-valid-memsafety, assumed otherwise, as undefined behaviour is) and ends that object's life: later accesses
-through any pointer to it are invalid (asserted or assumed against, as for a dead local, `memory.py`).
+succeeds`, SV-COMP's rule before 2027) none fails, and a request beyond PTRDIFF_MAX is no run. `calloc`
+zero-fills, `malloc` and `alloca` leave the contents indeterminate (any values). An `alloca` object lives until
+its function returns, like an address-taken local. `free(p)` needs p to be NULL or the start of a live
+`malloc`/`calloc` object (valid-free: asserted under valid-memsafety, assumed otherwise, as undefined behaviour
+is) and ends that object's life: later accesses through any pointer to it are invalid (asserted or assumed
+against, as for a dead local, `memory.py`).
 
 Why no access that runs after an allocation lowered later: a dereference (and a free) is a case split over the
 objects known when it is lowered, and no code lowered before an allocation runs after it, except through a loop
@@ -29,9 +30,9 @@ names no live object, and a use after free stays one. (A slot never allocated ha
 floor, above every static id.) Every run that never needs more than `POOL_SLOTS` live objects of one call at
 once, nor more than 2^29 pool allocations, is modelled exactly; an allocation with every slot live or the
 counter at its floor is asserted against with tag `properties.UNMODELLED_HEAP` (UNKNOWN: a TRUE proves no run
-gets there, and a run that does is no counterexample, `jobs.inside_the_model`). An allocation used as `void *` (stored as one, returned by a
-wrapper, passed to free or memset) is the requested bytes, an array of chars, or of the type its pointer is
-converted to (`allocate_bytes`, `void_pointers.py`). `realloc` is refused.
+gets there, and a run that does is no counterexample, `jobs.inside_the_model`). An allocation used as `void *`
+(stored as one, returned by a wrapper, passed to free or memset) is the requested bytes, an array of chars, or
+of the type its pointer is converted to (`allocate_bytes`, `void_pointers.py`). `realloc` is refused.
 """
 from __future__ import annotations
 
@@ -47,8 +48,7 @@ from looprover.frontend.c.void_pointers import CHAR
 from looprover.program.cfa import Assert, Assign, Assume, Edge, Havoc, SrcLoc, reached_from
 from looprover.program.expr import (
     BOOL, TRUE, ArrayType, Binary, BoolConst, Cast, Compare, ConstArray, Expr, IntConst, IntType, Var, and_, cast,
-    ite, not_,
-    or_,
+    ite, not_, or_,
 )
 from looprover.properties import UNMODELLED_HEAP
 
@@ -198,7 +198,6 @@ class HeapMixin(LoweringState):
                 n = self.new_var(f"{site}#{i}.len", self.IDX, "local", c_name=f"length of the {name} object #{i}")
                 obj = self._heap_object(name, f"{site}#{i}", pt, n)
                 obj.id_var = self.new_var(f"{obj.name}@id", self.OBJ, "local", f"{obj.name}@id")
-                self.pool_slots.add(obj.id)
                 slots.append(obj)
             self.pools[key] = slots
         if calls:
@@ -303,13 +302,13 @@ def used_before_allocated(edges: list[Edge], allocations: list[Allocation], view
     its object (a dereference, a free; `LoweringState.known_objects`), can run after it: a `goto` back over the
     allocation, or forward into code lowered earlier. None if there is none. On the CFA as lowered, whose
     locations the views and allocations name (`lower.Lowerer.run`)."""
-    for _, src, loc, oid, *_ in allocations:
+    for a in allocations:
         blind = {}
         for vloc, count, vsrc in views:
-            if count < oid:
+            if count < a.first_id:
                 blind.setdefault(vloc, vsrc)
-        later = reached_from(edges, loc) if blind else set()
+        later = reached_from(edges, a.loc) if blind else set()
         hit = next((vloc for vloc in blind if vloc in later), None)
         if hit is not None:
-            return src, blind[hit]
+            return a.src, blind[hit]
     return None

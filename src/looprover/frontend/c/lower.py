@@ -47,7 +47,9 @@ from looprover.frontend.c.cursors import K, children
 from looprover.frontend.c.effects import SideEffectMixin
 from looprover.frontend.c.expressions import ExpressionMixin
 from looprover.frontend.c.function_pointers import FunctionPointerMixin
-from looprover.frontend.c.heap import POOL_ID_FLOOR, POOL_ID_TOP, HeapMixin, allocations_in_loops, used_before_allocated
+from looprover.frontend.c.heap import (
+    POOL_ID_FLOOR, POOL_ID_TOP, HeapMixin, allocations_in_loops, used_before_allocated,
+)
 from looprover.frontend.c.initialisers import InitialiserMixin
 from looprover.frontend.c.input_functions import InputFunctionsMixin, reseeded
 from looprover.frontend.c.lvalues import LValueMixin
@@ -125,19 +127,21 @@ class Lowerer(StatementMixin, ExpressionMixin, CallMixin, FunctionPointerMixin, 
         self.static_init = False
         for flag in self.alive.values():   # no local object is live before its block is entered
             self.emit(Assign(flag, FALSE, None))
+        pooled = {o.id for slots in self.pools.values() for o in slots}
         for obj in self.objects:           # the id before the first birth (`StorageMixin._new_instance`)
             if obj.id_var is not None:     # (a pool's unallocated object: an id no pointer holds, `heap.py`)
-                first = POOL_ID_FLOOR - obj.id if obj.id in self.pool_slots else -obj.id
+                first = POOL_ID_FLOOR - obj.id if obj.id in pooled else -obj.id
                 self.emit(Assign(obj.id_var, IntConst(first, self.OBJ), None))
-            if obj.id in self.pool_slots:
+            if obj.id in pooled:
                 self.emit(Assign(obj.length, idx_const(0, self.IDX), None))
         if self.pool_next is not None:
             self.emit(Assign(self.pool_next, IntConst(POOL_ID_TOP, self.OBJ), None))
         self.jump(entry)
         looped = allocations_in_loops(self.bld.edges, self.allocations) if self.allocations else []
-        refused = self.check_void_sites(self.bld.edges) if self.void_sites else []
+        reached = self.void_objects(self.bld.edges) if self.void_sites else []
+        refused = self.check_void_sites(reached)
         if looped or refused:
-            allocs, calls = self.learned_types(self.bld.edges) if refused else ({}, {})
+            allocs, calls = self.learned_types(reached) if refused else ({}, {})
             raise Relower({key: self.allocation_calls[key] for key, _ in looped}, allocs, calls,
                           looped[0][1] if looped else None, refused[0] if refused else None)
         if self.void_sites:
@@ -182,9 +186,9 @@ def lower(parsed: Parsed, data_model: str, memsafety: bool = False, keep_values:
     lw = None
     try:
         while True:     # again while a lowering learns something new (`Relower`): finitely many calls
-            lw = Lowerer(parsed, data_model, memsafety, keep_values, nondet_undefined, reach_checks, memcleanup)
+            lw = Lowerer(parsed, data_model, memsafety, keep_values, nondet_undefined, reach_checks, memcleanup,
+                         allocation_fails)
             lw.pool_calls, lw.void_allocation_types, lw.byte_call_types = pools, allocation_types, byte_call_types
-            lw.allocation_fails = allocation_fails
             try:
                 return lw.run()
             except Relower as again:
@@ -193,7 +197,8 @@ def lower(parsed: Parsed, data_model: str, memsafety: bool = False, keep_values:
                     if again.void_site is not None:
                         site, why = again.void_site
                         raise UnsupportedError(why, site.where) from None
-                    raise UnsupportedError("an allocation that a loop executes more than once", again.looped) from None
+                    raise UnsupportedError("an allocation that a loop executes more than once",
+                                           again.looped) from None
                 pools = {**pools, **again.pools}
                 allocation_types = {**allocation_types, **again.allocation_types}
                 byte_call_types = {**byte_call_types, **again.byte_call_types}

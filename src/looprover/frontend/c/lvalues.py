@@ -12,13 +12,13 @@ import clang.cindex as ci
 
 from looprover.frontend.c import clang_api as capi
 from looprover.frontend.c.ctype import (
-    TAG, TAG_TYPE, TAG_UNSET, TAG_ZERO, CArray, CBool, CFunc, CInt, CPtr, CStruct, CVoid, compatible, is_char,
-    strip_array,
+    TAG, TAG_TYPE, TAG_UNSET, TAG_ZERO, CArray, CBool, CFunc, CInt, CPtr, CStruct, CVoid, compatible, innermost,
+    is_char, strip_array,
 )
 from looprover.frontend.c.cursors import TK, K, canonical_kind, children, is_array_decay, strip_parens
 from looprover.frontend.c.memory import LV, Cell, Val, idx_const, is_zero, pointer, scalar
 from looprover.frontend.c.state import LoweringState
-from looprover.frontend.c.void_pointers import CHAR, innermost
+from looprover.frontend.c.void_pointers import CHAR
 from looprover.program.cfa import Assert, Assign
 from looprover.properties import UNMODELLED_ARGV, UNMODELLED_LAYOUT, UNMODELLED_MEMBER, UNMODELLED_UNION
 from looprover.program.expr import (
@@ -287,7 +287,7 @@ class LValueMixin(LoweringState):
         """The objects a pointer to `pt` can point into: those of `pt`s (or arrays of them), and under
         valid-memsafety every char object for a char pointer (`memory.py`)."""
         return [o for o in self.known_objects() if any(compatible(x, pt) for x in strip_array(o.ctype))
-                or (self.memsafety and is_char(pt) and is_char(list(strip_array(o.ctype))[-1]))]
+                or (self.memsafety and is_char(pt) and is_char(innermost(o.ctype)))]
 
     def _in_object(self, o, pt, off: Expr, c) -> Expr:
         """0 <= off < the number of `pt` elements in array object `o`."""

@@ -19,8 +19,9 @@ Memory model (why it is sound for the programs we accept):
   * A `T*` pointer can only hold ids of objects containing `T`s: the front-end rejects every way of forging a
     pointer (integer-to-pointer, pointer casts between different pointee types, unknown functions), and a
     conversion from `void *` is checked to reach only such objects (`void_pointers.py`). So dereferencing is a
-    case split over the address-taken objects that contain a `T`; the invalid case (NULL, dangling, wrong object) is undefined behaviour and is blocked with an
-    `Assume` (the unreach-call property presupposes UB-free executions).
+    case split over the address-taken objects that contain a `T`; the invalid case (NULL, dangling, wrong
+    object) is undefined behaviour and is blocked with an `Assume` (the unreach-call property presupposes
+    UB-free executions).
   * Locals of inlined functions get fresh variables per call site, except address-taken ones, which get one
     storage per declaration: without recursion at most one activation of a function (one execution of a
     block) is live at a time. Under valid-memsafety each activation is still a new object (C11 6.2.4): an

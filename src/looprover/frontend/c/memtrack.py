@@ -39,11 +39,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from looprover.frontend.c.ctype import OFF, TAG, CArray, CPtr, CStruct, CType, CVoid, compatible, is_char
+from looprover.frontend.c.ctype import OFF, TAG, CArray, CPtr, CStruct, CType, CVoid, compatible, innermost, is_char
 from looprover.frontend.c.cursors import K
 from looprover.frontend.c.memory import Obj, Val
 from looprover.frontend.c.state import LoweringState
-from looprover.frontend.c.void_pointers import innermost
 from looprover.program.cfa import Assert, Assign, Edge, SrcLoc
 from looprover.program.expr import (
     BOOL, FALSE, TRUE, ArrayType, Binary, Compare, Expr, IntConst, Select, Var, and_, cast, implies, not_, or_,
@@ -145,52 +144,47 @@ class MemtrackMixin(LoweringState):
         # arrays of pointers of any object but the heap's, whose cells the chain below reads
         any_arrays = any(isinstance(v.type, ArrayType) for v in self.id_vars if v not in held)
         scalars = sorted((v for v in self.id_vars if isinstance(v, Var) and v.type == self.OBJ), key=lambda v: v.name)
+        # the links through the heap, the same at every point: per object, the live holders that surely point
+        # into it (those whose pointers can), and whether one may (reached or not: a lost cycle of objects counts
+        # as reached, `maybe` only needs to be an over-approximation)
+        sure_links = {o.id: [(h, hflag, link) for h, hflag, cells in holders if h is not o
+                             if (link := self._points_into(cells, h, o, sure=True)) != FALSE] for o, _ in heap}
+        via_heap = {o.id: [and_(hflag, self._points_into(cells, h, o, sure=False))
+                           for h, hflag, cells in holders if h is not o] for o, _ in heap}
         for point in self.memtrack_points:
             stmts = []
-            roots = glob + point.roots
-            surely = {}
-            for o, flag in heap:
-                if self.memcleanup and point.run_ends:
-                    stmts.append(Assert(not_(flag), "valid-memcleanup", point.where))
-                oid = self.obj_id(o)
-                surely[o.id] = or_(*(and_(Compare("==", i, oid), Compare(">=", off, IntConst(0, off.type)),
-                                          Compare("<=", off, cast(off.type, o.length))) for i, off in roots))
-            if not self.memtrack:
-                e = self.bld.edges[point.edge]
-                self.bld.edges[point.edge] = Edge(e.src, e.dst, tuple(stmts))
-                continue
-            if holders:
-                # surely reached through live heap objects surely reached: a few rounds of the chain, each
-                # following at least one link (fewer rounds reach less: `surely` only needs to be an
-                # under-approximation)
-                reach = {o.id: self.new_var(f"{o.name}@reached", BOOL, "temp") for o, _ in heap}
-                stmts += [Assign(reach[o.id], surely[o.id], point.where) for o, _ in heap]
-                for _ in range(min(len(holders), CHAIN_ROUNDS)):
-                    for o, flag in heap:
-                        via = [and_(hflag, reach[h.id], link) for h, hflag, cells in holders if h is not o
-                               if (link := self._points_into(cells, h, o, sure=True)) != FALSE]
-                        if via:
-                            stmts.append(Assign(reach[o.id], or_(reach[o.id], *via), point.where))
-                surely = reach
-            for o, flag in heap:
-                oid = self.obj_id(o)
-                # maybe reached through a live heap object that may point into it, reached or not (a lost
-                # cycle of objects counts as reached: `maybe` only needs to be an over-approximation)
-                via_heap = [and_(hflag, self._points_into(cells, h, o, sure=False))
-                            for h, hflag, cells in holders if h is not o]
-                if o.id in point.pending:
-                    maybe = TRUE
-                elif point.main_end:
-                    maybe = or_(surely[o.id], *(Compare("==", i, oid) for i, _ in glob + glob_unsure),
-                                TRUE if glob_arrays or argv_written else FALSE, *via_heap)
-                else:
-                    maybe = or_(surely[o.id], *(Compare("==", v, oid) for v in scalars if v not in held),
-                                TRUE if any_arrays else FALSE, *via_heap)
-                stmts.append(Assert(implies(flag, maybe), "valid-memtrack", point.where))
-                stmts.append(Assert(implies(and_(flag, maybe), surely[o.id]), UNMODELLED_MEMTRACK, point.where))
+            if self.memcleanup and point.run_ends:
+                stmts += [Assert(not_(flag), "valid-memcleanup", point.where) for _, flag in heap]
+            if self.memtrack:
+                roots = glob + point.roots
+                surely = {o.id: or_(*(and_(Compare("==", i, self.obj_id(o)), Compare(">=", off, IntConst(0, off.type)),
+                                           Compare("<=", off, cast(off.type, o.length))) for i, off in roots))
+                          for o, _ in heap}
+                if holders:
+                    # surely reached through live heap objects surely reached: a few rounds of the chain, each
+                    # following at least one link (fewer rounds reach less: `surely` only needs to be an
+                    # under-approximation)
+                    reach = {o.id: self.new_var(f"{o.name}@reached", BOOL, "temp") for o, _ in heap}
+                    stmts += [Assign(reach[o.id], surely[o.id], point.where) for o, _ in heap]
+                    for _ in range(min(len(holders), CHAIN_ROUNDS)):
+                        stmts += [Assign(reach[o.id], or_(reach[o.id], *(and_(hflag, reach[h.id], link)
+                                                                         for h, hflag, link in sure_links[o.id])),
+                                         point.where) for o, _ in heap if sure_links[o.id]]
+                    surely = reach
+                for o, flag in heap:
+                    oid = self.obj_id(o)
+                    if o.id in point.pending:
+                        maybe = TRUE
+                    elif point.main_end:
+                        maybe = or_(surely[o.id], *(Compare("==", i, oid) for i, _ in glob + glob_unsure),
+                                    TRUE if glob_arrays or argv_written else FALSE, *via_heap[o.id])
+                    else:
+                        maybe = or_(surely[o.id], *(Compare("==", v, oid) for v in scalars),
+                                    TRUE if any_arrays else FALSE, *via_heap[o.id])
+                    stmts.append(Assert(implies(flag, maybe), "valid-memtrack", point.where))
+                    stmts.append(Assert(implies(and_(flag, maybe), surely[o.id]), UNMODELLED_MEMTRACK, point.where))
             e = self.bld.edges[point.edge]
             self.bld.edges[point.edge] = Edge(e.src, e.dst, tuple(stmts))
-
 
     def _heap_cells(self, o: Obj) -> list[tuple[Var, Var, int, bool, CType | None]]:
         """The pointer leaves of heap object `o` (an array of its elements' leaves): (ids, offsets, cells per

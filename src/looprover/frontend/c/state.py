@@ -54,7 +54,8 @@ class LoweringState:
     variables, clang type translation, and building the CFA edge by edge."""
 
     def __init__(self, parsed: Parsed, data_model: str, memsafety: bool = False, keep_values: bool = False,
-                 nondet_undefined: bool = False, reach_checks: bool = False, memcleanup: bool = False):
+                 nondet_undefined: bool = False, reach_checks: bool = False, memcleanup: bool = False,
+                 allocation_fails: bool = True):
         self.parsed = parsed
         self.memsafety = memsafety       # valid-memsafety: accesses are asserted valid, not assumed (memory.py)
         # calls of reach_error are asserted unreachable (not under the memory properties: not part of them)
@@ -66,9 +67,8 @@ class LoweringState:
         self.argv_array: Obj | None = None  # main's argv array (`main_args.py`): it outlives main
         self.alive: dict[int, Var] = {}  # memsafety: object id -> whether the (local) object is live; heap objects
         self.heap_flags: dict[int, Var] = {}   # heap object id -> whether it is live (`heap.py`), in any mode
-        self.allocation_fails = True     # malloc and calloc may return NULL (`heap.py`, `load_c_program`)
-        # (success flag, source, CFA location, first object id, pooled?) per allocation (`heap.allocations_in_loops`)
-        self.allocations: list = []
+        self.allocation_fails = allocation_fails   # malloc and calloc may return NULL (`heap.py`)
+        self.allocations: list = []      # `heap.Allocation`s (`heap.allocations_in_loops`)
         self.allocation_calls: dict = {}       # allocation call (`heap.call_key`) -> (function, site, element)
         self.pools: dict = {}                  # allocation call -> its pool's objects (`heap.py`)
         self.pool_calls: dict = {}             # the calls to make pools for (`lower.lower`)
@@ -78,7 +78,6 @@ class LoweringState:
         self.byte_allocations: dict = {}       # object id -> the call of an allocation used as void * (as chars)
         self.void_allocation_types: dict = {}  # allocation call -> clang type of its elements (`lower.lower`)
         self.byte_call_types: dict = {}        # byte function argument -> clang type of its elements (same)
-        self.pool_slots: set[int] = set()      # the ids of the pools' objects
         self.pool_next: Var | None = None      # the id the next pool object gets
         self.id_step = 0                 # objects with an id after the pre-pass (`StorageMixin._new_instance`)
         self.random_calls: list[tuple[str, int, SrcLoc | None]] = []   # srand/rand: (name, location, source)

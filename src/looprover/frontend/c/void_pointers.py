@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import clang.cindex as ci
 
-from looprover.frontend.c.ctype import CArray, CInt, CType, compatible, is_char, strip_array
+from looprover.frontend.c.ctype import CArray, CInt, CType, compatible, innermost, is_char
 from looprover.frontend.c.memory import Val
 from looprover.frontend.c.object_ids import ANY, values
 from looprover.frontend.c.state import LoweringState
@@ -49,10 +49,6 @@ class VoidSite:
     access: bool = True     # the site reads or writes through the pointer (not so: arithmetic, differences)
 
 
-def innermost(t: CType) -> CType:
-    return list(strip_array(t))[-1]
-
-
 class VoidPointerMixin(LoweringState):
     def void_site(self, p: Val, elem: CType, byte_call: tuple | None = None, target: ci.Type | None = None,
                   access: bool = True) -> None:
@@ -64,17 +60,19 @@ class VoidPointerMixin(LoweringState):
         self.emit(Assign(t, p.obj, self.loc))
         self.void_sites.append(VoidSite(t, elem, self.loc, byte_call, target, access))
 
-    def _void_objects(self, edges) -> list[tuple[VoidSite, frozenset | None]]:
+    def void_objects(self, edges) -> list[tuple[VoidSite, frozenset | None]]:
+        """Each site with the object ids it may reach (ANY: unknown), by `object_ids.values` over `edges`."""
         argv = frozenset(self.argv_array.vars.values()) if self.argv_array is not None else frozenset()
         tracked = set(self.id_vars) | self.indeterminate_ids | {s.obj for s in self.void_sites}
         sets = values(edges, tracked, self.pool_seeds(),
                       havocs_indeterminate=True, valued=argv)
         return [(s, sets.get(s.obj, ANY)) for s in self.void_sites]
 
-    def check_void_sites(self, edges) -> list[tuple[VoidSite, str]]:
-        """The sites whose objects are unknown or have other elements than the site assumes, with why."""
+    def check_void_sites(self, reached: list[tuple[VoidSite, frozenset | None]]) -> list[tuple[VoidSite, str]]:
+        """The sites whose objects (`reached`, from `void_objects`) are unknown or have other elements than the
+        site assumes, with why."""
         bad = []
-        for site, ids in self._void_objects(edges):
+        for site, ids in reached:
             if ids is ANY:
                 bad.append((site, "a void * whose objects are not known (a computed or havocked pointer)"))
                 continue
@@ -100,14 +98,13 @@ class VoidPointerMixin(LoweringState):
                                                    if not (isinstance(st, Assign) and st.lhs in copies)))
                           for e in self.bld.edges]
 
-    def learned_types(self, edges) -> tuple[dict, dict]:
+    def learned_types(self, reached: list[tuple[VoidSite, frozenset | None]]) -> tuple[dict, dict]:
         """What a first lowering shows (module docstring): (allocation call -> the clang type of its elements, for
         the allocations used as `void *` that the conversions they reach agree on; byte function argument ->
         the clang type of the elements of the allocations it is given, when they agree, or the integer type of
-        the elements of the program's objects it is given, when they agree)."""
+        the elements of the program's objects it is given, when they agree); `reached` as from `void_objects`."""
         wants: dict[tuple, dict[str, ci.Type]] = {}
-        sets = self._void_objects(edges)
-        for site, ids in sets:
+        for site, ids in reached:
             if site.target is None or ids is ANY:
                 continue
             for i in ids - {0}:
@@ -116,7 +113,7 @@ class VoidPointerMixin(LoweringState):
                     wants.setdefault(key, {})[site.target.spelling] = site.target
         allocs = {key: next(iter(ts.values())) for key, ts in wants.items() if len(ts) == 1}
         calls = {}
-        for site, ids in sets:
+        for site, ids in reached:
             if site.byte_call is None or ids is ANY or not ids - {0}:
                 continue
             keys = {self.byte_allocations.get(i) for i in ids - {0}}
