@@ -87,8 +87,8 @@ class MemtrackMixin(LoweringState):
         if not main_end:
             for fr in self.frames:
                 live = [o for d, o in fr.env.items() if d.kind == K.PARM_DECL]
-                for depth, (decls, _) in enumerate(fr.scopes):
-                    live += [fr.env[d] for d in decls if d in fr.env and d in fr.declared
+                for depth, (decls, _) in enumerate(fr.scopes):   # (in the order declared: decls is a set)
+                    live += [o for d, o in fr.env.items() if d in decls and d in fr.declared
                              and (depth == 0 or fr.declared[d] == fr.jump_targets)]
                 for o in live:
                     roots += self._pointers(o)[0]
