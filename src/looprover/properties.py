@@ -60,7 +60,10 @@ UNMODELLED = {
                        "one of its members as void *), or an order of pointers to two members of one struct",
     # `frontend/c/lvalues.py` (deref): C11 6.5.6p8 bounds a pointer into a struct member by the member, while
     # tools that take the struct as one object (SV-COMP's memory safety) accept an access elsewhere in the struct
-    UNMODELLED_MEMBER: "an access through a pointer to a struct member outside that member",
+    UNMODELLED_MEMBER: "an access through a pointer to a struct member outside that member, the address of a "
+                       "member of a struct reached through a pointer the model has no object for (not at the "
+                       "start of the object it points into, NULL, a reused pool object's), or a free of a "
+                       "pointer to a member of a heap object",
     # `frontend/c/byte_functions.py`: memset/memcpy/memmove are modelled on whole elements of the pointed-to type
     UNMODELLED_BYTES: "a memset, memcpy or memmove of a byte count that is not a whole number of the elements "
                       "it writes",

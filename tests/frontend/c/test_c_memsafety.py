@@ -201,8 +201,8 @@ UNSUPPORTED = {   # what stays UNKNOWN under valid-memsafety: (program, words of
     # a member of an element of a struct array, or of a struct reached through a pointer, has no object
     "element_member": ("struct d { int n; char name[4]; };\nint main(void) { struct d v[2];\n"
                        "  char *s = v[1].name;\n  return s[0]; }\n", "array member of a struct", 3),
-    "pointer_member": ("struct d { int n; char name[4]; };\nint main(void) { struct d v; struct d *p = &v;\n"
-                       "  int *q = &p->n;\n  return *q; }\n", "address of a struct member", 3),
+    "pointer_union_member": ("union d { int n; char name[4]; };\nint main(void) { union d v; union d *p = &v;\n"
+                             "  int *q = &p->n;\n  return *q; }\n", "address of a union member", 3),
 }
 
 

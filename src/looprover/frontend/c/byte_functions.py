@@ -33,7 +33,6 @@ import clang.cindex as ci
 from looprover.frontend.c.ctype import OFF, CBool, CFunc, CInt, CPtr, CVoid, compatible, elements_in, innermost
 from looprover.frontend.c.cursors import K, canonical_type, children, strip_parens
 from looprover.frontend.c.memory import Val, pointer, scalar
-from looprover.frontend.c.heap import call_key
 from looprover.frontend.c.state import LoweringState
 from looprover.frontend.c.void_pointers import CHAR
 from looprover.program.cfa import Assert, Assign, Assume, Havoc
@@ -182,7 +181,7 @@ class ByteFunctionsMixin(LoweringState):
         p = self.rv(arg)
         t = p.ctype
         if isinstance(t, CPtr) and isinstance(t.pointee, CVoid):
-            typed = self.byte_call_types.get(call_key(arg))
+            typed = self.byte_call_types.get(self.call_key(arg))
             if isinstance(typed, CInt):     # learned from the program's objects (`void_pointers.learned_types`)
                 t, size, typed = CPtr(typed), typed.bits // 8, None
             else:
@@ -191,7 +190,7 @@ class ByteFunctionsMixin(LoweringState):
                     typed = None if typed.kind == ci.TypeKind.VOID or typed.get_size() <= 0 else typed
                 t = CPtr(self.type_of(typed, arg) if typed is not None else CHAR)
                 size = typed.get_size() if typed is not None else 1
-            self.void_site(p, t.pointee, byte_call=call_key(arg), target=typed)
+            self.void_site(p, t.pointee, byte_call=self.call_key(arg), target=typed)
             p = Val(t, p.leaves)
         elif not isinstance(t, CPtr) or isinstance(t.pointee, CFunc):
             raise self.unsupported(f"{name} of a {t} argument (the type of its bytes is not known)", c)

@@ -21,7 +21,7 @@ from looprover.frontend.c.byte_functions import BYTE_FUNCTIONS
 from looprover.frontend.c.heap import ALLOCATORS
 from looprover.frontend.c.libc_models import FILE_NAME as LIBC_FILE
 from looprover.frontend.c.memory import Val, scalar
-from looprover.frontend.c.state import Frame, LoweringState
+from looprover.frontend.c.state import Frame, LoweringState, source_position
 from looprover.program.cfa import Assert, Assign, Assume, Havoc
 from looprover.program.expr import FALSE
 from looprover.properties import UNDEFINED_ASSERT
@@ -249,6 +249,7 @@ class CallMixin(LoweringState):
             self.write(self.obj_lv(obj), v)
         self.frames.append(fr)
         self.call_stack.append(can)
+        self.call_sites.append(source_position(c))
         pinned = self.pinned
         if pinned is None and (name == "__VERIFIER_assert" or self._library_model(fdef)):
             # SV-COMP's assertion: a violation is reported where it is called, not at the line in its body
@@ -259,6 +260,7 @@ class CallMixin(LoweringState):
         finally:
             self.frames.pop()
             self.call_stack.pop()
+            self.call_sites.pop()
             self.pinned = pinned
         self.start(fr.ret_loc)
         self.loc = call_loc

@@ -246,6 +246,10 @@ class TypeTable:
             raise UnsupportedError(f"incomplete {'union' if st.union else 'struct'} '{st.name}' (never defined)")
         return fs
 
+    def opaque(self, t: CType) -> bool:
+        """A struct or union the program never defines: a pointer to it is never dereferenced nor moved."""
+        return isinstance(t, CStruct) and self.fields.get(t.key) is None
+
     def field_type(self, st: CStruct, name: str) -> CType:
         for n, ft in self.members(st):
             if n == name:

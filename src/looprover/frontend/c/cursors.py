@@ -98,6 +98,38 @@ def base_decl(e: ci.Cursor) -> ci.Cursor | None:
     return designated(e)[0]
 
 
+def pointee_member(e: ci.Cursor) -> tuple[ci.Type, tuple[str, ...]] | None:
+    """(the struct type, the member path) when `e` designates a member of a struct reached through a pointer,
+    through `.`s after `->` (or after `(*p)`, `p[i]`) and subscripts of the innermost member only: (T, ('down',))
+    for `p->down` with p a `T *`, (T, ('a', 'b')) for `p->a.b`, `(*p).a.b`, `p[i].a.b`, (T, ('buf',)) for
+    `p->buf[i]`; None otherwise (`memory.Obj.members`)."""
+    path: list[str] = []
+    own = True          # as in `designated`: subscripts of the innermost member only
+    while True:
+        k = e.kind
+        if k == K.PAREN_EXPR or (k == K.UNEXPOSED_EXPR and len(children(e)) == 1 and not is_array_decay(e)):
+            e = children(e)[0]
+        elif k == K.ARRAY_SUBSCRIPT_EXPR:
+            a, b = children(e)
+            base = strip_parens(a if canonical_kind(a) == TK.POINTER else b)
+            if not is_array_decay(base):        # `p[i].m`
+                return (e.type.get_canonical(), tuple(path)) if own and path else None
+            own = own and not path
+            e = children(base)[0]
+        elif k == K.UNARY_OPERATOR and capi.unary_op(e) == capi.UO_DEREF:      # `(*p).m`
+            return (e.type.get_canonical(), tuple(path)) if own and path else None
+        elif k == K.MEMBER_REF_EXPR:
+            ks = children(e)
+            if not ks:
+                return None
+            path.insert(0, e.spelling)
+            if canonical_kind(ks[0]) == TK.POINTER:
+                return (ks[0].type.get_canonical().get_pointee().get_canonical(), tuple(path)) if own else None
+            e = ks[0]
+        else:
+            return None
+
+
 def designated(e: ci.Cursor, members: bool = False) -> tuple[ci.Cursor | None, tuple[str, ...]]:
     """`base_decl(e)` and, with `members`, the members (outermost last) by which `e` designates part of that
     variable through `.` alone and subscripts of the innermost member only: ('buf',) for `s.buf`, `s.buf[i]`,

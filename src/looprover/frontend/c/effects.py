@@ -186,7 +186,8 @@ class SideEffectMixin(LoweringState):
         if addr is not None and (self.threatened(addr[0], mw) or self.threatened(addr[1], mw)):
             addr = (self.snap(addr[0]), self.snap(addr[1]))
         checks = [(self._protect_check(cond, mw), where) for cond, where in lv.checks]
-        return LV(lv.ctype, alts, addr, checks, unions=unions)
+        addr_ok = self.snap(lv.addr_ok) if self.threatened(lv.addr_ok, mw) else lv.addr_ok
+        return LV(lv.ctype, alts, addr, checks, unions=unions, addr_ok=addr_ok)
 
     def _protect_check(self, cond: Expr, mw) -> Expr:
         """A pending access check with the values it reads that later code may change kept, except the liveness

@@ -21,18 +21,21 @@ around both or a `goto`; the lowered CFA is checked for that (`used_before_alloc
 every loop with gotos, which is fine after the allocation).
 
 An allocation a loop executes (its call lies on a cycle of the CFA: a list built node by node, a buffer per
-iteration) makes more objects than one set of IR variables can hold. Such a call gets a pool of `POOL_SLOTS`
-objects (the front-end lowers the program again, `lower.lower`, with the calls the first lowering found on
-cycles). Each allocation takes the first slot whose object is dead (never allocated, freed, or an `alloca`
-object whose function returned) and gives it a fresh id: the next value of a counter that runs down from just
-below the functions' ids (`POOL_ID_TOP`) to `POOL_ID_FLOOR`, so a pointer kept to the slot's earlier object
-names no live object, and a use after free stays one. (A slot never allocated has an id of its own below the
+iteration) makes more objects than one set of IR variables can hold. Such a call (each inlined copy of a call
+is one of its own, `LoweringState.call_key`) gets a pool of `POOL_SLOTS` objects (the front-end lowers the
+program again, `lower.lower`, with the calls the first lowering found on cycles). Each allocation takes the
+first slot whose object is dead (never allocated, freed, or an `alloca` object whose function returned) and
+gives it a fresh id, and the objects of its members whose address is taken (`memory.py`) the next ones: values
+of a counter that runs down from just below the functions' ids (`POOL_ID_TOP`) to `POOL_ID_FLOOR`, so a
+pointer kept to the slot's earlier object or one of its members names no live object, and a use after free
+stays one. (A slot never allocated has an id of its own below the
 floor, above every static id.) Every run that never needs more than `POOL_SLOTS` live objects of one call at
 once, nor more than 2^29 pool allocations, is modelled exactly; an allocation with every slot live or the
 counter at its floor is asserted against with tag `properties.UNMODELLED_HEAP` (UNKNOWN: a TRUE proves no run
 gets there, and a run that does is no counterexample, `jobs.inside_the_model`). An allocation used as `void *`
 (stored as one, returned by a wrapper, passed to free or memset) is the requested bytes, an array of chars, or
-of the type its pointer is converted to (`allocate_bytes`, `void_pointers.py`). `realloc` is refused.
+of the type its pointer is converted to (`allocate_bytes`, `void_pointers.py`); so is one converted to a pointer
+to a struct the program never defines. `realloc` is refused.
 """
 from __future__ import annotations
 
@@ -50,7 +53,7 @@ from looprover.program.expr import (
     BOOL, TRUE, ArrayType, Binary, BoolConst, Cast, Compare, ConstArray, Expr, IntConst, IntType, Var, and_, cast,
     ite, not_, or_,
 )
-from looprover.properties import UNMODELLED_HEAP
+from looprover.properties import UNMODELLED_HEAP, UNMODELLED_MEMBER
 
 ALLOCATORS = ("malloc", "calloc", "alloca", "__builtin_alloca")
 MAY_FAIL = ("malloc", "calloc")
@@ -65,15 +68,8 @@ class Allocation(NamedTuple):
     src: SrcLoc | None
     loc: int             # the CFA location where it was lowered
     first_id: int        # its object's id (the first of its pool's)
-    call: tuple          # `call_key`
+    call: tuple          # `LoweringState.call_key`
     pooled: bool
-
-
-def call_key(call: ci.Cursor) -> tuple:
-    """Which allocation call this is, across two lowerings of one translation unit (`lower.lower`): its place
-    in the source (every inlined copy of the call gets the same answer)."""
-    start = call.extent.start
-    return (start.file.name if start.file else None, start.offset)
 
 
 class HeapMixin(LoweringState):
@@ -94,6 +90,8 @@ class HeapMixin(LoweringState):
     def allocate(self, call: ci.Cursor, name: str, args: list, to: CPtr, c: ci.Cursor) -> Val:
         """The pointer a converted allocation returns (module docstring)."""
         pt = to.pointee
+        if self.types.opaque(pt):   # a struct never defined: the requested bytes (`expressions.convert`)
+            return Val(to, self.allocate_bytes(call, name, args).leaves)
         size = c.type.get_canonical().get_pointee().get_size()
         if isinstance(pt, CVoid) or size <= 0:
             raise self.unsupported(f"{name} converted to {to}", c)
@@ -103,7 +101,7 @@ class HeapMixin(LoweringState):
         """The `void *` an allocation not converted at once returns: its object is the requested bytes (C11
         7.22.3), an array of chars, unless a first lowering learned that the uses its pointer reaches take it as
         an array of one type (`void_pointers.py`): then an array of that type."""
-        key = call_key(call)
+        key = self.call_key(call)
         typed = self.void_allocation_types.get(key)
         if typed is not None:      # its pointer is converted to typed's only (`void_pointers.py`)
             elem = self.type_of(typed, call)
@@ -145,7 +143,7 @@ class HeapMixin(LoweringState):
             self.emit(Havoc((ok,), self.loc), Assign(ok, and_(ok, fits), self.loc))
         else:   # alloca, or the convention that allocations succeed: a larger request is no run
             self.emit(Assume(fits, self.loc), Assign(ok, TRUE, self.loc))
-        key = call_key(call)
+        key = self.call_key(call)
         self.allocation_calls[key] = (name, site, element)
         if key in self.pools:
             return pointer(to, self._allocate_in_pool(name, site, cast(self.IDX, count), ok, key),
@@ -197,7 +195,8 @@ class HeapMixin(LoweringState):
             for i in range(POOL_SLOTS):
                 n = self.new_var(f"{site}#{i}.len", self.IDX, "local", c_name=f"length of the {name} object #{i}")
                 obj = self._heap_object(name, f"{site}#{i}", pt, n)
-                obj.id_var = self.new_var(f"{obj.name}@id", self.OBJ, "local", f"{obj.name}@id")
+                for o in (obj, *obj.members.values()):
+                    o.id_var = self.new_var(f"{o.name}@id", self.OBJ, "local", f"{o.name}@id")
                 slots.append(obj)
             self.pools[key] = slots
         if calls:
@@ -210,7 +209,8 @@ class HeapMixin(LoweringState):
         for o in slots:
             self._allocated(name, o)
         dead = [not_(self.alive[o.id]) for o in slots]
-        fresh_id = Compare(">", self.pool_next, IntConst(POOL_ID_FLOOR, self.OBJ))
+        members = list(slots[0].members)      # (the same paths in every slot: one element type)
+        fresh_id = Compare(">", self.pool_next, IntConst(POOL_ID_FLOOR + len(members), self.OBJ))
         self.emit(Assert(or_(not_(ok), and_(or_(*dead), fresh_id)), UNMODELLED_HEAP, self.loc))
         # which slot is taken, decided before any flag changes
         taken = [self.new_var(f"{o.name}.taken", BOOL, "temp") for o in slots]
@@ -218,8 +218,16 @@ class HeapMixin(LoweringState):
                     for i, t in enumerate(taken)))
         oid = self.new_var(f"{site}.id", self.OBJ, "temp")
         self.pool_ids[oid] = slots[0].id       # (no `id_vars`: memtrack need not count it, `pending` does)
-        self.emit(Assign(oid, ite(ok, self.pool_next, IntConst(0, self.OBJ)), self.loc),
-                  Assign(self.pool_next, Binary("-", self.pool_next, IntConst(1, self.OBJ), self.OBJ), self.loc))
+        self.emit(Assign(oid, ite(ok, self.pool_next, IntConst(0, self.OBJ)), self.loc))
+        # the ids of its members' objects (`memory.py`): the next ones
+        member_ids = []
+        for j, path in enumerate(members):
+            mid = self.new_var(f"{site}.id", self.OBJ, "temp")
+            self.pool_ids[mid] = slots[0].members[path].id
+            self.emit(Assign(mid, Binary("-", self.pool_next, IntConst(j + 1, self.OBJ), self.OBJ), self.loc))
+            member_ids.append(mid)
+        self.emit(Assign(self.pool_next, Binary("-", self.pool_next, IntConst(1 + len(members), self.OBJ),
+                                                self.OBJ), self.loc))
         fresh = {}
         if name != "calloc":
             fresh = {p: self.new_var(f"{site}.fresh", v.type, "temp") for p, v in slots[0].vars.items()}
@@ -239,6 +247,8 @@ class HeapMixin(LoweringState):
                 self.emit(Assign(v, ite(t, new, v), self.loc))
             self.emit(Assign(o.length, ite(t, count, o.length), self.loc),
                       Assign(o.id_var, ite(t, oid, o.id_var), self.loc),
+                      *(Assign(o.members[path].id_var, ite(t, mid, o.members[path].id_var), self.loc)
+                        for path, mid in zip(members, member_ids)),
                       Assign(self.alive[o.id], or_(self.alive[o.id], t), self.loc))
         self.allocations.append(Allocation(ok, self.loc, self.here(), slots[0].id, key, True))
         return oid
@@ -254,6 +264,10 @@ class HeapMixin(LoweringState):
         if not isinstance(p.ctype, CPtr):
             raise self.unsupported("free of a non-pointer", call)
         heap = [o for o in self.known_objects() if o.id in self.heap_flags]
+        members = [sub for o in heap for sub in o.members.values()]
+        if members:     # C frees by address: a first member's is its struct's (not modelled, `memory.py`)
+            self.emit(Assert(not_(or_(*(Compare("==", p.obj, self.obj_id(sub)) for sub in members))),
+                             UNMODELLED_MEMBER, self.loc))
         hit = [and_(Compare("==", p.obj, self.obj_id(o)), self.heap_flags[o.id]) for o in heap]
         valid = or_(Compare("==", p.obj, IntConst(0, self.OBJ)),
                     and_(or_(*hit), Compare("==", p.off, idx_const(0, self.IDX))))

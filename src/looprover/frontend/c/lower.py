@@ -71,8 +71,8 @@ __all__ = ["lower"]
 
 
 class Relower(Exception):
-    """What a lowering learned that a second lowering needs: the allocation calls (`heap.call_key`) a loop of the
-    lowered CFA executes, which get pools (`heap.py`), and the types of allocations used as `void *`
+    """What a lowering learned that a second lowering needs: the allocation calls (`LoweringState.call_key`) a
+    loop of the lowered CFA executes, which get pools (`heap.py`), and the types of allocations used as `void *`
     (`void_pointers.py`); with what makes this lowering unsupported if nothing new was learned."""
 
     def __init__(self, pools: dict, allocation_types: dict, byte_call_types: dict, looped: SrcLoc | None,
@@ -127,12 +127,12 @@ class Lowerer(StatementMixin, ExpressionMixin, CallMixin, FunctionPointerMixin, 
         self.static_init = False
         for flag in self.alive.values():   # no local object is live before its block is entered
             self.emit(Assign(flag, FALSE, None))
-        pooled = {o.id for slots in self.pools.values() for o in slots}
+        pooled = {x.id for slots in self.pools.values() for o in slots for x in (o, *o.members.values())}
         for obj in self.objects:           # the id before the first birth (`StorageMixin._new_instance`)
             if obj.id_var is not None:     # (a pool's unallocated object: an id no pointer holds, `heap.py`)
                 first = POOL_ID_FLOOR - obj.id if obj.id in pooled else -obj.id
                 self.emit(Assign(obj.id_var, IntConst(first, self.OBJ), None))
-            if obj.id in pooled:
+            if obj.id in pooled and obj.parent is None:
                 self.emit(Assign(obj.length, idx_const(0, self.IDX), None))
         if self.pool_next is not None:
             self.emit(Assign(self.pool_next, IntConst(POOL_ID_TOP, self.OBJ), None))

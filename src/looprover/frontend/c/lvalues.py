@@ -117,14 +117,28 @@ class LValueMixin(LoweringState):
         if t.union:
             number = [n for n, _ in self.types.members(t)].index(name) + 1
             unions += ((tuple((g, cells[(TAG,)]) for g, cells in lv.alts), number, True),)
-        base = addr = None
+        base = addr = through = None
+        addr_ok = TRUE
         if lv.base is not None and not unions:
             obj, path = lv.base
             base = (obj, path + (name,))
             sub = obj.members.get(base[1])
             if sub is not None:
                 addr = (self.obj_id(sub), idx_const(0, self.IDX))
-        return LV(ft, alts, addr, list(lv.checks), base, unions)
+        elif lv.through is not None and not unions:
+            # reached through a pointer: the member's objects in the objects it may point into (`memory.py`)
+            off, targets = lv.through
+            targets = [(test, root, path + (name,)) for test, root, path in targets]
+            through = (off, targets)
+            have = [(test, root.members[path]) for test, root, path in targets if path in root.members]
+            if have:
+                oid = IntConst(0, self.OBJ)
+                for test, sub in reversed(have):
+                    oid = ite(test, self.obj_id(sub), oid)
+                at_start = TRUE if is_zero(off) else Compare("==", off, idx_const(0, self.IDX))
+                addr = (oid, idx_const(0, self.IDX))
+                addr_ok = and_(at_start, or_(*(test for test, _ in have)))
+        return LV(ft, alts, addr, list(lv.checks), base, unions, addr_ok, through)
 
     def check_unions(self, lv: LV, partial_write: bool = False) -> None:
         """Assert that the unions `lv` lies in hold the members it lies in (or are zero or unset): before a
@@ -166,7 +180,13 @@ class LValueMixin(LoweringState):
             if not isinstance(t.size, int):
                 raise self.unsupported("index into a variable-length array (valid-memsafety)")
             checks.append((self.in_range(k, t.size), self.loc))
-        return LV(e, alts, addr, checks, unions=tuple((tag, m, False) for tag, m, _ in lv.unions))
+        return LV(e, alts, addr, checks, unions=tuple((tag, m, False) for tag, m, _ in lv.unions),
+                  addr_ok=lv.addr_ok)
+
+    def check_addr(self, lv: LV, c) -> None:
+        """Where the address of `lv` is taken: assert that the model has it (`LV.addr_ok`, `memory.py`)."""
+        if lv.addr_ok != TRUE:
+            self.emit(Assert(lv.addr_ok, UNMODELLED_MEMBER, self.where(c)))
 
     def in_range(self, k: Expr, n: int) -> Expr:
         """0 <= k < n in the index type."""
@@ -238,15 +258,20 @@ class LValueMixin(LoweringState):
             cands = [o for o in cands if o.id_var is None and o.id == obj.value]
         alts = []
         valids = []
+        targets = []
         for o in cands:
             # selecting the object needs only its id; validity (checked once, below) also needs the offset
             g = Compare("==", obj, self.obj_id(o)) if not isinstance(obj, IntConst) else TRUE
+            targets.append((g, _root(o), o.path))
             cells = {}
             at_start = Compare("==", off, idx_const(0, self.IDX))
             if o.parent is not None:     # a struct member's object: leaving it is UNKNOWN (`memory.py`)
                 inside = self._in_object(o, pt, off, c) if o.is_array else at_start
                 self.emit(Assert(implies(g, inside), UNMODELLED_MEMBER, self.where(c)))
-                valids.append(g)
+                root = _root(o)
+                # a member of a heap object's first struct: that struct must exist (malloc(0), a failed one)
+                valids.append(g if root.length is None else
+                              and_(g, Compare(">", root.length, idx_const(0, self.IDX))))
             elif o.is_array:
                 valids.append(and_(g, self._in_object(o, pt, off, c)) if self.memsafety else g)
             else:
@@ -281,7 +306,7 @@ class LValueMixin(LoweringState):
             return self.obj_lv(dummy)
         if len(alts) == 1:
             alts = [(TRUE, alts[0][1])]
-        return LV(pt, alts, (obj, off), checks)
+        return LV(pt, alts, (obj, off), checks, through=(off, targets))
 
     def pointees(self, pt) -> list:
         """The objects a pointer to `pt` can point into: those of `pt`s (or arrays of them), and under
@@ -302,6 +327,11 @@ class LValueMixin(LoweringState):
         if not o.is_array:
             return idx_const(1, self.IDX)
         lf = self.types.leaves(pt)[0]
+        if o.parent is not None:       # a member's object: the member's elements alone (`memory.py`)
+            whole = self.types.leaves(o.ctype)[0].count
+            if not isinstance(whole, int) or not isinstance(lf.count, int) or lf.count <= 0:
+                return None
+            return idx_const(whole // lf.count, self.IDX)
         size = o.vars[lf.path].type.size
         if o.length is not None and isinstance(o.ctype, CArray) and \
                 self.types.leaves(o.ctype.elem)[0].count == lf.count:     # a heap object of pt's
@@ -374,9 +404,12 @@ class LValueMixin(LoweringState):
         t = alv.ctype
         if not isinstance(t, CArray):
             raise self.unsupported("array decay of a non-array", arr)
+        if alv.addr is None and self.cur is None:     # dead code (a dereference no object can satisfy)
+            return pointer(CPtr(t.elem), IntConst(0, self.OBJ), idx_const(0, self.IDX))
         if alv.addr is None:
             raise self.unsupported("pointer to an array member of a union" if alv.unions else
                                    "pointer to an array member of a struct", arr)
+        self.check_addr(alv, arr)
         obj, off = alv.addr
         if t.size is not None:
             off = self.imul(off, t.size)

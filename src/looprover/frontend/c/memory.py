@@ -9,8 +9,16 @@ Memory model (why it is sound for the programs we accept):
     its own besides the struct's (`Obj.members`): it has the struct's variables for its leaves, so every access
     reaches the same cells, its own id and the struct's lifetime. An access through it outside the member is
     asserted against with tag `properties.UNMODELLED_MEMBER` (UNKNOWN): C11 6.5.6p8 makes it undefined, tools
-    that take the struct as one object accept it. Members of struct arrays and of structs reached through
-    pointers get none: their address is refused.
+    that take the struct as one object accept it. A member of a struct reached through a pointer (`&p->x`,
+    `p->buf` used as a pointer, `&(*p).a.b`) has an object of the same kind in every object that holds structs
+    of p's type -- a heap object, an array of them, a struct variable, a struct inside any of these -- made
+    with that object (`storage.StorageMixin.pointee_member_objects`) for each such member whose address the
+    program takes anywhere. Its leaves are those of the first struct of the object, so the pointer it is
+    taken through must point to the object's start (offset 0) and to an object that has it: where the address
+    is taken, that is asserted with tag `properties.UNMODELLED_MEMBER` (UNKNOWN otherwise: `&a[2].x`, a
+    member of a struct inside an array, a NULL or reused-slot pointer). The member's objects of a heap object
+    live and die with it; each pool object's get fresh ids with it (`heap.py`). Members of struct arrays
+    reached by name (`&s.v[2].x`) get none: their address is refused.
   * A union is flattened like a struct of all its members plus a tag leaf (`ctype.TAG`): the members do not
     share cells, and the tag says which member's value the union's bytes hold (or that they are all zero, or
     unset). A read through another member, or a store into part of a member over another's value, is asserted
@@ -63,7 +71,8 @@ class Obj:
     # member path -> the object of that member, for the members whose address the program takes (`&s.x`, the
     # array `s.buf` used as a pointer): its variables are this object's, so accesses through either alias
     members: dict[tuple, "Obj"] = field(default_factory=dict)
-    parent: "Obj | None" = None     # a member's object: the variable's
+    parent: "Obj | None" = None     # a member's object: the object it is a member of
+    path: tuple = ()                # a member's object: its member path in `parent`'s first element
 
 
 @dataclass(frozen=True)
@@ -81,7 +90,7 @@ class LV:
     `alts` are guarded alternatives (one with guard TRUE unless the lvalue comes from dereferencing a pointer
     with several candidate objects); exactly one guard holds on every UB-free execution.
     `addr` is the lvalue's own address as a pointer value (object id, offset in units of `ctype`), when the
-    model can represent it (whole objects and array elements; not struct members).
+    model can represent it (whole objects, array elements, and members that have objects, `Obj.members`).
     `checks` (only under valid-memsafety) are the (condition, source location) pairs that must hold when the
     lvalue is accessed (indices in bounds, a valid pointer); forming an lvalue (`&a[n]`) checks nothing.
     The first read or write asserts them and clears the list: later accesses of the same lvalue in one
@@ -98,6 +107,13 @@ class LV:
     # member it lies in, whether it is that whole member): what an access checks and a write sets
     # (`lvalues.LValueMixin.member`)
     unions: tuple[tuple[tuple[tuple[Expr, "Cell"], ...], int, bool], ...] = ()
+    # `addr` is the lvalue's address only where this holds (a member reached through a pointer, `memory.py`):
+    # asserted with tag UNMODELLED_MEMBER where the address is taken
+    addr_ok: Expr = TRUE
+    # an lvalue reached through a pointer: the pointer's offset and, per object it may point into, (the test
+    # that it does, the object whose members have objects, the member path there): what `member` needs to find
+    # the member's objects (`Obj.members`)
+    through: tuple[Expr, list[tuple[Expr, "Obj", tuple]]] | None = None
 
 
 @dataclass

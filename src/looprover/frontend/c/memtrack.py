@@ -39,7 +39,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from looprover.frontend.c.ctype import OFF, TAG, CArray, CPtr, CStruct, CType, CVoid, compatible, innermost, is_char
+from looprover.frontend.c.ctype import (
+    OFF, TAG, CArray, CPtr, CStruct, CType, CVoid, compatible, elements_in, innermost, is_char,
+)
 from looprover.frontend.c.cursors import K
 from looprover.frontend.c.memory import Obj, Val
 from looprover.frontend.c.state import LoweringState
@@ -144,12 +146,15 @@ class MemtrackMixin(LoweringState):
         # arrays of pointers of any object but the heap's, whose cells the chain below reads
         any_arrays = any(isinstance(v.type, ArrayType) for v in self.id_vars if v not in held)
         scalars = sorted((v for v in self.id_vars if isinstance(v, Var) and v.type == self.OBJ), key=lambda v: v.name)
+        # the ids by which a pointer may point into each heap object: its own and its members' objects'
+        addresses = {o.id: self._addresses(o) for o, _ in heap}
         # the links through the heap, the same at every point: per object, the live holders that surely point
         # into it (those whose pointers can), and whether one may (reached or not: a lost cycle of objects counts
         # as reached, `maybe` only needs to be an over-approximation)
         sure_links = {o.id: [(h, hflag, link) for h, hflag, cells in holders if h is not o
-                             if (link := self._points_into(cells, h, o, sure=True)) != FALSE] for o, _ in heap}
-        via_heap = {o.id: [and_(hflag, self._points_into(cells, h, o, sure=False))
+                             if (link := self._points_into(cells, h, addresses[o.id], sure=True)) != FALSE]
+                      for o, _ in heap}
+        via_heap = {o.id: [and_(hflag, self._points_into(cells, h, addresses[o.id], sure=False))
                            for h, hflag, cells in holders if h is not o] for o, _ in heap}
         for point in self.memtrack_points:
             stmts = []
@@ -157,8 +162,9 @@ class MemtrackMixin(LoweringState):
                 stmts += [Assert(not_(flag), "valid-memcleanup", point.where) for _, flag in heap]
             if self.memtrack:
                 roots = glob + point.roots
-                surely = {o.id: or_(*(and_(Compare("==", i, self.obj_id(o)), Compare(">=", off, IntConst(0, off.type)),
-                                           Compare("<=", off, cast(off.type, o.length))) for i, off in roots))
+                surely = {o.id: or_(*(and_(Compare("==", i, aid), Compare(">=", off, IntConst(0, off.type)),
+                                           Compare("<=", off, cast(off.type, n)))
+                                      for i, off in roots for aid, n, _ in addresses[o.id]))
                           for o, _ in heap}
                 if holders:
                     # surely reached through live heap objects surely reached: a few rounds of the chain, each
@@ -172,14 +178,15 @@ class MemtrackMixin(LoweringState):
                                          point.where) for o, _ in heap if sure_links[o.id]]
                     surely = reach
                 for o, flag in heap:
-                    oid = self.obj_id(o)
+                    aids = [aid for aid, _, _ in addresses[o.id]]
                     if o.id in point.pending:
                         maybe = TRUE
                     elif point.main_end:
-                        maybe = or_(surely[o.id], *(Compare("==", i, oid) for i, _ in glob + glob_unsure),
+                        maybe = or_(surely[o.id],
+                                    *(Compare("==", i, aid) for i, _ in glob + glob_unsure for aid in aids),
                                     TRUE if glob_arrays or argv_written else FALSE, *via_heap[o.id])
                     else:
-                        maybe = or_(surely[o.id], *(Compare("==", v, oid) for v in scalars),
+                        maybe = or_(surely[o.id], *(Compare("==", v, aid) for v in scalars for aid in aids),
                                     TRUE if any_arrays else FALSE, *via_heap[o.id])
                     stmts.append(Assert(implies(flag, maybe), "valid-memtrack", point.where))
                     stmts.append(Assert(implies(and_(flag, maybe), surely[o.id]), UNMODELLED_MEMTRACK, point.where))
@@ -211,24 +218,34 @@ class MemtrackMixin(LoweringState):
         t = innermost(t)
         return t.pointee if isinstance(t, CPtr) else None
 
-    def _points_into(self, cells, h: Obj, o: Obj, sure: bool) -> Expr:
-        """Whether heap object h holds a pointer to o: in one of its first `INSPECTED` cells of each pointer
-        leaf (`sure`: a pointer into o, not in a union, of a type that can point into o: a `T *` holds only ids
-        of objects of T's, `memory.py`), or (not `sure`) in a cell beyond those."""
-        oid = self.obj_id(o)
-        elem = innermost(o.ctype)
+    def _addresses(self, o: Obj) -> list[tuple[Expr, Expr, CType]]:
+        """(id, number of elements, element type) of heap object `o` and of each of its members' objects
+        (`memory.py`): a pointer into any of them (start up to one past the end) points into o."""
+        out = [(self.obj_id(o), o.length, innermost(o.ctype))]
+        for sub in o.members.values():
+            n = elements_in(sub.ctype)
+            if n is not None:
+                out.append((self.obj_id(sub), IntConst(n, self.IDX), innermost(sub.ctype)))
+        return out
+
+    def _points_into(self, cells, h: Obj, addresses: list, sure: bool) -> Expr:
+        """Whether heap object h holds a pointer into the heap object of `addresses` (`_addresses`): in one of
+        its first `INSPECTED` cells of each pointer leaf (`sure`: a pointer into it, not in a union, of a type
+        that can point there: a `T *` holds only ids of objects of T's, `memory.py`), or (not `sure`) in a cell
+        beyond those."""
         terms = []
         for ids, offs, per, in_union, pointee in cells:
-            if sure and (in_union or not _may_point_into(pointee, elem)):
-                continue
             n = h.length if per == 1 else Binary("*", h.length, IntConst(per, self.IDX), self.IDX)
-            for j in range(INSPECTED):
-                jj = IntConst(j, self.IDX)
-                hit = Compare("==", Select(ids, jj, self.OBJ), oid)
-                if sure:
-                    at = Select(offs, jj, self.IDX)
-                    hit = and_(hit, Compare(">=", at, IntConst(0, self.IDX)), Compare("<=", at, o.length))
-                terms.append(and_(Compare("<", jj, n), hit))
+            for aid, length, elem in addresses:
+                if sure and (in_union or not (self.types.opaque(pointee) or _may_point_into(pointee, elem))):
+                    continue
+                for j in range(INSPECTED):
+                    jj = IntConst(j, self.IDX)
+                    hit = Compare("==", Select(ids, jj, self.OBJ), aid)
+                    if sure:
+                        at = Select(offs, jj, self.IDX)
+                        hit = and_(hit, Compare(">=", at, IntConst(0, self.IDX)), Compare("<=", at, length))
+                    terms.append(and_(Compare("<", jj, n), hit))
             if not sure:
                 terms.append(Compare(">", n, IntConst(INSPECTED, self.IDX)))
         return or_(*terms)
@@ -236,7 +253,7 @@ class MemtrackMixin(LoweringState):
 
 def _may_point_into(pointee: CType | None, elem: CType) -> bool:
     """Whether a pointer to `pointee` may hold the id of an object of `elem`s (a `void *` or a character pointer
-    may hold any)."""
+    may hold any, and so may a pointer to a struct the program never defines, `TypeTable.opaque`)."""
     return pointee is None or isinstance(pointee, CVoid) or is_char(pointee) or compatible(pointee, elem)
 
 

@@ -69,7 +69,7 @@ class LoweringState:
         self.heap_flags: dict[int, Var] = {}   # heap object id -> whether it is live (`heap.py`), in any mode
         self.allocation_fails = allocation_fails   # malloc and calloc may return NULL (`heap.py`)
         self.allocations: list = []      # `heap.Allocation`s (`heap.allocations_in_loops`)
-        self.allocation_calls: dict = {}       # allocation call (`heap.call_key`) -> (function, site, element)
+        self.allocation_calls: dict = {}       # allocation call (`call_key`) -> (function, site, element)
         self.pools: dict = {}                  # allocation call -> its pool's objects (`heap.py`)
         self.pool_calls: dict = {}             # the calls to make pools for (`lower.lower`)
         self.pool_ids: dict = {}               # per pool allocation: its id temporary -> its pool's first object id
@@ -102,12 +102,15 @@ class LoweringState:
         self.pinned: SrcLoc | None = None   # while set, every location is this one (see calls._inline)
         self.frames: list[Frame] = []
         self.call_stack: list = []
+        self.call_sites: list = []       # the source positions of the calls being inlined (`call_key`)
         self.globals: dict = {}          # canonical decl cursor -> Obj (globals and static locals)
         self.global_defs: dict = {}      # canonical -> the declaration that carries the initialiser
         self.init_queue: list = []       # (Obj, initialiser cursor or None)
         self.shared: dict = {}           # canonical decl -> Obj for address-taken locals/params
         self.addr_taken: dict = {}       # canonical decl cursors (ordered: object ids are deterministic)
         self.member_addr_taken: dict = {}   # (decl, member path) whose address is taken (`memory.Obj.members`)
+        # struct type -> the member paths of it whose address is taken through a pointer (`memory.py`)
+        self.pointee_members: dict = {}
         self.objects: list[Obj] = []     # address-taken objects, id = index + 1
         self.function_ids: dict = {}     # canonical function decl -> the id its pointers hold (`memory.py`)
         self.id_vars: set = set()        # variables that hold object ids, or copy one (`object_ids.py`)
@@ -129,6 +132,12 @@ class LoweringState:
         for o in list(self.globals.values()) + self.objects:
             vs.update(o.vars.values())
         return vs
+
+    def call_key(self, call: ci.Cursor) -> tuple:
+        """Which allocation (or byte function) call this is, across two lowerings of one translation unit
+        (`lower.lower`): its place in the source and the places of the calls it is inlined through, so that a
+        wrapper called for two types or in two loops has an allocation (a pool, a learned type) per call."""
+        return source_position(call), tuple(self.call_sites)
 
     def pool_seeds(self) -> dict:
         """The id sets of the pools' id temporaries for `object_ids.values` (`heap.py`)."""
@@ -286,3 +295,9 @@ class LoweringState:
 
     def new_loc(self, name: str | None = None) -> int:
         return self.bld.new_loc(self.loc, name)
+
+
+def source_position(c: ci.Cursor) -> tuple:
+    """(file, offset) of where cursor `c` starts."""
+    start = c.extent.start
+    return (start.file.name if start.file else None, start.offset)

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import clang.cindex as ci
 
+from looprover.errors import UnsupportedError
 from looprover.frontend.c import clang_api as capi
-from looprover.frontend.c.ctype import OFF, CArray, CFunc, CInt, CPtr, CStruct, CType, CVoid
+from looprover.frontend.c.ctype import OFF, CArray, CFunc, CInt, CPtr, CStruct, CType, CVoid, innermost
 from looprover.frontend.c.cursors import (
-    ARRAY_KINDS, FUNCTION_KINDS, K, called_function, children, designated, is_array_decay, strip_implicit, strip_parens,
+    ARRAY_KINDS, FUNCTION_KINDS, K, called_function, children, designated, is_array_decay, pointee_member,
+    strip_implicit, strip_parens,
 )
 from looprover.frontend.c.known_functions import OUTPUT_FUNCTIONS, TERMINATING_FUNCTIONS
 from looprover.frontend.c.memory import FUNCTION_ID_BASE, LV, Cell, Obj, idx_const, single
@@ -149,6 +151,15 @@ class StorageMixin(LoweringState):
             self.addr_taken.setdefault(d.canonical, True)
             if path:
                 self.member_addr_taken.setdefault((d, path), True)
+            return
+        got = pointee_member(e)
+        if got is not None:
+            try:
+                t = self.type_of(got[0], e, canonical=True)
+            except UnsupportedError:
+                return          # (the lowering refuses the member access itself, with its place)
+            if isinstance(t, CStruct) and not t.union:
+                self.pointee_members.setdefault(t, {})[got[1]] = True
 
     def _liveness_flag(self, decl: ci.Cursor, main: ci.Cursor) -> None:
         """The `alive` flag of an address-taken local that `born` will make live (not main's parameters, which
@@ -179,9 +190,11 @@ class StorageMixin(LoweringState):
         return obj
 
     def _member_obj(self, parent: Obj, path: tuple) -> None:
-        """The object of member `path` of struct object `parent` (`Obj.members`); only for the paths whose
-        address is taken: every object is a candidate of each dereference of its type."""
-        t = parent.ctype
+        """The object of member `path` of struct object `parent`, or of its first struct when `parent` is an
+        array of them (`Obj.members`); only for the paths whose address is taken: every object is a candidate of
+        each dereference of its type. In an array its leaves stay IR arrays, indexed by the element offsets
+        inside the member alone."""
+        t = innermost(parent.ctype)
         for name in path:
             if not isinstance(t, CStruct) or t.union:   # a union member has no address (`lvalues.member`)
                 return
@@ -190,11 +203,25 @@ class StorageMixin(LoweringState):
             return
         sub = Obj(f"{parent.name}.{'.'.join(path)}", t,
                   {lf.path: parent.vars[path + lf.path] for lf in self.types.leaves(t)}, parent.kind,
-                  is_array=isinstance(t, CArray), parent=parent)
+                  is_array=parent.is_array or isinstance(t, CArray), parent=parent, path=path)
         if parent.id_var is not None:
             sub.id_var = self.new_var(f"{sub.name}@id", self.OBJ, "local", f"{sub.name}@id")
         self.register(sub)
+        if parent.id in self.alive:
+            self.alive[sub.id] = self.alive[parent.id]
         parent.members[path] = sub
+
+    def pointee_member_objects(self, obj: Obj) -> None:
+        """The objects of the members of `obj`'s structs of a type T whose address the program takes through a
+        `T *` (`memory.py`): of its first element, and of the structs nested in that by value."""
+        todo = [((), innermost(obj.ctype))]
+        while todo:
+            prefix, t = todo.pop()
+            if not isinstance(t, CStruct) or t.union:
+                continue
+            for path in self.pointee_members.get(t, ()):
+                self._member_obj(obj, prefix + path)
+            todo += [(prefix + (name,), ft) for name, ft in self.types.members(t) if isinstance(ft, CStruct)]
 
     # ======================================================================================= variables
     def storage(self, decl: ci.Cursor, ref_cursor: ci.Cursor | None) -> Obj:
@@ -333,6 +360,8 @@ class StorageMixin(LoweringState):
         """A VLA's type depends on the lengths stored at its declaration, so the pre-pass object (with unknown
         lengths) is replaced by the declared one, keeping the id (one live instance at a time)."""
         old = self.shared.get(can)
+        if old is not None and old.members:
+            raise self.unsupported("a pointer to a member of a struct in a variable-length array")
         if old is not None and old.id is not None:
             obj.id, obj.id_var = old.id, old.id_var
             self.objects[old.id - 1] = obj
@@ -361,6 +390,8 @@ class StorageMixin(LoweringState):
         if obj.id is None:
             self.objects.append(obj)
             obj.id = len(self.objects)
+            if self.pointee_members and obj.parent is None:
+                self.pointee_member_objects(obj)
 
     def obj_lv(self, obj: Obj) -> LV:
         cells = {}

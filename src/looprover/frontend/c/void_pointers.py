@@ -44,7 +44,7 @@ class VoidSite:
     obj: Var                 # a copy of the pointer's object id, taken where it is used
     elem: CType
     where: SrcLoc | None
-    byte_call: tuple | None = None   # a byte function's argument (`heap.call_key` of it): its type may be learned
+    byte_call: tuple | None = None   # a byte function's argument (`call_key` of it): its type may be learned
     target: ci.Type | None = None    # a conversion to `target *`: what an allocation reaching it may become
     access: bool = True     # the site reads or writes through the pointer (not so: arithmetic, differences)
 
