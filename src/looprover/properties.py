@@ -83,7 +83,8 @@ UNMODELLED = {
     # `frontend/c/heap.py`: an allocation a loop executes has a fixed pool of objects (`POOL_SLOTS`)
     UNMODELLED_HEAP: "an allocation while every object of the pool its call has in the model is still live "
                      "(more objects of one allocation in a loop live at once than the model holds), or after "
-                     "2^29 allocations of pools (their ids would repeat)",
+                     "2^29 allocations of pools (their ids would repeat), or a realloc of a non-NULL pointer to 0 "
+                     "bytes (C leaves it to the implementation whether the old object is freed)",
 }
 
 # properties the engines can check (others are recognised and reported as unsupported)

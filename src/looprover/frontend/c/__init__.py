@@ -13,7 +13,8 @@ preprocessed; libclang parses the text for `i386-pc-linux-gnu` (ILP32) or `x86_6
 Errors: `InputError` (missing/unreadable/empty file, preprocessor or compiler errors with file:line, no `main`,
 unknown data model) and `UnsupportedError(construct, SrcLoc)` for anything that cannot be modelled soundly
 (floating point, pointers into union members, bit-fields, recursion, calls to undefined functions such as fopen,
-`realloc` (`heap.py`: malloc, calloc, alloca and free are modelled, in loops with a pool of objects per call),
+a `realloc` used as `void *` (`heap.py`: malloc, calloc, realloc, alloca and free are modelled, in loops with a
+pool of objects per call),
 function pointers converted to or from data pointers, pointer/integer casts, inline asm...). Calls through
 function pointers are case splits over the functions the program takes the address of (`function_pointers.py`).
 String literals are read-only objects; the C library

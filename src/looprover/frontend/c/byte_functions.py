@@ -107,13 +107,13 @@ class ByteFunctionsMixin(LoweringState):
             after = and_(Compare("==", dst.obj, src.obj), Compare(">", dst.off, src.off))
             self.branch(after, back, fwd)
             self.start(back)
-            self._element_loop(name, count, dst, src, value, c, backward=True)
+            self.element_loop(name, count, dst, src, value, c, backward=True)
             self.jump(done)
             self.start(fwd)
-            self._element_loop(name, count, dst, src, value, c)
+            self.element_loop(name, count, dst, src, value, c)
             self.start(done)
         else:
-            self._element_loop(name, count, dst, src, value, c)
+            self.element_loop(name, count, dst, src, value, c)
         if want:   # the destination, its offset counting its elements (`void_pointers.py`)
             return Val(self.ctype(c), dict(dst.leaves))
         return Val(CVoid(), {})
@@ -220,7 +220,7 @@ class ByteFunctionsMixin(LoweringState):
             return ConstArray(v, self.types.ir_leaf_type(lf))
         return v
 
-    def _element_loop(self, name: str, count: Expr, dst: Val, src: Val | None, value: Val | None, c,
+    def element_loop(self, name: str, count: Expr, dst: Val, src: Val | None, value: Val | None, c,
                       backward: bool = False) -> None:
         """for (i = 0; i < count; i++) dst[k] = src[k] (or = value), k = i, or count-1-i `backward`."""
         t = count.type

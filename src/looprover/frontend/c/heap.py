@@ -1,4 +1,4 @@
-"""Heap objects: `malloc`, `calloc`, `alloca` and `free` (when the program gives no body for them).
+"""Heap objects: `malloc`, `calloc`, `realloc`, `alloca` and `free` (when the program gives no body for them).
 
 An allocation whose result is converted at once to a pointer to an object type T (`int *a = malloc(n *
 sizeof *a)`, `(struct s *)calloc(1, sizeof(struct s))`) is a fresh object: an array of the T's that fit in the
@@ -35,7 +35,8 @@ counter at its floor is asserted against with tag `properties.UNMODELLED_HEAP` (
 gets there, and a run that does is no counterexample, `jobs.inside_the_model`). An allocation used as `void *`
 (stored as one, returned by a wrapper, passed to free or memset) is the requested bytes, an array of chars, or
 of the type its pointer is converted to (`allocate_bytes`, `void_pointers.py`); so is one converted to a pointer
-to a struct the program never defines. `realloc` is refused.
+to a struct the program never defines. `realloc` converted to the type of its argument is an allocation that
+copies and frees (`_reallocate`); used as `void *` it is refused.
 """
 from __future__ import annotations
 
@@ -43,7 +44,9 @@ from typing import NamedTuple
 
 import clang.cindex as ci
 
-from looprover.frontend.c.ctype import OFF, TAG, TAG_TYPE, TAG_UNSET, CBool, CInt, CPtr, CVoid
+from looprover.frontend.c.ctype import (
+    OFF, TAG, TAG_TYPE, TAG_UNSET, CBool, CInt, CPtr, CVoid, compatible, strip_array,
+)
 from looprover.frontend.c.cursors import K, called_function, children, strip_parens
 from looprover.frontend.c.memory import FUNCTION_ID_BASE, Obj, Val, idx_const, pointer
 from looprover.frontend.c.state import LoweringState
@@ -55,8 +58,8 @@ from looprover.program.expr import (
 )
 from looprover.properties import UNMODELLED_HEAP, UNMODELLED_MEMBER
 
-ALLOCATORS = ("malloc", "calloc", "alloca", "__builtin_alloca")
-MAY_FAIL = ("malloc", "calloc")
+ALLOCATORS = ("malloc", "calloc", "realloc", "alloca", "__builtin_alloca")
+MAY_FAIL = ("malloc", "calloc", "realloc")
 POOL_SLOTS = 3                   # objects per allocation a loop executes (module docstring)
 POOL_ID_TOP = FUNCTION_ID_BASE - 1   # the first id a pool gives; later ones count down (static ids count up)
 POOL_ID_FLOOR = 1 << 29              # above it: the ids pools give; below it: their unallocated slots' ids
@@ -90,6 +93,8 @@ class HeapMixin(LoweringState):
     def allocate(self, call: ci.Cursor, name: str, args: list, to: CPtr, c: ci.Cursor) -> Val:
         """The pointer a converted allocation returns (module docstring)."""
         pt = to.pointee
+        if name == "realloc":
+            return self._reallocate(call, args, to, c)
         if self.types.opaque(pt):   # a struct never defined: the requested bytes (`expressions.convert`)
             return Val(to, self.allocate_bytes(call, name, args).leaves)
         size = c.type.get_canonical().get_pointee().get_size()
@@ -101,6 +106,9 @@ class HeapMixin(LoweringState):
         """The `void *` an allocation not converted at once returns: its object is the requested bytes (C11
         7.22.3), an array of chars, unless a first lowering learned that the uses its pointer reaches take it as
         an array of one type (`void_pointers.py`): then an array of that type."""
+        if name == "realloc":
+            raise self.unsupported("realloc used as void * (its result not converted to the type of its "
+                                   "argument at once)", call)
         key = self.call_key(call)
         typed = self.void_allocation_types.get(key)
         if typed is not None:      # its pointer is converted to typed's only (`void_pointers.py`)
@@ -120,14 +128,63 @@ class HeapMixin(LoweringState):
     def _allocation(self, call: ci.Cursor, name: str, args: list, to: CPtr, size: int, element) -> Val:
         """The pointer an allocation returns, its object an array of `to`'s pointee, `size` bytes each;
         `element` is that type as clang's type (or, when clang has none at hand, our own)."""
-        pt = to.pointee
         expected = 2 if name == "calloc" else 1
         if len(args) != expected:
             raise self.unsupported(f"{name} with {len(args)} arguments", call)
         self.loc = self.where(call)
+        vals = [self.protect(self.rv(a), args[i + 1:]) for i, a in enumerate(args)]
+        return self._allocate(call, name, vals, to, size, element)[0]
+
+    def _reallocate(self, call: ci.Cursor, args: list, to: CPtr, c: ci.Cursor) -> Val:
+        """`realloc(p, n)` converted to a pointer to the type p points to (C11 7.22.3.5): malloc(n) for a NULL p;
+        else p must be free's to give (asserted or assumed as for free), and a new object of n bytes is
+        allocated, may fail (NULL, p untouched), and on success gets the first min(old, new) elements of p's
+        object, which is freed. A size of 0 for a non-NULL p, which C leaves to the implementation, is asserted
+        against (`properties.UNMODELLED_HEAP`)."""
+        if len(args) != 2:
+            raise self.unsupported(f"realloc with {len(args)} arguments", call)
+        pt = to.pointee
+        size = c.type.get_canonical().get_pointee().get_size()
+        if isinstance(pt, CVoid) or size <= 0 or self.types.opaque(pt):
+            raise self.unsupported(f"realloc converted to {to}", c)
+        self.loc = self.where(call)
+        old = self.rv(self.typed_pointer(args[0]))
+        if isinstance(old.ctype, (CInt, CBool)) and isinstance(old.e, IntConst) and old.e.value == 0:
+            old = pointer(to, IntConst(0, self.OBJ), idx_const(0, self.IDX))
+        if not (isinstance(old.ctype, CPtr) and compatible(old.ctype.pointee, pt)):
+            raise self.unsupported(f"realloc of a {old.ctype} converted to {to}", c)
+        old = self.snapped(self.protect(old, args[1:]))
+        n = self.rv(args[1])
+        is_null = Compare("==", old.obj, IntConst(0, self.OBJ))
+        self.emit(Assert(or_(is_null, Compare("!=", n.e, IntConst(0, n.e.type))), UNMODELLED_HEAP, self.loc))
+        heap = [o for o in self.known_objects() if o.id in self.heap_flags]
+        self._check_freeable(old, heap)
+        new, count = self._allocate(call, "realloc", [n], to, size, c.type.get_canonical().get_pointee())
+        new = self.snapped(new)
+        moved = and_(not_(is_null), Compare("!=", new.obj, IntConst(0, self.OBJ)))
+        old_len = idx_const(0, self.IDX)
+        for o in heap:
+            if any(compatible(x, pt) for x in strip_array(o.ctype)):
+                old_len = ite(Compare("==", old.obj, self.obj_id(o)), o.length, old_len)
+        keep = self.snap(ite(Compare("<", old_len, count), old_len, count))
+        copy, done = self.new_loc(), self.new_loc()
+        self.branch(moved, copy, done)
+        self.start(copy)
+        self.element_loop("realloc", keep, new, old, None, c)
+        self.emit(*(Assign(self.heap_flags[o.id], and_(self.heap_flags[o.id],
+                                                       not_(Compare("==", old.obj, self.obj_id(o)))), self.loc)
+                    for o in heap))
+        self.jump(done)
+        self.start(done)
+        return new
+
+    def _allocate(self, call: ci.Cursor, name: str, vals: list[Val], to: CPtr, size: int, element
+                  ) -> tuple[Val, Expr]:
+        """`_allocation` given the values of its arguments; with the number of elements the object gets when the
+        allocation succeeds (an index)."""
+        pt = to.pointee
         size_t = IntType(self.types.ptr_bits, False)
         wide = IntType(2 * self.types.ptr_bits, False)       # count * size cannot wrap here (and is no C operation)
-        vals = [self.protect(self.rv(a), args[i + 1:]) for i, a in enumerate(args)]
         if self.memsafety and not self.types.is_scalar(pt) and \
                 not any(_constant(v.e) is not None and _constant(v.e) % size == 0 for v in vals):
             raise self.unsupported(f"{name} of a byte count that is not a constant multiple of sizeof({pt}) "
@@ -147,7 +204,7 @@ class HeapMixin(LoweringState):
         self.allocation_calls[key] = (name, site, element)
         if key in self.pools:
             return pointer(to, self._allocate_in_pool(name, site, cast(self.IDX, count), ok, key),
-                           idx_const(0, self.IDX))
+                           idx_const(0, self.IDX)), cast(self.IDX, count)
         n = self.new_var(f"{site}.len", self.IDX, "local", c_name=f"length of the {name} object")
         self.emit(Assign(n, ite(ok, cast(self.IDX, count), idx_const(0, self.IDX)), self.loc))
         obj = self._heap_object(name, site, pt, n)
@@ -163,7 +220,7 @@ class HeapMixin(LoweringState):
         # `allocations_in_loops` finds the allocation by its flag; `used_before_allocated` by its place and object
         self.allocations.append(Allocation(ok, self.loc, self.here(), obj.id, key, False))
         oid = ite(ok, IntConst(obj.id, self.OBJ), IntConst(0, self.OBJ))
-        return pointer(to, oid, idx_const(0, self.IDX))
+        return pointer(to, oid, idx_const(0, self.IDX)), cast(self.IDX, count)
 
     def _heap_object(self, name: str, site: str, pt, n: Var) -> Obj:
         """A registered heap object of `n` elements of `pt`, with its liveness flag (what `free` may end, for
@@ -264,6 +321,15 @@ class HeapMixin(LoweringState):
         if not isinstance(p.ctype, CPtr):
             raise self.unsupported("free of a non-pointer", call)
         heap = [o for o in self.known_objects() if o.id in self.heap_flags]
+        self._check_freeable(p, heap)
+        self.emit(*(Assign(self.heap_flags[o.id], and_(self.heap_flags[o.id],
+                                                       not_(Compare("==", p.obj, self.obj_id(o)))),
+                           self.loc) for o in heap))
+
+
+    def _check_freeable(self, p: Val, heap: list) -> None:
+        """Assert (valid-free, under valid-memsafety) or assume that p is NULL or the start of a live heap object
+        of `heap` (what free and realloc may be given)."""
         members = [sub for o in heap for sub in o.members.values()]
         if members:     # C frees by address: a first member's is its struct's (not modelled, `memory.py`)
             self.emit(Assert(not_(or_(*(Compare("==", p.obj, self.obj_id(sub)) for sub in members))),
@@ -275,9 +341,6 @@ class HeapMixin(LoweringState):
             self.emit(Assert(valid, "valid-free", self.loc))
         else:
             self.emit(Assume(valid, self.loc))
-        self.emit(*(Assign(self.heap_flags[o.id], and_(self.heap_flags[o.id],
-                                                       not_(Compare("==", p.obj, self.obj_id(o)))),
-                           self.loc) for o in heap))
 
 
 def _constant(e: Expr) -> int | None:

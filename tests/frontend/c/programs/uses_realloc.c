@@ -1,7 +1,7 @@
 #include <stdlib.h>
 int main(void) {
   int *p = malloc(sizeof(int) * 4);
-  p = realloc(p, sizeof(int) * 8);
-  free(p);
+  void *q = realloc(p, sizeof(int) * 8);
+  free(q);
   return 0;
 }
