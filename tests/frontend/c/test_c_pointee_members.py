@@ -112,6 +112,13 @@ def test_values_through_member_pointers_are_gccs(gcc, tmp_path):
     ("member_of_nested_node_unsafe", "struct wrap { int pad; struct node t; } w = {0}; struct node *p = &w.t;\n"
                                      "int *v = &p->in.z[1]; *v = 3; __VERIFIER_assert(w.t.in.z[1] == 0);",
      "unreach-call", "F"),
+    # ... and so as pointers to a struct the program never defines (converted from void *s)
+    ("struct_and_member_as_opaque", "struct node *n = xmalloc(sizeof *n); struct hidden *a = (void *)n;\n"
+                                    "struct hidden *b = (void *)&n->val; if (a == b) reach_error(); free(n);",
+     "unreach-call", "U"),
+    ("members_ordered_as_opaque", "struct node *n = xmalloc(sizeof *n); struct hidden *a = (void *)&n->val;\n"
+                                  "struct hidden *b = (void *)&n->next; if (a < b) reach_error(); free(n);",
+     "unreach-call", "U"),
     # a malloc'd buffer kept as a pointer to a struct the program never defines
     ("opaque_pointer", "struct hidden *h = xmalloc(16); void *v = h; free(v);", "valid-memsafety", "T"),
     ("opaque_pointer_leaks", "struct hidden *h = malloc(16); h = 0;", "valid-memsafety", "F(valid-memtrack)"),

@@ -351,16 +351,20 @@ class LValueMixin(LoweringState):
                          for x, y in pairs))
             self.emit(Assert(not_(both), UNMODELLED_LAYOUT, self.where(c)))
 
+    def _untyped(self, p: Val) -> bool:
+        """A `void *`, or a pointer to a struct the program never defines (converted from one, `convert`): it may
+        point into any object, its offset counting the object's innermost elements (`void_pointers.py`)."""
+        return isinstance(p.ctype.pointee, CVoid) or self.types.opaque(p.ctype.pointee)
+
     def _compared(self, p: Val) -> list:
         """The objects a pointer compared with another may point into: those of its pointee type, every object
-        for a `void *` (`void_pointers.py`)."""
-        return self.known_objects() if isinstance(p.ctype.pointee, CVoid) else self.pointees(p.ctype.pointee)
+        for an untyped one (`_untyped`)."""
+        return self.known_objects() if self._untyped(p) else self.pointees(p.ctype.pointee)
 
     def _counted(self, o, p: Val) -> Expr | None:
-        """The number of elements of object `o` that pointer p's offset counts (a `void *`: o's innermost
+        """The number of elements of object `o` that pointer p's offset counts (an untyped one: o's innermost
         elements)."""
-        pt = p.ctype.pointee
-        return self._elements(o, innermost(o.ctype) if isinstance(pt, CVoid) else pt)
+        return self._elements(o, innermost(o.ctype) if self._untyped(p) else p.ctype.pointee)
 
     def assert_layout_free(self, a: Val, b: Val, c) -> None:
         """Before `a == b` of pointers: assert that it does not compare a pointer one past the end of one object
