@@ -26,7 +26,9 @@ Memory model (why it is sound for the programs we accept):
     (`lvalues.LValueMixin.member`).
   * A `T*` pointer can only hold ids of objects containing `T`s: the front-end rejects every way of forging a
     pointer (integer-to-pointer, pointer casts between different pointee types, unknown functions), and a
-    conversion from `void *` is checked to reach only such objects (`void_pointers.py`). So dereferencing is a
+    conversion from `void *` is checked to reach only such objects (`void_pointers.py`). (A pointer to a struct
+    the program never defines is the exception: it holds what the `void *` it is converted from held, and is
+    compared like one; it is never dereferenced.) So dereferencing is a
     case split over the address-taken objects that contain a `T`; the invalid case (NULL, dangling, wrong
     object) is undefined behaviour and is blocked with an `Assume` (the unreach-call property presupposes
     UB-free executions).
