@@ -137,6 +137,11 @@ CASES = {
     "realloc_failure_leaks": ("int *a = malloc(2 * sizeof(int)); if (!a) return 0;\n"
                               "a = realloc(a, 4 * sizeof(int)); if (!a) return 0; free(a);", "T",
                               "F(valid-memtrack)"),
+    # a char object reallocated through an unsigned char pointer (valid-memsafety lets it read the chars): its
+    # bytes are copied, so b[0] is 1 and the store is in bounds (unreach-call refuses the conversion)
+    "realloc_other_signedness": ("char *a = malloc(2); if (!a) return 0; a[0] = 1; a[1] = 2;\n"
+                                 "unsigned char *b = realloc((unsigned char *)a, 4); if (!b) { free(a); return 0; }\n"
+                                 "b[b[0] + 2] = 0; free(b);", "U", "T"),
     "realloc_of_null": ("int *a = realloc(0, 2 * sizeof(int)); if (!a) return 0; a[1] = 1;\n"
                         "__VERIFIER_assert(a[1] == 1); free(a);", "T", "T"),
     "realloc_of_stack": ("int x[2]; int *a = realloc(x, 4 * sizeof(int)); free(a);", "T", "F(valid-free)"),

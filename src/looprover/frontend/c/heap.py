@@ -45,7 +45,7 @@ from typing import NamedTuple
 import clang.cindex as ci
 
 from looprover.frontend.c.ctype import (
-    OFF, TAG, TAG_TYPE, TAG_UNSET, CBool, CInt, CPtr, CVoid, compatible, strip_array,
+    OFF, TAG, TAG_TYPE, TAG_UNSET, CBool, CInt, CPtr, CVoid, compatible,
 )
 from looprover.frontend.c.cursors import K, called_function, children, strip_parens
 from looprover.frontend.c.memory import FUNCTION_ID_BASE, Obj, Val, idx_const, pointer
@@ -157,23 +157,22 @@ class HeapMixin(LoweringState):
         n = self.rv(args[1])
         is_null = Compare("==", old.obj, IntConst(0, self.OBJ))
         self.emit(Assert(or_(is_null, Compare("!=", n.e, IntConst(0, n.e.type))), UNMODELLED_HEAP, self.loc))
-        heap = [o for o in self.known_objects() if o.id in self.heap_flags]
+        heap = self._freeable_objects()
         self._check_freeable(old, heap)
         new, count = self._allocate(call, "realloc", [n], to, size, c.type.get_canonical().get_pointee())
         new = self.snapped(new)
         moved = and_(not_(is_null), Compare("!=", new.obj, IntConst(0, self.OBJ)))
         old_len = idx_const(0, self.IDX)
+        readable = {o.id for o in self.pointees(pt)}     # the objects a dereference of p may read
         for o in heap:
-            if any(compatible(x, pt) for x in strip_array(o.ctype)):
+            if o.id in readable:
                 old_len = ite(Compare("==", old.obj, self.obj_id(o)), o.length, old_len)
         keep = self.snap(ite(Compare("<", old_len, count), old_len, count))
         copy, done = self.new_loc(), self.new_loc()
         self.branch(moved, copy, done)
         self.start(copy)
         self.element_loop("realloc", keep, new, old, None, c)
-        self.emit(*(Assign(self.heap_flags[o.id], and_(self.heap_flags[o.id],
-                                                       not_(Compare("==", old.obj, self.obj_id(o)))), self.loc)
-                    for o in heap))
+        self._end_life(old, heap)
         self.jump(done)
         self.start(done)
         return new
@@ -320,12 +319,19 @@ class HeapMixin(LoweringState):
             return                                      # free(0), free(NULL): nothing happens
         if not isinstance(p.ctype, CPtr):
             raise self.unsupported("free of a non-pointer", call)
-        heap = [o for o in self.known_objects() if o.id in self.heap_flags]
+        heap = self._freeable_objects()
         self._check_freeable(p, heap)
+        self._end_life(p, heap)
+
+    def _freeable_objects(self) -> list[Obj]:
+        """The malloc, calloc and realloc objects known here (what free and realloc may be given)."""
+        return [o for o in self.known_objects() if o.id in self.heap_flags]
+
+    def _end_life(self, p: Val, heap: list[Obj]) -> None:
+        """The object of `heap` that p points to is no longer live (free, a realloc that moved it)."""
         self.emit(*(Assign(self.heap_flags[o.id], and_(self.heap_flags[o.id],
                                                        not_(Compare("==", p.obj, self.obj_id(o)))),
                            self.loc) for o in heap))
-
 
     def _check_freeable(self, p: Val, heap: list) -> None:
         """Assert (valid-free, under valid-memsafety) or assume that p is NULL or the start of a live heap object

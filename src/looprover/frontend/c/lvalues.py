@@ -262,13 +262,13 @@ class LValueMixin(LoweringState):
         for o in cands:
             # selecting the object needs only its id; validity (checked once, below) also needs the offset
             g = Compare("==", obj, self.obj_id(o)) if not isinstance(obj, IntConst) else TRUE
-            targets.append((g, _root(o), o.path))
+            root = _root(o)
+            targets.append((g, root, o.path))
             cells = {}
             at_start = Compare("==", off, idx_const(0, self.IDX))
             if o.parent is not None:     # a struct member's object: leaving it is UNKNOWN (`memory.py`)
                 inside = self._in_object(o, pt, off, c) if o.is_array else at_start
                 self.emit(Assert(implies(g, inside), UNMODELLED_MEMBER, self.where(c)))
-                root = _root(o)
                 # a member of a heap object's first struct: that struct must exist (malloc(0), a failed one)
                 valids.append(g if root.length is None else
                               and_(g, Compare(">", root.length, idx_const(0, self.IDX))))
