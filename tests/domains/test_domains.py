@@ -111,12 +111,12 @@ def test_linear(loop):
 
 def test_linear_relation():
     (x, y), (x1, y1) = [z3.Int("x"), z3.Int("y")], [z3.Int("x'"), z3.Int("y'")]
-    rel = Linear().relations(step_site([x, y], [x1, y1], z3.And(x1 == x + 1, y1 == y + 3), deltas=[[1, 3]]))
+    rel = list(Linear().relations(step_site([x, y], [x1, y1], z3.And(x1 == x + 1, y1 == y + 3), deltas=[[1, 3]])))
     assert len(rel) == 1
     s = z3.Solver()
     s.add(x1 == x + 5, y1 == y + 15, z3.Not(rel[0]))
     assert s.check() == z3.unsat
-    assert Linear().relations(step_site([x, y], [x1, y1], z3.And(x1 == x, y1 == y), deltas=[[0, 0]])) == []
+    assert list(Linear().relations(step_site([x, y], [x1, y1], z3.And(x1 == x, y1 == y), deltas=[[0, 0]]))) == []
 
 
 def test_booleans():

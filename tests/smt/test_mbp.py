@@ -262,3 +262,43 @@ def test_separate_context():
     assert R_.ctx == ctx
     E = qe(f, keep=[x])
     assert E.ctx == ctx
+
+
+def _with_definitions(rnd: random.Random, f: z3.BoolRef, vs: list, bools: list) -> z3.BoolRef:
+    """f with definition conjuncts of random variables added: chains (x = y + 1, y = 2z), cycles (x = y, y = x),
+    self-references (x = x + 1, never a definition), Boolean ones (p, ¬q, p = (x ≤ 1)), in random order."""
+    parts = [f]
+    for _ in range(rnd.randint(1, 4)):
+        v = rnd.choice(vs)
+        t = rnd.randint(-2, 2) * rnd.choice(vs) + rnd.randint(-3, 3)
+        parts.append(v == t if rnd.random() < 0.7 else t == v)
+    for _ in range(rnd.randint(0, 2)):
+        p = rnd.choice(bools)
+        parts.append(rnd.choice([p, z3.Not(p), p == (rnd.choice(vs) <= rnd.randint(-2, 2))]))
+    rnd.shuffle(parts)
+    return z3.And(parts)
+
+
+def test_eliminate_definitions_is_exact_random():
+    """∃elim. F ⇔ ∃rest. F' for the pre-pass of `qe`, and the eliminated variables are gone from F'."""
+    rnd = random.Random(27)
+    vs, bools = list(X), list(BOOLS)
+    eliminated_some = 0
+    for _ in range(120):
+        f = _with_definitions(rnd, _random_formula(rnd, vs, False), vs, bools)
+        present = free_constants(f)
+        elim = rnd.sample(present, rnd.randint(1, len(present)))
+        g, rest = mbp.eliminate_definitions(f, elim)
+        gone = {v.get_id() for v in elim} - {v.get_id() for v in rest}
+        assert not any(c.get_id() in gone for c in free_constants(g)), (f, elim, g)
+        assert {v.get_id() for v in rest} <= {v.get_id() for v in elim}
+        eliminated_some += bool(gone)
+        assert _valid(_exists(elim, f) == _exists(rest, g)), (f, elim, g, rest)
+    assert eliminated_some > 60          # the generator does exercise the substitution
+
+
+def test_eliminate_definitions_keeps_cycles_and_self_references():
+    x, y, z = X
+    g, rest = mbp.eliminate_definitions(z3.And(x == y + 1, y == x - 1, z == z + 1), [x, y, z])
+    assert [v.get_id() for v in rest] == [y.get_id(), z.get_id()]      # x = y + 1 went; y = y + 1 - 1 is no definition
+    assert _valid(z3.Exists([x, y, z], z3.And(x == y + 1, y == x - 1, z == z + 1)) == _exists(rest, g))

@@ -78,7 +78,8 @@ class Domain:
     def var_relations(self, v: z3.ExprRef, w: z3.ExprRef) -> list[z3.BoolRef]:
         return []
 
-    def relations(self, site: StepSite) -> list[z3.BoolRef]:
+    def relations(self, site: StepSite) -> Iterable[z3.BoolRef]:
+        """Relations over (x, x') of a loop body; may be a generator (the caller reads them up to a cap)."""
         return []
 
 

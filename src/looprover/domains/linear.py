@@ -8,6 +8,7 @@ suggest the coefficients; Houdini (or the seed filter) decides.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 
 import z3
 
@@ -38,8 +39,8 @@ class Linear(Domain):
             return []
         return [cmp("==", y, binary("+", binary("*", const(a, t), x), const(b, t)))]
 
-    def relations(self, site: StepSite) -> list[z3.BoolRef]:
-        out: list[z3.BoolRef] = []
+    def relations(self, site: StepSite) -> Iterator[z3.BoolRef]:
+        """Made lazily: n variables give n² of them, of which the caller usually reads a few hundred."""
         nums = site.nums
         for d in site.deltas:
             for i in range(len(nums)):
@@ -49,5 +50,4 @@ class Linear(Domain):
                     g = math.gcd(d[i], d[j]) or 1
                     a, b = d[j] // g, d[i] // g
                     (u, u1), (v, v1) = nums[i], nums[j]
-                    out.append(a * (u1 - u) == b * (v1 - v))
-        return out
+                    yield a * (u1 - u) == b * (v1 - v)

@@ -7,7 +7,7 @@ few models of Tr, taken once here for all domains (`SampledSteps`); the domains 
 """
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Iterator
 
 import z3
 
@@ -70,18 +70,27 @@ def transition_candidates(x: list[z3.ExprRef], x1: list[z3.ExprRef], trans: z3.B
                           ctx: z3.Context, domains: tuple[Domain, ...] = TRANSITION_DOMAINS) -> list[z3.BoolRef]:
     """Candidate relations: per-variable and sampled-step templates (`relational`, they depend on Tr alone) and
     the templates of the comparison `atoms` (over x; `to_post` renames them to x')."""
-    cands: list[z3.BoolRef] = []
+    uniq: dict[int, z3.BoolRef] = {}
+    for c in _candidate_stream(x, x1, trans, atoms, to_post, relational, deadline, ctx, domains):
+        c = z3.simplify(c)
+        if not z3.is_true(c) and not z3.is_false(c):
+            uniq.setdefault(c.get_id(), c)
+            if len(uniq) >= MAX_CANDIDATES:
+                break
+    return list(uniq.values())
+
+
+def _candidate_stream(x: list[z3.ExprRef], x1: list[z3.ExprRef], trans: z3.BoolRef, atoms: list[z3.BoolRef],
+                      to_post: Callable[[z3.ExprRef], z3.ExprRef], relational: bool, deadline: Deadline,
+                      ctx: z3.Context, domains: tuple[Domain, ...]) -> Iterator[z3.BoolRef]:
+    """The candidates in their fixed order, made only as far as they are read: the cap is often reached by the
+    per-variable templates of a wide system, and the sampled-step templates of n variables are n² terms
+    (measured: 20,000 built and dropped, 5.9 of a 14 s profiled run on 159 variables; issue 27's profile)."""
     for v, w in zip(x if relational else [], x1):
         for d in domains:
-            cands += d.var_relations(v, w)
+            yield from d.var_relations(v, w)
     nums = [(v, w) for v, w in zip(x, x1) if v.sort().kind() == z3.Z3_INT_SORT]
     deltas = SampledSteps(trans, nums, ctx, deadline) if relational and nums else []
     site = StepSite(nums, deltas, atoms, to_post, ctx)
     for d in domains:
-        cands += d.relations(site)
-    uniq: dict[int, z3.BoolRef] = {}
-    for c in cands:
-        c = z3.simplify(c)
-        if not z3.is_true(c) and not z3.is_false(c):
-            uniq.setdefault(c.get_id(), c)
-    return list(uniq.values())[:MAX_CANDIDATES]
+        yield from d.relations(site)

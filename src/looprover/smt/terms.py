@@ -91,7 +91,7 @@ def _nary(mk, checked, args: list[z3.BoolRef]) -> z3.BoolRef:
     n = len(args)
     arr = (z3.Ast * n)()
     for i, a in enumerate(args):
-        if a.ctx is not ctx:
+        if not isinstance(a, z3.ExprRef) or a.ctx is not ctx:
             return checked(*args)
         arr[i] = a.as_ast()
     return z3.BoolRef(mk(ctx.ref(), n, arr), ctx)
@@ -100,12 +100,12 @@ def _nary(mk, checked, args: list[z3.BoolRef]) -> z3.BoolRef:
 def all_of(fs: list[z3.BoolRef], ctx: z3.Context) -> z3.BoolRef:
     """The conjunction of `fs` in context `ctx` (true for none), without folding: for formulas kept in a context
     of their own (interpolation problems, TPA levels), where `mk_and`'s default context does not apply."""
-    return z3.BoolVal(True, ctx) if not fs else fs[0] if len(fs) == 1 else z3.And(fs)
+    return z3.BoolVal(True, ctx) if not fs else fs[0] if len(fs) == 1 else _nary(z3.Z3_mk_and, z3.And, fs)
 
 
 def any_of(fs: list[z3.BoolRef], ctx: z3.Context) -> z3.BoolRef:
     """The disjunction of `fs` in context `ctx` (false for none), without folding."""
-    return z3.BoolVal(False, ctx) if not fs else fs[0] if len(fs) == 1 else z3.Or(fs)
+    return z3.BoolVal(False, ctx) if not fs else fs[0] if len(fs) == 1 else _nary(z3.Z3_mk_or, z3.Or, fs)
 
 
 def subterms(f: z3.ExprRef) -> Iterator[z3.ExprRef]:

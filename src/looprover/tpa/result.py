@@ -14,6 +14,7 @@ import z3
 
 from looprover.errors import GiveUp
 from looprover.smt.ts import TransitionSystem
+from looprover.smt.terms import Renaming
 
 Value = int | bool | Fraction
 State = tuple[Value, ...]          # one value per state variable, in `ts.state` order
@@ -146,17 +147,29 @@ class Vocabulary:
         self._step_vars: dict[int, list[z3.ExprRef]] = {}
         self._aux_copies: dict[str, list[z3.ExprRef]] = {}
         self._renamed: dict[tuple, tuple[z3.ExprRef, z3.ExprRef]] = {}
+        self._renamings: dict[tuple, Renaming] = {}
 
-    # renamings (z3.substitute is simultaneous, so swaps are safe). Memoised: TPA renames the same level lemmas
-    # into the same copies over and over (measured: 12,000 substitutions, 3.2 s of a 20 s split-TPA run); the
-    # memo keeps the source term alive, since z3 reuses the ids of collected terms.
+    # renamings (simultaneous, so swaps are safe). Memoised: TPA renames the same level lemmas into the same
+    # copies over and over (measured: 12,000 substitutions, 3.2 s of a 20 s split-TPA run); the memo keeps the
+    # source term alive, since z3 reuses the ids of collected terms. Each (frm, to) pair of variable lists gets
+    # one prepared `Renaming`, found by the Python identities of the variables (which it keeps alive): keying
+    # by z3 ids and letting `z3.substitute` re-check every pair cost 9 of 23 profiled seconds on a
+    # 159-variable system (issue 27's profile).
+    def _renaming(self, frm: list[z3.ExprRef], to: list[z3.ExprRef]) -> Renaming:
+        key = (tuple(map(id, frm)), tuple(map(id, to)))
+        r = self._renamings.get(key)
+        if r is None:
+            r = self._renamings[key] = Renaming(list(zip(frm, to)))
+        return r
+
     def _sub(self, f: z3.ExprRef, frm: list[z3.ExprRef], to: list[z3.ExprRef]) -> z3.ExprRef:
         if not frm:
             return f
-        key = (f.get_id(), tuple(v.get_id() for v in frm), tuple(v.get_id() for v in to))
+        r = self._renaming(frm, to)
+        key = (f.get_id(), id(r))
         hit = self._renamed.get(key)
         if hit is None:
-            hit = self._renamed[key] = (f, z3.substitute(f, *zip(frm, to)))
+            hit = self._renamed[key] = (f, r(f))
         return hit[1]
 
     def cur_to(self, f: z3.ExprRef, to: list[z3.ExprRef]) -> z3.ExprRef:
