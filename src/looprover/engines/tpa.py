@@ -2,9 +2,10 @@
 
 Which system:
 - a program with one loop (Golem's "transition system" shape) becomes the loop's own TS over the program
-  variables (`tpa.program_ts`); anything else becomes the pc-encoded cutpoint-graph system, like Golem's
-  single-loop transformation (loops in sequence or nested share one level hierarchy), started after its entry
-  step (`program_ts.EntrySystem`: Init is where the entry edge puts the variables, as Golem's facts);
+  variables live at its head (`tpa.program_ts`); anything else becomes the pc-encoded cutpoint-graph system,
+  like Golem's single-loop transformation (loops in sequence or nested share one level hierarchy), started
+  after its entry step (`program_ts.EntrySystem`: Init is where the entry edge puts the variables, as Golem's
+  facts);
 - in integer mode, wrap-around is split off as a side obligation (`smt.nowrap`): TPA runs on the wrap-free
   relation with "a wrap is possible" added to Bad, and falls back to the exact system only when the run it
   finds ends in the wrap part.
@@ -92,15 +93,23 @@ class TPAEngine(Engine):
         states = enumerate(w.path) if w.path is not None else w.waypoints
         shift = 0 if system is None else 1
 
+        def state(j: int) -> list:
+            """The TPA system's state variables at program step j (with the pc, for a loop system): the program
+            variables that system keeps (`kept`, those live at its cutpoints)."""
+            vs = ts.step_vars(j)
+            if system is None:
+                return vs
+            return [vs[k] for k in system.kept] if loop is None else [vs[0]] + [vs[1 + i] for i in loop.kept]
+
         def pins() -> list:
             if loop is None:
-                return [ts.at(ts.bad, K)] + [is_state(ts.step_vars(j + shift), st) for j, st in states]
+                return [ts.at(ts.bad, K)] + [is_state(state(j + shift), st) for j, st in states]
             return ([ts.at(ts.bad, K)] + [sys.pc_at(j) == head for j in range(1, K)] +
-                    [is_state(ts.step_vars(j + 1), (head,) + st) for j, st in states])
+                    [is_state(state(j + 1), (head,) + st) for j, st in states])
         if loop is None:
-            prefix, prefix_pins = shift, [is_state(ts.step_vars(shift), w.initial)]
+            prefix, prefix_pins = shift, [is_state(state(shift), w.initial)]
         else:
-            prefix, prefix_pins = 1, [sys.pc_at(1) == head, is_state(ts.step_vars(1), (head,) + tuple(w.initial))]
+            prefix, prefix_pins = 1, [sys.pc_at(1) == head, is_state(state(1), (head,) + tuple(w.initial))]
         c = confirm_cpg_path(program, sys, K, pins, run.deadline, run.bitvector, opts.replay_limit, prefix,
                              prefix_pins)
         if not c.ok:

@@ -4,7 +4,7 @@ Why: the pc-encoded whole-program system (`CPGSystem.ts`) folds the program coun
 ite-merged next-state terms into one Tr. TPA's interpolants then have to speak about the pc and the other
 fragments, and on C programs they did not generalise: `deep_safe_N` and `multiloop_safe` ran into the deadline
 at level 9 and 7 (40 s). A program with exactly one loop (entry -> L, L -> L, L -> exit/ERROR) is a TS over
-the program variables alone:
+the program variables live at L alone (the dead ones, a Horn clause's locals among them, are auxiliaries of Tr_L):
 
     Init_L(x) = ∃x0, aux. Init(x0) ∧ entry(x0, x, aux)       Tr_L = the self-loop edge of L
     Bad_L(x)  = ∃aux. L's fragment fails an assertion from x
@@ -27,6 +27,7 @@ import z3
 
 from looprover.deadline import Deadline
 from looprover.program.cpg import ERROR
+from looprover.program.liveness import liveness
 from looprover.smt.cpg_system import CPGSystem
 from looprover.smt.mbp import QEError, has_quantifier, qe
 from looprover.smt.systems import loop_system, program_state
@@ -39,10 +40,12 @@ ENTRY_QE = 2.0        # ... and at most this many seconds for the states after t
 
 @dataclass
 class LoopSystem:
-    """The TS of the single loop at cutpoint `head`; its state is `sys.cur` in program-variable order."""
+    """The TS of the single loop at cutpoint `head`; its state is the program variables live at the head, in
+    program-variable order: `kept` are their positions in `program_state(sys)` (all program variables)."""
     ts: TransitionSystem
     head: int
     sys: CPGSystem
+    kept: list[int]
 
     def program_depth(self, k: int) -> int:
         """Cutpoint steps of the program for a TS counterexample of depth k: entry, k iterations, the failure."""
@@ -80,7 +83,14 @@ def single_loop_system(sys: CPGSystem, deadline: Deadline) -> LoopSystem | None:
         """What is left of the budget, at least 0.1 s (but never past the run's deadline)."""
         return deadline.cap(max(0.1, stop - time.monotonic()))
     init0 = z3.And(sys.range_constraints(sys.cur))
-    cur, nxt, _ = program_state(sys)
+    # the state is what the loop's future reads: a Horn clause's locals and a C loop's temporaries are program
+    # variables too, and as state they only gave TPA more to interpolate over (O3_id_o1000: 13 state
+    # variables, 2 live). The dead ones become auxiliaries (`restricted`), which is exact, as nothing reads them.
+    live = liveness(sys.program).get(head, frozenset())
+    every, _, _ = program_state(sys)
+    cur, nxt, _ = program_state(sys, live)
+    live_ids = {c.get_id() for c in cur}
+    kept = [i for i, c in enumerate(every) if c.get_id() in live_ids]
     if (cpg.init, ERROR) in by_pair:
         # the error right at the start is the pc-encoded system's job (one step); keep the loop TS exact
         if may_be_sat(z3.And(init0, sys.edge_formula(by_pair[(cpg.init, ERROR)])), stop - time.monotonic()):
@@ -95,7 +105,8 @@ def single_loop_system(sys: CPGSystem, deadline: Deadline) -> LoopSystem | None:
         return None
     if has_quantifier(init) or has_quantifier(bad):
         return None
-    return LoopSystem(loop_system(sys, head, z3.simplify(init), z3.simplify(bad)), head, sys)
+    ts = loop_system(sys, head, z3.simplify(init), z3.simplify(bad))
+    return LoopSystem(ts.restricted(cur) if len(cur) < len(every) else ts, head, sys, kept)
 
 
 @dataclass
@@ -107,9 +118,14 @@ class EntrySystem:
     2(x' - x)` holds for all loop edges but not for the entry, so TPA had to learn it level by level (the
     fm24-multiloop files: 0 of 52 at 10 s; `abdu_02` closes at level 1 in 0.7 s from Init'). Golem's transition
     system starts where the facts put it, too. Equivalent when Init ∧ Bad is empty: Bad is reachable in k + 1
-    steps from Init exactly when it is reachable in k steps from Init' = post(Init)."""
+    steps from Init exactly when it is reachable in k steps from Init' = post(Init).
+
+    Its state is the pc and the program variables live at some cutpoint; `kept` are their positions in the
+    pc-encoded system's state (the pc is position 0). The others are written before they are read in every
+    fragment (a Horn clause's locals, a loop body's temporaries), so as auxiliaries of Tr they change nothing."""
     ts: TransitionSystem
     original_init: z3.BoolRef
+    kept: list[int]
 
     def program_depth(self, k: int) -> int:
         return k + 1
@@ -128,10 +144,19 @@ def entry_system(sys: CPGSystem, deadline: Deadline) -> EntrySystem | None:
     try:
         if may_be_sat(z3.And(ts.init, ts.bad), limit.left()):
             return None
-        post = qe(z3.And(ts.init, entry), keep=ts.next, deadline=limit)
+        live = liveness(sys.program)
+        # what a fragment from a cutpoint reads; and, to keep Tr's entry branch (which Init' no longer enables)
+        # free of dead variables, what the entry reads (nothing, for the C and Horn front-ends)
+        read = frozenset().union(*(live.get(c, frozenset()) for c in (*sys.cpg.cutpoints, sys.cpg.init)))
+        every, _, _ = program_state(sys)
+        cur, nxt, _ = program_state(sys, read)
+        post = qe(z3.And(ts.init, entry), keep=[sys.pc_next] + nxt, deadline=limit)
     except QEError:
         return None
     if has_quantifier(post):
         return None
     init = z3.simplify(z3.substitute(post, *zip(ts.next, ts.state)))
-    return EntrySystem(ts.with_query(init, ts.bad), ts.init)
+    ids = {c.get_id() for c in cur}
+    kept = [0] + [1 + i for i, c in enumerate(every) if c.get_id() in ids]
+    started = ts.with_query(init, ts.bad)
+    return EntrySystem(started.restricted([sys.pc] + cur) if len(cur) < len(every) else started, ts.init, kept)

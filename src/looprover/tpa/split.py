@@ -57,6 +57,9 @@ class SplitTPA(TPA):
         self._efp_seen: dict[int, tuple[int, int]] = {}
         self._sel = z3.Bool("tpa!sel", self.ctx)
         self._seed_forms: tuple[int, set[int], list] = (0, set(), [])     # (#seeds, ids, the forms kept alive)
+        # a third copy of the state for the restricted transitivity checks, made once (the vocabulary's renamings
+        # are cached by the variables' identities)
+        self._w = [z3.Const(f"{v}!tpa3", v.sort()) for v in self.voc.x]
 
     def reset_query(self, init: z3.BoolRef, bad: z3.BoolRef) -> None:
         super().reset_query(init, bad)
@@ -296,7 +299,7 @@ class SplitTPA(TPA):
         """E[i] (or its largest transitive subset) transitive and, composed with L[i], safe: the split certificate."""
         voc = self.voc
         x, x1, x2 = voc.x, voc.x1, voc.x2
-        w = [z3.Const(f"{v}!tpa3", v.sort()) for v in x]
+        w = self._w
         lt = self._conj(self.levels[i])
         init, bad = self.init, self.bad
 
