@@ -104,3 +104,30 @@ def test_tpa_on_the_live_loop_system(tmp_path, text, status):
         assert recheck_proof(prog, v.evidence, False, Deadline.after(30)) is None
     else:
         assert v.evidence is not None          # replayed on the program (`evidence.confirm`)
+
+
+@pytest.mark.parametrize("text, status", [(UNSAFE, Status.FALSE), (SAFE, Status.TRUE)], ids=["unsafe", "safe"])
+def test_when_the_live_init_is_not_quick_every_variable_stays(tmp_path, monkeypatch, text, status):
+    """Projecting the dead variables out of Init may need real QE: after `LIVE_QE` the system keeps every
+    variable, as before the reduction, and the engine's answers are the same."""
+    from looprover.smt.mbp import QEError
+    from looprover.tpa import program_ts
+    calls = []
+
+    def slow_first(*args, **kwargs):
+        calls.append(kwargs.get("keep"))
+        if len(calls) == 1:
+            raise QEError("quantifier elimination failed in time")
+        return qe(*args, **kwargs)
+    qe = program_ts.qe
+    monkeypatch.setattr(program_ts, "qe", slow_first)
+    prog = _load(tmp_path, text)
+    sys = CPGSystem(build_cpg(prog))
+    ls = single_loop_system(sys, Deadline.after(10))
+    every, _, _ = program_state(sys)
+    assert ls is not None and len(ls.ts.state) == len(every) and ls.kept == list(range(len(every)))
+    calls.clear()
+    v = verify("tpa", prog, timeout=30)
+    assert v.status == status, v.reason
+    if status == Status.TRUE:
+        assert recheck_proof(prog, v.evidence, False, Deadline.after(30)) is None

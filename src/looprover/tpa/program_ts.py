@@ -36,6 +36,7 @@ from looprover.tpa.loop_solver import may_be_sat
 
 QE_SHARE = 0.2        # at most this share of the remaining time goes into building the system
 ENTRY_QE = 2.0        # ... and at most this many seconds for the states after the entry step
+LIVE_QE = 0.5         # ... and for an Init over the live variables only (else over all of them)
 
 
 @dataclass
@@ -79,15 +80,17 @@ def single_loop_system(sys: CPGSystem, deadline: Deadline) -> LoopSystem | None:
     budget = min(left, max(0.5, left * QE_SHARE))
     stop = time.monotonic() + budget
 
-    def qe_limit() -> Deadline:
-        """What is left of the budget, at least 0.1 s (but never past the run's deadline)."""
-        return deadline.cap(max(0.1, stop - time.monotonic()))
+    def qe_limit(cap: float | None = None) -> Deadline:
+        """What is left of the budget (or `cap` seconds of it), at least 0.1 s (but never past the run's
+        deadline)."""
+        left = stop - time.monotonic()
+        return deadline.cap(max(0.1, left if cap is None else min(cap, left)))
     init0 = z3.And(sys.range_constraints(sys.cur))
     # the state is what the loop's future reads: a Horn clause's locals and a C loop's temporaries are program
     # variables too, and as state they only gave TPA more to interpolate over (O3_id_o1000: 13 state
     # variables, 2 live). The dead ones become auxiliaries (`restricted`), which is exact, as nothing reads them.
     live = liveness(sys.program).get(head, frozenset())
-    every, _, _ = program_state(sys)
+    every, every_next, _ = program_state(sys)
     cur, nxt, _ = program_state(sys, live)
     live_ids = {c.get_id() for c in cur}
     kept = [i for i, c in enumerate(every) if c.get_id() in live_ids]
@@ -97,7 +100,14 @@ def single_loop_system(sys: CPGSystem, deadline: Deadline) -> LoopSystem | None:
             return None
     try:
         entry = z3.And(init0, sys.edge_formula(by_pair[(cpg.init, head)]))
-        init_next = qe(entry, keep=nxt, deadline=qe_limit())
+        try:
+            init_next = qe(entry, keep=nxt, deadline=qe_limit(LIVE_QE))
+        except QEError:
+            # projecting the dead variables out of Init was not quick (a wide Lustre system's guarded locals:
+            # 2.3 s in `qe2`, where Init over every variable needs its definitions substituted, 0.04 s): keep
+            # every variable as state, as before
+            cur, nxt, kept = every, every_next, list(range(len(every)))
+            init_next = qe(entry, keep=nxt, deadline=qe_limit())
         init = z3.substitute(init_next, *zip(nxt, cur)) if cur else init_next
         err = by_pair.get((head, ERROR))
         bad = z3.BoolVal(False) if err is None else qe(sys.edge_formula(err), keep=cur, deadline=qe_limit())
@@ -148,9 +158,13 @@ def entry_system(sys: CPGSystem, deadline: Deadline) -> EntrySystem | None:
         # what a fragment from a cutpoint reads; and, to keep Tr's entry branch (which Init' no longer enables)
         # free of dead variables, what the entry reads (nothing, for the C and Horn front-ends)
         read = frozenset().union(*(live.get(c, frozenset()) for c in (*sys.cpg.cutpoints, sys.cpg.init)))
-        every, _, _ = program_state(sys)
+        every, every_next, _ = program_state(sys)
         cur, nxt, _ = program_state(sys, read)
-        post = qe(z3.And(ts.init, entry), keep=[sys.pc_next] + nxt, deadline=limit)
+        try:
+            post = qe(z3.And(ts.init, entry), keep=[sys.pc_next] + nxt, deadline=limit.cap(LIVE_QE))
+        except QEError:            # as in `single_loop_system`: every variable as state
+            cur, nxt = every, every_next
+            post = qe(z3.And(ts.init, entry), keep=[sys.pc_next] + nxt, deadline=limit)
     except QEError:
         return None
     if has_quantifier(post):
