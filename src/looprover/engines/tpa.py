@@ -94,12 +94,10 @@ class TPAEngine(Engine):
         shift = 0 if system is None else 1
 
         def state(j: int) -> list:
-            """The TPA system's state variables at program step j (with the pc, for a loop system): the program
-            variables that system keeps (`kept`, those live at its cutpoints)."""
+            """The pc-encoded system's variables at program step j that the TPA system's states give values to,
+            with the pc (`kept`: the pc and the program variables live at the system's cutpoints)."""
             vs = ts.step_vars(j)
-            if system is None:
-                return vs
-            return [vs[k] for k in system.kept] if loop is None else [vs[0]] + [vs[1 + i] for i in loop.kept]
+            return vs if system is None else [vs[k] for k in system.kept]
 
         def pins() -> list:
             if loop is None:

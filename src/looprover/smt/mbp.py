@@ -29,7 +29,7 @@ from z3 import z3 as _z3  # _to_expr_ref: wraps a raw AST (not re-exported by th
 from z3 import z3core as _C
 
 from looprover.deadline import Deadline
-from looprover.smt.terms import conjuncts, distinct_asts
+from looprover.smt.terms import all_of, conjuncts, distinct_asts
 from looprover.smt.tactics import apply as tactics_apply
 from looprover.smt.tactics import run_killable
 
@@ -502,10 +502,9 @@ def eliminate_definitions(formula: z3.BoolRef, elim: Sequence[z3.ExprRef]
         for c in parts:
             d = _definition(c, todo)
             if d is not None:
-                v, t = d
-                t_vars = _ids(free_constants(t))
+                v, t, t_vars = d
                 if v.get_id() not in chosen and v.get_id() not in mentioned and not t_vars & chosen.keys():
-                    chosen[v.get_id()] = d
+                    chosen[v.get_id()] = (v, t)
                     mentioned |= t_vars
                     continue
             kept.append(c)
@@ -513,23 +512,23 @@ def eliminate_definitions(formula: z3.BoolRef, elim: Sequence[z3.ExprRef]
             break
         for i in chosen:
             del todo[i]
-        parts = conjuncts(z3.substitute(z3.And(kept), *chosen.values())) if kept else []
-    ctx = formula.ctx
-    return (z3.And(parts) if len(parts) != 1 else parts[0]) if parts else z3.BoolVal(True, ctx), \
-        [v for v in elim if v.get_id() in todo]
+        parts = conjuncts(z3.substitute(all_of(kept, formula.ctx), *chosen.values()))
+    return all_of(parts, formula.ctx), [v for v in elim if v.get_id() in todo]
 
 
-def _definition(c: z3.BoolRef, todo: dict[int, z3.ExprRef]) -> tuple[z3.ExprRef, z3.ExprRef] | None:
-    """(v, t) when the conjunct c says v = t for a v in `todo` that t does not mention."""
+def _definition(c: z3.BoolRef, todo: dict[int, z3.ExprRef]) -> tuple[z3.ExprRef, z3.ExprRef, set[int]] | None:
+    """(v, t, ids of t's constants) when the conjunct c says v = t for a v in `todo` that t does not mention."""
     if z3.is_const(c) and c.get_id() in todo:
-        return c, z3.BoolVal(True, c.ctx)
+        return c, z3.BoolVal(True, c.ctx), set()
     if z3.is_not(c) and c.arg(0).get_id() in todo and z3.is_const(c.arg(0)):
-        return c.arg(0), z3.BoolVal(False, c.ctx)
+        return c.arg(0), z3.BoolVal(False, c.ctx), set()
     if not z3.is_eq(c):
         return None
     for v, t in ((c.arg(0), c.arg(1)), (c.arg(1), c.arg(0))):
-        if v.get_id() in todo and v.get_id() not in _ids(free_constants(t)):
-            return v, t
+        if v.get_id() in todo:
+            t_vars = _ids(free_constants(t))
+            if v.get_id() not in t_vars:
+                return v, t, t_vars
     return None
 
 

@@ -42,7 +42,8 @@ LIVE_QE = 0.5         # ... and for an Init over the live variables only (else o
 @dataclass
 class LoopSystem:
     """The TS of the single loop at cutpoint `head`; its state is the program variables live at the head, in
-    program-variable order: `kept` are their positions in `program_state(sys)` (all program variables)."""
+    program-variable order (`project_live`): `kept` are the positions of the pc and of these variables in the
+    pc-encoded system's state, where a counterexample's states are pinned."""
     ts: TransitionSystem
     head: int
     sys: CPGSystem
@@ -86,28 +87,14 @@ def single_loop_system(sys: CPGSystem, deadline: Deadline) -> LoopSystem | None:
         left = stop - time.monotonic()
         return deadline.cap(max(0.1, left if cap is None else min(cap, left)))
     init0 = z3.And(sys.range_constraints(sys.cur))
-    # the state is what the loop's future reads: a Horn clause's locals and a C loop's temporaries are program
-    # variables too, and as state they only gave TPA more to interpolate over (O3_id_o1000: 13 state
-    # variables, 2 live). The dead ones become auxiliaries (`restricted`), which is exact, as nothing reads them.
-    live = liveness(sys.program).get(head, frozenset())
-    every, every_next, _ = program_state(sys)
-    cur, nxt, _ = program_state(sys, live)
-    live_ids = {c.get_id() for c in cur}
-    kept = [i for i, c in enumerate(every) if c.get_id() in live_ids]
     if (cpg.init, ERROR) in by_pair:
         # the error right at the start is the pc-encoded system's job (one step); keep the loop TS exact
         if may_be_sat(z3.And(init0, sys.edge_formula(by_pair[(cpg.init, ERROR)])), stop - time.monotonic()):
             return None
     try:
         entry = z3.And(init0, sys.edge_formula(by_pair[(cpg.init, head)]))
-        try:
-            init_next = qe(entry, keep=nxt, deadline=qe_limit(LIVE_QE))
-        except QEError:
-            # projecting the dead variables out of Init was not quick (a wide Lustre system's guarded locals:
-            # 2.3 s in `qe2`, where Init over every variable needs its definitions substituted, 0.04 s): keep
-            # every variable as state, as before
-            cur, nxt, kept = every, every_next, list(range(len(every)))
-            init_next = qe(entry, keep=nxt, deadline=qe_limit())
+        live = liveness(sys.program).get(head, frozenset())
+        init_next, cur, nxt = project_live(sys, live, entry, [], qe_limit(LIVE_QE), qe_limit())
         init = z3.substitute(init_next, *zip(nxt, cur)) if cur else init_next
         err = by_pair.get((head, ERROR))
         bad = z3.BoolVal(False) if err is None else qe(sys.edge_formula(err), keep=cur, deadline=qe_limit())
@@ -116,7 +103,34 @@ def single_loop_system(sys: CPGSystem, deadline: Deadline) -> LoopSystem | None:
     if has_quantifier(init) or has_quantifier(bad):
         return None
     ts = loop_system(sys, head, z3.simplify(init), z3.simplify(bad))
-    return LoopSystem(ts.restricted(cur) if len(cur) < len(every) else ts, head, sys, kept)
+    return LoopSystem(ts.restricted(cur), head, sys, _positions(sys, cur))
+
+
+def project_live(sys: CPGSystem, read: frozenset, formula: z3.BoolRef, keep: list[z3.ExprRef], quick: Deadline,
+                 full: Deadline) -> tuple[z3.BoolRef, list[z3.ExprRef], list[z3.ExprRef]]:
+    """(∃the rest. formula, cur, nxt): `formula` projected by QE onto `keep` and the next-state copies `nxt` of
+    the program variables in `read` (`cur` their current copies), the state of TPA's systems.
+
+    Why only those: the state is what the future reads. A Horn clause's locals and a C loop's temporaries are
+    program variables too, and as state they only gave TPA more to interpolate over (O3_id_o1000: 13 state
+    variables, 2 live); as auxiliaries of Tr (`TransitionSystem.restricted`) they change nothing, as nothing
+    reads them. When that projection does not finish by `quick` (a wide Lustre system's guarded locals: 2.3 s
+    in `qe2`), every program variable stays state, by `full` (its definitions substituted: 0.04 s there).
+    Raises QEError when neither finishes."""
+    every, every_next, _ = program_state(sys)
+    cur, nxt, _ = program_state(sys, read)
+    if len(cur) < len(every):
+        try:
+            return qe(formula, keep=keep + nxt, deadline=quick), cur, nxt
+        except QEError:
+            pass
+    return qe(formula, keep=keep + every_next, deadline=full), every, every_next
+
+
+def _positions(sys: CPGSystem, cur: list[z3.ExprRef]) -> list[int]:
+    """Where the pc and the program variables `cur` are in the pc-encoded system's state (`kept`)."""
+    ids = {c.get_id() for c in cur}
+    return [0] + [k for k, x in enumerate(sys.ts.state) if k > 0 and x.get_id() in ids]
 
 
 @dataclass
@@ -130,9 +144,8 @@ class EntrySystem:
     system starts where the facts put it, too. Equivalent when Init ∧ Bad is empty: Bad is reachable in k + 1
     steps from Init exactly when it is reachable in k steps from Init' = post(Init).
 
-    Its state is the pc and the program variables live at some cutpoint; `kept` are their positions in the
-    pc-encoded system's state (the pc is position 0). The others are written before they are read in every
-    fragment (a Horn clause's locals, a loop body's temporaries), so as auxiliaries of Tr they change nothing."""
+    Its state is the pc and the program variables live at some cutpoint (`project_live`); `kept` are their
+    positions in the pc-encoded system's state."""
     ts: TransitionSystem
     original_init: z3.BoolRef
     kept: list[int]
@@ -158,19 +171,10 @@ def entry_system(sys: CPGSystem, deadline: Deadline) -> EntrySystem | None:
         # what a fragment from a cutpoint reads; and, to keep Tr's entry branch (which Init' no longer enables)
         # free of dead variables, what the entry reads (nothing, for the C and Horn front-ends)
         read = frozenset().union(*(live.get(c, frozenset()) for c in (*sys.cpg.cutpoints, sys.cpg.init)))
-        every, every_next, _ = program_state(sys)
-        cur, nxt, _ = program_state(sys, read)
-        try:
-            post = qe(z3.And(ts.init, entry), keep=[sys.pc_next] + nxt, deadline=limit.cap(LIVE_QE))
-        except QEError:            # as in `single_loop_system`: every variable as state
-            cur, nxt = every, every_next
-            post = qe(z3.And(ts.init, entry), keep=[sys.pc_next] + nxt, deadline=limit)
+        post, cur, _ = project_live(sys, read, z3.And(ts.init, entry), [sys.pc_next], limit.cap(LIVE_QE), limit)
     except QEError:
         return None
     if has_quantifier(post):
         return None
     init = z3.simplify(z3.substitute(post, *zip(ts.next, ts.state)))
-    ids = {c.get_id() for c in cur}
-    kept = [0] + [1 + i for i, c in enumerate(every) if c.get_id() in ids]
-    started = ts.with_query(init, ts.bad)
-    return EntrySystem(started.restricted([sys.pc] + cur) if len(cur) < len(every) else started, ts.init, kept)
+    return EntrySystem(ts.with_query(init, ts.bad).restricted([sys.pc] + cur), ts.init, _positions(sys, cur))
