@@ -248,7 +248,9 @@ def invariant_write_conditions(path: tuple[Edge, ...]) -> list[Expr]:
     """Conditions of the `ite`s in the path's array writes that read no variable the path writes (which object
     a pointer designates, say): the same in every iteration, so the path can be split on them."""
     sp = run_symbolically(path, lambda v: Var(f"__lr_h_{v.name}", v.type))
-    written = set(sp.post) | {h for _, h in sp.frozen}      # and the havocs' values, which differ per iteration
+    # `p = p` (a pointer the front-end re-assigns to itself as it steps its offset) writes nothing; the havocs'
+    # values differ per iteration
+    written = {v for v, e in sp.post.items() if e != v} | {h for _, h in sp.frozen}
     found: dict[Expr, None] = {}
     for v, e in sp.post.items():
         if not isinstance(v.type, ArrayType):
