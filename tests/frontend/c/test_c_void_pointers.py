@@ -96,6 +96,12 @@ def test_values_through_void_pointers_are_gccs(gcc, tmp_path):
                        "if (buf[3] == 1) reach_error();", "unreach-call", "F"),
     # calloc_model's memset of a NULL pointer (malloc may fail) is an invalid access
     ("memset_of_null", "void *v = malloc(8); memset(v, 0, 8); free(v);", "valid-memsafety", "F(valid-deref)"),
+    # a local of a block entered again has a new id per entry (a variable): it still designates that one
+    # object, whose elements the conversion reads (Verisec's encode_ie was refused)
+    ("block_local_in_bounds", "for (int k = 0; k < 2; k++) { unsigned char buf[4]; void *v = buf;\n"
+                              "unsigned char *p = v; p[3] = 1; }", "valid-memsafety", "T"),
+    ("block_local_out_of_bounds", "for (int k = 0; k < 2; k++) { unsigned char buf[4]; void *v = buf;\n"
+                                  "unsigned char *p = v; p[4 - k] = 1; }", "valid-memsafety", "F(valid-deref)"),
 ])
 def test_void_pointer_verdicts(tmp_path, name, body, prop, expected):
     got, verdict, _ = body_verdict(tmp_path, name, HEAD, body, prop, timeout=60)
@@ -105,6 +111,9 @@ def test_void_pointer_verdicts(tmp_path, name, body, prop, expected):
 @pytest.mark.parametrize("body, memsafety, words", [
     # a void * to an int read as chars (under valid-memsafety a char pointer may read any char object)
     ("int x = 1; void *v = &x; char *c = v; return c[0];", True, "read as pointing to i8 that may point into x"),
+    # the same in a block entered again (the local's id is a variable)
+    ("for (int k = 0; k < 2; k++) { int x = 1; void *v = &x; short *c = v; if (*c) return 1; }", True,
+     "read as pointing to i16 that may point into x"),
     # a void * to a struct read as an int
     ("struct pair s = { 1, 2 }; void *v = &s; int *p = v; return *p;", False, "may point into s"),
     # one allocation converted to two types: it stays chars, which neither conversion may read
