@@ -8,6 +8,11 @@ over the program's assignments gives each such variable the set of values it can
 joined through `?:`, array stores and selects; anything computed, a havoc, or more than `LIMIT` values is
 "any"), and a comparison `v == k` with k outside the set is false on every run that assigned v first.
 
+A local whose block may be entered again has a variable id, a new one per birth (`StorageMixin._new_instance`):
+its id variable is seeded with `Instances`, the one value that stands for them all, so that a pointer copying it
+is known to designate that object and `x == k` is dropped for every constant k no instance id equals (a static
+id, say: the `dest == A` case of a copy into a called function's local buffer).
+
 Soundness: inlining gives every call its own variables, so the sets are per call site. A variable read before any
 assignment holds an indeterminate value; for a pointer that is undefined behaviour (C11 6.3.2.1p2, J.2), which
 the dereference checks (valid-memsafety) or does not follow (other properties) either way, so dropping the cases
@@ -16,7 +21,7 @@ sound: a pointer read uninitialised must stay an invalid access under valid-mems
 """
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from looprover.program.cfa import Assign, Assume, Assert, Edge, Havoc
 from looprover.program.expr import (
@@ -25,6 +30,26 @@ from looprover.program.expr import (
 
 LIMIT = 256          # more values than this: any value
 ANY = None           # the set of every value
+
+
+@dataclass(frozen=True)
+class Instances:
+    """The ids of a local with a variable id, `obj` its static id: -obj, -obj - N, -obj - 2N, ...
+    (`StorageMixin._new_instance`), taken here as every id at or below -obj, none of them NULL or a static id."""
+    obj: int
+
+    def holds(self, k: int) -> bool:
+        return k <= -self.obj
+
+
+def may_equal(vs: frozenset, k: int) -> bool:
+    """Whether a value of the (known) set `vs` may be `k`."""
+    return k in vs or any(isinstance(x, Instances) and x.holds(k) for x in vs)
+
+
+def object_index(x) -> int:
+    """The static id of the object a value of a set designates (an id, or `Instances` of one)."""
+    return x.obj if isinstance(x, Instances) else x
 
 
 def _value_set(e: Expr, sets: dict, memo: dict):
@@ -99,7 +124,8 @@ def values(edges: list[Edge], tracked: set[Var], seeds: dict | None = None, havo
 
 def narrowed(edges: list[Edge], tracked: set[Var], seeds: dict | None = None) -> list[Edge]:
     """The edges with every `x == k` (k a constant) that no value of x can satisfy replaced by false (x an
-    expression over the tracked variables; `seeds` as for `values`)."""
+    expression over the tracked variables; `seeds` as for `values`), and the writes that leaves without effect
+    dropped."""
     sets = values(edges, tracked, seeds)
     if all(s is ANY for s in sets.values()):
         return edges
@@ -110,8 +136,10 @@ def narrowed(edges: list[Edge], tracked: set[Var], seeds: dict | None = None) ->
             x, k = (n.lhs, n.rhs) if isinstance(n.rhs, IntConst) else (n.rhs, n.lhs)
             if isinstance(k, IntConst):
                 vs = _value_set(x, sets, memo)
-                if vs is not ANY and k.value not in vs:
+                if vs is not ANY and not may_equal(vs, k.value):
                     return FALSE
+        if isinstance(n, Store) and n.value == Select(n.array, n.index, n.value.type):
+            return n.array      # a write of the object the pointer cannot designate (`a[i] = false ? v : a[i]`)
         return None
 
     out = []
@@ -120,6 +148,8 @@ def narrowed(edges: list[Edge], tracked: set[Var], seeds: dict | None = None) ->
         for s in e.stmts:
             if isinstance(s, Assign):
                 s = replace(s, rhs=transform(s.rhs, fold))
+                if s.rhs == s.lhs:
+                    continue
             elif isinstance(s, (Assume, Assert)):
                 s = replace(s, cond=transform(s.cond, fold))
             stmts.append(s)

@@ -19,6 +19,7 @@ from looprover.errors import UnsupportedError
 from looprover.frontend.c.ctype import CPtr, CType, TypeTable
 from looprover.frontend.c.cursors import ARRAY_KINDS, K, canonical_type, children, denotes_param
 from looprover.frontend.c.memory import Obj
+from looprover.frontend.c.object_ids import Instances
 from looprover.frontend.c.parse import Parsed
 from looprover.program.cfa import Assume, ProgramBuilder, SrcLoc
 from looprover.program.expr import FALSE, TRUE, Expr, Var, free_vars, not_
@@ -140,8 +141,14 @@ class LoweringState:
         return source_position(call), tuple(self.call_sites)
 
     def pool_seeds(self) -> dict:
-        """The id sets of the pools' id temporaries for `object_ids.values` (`heap.py`)."""
-        return {t: frozenset((first, 0)) for t, first in self.pool_ids.items()}
+        """The id sets for `object_ids.values`: of the pools' id temporaries (`heap.py`), and of the variable
+        ids of locals whose block may be entered again (`object_ids.Instances`; a pool's slots get theirs from
+        allocations)."""
+        seeds = {t: frozenset((first, 0)) for t, first in self.pool_ids.items()}
+        pooled = {x.id for slots in self.pools.values() for o in slots for x in (o, *o.members.values())}
+        seeds.update({o.id_var: frozenset((Instances(o.id),)) for o in self.objects
+                      if o.id_var is not None and o.id not in pooled})
+        return seeds
 
     def known_objects(self) -> list[Obj]:
         """The objects, as a step being lowered sees them (a dereference's candidates, what a free may end): an

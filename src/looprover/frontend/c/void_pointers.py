@@ -29,7 +29,7 @@ import clang.cindex as ci
 
 from looprover.frontend.c.ctype import CArray, CInt, CType, compatible, innermost, is_char
 from looprover.frontend.c.memory import Val
-from looprover.frontend.c.object_ids import ANY, values
+from looprover.frontend.c.object_ids import ANY, object_index, values
 from looprover.frontend.c.state import LoweringState
 from looprover.program.cfa import Assign, Edge, SrcLoc
 from looprover.program.expr import IntConst, Var
@@ -64,17 +64,12 @@ class VoidPointerMixin(LoweringState):
         """Each site with the object ids it may reach (ANY: unknown), by `object_ids.values` over `edges`."""
         argv = frozenset(self.argv_array.vars.values()) if self.argv_array is not None else frozenset()
         tracked = set(self.id_vars) | self.indeterminate_ids | {s.obj for s in self.void_sites}
-        sets = values(edges, tracked, self.pool_seeds() | self._local_id_seeds(),
+        sets = values(edges, tracked, self.pool_seeds(),
                       havocs_indeterminate=True, valued=argv)
-        return [(s, sets.get(s.obj, ANY)) for s in self.void_sites]
 
-    def _local_id_seeds(self) -> dict:
-        """A local whose id is a variable (a new id per birth, `StorageMixin._new_instance`) designates that one
-        object whatever the id's value, so here it stands for the object's static id, which maps back to the
-        object (`check_void_sites`). Only for this check: `narrowed` must see the real values. A pool's slots get
-        their ids from allocations (`pool_seeds`)."""
-        pooled = {x.id for slots in self.pools.values() for o in slots for x in (o, *o.members.values())}
-        return {o.id_var: frozenset((o.id,)) for o in self.objects if o.id_var is not None and o.id not in pooled}
+        def objects(ids):       # a local's instance ids stand for its one object
+            return ANY if ids is ANY else frozenset(object_index(x) for x in ids)
+        return [(s, objects(sets.get(s.obj, ANY))) for s in self.void_sites]
 
     def check_void_sites(self, reached: list[tuple[VoidSite, frozenset | None]]) -> list[tuple[VoidSite, str]]:
         """The sites whose objects (`reached`, from `void_objects`) are unknown or have other elements than the
