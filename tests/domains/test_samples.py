@@ -79,3 +79,26 @@ def test_a_havoc_after_an_assertion_on_a_solved_edge_gets_a_value():
     samples = sample_states(prog, {head})[head]
     assert any(s["i"] > 0 for s in samples)
     assert all(s["i"] == 0 or s["y"] == s["x"] + 3 for s in samples)
+
+
+def test_inputs_are_sometimes_the_programs_constants(monkeypatch):
+    """A scan that branches on a character (`ch == ','`, 44; an int, as getchar's) reaches the loop behind that
+    branch only with such an input: small random numbers never are 44, and the else branch always runs, so z3
+    is never asked."""
+    p = Prog("scan")
+    i, j, ch = (p.var(n, I32) for n in ("i", "j", "ch"))
+    p.assign(i, c(0))
+    with p.while_(lt(i, c(50))):
+        p.havoc(ch)
+        with p.if_(eq(ch, c(44))):
+            p.assign(j, c(0))
+            with p.while_(lt(j, i)):
+                p.assign(j, add(j, c(1)))
+        p.assign(i, add(i, c(1)))
+    prog = p.build()
+    heads = set(build_cpg(prog).loops.loops)
+    inner = max(heads)
+    assert sample_states(prog, heads)[inner]
+    assert all(0 <= s["j"] <= s["i"] for s in sample_states(prog, heads)[inner])
+    monkeypatch.setattr(samples_module, "CONSTANT_SHARE", 0.0)
+    assert not sample_states(prog, heads)[inner]

@@ -15,20 +15,26 @@ from typing import Any
 import z3
 
 from looprover.deadline import Deadline
+from looprover.domains.base import program_constants
 from looprover.program.cfa import Assign, Assume, Edge, Havoc, Program
 from looprover.program.expr import ArrayType, BoolType, IntType, Var
 from looprover.program.interp import ArrayValue, Evaluator, Oracle, UndefinedBehavior, commit, try_edge
 from looprover.smt.encode import Encoder
 
 SOLVE_MS = 50      # z3's time per solved step: a sample is a hint, not worth more
+CONSTANT_SHARE = 0.2    # of the random inputs: a program constant (`_RandomOracle`)
 
 
 class _RandomOracle(Oracle):
-    def __init__(self, rng: random.Random):
-        self.rng = rng
+    """Random inputs, a `CONSTANT_SHARE` of them a constant of the program: a scan that branches on `','` or
+    `'"'` takes those branches, and the loops behind them get samples, only if its inputs sometimes are those
+    characters (small random numbers never are)."""
+
+    def __init__(self, rng: random.Random, consts: list[int]):
+        self.rng, self.consts = rng, consts
 
     def __call__(self, v: Var):
-        return _random_value(self.rng, v.type)
+        return _random_value(self.rng, v.type, self.consts if self.rng.random() < CONSTANT_SHARE else None)
 
 
 class _ListOracle(Oracle):
@@ -95,9 +101,13 @@ class _EdgeSolver:
             s.pop()
 
 
-def _random_value(rng: random.Random, t) -> Any:
+def _random_value(rng: random.Random, t, consts: list[int] | None = None) -> Any:
+    """A random value of type `t`; one of `consts` (wrapped into `t`), when given, for an integer."""
     if isinstance(t, BoolType):
         return rng.random() < 0.5
+    if isinstance(t, IntType) and consts:
+        k = rng.choice(consts)
+        return t.wrap(k) if t.bounded else k
     if isinstance(t, IntType):
         r = rng.random()
         if r < 0.75 or not t.bounded:
@@ -105,7 +115,7 @@ def _random_value(rng: random.Random, t) -> Any:
         if r < 0.85:
             return rng.choice([t.min, t.max, t.min + 1, t.max - 1])
         return rng.randint(t.min, t.max)
-    return ArrayValue(_random_value(rng, t.elem))
+    return ArrayValue(_random_value(rng, t.elem, consts))
 
 
 LONG_RUNS = 2              # runs for the points no short run reached ...
@@ -147,6 +157,7 @@ class _Sampler:
         self.scalars = [n for n, i in program.variables.items() if not hasattr(i.var.type, "elem")]
         self.arrs = [n for n, i in program.variables.items() if arrays and hasattr(i.var.type, "elem")]
         self.solvers: dict[int, _EdgeSolver] = {}
+        self.consts = program_constants(program)
 
     def run(self, out: dict[int, list[dict]], max_steps: int, per_point: int, per_run: int, solve: bool = True,
             deadline: Deadline | None = None) -> None:
@@ -155,7 +166,7 @@ class _Sampler:
         `_CHECK_EVERY` steps the run looks at the deadline and ends once every point has its samples."""
         program, rng = self.program, self.rng
         ev = Evaluator("wrap" if self.bitvector else "math")
-        oracle = _RandomOracle(rng)
+        oracle = _RandomOracle(rng, self.consts)
         state = {n: _random_value(rng, i.var.type) for n, i in program.variables.items()}
         loc = program.init
         mine: dict[int, int] = {}
