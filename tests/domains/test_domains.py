@@ -272,3 +272,29 @@ def test_string_lengths_relate_the_loop_counters_to_a_ghost_length():
     assert str(or_(cmp("==", c, const(0, I8)), cmp("<", i, g))) in atoms
     assert not any(str(Binary("-", n, i, I32)) in a or str(Binary("-", i, n, I32)) in a for a in atoms)
     assert StringLengths().site_atoms(Site(3, [0], samples), [g, i, j, n, c]) == []
+
+
+def test_guard_relations_offer_a_bound_of_several_variables_and_its_weakening(loop):
+    """A copy of `j - start + 1` cells runs while `k < j - start + 1`: the guard, the bound the loop leaves with
+    (`k <= ...`) and the length check's negation come from the branches; a comparison of one variable with a
+    constant does not (the guard bounds' job), nor one over a variable that is not live."""
+    from looprover.domains.guards import GuardRelations, guard_comparisons
+    from looprover.domains.state import atoms_at
+    from looprover.program.expr import free_vars
+    lp = loop("int start = __VERIFIER_nondet_int(), j = __VERIFIER_nondet_int(), k = 0;\n"
+              "if (start < 0 || j < start || j - start + 1 >= 8) return 0;\n"
+              "while (k < j - start + 1) k++;")
+    comparisons = guard_comparisons(lp.prog)
+    assert comparisons and all(len(free_vars(c)) >= 2 for c in comparisons)     # not `start < 0`
+    site = Site(lp.site.node, lp.site.consts, lp.site.samples, comparisons=comparisons)
+    ints = [lp.var(n) for n in ("start", "j", "k")]
+    got = strs(GuardRelations().site_atoms(site, ints))
+    assert "(k <= (((j - start) + 1) + 0))" not in got                        # no `+ 0`
+    assert "(k <= ((j - start) + 1))" in got and "(k < ((j - start) + 1))" in got
+    assert "(((j - start) + 1) < 8)" in got and "(((j - start) + 1) <= 8)" in got      # the check's negation
+    assert "(j >= start)" in got and "(j >= (start + (-1)))" in got
+    dead = Site(lp.site.node, [], [], comparisons=comparisons, live=frozenset({"start", "j"}))
+    assert not any("k" in a for a in strs(GuardRelations().site_atoms(dead, ints)))
+    # what the samples refute is not kept: at the head k never exceeds the bound
+    kept = strs(atoms_at(lp.prog, lp.site.node, lp.site.samples, False, (GuardRelations(),)))
+    assert "(k <= ((j - start) + 1))" in kept and "(k > ((j - start) + 1))" not in kept

@@ -36,6 +36,7 @@ class Site:
     cells: "CellShapes | None" = None       # the program's quantified-invariant templates (`cells.cell_shapes`)
     live: frozenset[str] | None = None      # variables live at the cutpoint (None: not known)
     loop_writes: frozenset[str] | None = None   # variables the loop headed there writes (None: not known)
+    comparisons: tuple = ()                 # the branch comparisons of variables (`guards.guard_comparisons`)
 
 
 @dataclass

@@ -16,6 +16,7 @@ from looprover.domains.congruence import Congruence
 from looprover.domains.contents import Contents
 from looprover.domains.deltas import Deltas
 from looprover.domains.equalities import Equalities
+from looprover.domains.guards import GuardRelations, guard_comparisons
 from looprover.domains.intervals import Intervals
 from looprover.domains.linear import Linear
 from looprover.domains.octagon import Octagon
@@ -33,7 +34,7 @@ QUANTIFIER_FREE_DOMAINS: tuple[Domain, ...] = (TypeRanges(), Intervals(), Zones(
 # k-induction and its certificates: the quantifier-free atoms, the buffers' terminators (`strings.py`: a
 # summary's `a[n-1] == 0` must be restated at the loop heads to certify its TRUE), then the quantified array facts
 # (`cells.py`) and, on the string-terminator abstraction, the relations of its length ghosts (`strings.py`)
-STATE_DOMAINS: tuple[Domain, ...] = QUANTIFIER_FREE_DOMAINS + (Strings(), Cells(), StringLengths())
+STATE_DOMAINS: tuple[Domain, ...] = QUANTIFIER_FREE_DOMAINS + (GuardRelations(), Strings(), Cells(), StringLengths())
 # loop summaries (`transforms/summarize.py`): the state domains at one loop head, plus the buffer facts
 SUMMARY_DOMAINS: tuple[Domain, ...] = (Intervals(), Zones(), Equalities(), Congruence(), Linear(), Booleans(),
                                        Strings(), Octagon(), Deltas(), Contents(), AffineHull())
@@ -59,7 +60,7 @@ def candidates(program: Program, cpg: CutpointGraph, samples: dict[int, list[dic
                domains: tuple[Domain, ...] = STATE_DOMAINS, live_only: bool = False) -> list[Candidate]:
     """Unguarded atoms of the `everywhere` domains, then per cutpoint the atoms of `atoms_at`; `live_only`: over
     the variables live at each cutpoint only (for Horn clauses, whose relations range over those alone)."""
-    consts, guards = program_constants(program), guard_bounds(program)
+    consts, guards, comparisons = program_constants(program), guard_bounds(program), guard_comparisons(program)
     live = liveness(program) if live_only or any(d.wants_scope(program) for d in domains) else None
     anywhere = set().union(*live.values()) if live_only and live else None
     ints = [i.var for i in program.variables.values() if isinstance(i.var.type, IntType)
@@ -77,7 +78,8 @@ def candidates(program: Program, cpg: CutpointGraph, samples: dict[int, list[dic
                                            frozenset(v.name for v in lp.writes) if lp is not None else None)
         out.extend(Candidate(c, a) for a in atoms_at(program, c, samples.get(c, []), bitvector, domains, changing,
                                                      consts, guards=guards, cells=shapes, scope=scope,
-                                                     only=scope[0] if live_only else None))
+                                                     only=scope[0] if live_only else None,
+                                                     comparisons=comparisons))
     return out
 
 
@@ -86,7 +88,7 @@ def atoms_at(program: Program, node: int, samples: list[dict], bitvector: bool,
              consts: list[int] | None = None, entry: dict | None = None,
              guards: dict[str, list[tuple[str, int]]] | None = None, cells: CellShapes | None = None,
              scope: tuple[frozenset[str], frozenset[str] | None] | None = None,
-             only: frozenset[str] | None = None) -> list[Expr]:
+             only: frozenset[str] | None = None, comparisons: tuple | None = None) -> list[Expr]:
     """The atoms the non-`everywhere` domains offer at `node` that every sampled state satisfies: over each
     integer variable, over each pair of integer variables of one type (a pair needs a variable in `changing`,
     when given), over each array with the integer variables as indices, and over each Boolean variable.
@@ -94,7 +96,8 @@ def atoms_at(program: Program, node: int, samples: list[dict], bitvector: bool,
     guard bounds when the caller has them (`candidates` asks every cutpoint); `cells`: the quantified templates
     (`cells.cell_shapes`, from every cutpoint's samples; default: from this one's); `scope`: the variables live
     at `node` and those its loop writes (`Site.live`, `Site.loop_writes`), when the caller has them; `only`:
-    the variables to speak of (default: all)."""
+    the variables to speak of (default: all); `comparisons`: the program's `guard_comparisons`, when the caller
+    has them."""
     ev = Evaluator("wrap" if bitvector else "math")
     consts = consts if consts is not None else program_constants(program)
     vs = [i.var for i in program.variables.values() if only is None or i.var.name in only]
@@ -105,8 +108,10 @@ def atoms_at(program: Program, node: int, samples: list[dict], bitvector: bool,
     guards = guards if guards is not None else guard_bounds(program)
     if cells is None and any(isinstance(d, Cells) for d in local):
         cells = cell_shapes(program, {node: samples})
+    if comparisons is None and any(isinstance(d, GuardRelations) for d in local):
+        comparisons = guard_comparisons(program)
     site = Site(node, consts, samples, bitvector, dict(entry or {}), guards, cells,
-                *(scope if scope is not None else (None, None)))
+                *(scope if scope is not None else (None, None)), comparisons or ())
     atoms: list[Expr] = []
 
     def add(new: list[Expr], cap: int | None = None) -> None:
