@@ -22,19 +22,20 @@ from looprover.program.interp import ArrayValue, Evaluator, Oracle, UndefinedBeh
 from looprover.smt.encode import Encoder
 
 SOLVE_MS = 50      # z3's time per solved step: a sample is a hint, not worth more
-CONSTANT_SHARE = 0.2    # of the random inputs: a program constant (`_RandomOracle`)
+CONSTANT_SHARE = 0.2    # of the random inputs of the runs for unreached points: a program constant
 
 
 class _RandomOracle(Oracle):
-    """Random inputs, a `CONSTANT_SHARE` of them a constant of the program: a scan that branches on `','` or
-    `'"'` takes those branches, and the loops behind them get samples, only if its inputs sometimes are those
-    characters (small random numbers never are)."""
+    """Random inputs; given the program's constants, a `CONSTANT_SHARE` of them one of those: a scan that
+    branches on `','` or `'"'` takes those branches, and the loops behind them get samples, only if its inputs
+    sometimes are those characters (small random numbers never are)."""
 
     def __init__(self, rng: random.Random, consts: list[int]):
         self.rng, self.consts = rng, consts
 
     def __call__(self, v: Var):
-        return _random_value(self.rng, v.type, self.consts if self.rng.random() < CONSTANT_SHARE else None)
+        pick = self.consts and self.rng.random() < CONSTANT_SHARE
+        return _random_value(self.rng, v.type, self.consts if pick else None)
 
 
 class _ListOracle(Oracle):
@@ -129,8 +130,9 @@ def sample_states(program: Program, points: set[int], seed: int = 0, runs: int =
                   per_point: int = 200, bitvector: bool = False, deadline: Deadline | None = None,
                   arrays: bool = False) -> dict[int, list[dict]]:
     """States (scalar variables, and copies of the arrays with `arrays`) seen at `points` in random runs of the
-    concrete interpreter. A point that no short run reaches (one behind a loop of a thousand iterations) gets
-    a few long runs: without samples, every candidate there reaches Houdini, and contradictory ones (`k ≥ 0`
+    concrete interpreter. A point that no short run reaches gets short runs whose inputs are sometimes the
+    program's constants (one behind a branch on a character), then, if still unreached (one behind a loop of
+    a thousand iterations), a few long runs: without samples, every candidate there reaches Houdini, and contradictory ones (`k ≥ 0`
     and `k ≤ -1`) make any set of candidates vacuously inductive. The long runs take random steps only (a
     step z3 must find values for costs about a millisecond, too much for thousands of them) and stop at the
     deadline."""
@@ -141,6 +143,12 @@ def sample_states(program: Program, points: set[int], seed: int = 0, runs: int =
         if deadline is not None and deadline.expired():
             break
         sampler.run(out, max_steps, per_point, max(per_point // RUNS_PER_POINT, 1))
+    missing = {p: [] for p in points if not out[p]}
+    for _ in range(runs if missing else 0):     # runs whose inputs are sometimes the program's constants
+        if deadline is not None and deadline.expired():
+            break
+        sampler.run(missing, max_steps, per_point, max(per_point // RUNS_PER_POINT, 1), constants=True)
+    out.update({p: v for p, v in missing.items() if v})
     missing = {p: [] for p in points if not out[p]}
     for _ in range(LONG_RUNS if missing else 0):
         if deadline is not None and deadline.expired():
@@ -160,13 +168,13 @@ class _Sampler:
         self.consts = program_constants(program)
 
     def run(self, out: dict[int, list[dict]], max_steps: int, per_point: int, per_run: int, solve: bool = True,
-            deadline: Deadline | None = None) -> None:
+            deadline: Deadline | None = None, constants: bool = False) -> None:
         """Record up to `per_run` states of this run at each point, up to `per_point` in all. `solve`: where no
         edge runs on random values, let z3 choose them (`_solved_step`). Every
         `_CHECK_EVERY` steps the run looks at the deadline and ends once every point has its samples."""
         program, rng = self.program, self.rng
         ev = Evaluator("wrap" if self.bitvector else "math")
-        oracle = _RandomOracle(rng, self.consts)
+        oracle = _RandomOracle(rng, self.consts if constants else [])
         state = {n: _random_value(rng, i.var.type) for n, i in program.variables.items()}
         loc = program.init
         mine: dict[int, int] = {}
