@@ -13,7 +13,7 @@ state.py      Candidate and `candidates()`: the state atoms of every cutpoint (k
               of one location (loop summaries)
 transition.py `transition_candidates()`: the relations over (x, x') of a loop body (TPA seed lemmas)
 ranges.py intervals.py zones.py equalities.py congruence.py linear.py booleans.py strings.py octagon.py
-deltas.py contents.py cells.py   the domains
+deltas.py contents.py cells.py guards.py   the domains
 """
 from looprover.domains.base import Domain, Site, StepSite, program_constants
 from looprover.domains.samples import sample_states
