@@ -132,8 +132,8 @@ def sample_states(program: Program, points: set[int], seed: int = 0, runs: int =
     """States (scalar variables, and copies of the arrays with `arrays`) seen at `points` in random runs of the
     concrete interpreter. A point that no short run reaches gets short runs whose inputs are sometimes the
     program's constants (one behind a branch on a character), then, if still unreached (one behind a loop of
-    a thousand iterations), a few long runs: without samples, every candidate there reaches Houdini, and contradictory ones (`k ≥ 0`
-    and `k ≤ -1`) make any set of candidates vacuously inductive. The long runs take random steps only (a
+    a thousand iterations), a few long runs: without samples, every candidate there reaches Houdini, and
+    contradictory ones (`k ≥ 0` and `k ≤ -1`) make any set of candidates vacuously inductive. The long runs take random steps only (a
     step z3 must find values for costs about a millisecond, too much for thousands of them) and stop at the
     deadline."""
     rng = random.Random(seed)

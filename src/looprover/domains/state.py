@@ -31,10 +31,12 @@ from looprover.program.liveness import liveness
 
 QUANTIFIER_FREE_DOMAINS: tuple[Domain, ...] = (TypeRanges(), Intervals(), Zones(), Equalities(), Congruence(),
                                                Linear(), Booleans(), AffineHull())
-# k-induction and its certificates: the quantifier-free atoms, the buffers' terminators (`strings.py`: a
-# summary's `a[n-1] == 0` must be restated at the loop heads to certify its TRUE), then the quantified array facts
-# (`cells.py`) and, on the string-terminator abstraction, the relations of its length ghosts (`strings.py`)
-STATE_DOMAINS: tuple[Domain, ...] = QUANTIFIER_FREE_DOMAINS + (GuardRelations(), Strings(), Cells(), StringLengths())
+# k-induction and its certificates: the quantifier-free atoms, the branches' comparisons of several variables
+# (`guards.py`), the buffers' terminators (`strings.py`: a summary's `a[n-1] == 0` must be restated at the loop
+# heads to certify its TRUE), then the quantified array facts (`cells.py`) and, on the string-terminator
+# abstraction, the relations of its length ghosts (`strings.py`)
+STATE_DOMAINS: tuple[Domain, ...] = QUANTIFIER_FREE_DOMAINS + (GuardRelations(), Strings(), Cells(),
+                                                               StringLengths())
 # loop summaries (`transforms/summarize.py`): the state domains at one loop head, plus the buffer facts
 SUMMARY_DOMAINS: tuple[Domain, ...] = (Intervals(), Zones(), Equalities(), Congruence(), Linear(), Booleans(),
                                        Strings(), Octagon(), Deltas(), Contents(), AffineHull())

@@ -127,7 +127,7 @@ class Lowerer(StatementMixin, ExpressionMixin, CallMixin, FunctionPointerMixin, 
         self.static_init = False
         for flag in self.alive.values():   # no local object is live before its block is entered
             self.emit(Assign(flag, FALSE, None))
-        pooled = {x.id for slots in self.pools.values() for o in slots for x in (o, *o.members.values())}
+        pooled = self.pooled_ids()
         for obj in self.objects:           # the id before the first birth (`StorageMixin._new_instance`)
             if obj.id_var is not None:     # (a pool's unallocated object: an id no pointer holds, `heap.py`)
                 first = POOL_ID_FLOOR - obj.id if obj.id in pooled else -obj.id

@@ -145,10 +145,14 @@ class LoweringState:
         ids of locals whose block may be entered again (`object_ids.Instances`; a pool's slots get theirs from
         allocations)."""
         seeds = {t: frozenset((first, 0)) for t, first in self.pool_ids.items()}
-        pooled = {x.id for slots in self.pools.values() for o in slots for x in (o, *o.members.values())}
+        pooled = self.pooled_ids()
         seeds.update({o.id_var: frozenset((Instances(o.id),)) for o in self.objects
                       if o.id_var is not None and o.id not in pooled})
         return seeds
+
+    def pooled_ids(self) -> set[int]:
+        """The static ids of the pools' slot objects and their members' (`heap.py`)."""
+        return {x.id for slots in self.pools.values() for o in slots for x in (o, *o.members.values())}
 
     def known_objects(self) -> list[Obj]:
         """The objects, as a step being lowered sees them (a dereference's candidates, what a free may end): an
