@@ -5,6 +5,12 @@ shared by the front-end, the engines, their solver calls, interpolation, MBP and
 its own float or class; now they all hold a `Deadline`, tighten it with `cap` for a sub-task, and raise the
 same `OutOfTime` when it passes. The guarded engine runner (`engines/base.py`) turns `OutOfTime` into
 UNKNOWN("timeout ..."); nothing else needs to catch it.
+
+Deadlines read the time from one clock per process (`use_clock`): the wall clock, except in a portfolio's engine,
+whose clock (`timeshare.ShareClock`) stands still while the engine is paused and runs faster than the wall clock
+by the number of engines it shares its core with. Its seconds (`left`, `cap`, `after`, `ms`) are therefore the
+engine's own running seconds, and a budget such as "a third of the time left" is a third of the running time
+it can expect: pauses no longer eat the sub-budgets an engine plans (k-induction's Houdini, TPA's seeds).
 """
 from __future__ import annotations
 
@@ -20,12 +26,34 @@ KILL_GRACE = 1.0
 PAST_DEADLINE = KILL_GRACE / 2
 
 
+class Clock:
+    """The wall clock: `read()` is (now, rate), the instant on the clock deadlines are set on and how many of
+    its seconds one running second is."""
+
+    def read(self) -> tuple[float, float]:
+        return time.monotonic(), 1.0
+
+
+_clock: Clock = Clock()
+
+
+def use_clock(clock: Clock) -> None:
+    """Make every deadline of this process (and of the children it forks later) read `clock`."""
+    global _clock
+    _clock = clock
+
+
+def now() -> float:
+    """The instant deadlines compare with: for a deadline of one's own, `Deadline(now() + ...)`."""
+    return _clock.read()[0]
+
+
 class OutOfTime(Exception):
     """The deadline passed: the run ends with UNKNOWN."""
 
 
 class Deadline:
-    """An absolute monotonic instant; `Deadline.never()` for no limit (tests, library use)."""
+    """An absolute instant on this process's clock; `Deadline.never()` for no limit (tests, library use)."""
 
     __slots__ = ("at",)
 
@@ -34,7 +62,8 @@ class Deadline:
 
     @staticmethod
     def after(seconds: float) -> "Deadline":
-        return Deadline(time.monotonic() + seconds)
+        at, rate = _clock.read()
+        return Deadline(at + seconds * rate)
 
     @staticmethod
     def never() -> "Deadline":
@@ -46,21 +75,23 @@ class Deadline:
 
     def left(self) -> float:
         """Seconds left (negative once passed, `inf` for no limit)."""
-        return self.at - time.monotonic()
+        at, rate = _clock.read()
+        return (self.at - at) / rate
 
     def expired(self) -> bool:
         return self.left() <= 0
 
     def check(self) -> None:
         """Raise OutOfTime if the deadline has passed (for Python-side loops: encoding, unrolling, search)."""
-        if time.monotonic() >= self.at:
+        if _clock.read()[0] >= self.at:
             raise OutOfTime()
 
     def cap(self, seconds: float | None) -> "Deadline":
         """The earlier of this deadline and `seconds` from now (a sub-task's own budget)."""
         if seconds is None:
             return self
-        return Deadline(min(self.at, time.monotonic() + max(seconds, 0.0)))
+        at, rate = _clock.read()
+        return Deadline(min(self.at, at + max(seconds, 0.0) * rate))
 
     def earliest(self, other: "Deadline | None") -> "Deadline":
         return self if other is None or self.at <= other.at else other
@@ -69,6 +100,16 @@ class Deadline:
         """Milliseconds left (≥ 1) for a z3 `timeout` parameter, optionally capped at `cap` seconds; raises
         OutOfTime when nothing is left. z3 reads the parameter as an unsigned int, so no limit is 2^32-1."""
         left = self.left() if cap is None else min(self.left(), cap)
+        if left <= 0:
+            raise OutOfTime()
+        return max(1, int(min(left * 1000, 4_294_967_295)))
+
+    def ms_to_the_end(self) -> int:
+        """Milliseconds for the z3 timer of one call that is to run until this deadline and cannot be asked
+        again after a pause (a Spacer query keeps no state across queries): the deadline's own seconds left.
+        On a time-share clock these are about the wall time until it, of which the engine runs its share, where
+        `ms` gives the running seconds (a paused call's z3 timer, on the wall clock, would then end it early)."""
+        left = self.at - _clock.read()[0]
         if left <= 0:
             raise OutOfTime()
         return max(1, int(min(left * 1000, 4_294_967_295)))

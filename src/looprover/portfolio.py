@@ -10,6 +10,8 @@ cores they take turns: each engine's k-th turn lasts `first_slice`·2^k, a pause
 (SIGSTOP/SIGCONT), and an engine that finishes frees its core for the next one. So the cheap engines get the
 first short look (most easy tasks are answered there), the deep ones then get long stretches, and on a long
 run every engine gets about an equal share of the machine. With no more engines than cores all run at once.
+An engine's deadlines read its own clock, which counts its running time scaled to the share of a core it can
+expect, so a paused engine's plans ("Houdini gets a third") are not spent while it waits.
 
 Each engine runs under the guarded runner (`engines.base.run_engine`) in its own child process
 (`processes.Child`), so a crash, a memory error or a stuck solver takes down only that engine, which counts as
@@ -31,7 +33,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
-from looprover.deadline import PAST_DEADLINE, Deadline
+from looprover.deadline import PAST_DEADLINE, Clock, Deadline, use_clock
 from looprover.engines import get_engine, unavailable
 from looprover.engines.cards import CARDS, refusal
 from looprover.engines.base import Engine, Run, Task, run_engine, vet
@@ -103,14 +105,14 @@ def run_portfolio(program: Program, task: Task, run: Run, names: tuple[str, ...]
             results[name] = Verdict.unknown(name, f"engine not available: {why}")
     started = time.monotonic()
 
-    def start(i: int) -> Child:
+    def start(i: int, clock: Clock) -> Child:
         name = engines[i]
         progress = _Prefixed(name, run.progress) if forking() and run.progress is not None else None
         child_run = Run(Deadline(run.deadline.at), bitvector=run.bitvector, max_bound=run.max_bound,
                         settings=run.settings, progress=progress)
         # not daemonic: an engine starts children of its own (QE, smt/tactics.py); `kill_all` below kills every
         # engine still running, and an engine's children die with it
-        child = Child(f"looprover-{name}", _solve, name, program, task, child_run, daemon=False)
+        child = Child(f"looprover-{name}", _solve, name, program, task, child_run, clock, daemon=False)
         run.report(f"portfolio: started {name} (pid {child.pid})")
         return child
 
@@ -156,9 +158,11 @@ def run_portfolio(program: Program, task: Task, run: Run, names: tuple[str, ...]
     return final
 
 
-def _solve(name: str, program: Program, task: Task, run: Run) -> Verdict:
-    """A child's work: the guarded engine run, as a verdict that can cross the process boundary. An engine that
-    cannot be imported is UNKNOWN: a missing engine must not take the others down."""
+def _solve(name: str, program: Program, task: Task, run: Run, clock: Clock) -> Verdict:
+    """A child's work: the guarded engine run, its deadlines on its time-share clock (`timeshare.py`), as a
+    verdict that can cross the process boundary. An engine that cannot be imported is UNKNOWN: a missing engine
+    must not take the others down."""
+    use_clock(clock)
     try:
         engine = get_engine(name)
     except (ImportError, KeyError) as exc:

@@ -154,6 +154,12 @@ def _context() -> mp.context.BaseContext:
     return mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
 
 
+def shared_doubles(n: int):
+    """`n` floats in shared memory that a parent writes and the children it starts later read (no lock: the
+    writer makes its own protocol, `timeshare.ShareClock`)."""
+    return _context().RawArray("d", n)
+
+
 def forking() -> bool:
     """Whether children are forked (they then share the parent's loaded modules and open streams)."""
     return _context().get_start_method() == "fork"

@@ -14,9 +14,13 @@ The schedule, in the order the children are given (the portfolio puts cheap engi
     and over a long run every engine gets about an equal share of the cores;
   * a child that finishes frees its core at once for the next one in turn.
 
-A paused child's wall clock runs on: its deadline is the common one, and a solver call capped at a few seconds
-that is paused in the middle times out when it resumes (the callers treat that like any capped query that gave
-no answer). Slices of a second or more keep that rare.
+Each child's deadlines read its own clock (`ShareClock`, installed by the caller's child function): it stands
+still while the child is paused and, while it runs, goes as many times faster than the wall clock as there are
+unfinished children per core (the rate is set anew at each turn). So the common deadline, set on the wall clock,
+arrives on the child's clock after about the running time the child can expect, and the budgets an engine derives
+from it ("a third of the time left") are parts of that running time, not of wall time spent paused. The child is
+still killed at the wall-clock deadline. A solver call paused in the middle sees z3's own wall-clock timer expire
+when it resumes (`smt/solver.py` asks again then).
 """
 from __future__ import annotations
 
@@ -25,7 +29,47 @@ import time
 from collections import deque
 from typing import Callable
 
-from looprover.processes import Child
+from looprover.deadline import Clock
+from looprover.processes import Child, shared_doubles
+
+
+class ShareClock(Clock):
+    """A child's clock under time-sharing, in memory its parent writes and it reads (`read`, the `Clock`
+    interface). The parent writes only while the child is stopped or has not started, and a sequence number
+    (odd while a write is under way) makes the child retry a read that a pause cut in two."""
+
+    def __init__(self, now: float, rate: float, wall: Callable[[], float] = time.monotonic):
+        # [sequence, wall anchor, clock anchor, rate, running]: while running, the clock reads
+        # anchor + (wall now - wall anchor) * rate; while paused, the anchor
+        self._cells = shared_doubles(5)
+        self._wall = wall
+        self._write(now, now, rate, True)
+
+    def _write(self, wall: float, at: float, rate: float, running: bool) -> None:
+        c = self._cells
+        c[0] += 1
+        c[1], c[2], c[3], c[4] = wall, at, rate, 1.0 if running else 0.0
+        c[0] += 1
+
+    def read(self) -> tuple[float, float]:
+        c = self._cells
+        while True:
+            seq = c[0]
+            wall, at, rate, running = c[1], c[2], c[3], c[4]
+            if seq % 2 == 0 and c[0] == seq:
+                break
+        return (at + (self._wall() - wall) * rate if running else at), rate
+
+    def pause(self, now: float) -> None:
+        """Stop the clock at `now` (wall) (the parent, once the child is stopped)."""
+        self.set(now, running=False)
+
+    def set(self, now: float, rate: float | None = None, running: bool | None = None) -> None:
+        """From `now` (wall) on, run at `rate` and/or run or stand still (the parent; safe while the child
+        reads, which then reads again)."""
+        c = self._cells
+        at = c[2] + (now - c[1]) * c[3] if c[4] else c[2]
+        self._write(now, at, c[3] if rate is None else rate, bool(c[4]) if running is None else running)
 
 
 def usable_cores() -> int:
@@ -37,17 +81,19 @@ def usable_cores() -> int:
 
 
 class TimeShare:
-    """Runs the children `start(i)` creates (i = 0..n-1) so that at most `cores` run at any moment.
+    """Runs the children `start(i, clock)` creates (i = 0..n-1) so that at most `cores` run at any moment; a
+    child's deadlines are to read `clock` (`deadline.use_clock`).
 
     `poll(timeout)` waits for results; the caller takes each finished child's result and decides when to stop
     (`kill_all`). Children are created lazily, at their first turn, so an answer found by a cheap engine means
     the expensive ones never start. A child's k-th turn lasts `first_slice`·2^k."""
 
-    def __init__(self, n: int, start: Callable[[int], Child], cores: int, first_slice: float,
+    def __init__(self, n: int, start: Callable[[int, ShareClock], Child], cores: int, first_slice: float,
                  clock: Callable[[], float] = time.monotonic):
         self.n, self.start, self.cores, self.clock = n, start, max(1, cores), clock
         self.first_slice = max(first_slice, 0.01)
         self.children: dict[int, Child] = {}        # started children, by index
+        self.clocks: dict[int, ShareClock] = {}     # their clocks
         self.turn = [0] * n                         # turns each child has had
         self.done: set[int] = set()
         self.running: dict[int, float] = {}         # index -> end of its current turn
@@ -61,14 +107,21 @@ class TimeShare:
             return float("inf")                     # nothing to share: run to the end
         return self.first_slice * 2 ** self.turn[i]
 
+    def rate(self) -> float:
+        """How many times faster than the wall clock a running child's clock goes: the unfinished children per
+        core (1 when there are no more than cores)."""
+        return max(1.0, (self.n - len(self.done)) / self.cores)
+
     def _fill(self) -> None:
         """Give each free core to the next waiting child."""
         while len(self.running) < self.cores and self.waiting:
             i = self.waiting.popleft()
             if i in self.children:
+                self.clocks[i].set(time.monotonic(), self.rate(), running=True)
                 self.children[i].resume()
             else:
-                self.children[i] = self.start(i)
+                self.clocks[i] = ShareClock(time.monotonic(), self.rate())
+                self.children[i] = self.start(i, self.clocks[i])
             self.running[i] = self.clock() + self._slice(i)
             self.turn[i] += 1
         self.max_running = max(self.max_running, len(self.running))
@@ -84,6 +137,7 @@ class TimeShare:
                 self.turn[i] += 1
                 continue
             self.children[i].pause()
+            self.clocks[i].pause(time.monotonic())
             self.pauses += 1
             del self.running[i]
             self.waiting.append(i)
@@ -103,6 +157,10 @@ class TimeShare:
             del self.running[i]
             self.done.add(i)
             out.append((i, child))
+        if out:     # fewer children share the cores: the others' clocks slow down
+            now, rate = time.monotonic(), self.rate()
+            for i in self.children.keys() - self.done:
+                self.clocks[i].set(now, rate)
         return out          # the freed cores are given out at the next poll, if the caller goes on
 
     def finished(self) -> bool:

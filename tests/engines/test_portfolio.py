@@ -269,7 +269,7 @@ def test_timeshare_never_runs_more_children_than_cores():
     two of them runnable (not stopped, not finished), and all four finish."""
     from looprover.processes import Child
     from looprover.timeshare import TimeShare
-    share = TimeShare(4, lambda i: Child(f"spin{i}", _spin, 0.6), cores=2, first_slice=0.1)
+    share = TimeShare(4, lambda i, clock: Child(f"spin{i}", _spin, 0.6), cores=2, first_slice=0.1)
     results, most = {}, 0
     t_end = time.monotonic() + 60
     while not share.finished() and time.monotonic() < t_end:
@@ -322,7 +322,7 @@ def test_timeshare_starts_children_lazily_in_order():
     from looprover.timeshare import TimeShare
     started = []
 
-    def start(i):
+    def start(i, clock):
         started.append(i)
         return Child(f"quick{i}", _spin, 0.0)
     share = TimeShare(3, start, cores=1, first_slice=5.0)
@@ -331,3 +331,49 @@ def test_timeshare_starts_children_lazily_in_order():
         ready = share.poll(10)
     assert [i for i, _ in ready] == [0] and started == [0]
     share.kill_all()
+
+
+def test_an_engine_s_deadlines_read_its_share_clock(fake_engines, chc_program):
+    """Three engines on one core: the first one's deadlines run three times as fast as the wall clock while it
+    runs (it can expect a third of the core); with a core each, as fast as the wall clock."""
+    from looprover.portfolio import PortfolioSettings
+    for cores, rate in ((1, 3), (3, 1)):
+        settings = PortfolioSettings(engines=("fake_clock", "fake_unknown", "fake_slow_true"), cores=cores,
+                                     first_slice=5.0)
+        v = verify("portfolio", chc_program, timeout=20, settings=settings)
+        assert v.stats["portfolio"]["fake_clock"]["reason"] == f"ShareClock at rate {rate}", cores
+
+
+def test_a_share_clock_stands_still_while_paused_and_runs_at_its_rate():
+    """The parent's writes (pause, resume at a new rate) as the child reads them, on a wall clock set by hand."""
+    from looprover.timeshare import ShareClock
+    wall = [10.0]
+    clock = ShareClock(10.0, 3.0, wall=lambda: wall[0])
+    wall[0] = 11.0
+    assert clock.read() == (13.0, 3.0)         # one running second is three of its seconds
+    clock.pause(11.0)
+    wall[0] = 20.0
+    assert clock.read() == (13.0, 3.0)         # paused: nothing passes
+    clock.set(20.0, 2.0, running=True)
+    wall[0] = 20.5
+    assert clock.read() == (14.0, 2.0)
+    clock.set(20.5, 1.0)                       # fewer engines left: slower, still running
+    wall[0] = 21.5
+    assert clock.read() == (15.0, 1.0)
+
+
+def test_deadlines_count_the_running_seconds_of_their_clock(monkeypatch):
+    """On a clock at rate 4 a deadline 8 of its seconds away is 2 running seconds away; `cap`, `after` and `ms`
+    speak running seconds too."""
+    from looprover import deadline as dl
+    from looprover.deadline import Clock, Deadline
+
+    class Fixed(Clock):
+        def read(self):
+            return 100.0, 4.0
+    monkeypatch.setattr(dl, "_clock", Fixed())
+    d = Deadline(108.0)
+    assert d.left() == 2.0 and d.ms() == 2000 and not d.expired()
+    assert d.cap(1.0).at == 104.0 and d.cap(5.0).at == 108.0
+    assert Deadline.after(0.5).at == 102.0
+    assert Deadline(100.0).expired() and dl.now() == 100.0

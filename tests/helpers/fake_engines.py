@@ -98,6 +98,15 @@ FAKES = {
                 time.sleep(1.0)
                 return Verdict(Status.TRUE, "fake_slow_true", "proved slowly", evidence=AcceptedProof())
     """,
+    "fake_clock": """
+        class Fake(Engine):
+            name = "fake_clock"
+
+            def solve(self, program, task, options):
+                from looprover import deadline
+                at, rate = deadline._clock.read()
+                return Verdict.unknown("fake_clock", f"{type(deadline._clock).__name__} at rate {rate:g}")
+    """,
     "fake_hang": """
         class Fake(Engine):
             name = "fake_hang"

@@ -25,12 +25,11 @@ makes incrementality pay.)
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 
 import z3
 
-from looprover.deadline import Deadline, OutOfTime
+from looprover.deadline import Deadline, OutOfTime, now
 from looprover.domains import Candidate, candidates, sample_states
 from looprover.domains.strings import StringLengths
 from looprover.engines.base import Engine, Run, Task
@@ -92,7 +91,7 @@ class KInduction(Engine):
             v = self._on_strings(program, task, run)
             if v is not None:
                 return v
-        t0 = time.monotonic()
+        t0 = now()
         stats = run.stats
         deadline = run.deadline
         cpg = build_cpg(program)

@@ -27,10 +27,9 @@ ranking functions over the values of the bit-vectors.
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 
-from looprover.deadline import Deadline, OutOfTime
+from looprover.deadline import Deadline, OutOfTime, now
 from looprover.domains import Candidate, candidates, sample_states
 from looprover.domains.state import QUANTIFIER_FREE_DOMAINS
 from looprover.engines.base import Engine, Run, Task
@@ -71,7 +70,7 @@ class Termination(Engine):
     def solve(self, program: Program, task: Task, run: Run) -> Verdict:
         opts: TerminationSettings = self.settings(run)
         stats, deadline = run.stats, run.deadline
-        t0 = time.monotonic()
+        t0 = now()
         forest = analyze_loops(program)
         names = tuple((n, i.c_name or n) for n, i in program.variables.items())
         stats["loops"] = len(forest.loops)
@@ -89,13 +88,12 @@ class Termination(Engine):
         else:
             # the arguments get a share of the time, split over the loops; the first loop without one ends
             # the search (TRUE needs them all) and the rest of the time goes to the lasso search
-            budget_end = time.monotonic() + RANKING_SHARE * max(deadline.left(), 0.0) \
-                if not deadline.unlimited else deadline.at
+            ranking = deadline.cap(RANKING_SHARE * max(deadline.left(), 0.0))
             for i, h in enumerate(forest.order):
                 run.stage = f"loop at L{h}"
                 run.report(f"termination: loop at L{h}")
                 where = self._where(program, forest.loops[h])
-                share = (budget_end - time.monotonic()) / (len(forest.order) - i)
+                share = ranking.left() / (len(forest.order) - i)
                 loop_deadline = deadline if deadline.unlimited else deadline.cap(max(share, 0.2))
                 arg, why = self._argue(sys, forest.loops[h], invs, opts, loop_deadline, where, stats)
                 if arg is None:
@@ -149,7 +147,7 @@ class Termination(Engine):
                                 deadline=Deadline(min(deadline.at, t0 + span / 10)))
         # quantifier-free: the ranking and recurrence searches ask z3 for models under these invariants
         cands = candidates(program, cpg, samples, run.bitvector, QUANTIFIER_FREE_DOMAINS)
-        found = houdini(sys, cands, Deadline(min(deadline.at, time.monotonic() + max(0.5, span / 4))))
+        found = houdini(sys, cands, Deadline(min(deadline.at, now() + max(0.5, span / 4))))
         run.stats["invariants"] = len(found) if found is not None else "gave up"
         return found or []
 

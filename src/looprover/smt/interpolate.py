@@ -271,7 +271,7 @@ def compute_interpolant(A: z3.BoolRef | Sequence[z3.BoolRef], B: z3.BoolRef | Se
     home = A_f.ctx
     work = z3.Context()
     p = Problem(A_f.translate(work), B_f.translate(work),
-                None if shared is None else [v.translate(work) for v in shared], Deadline(start + timeout))
+                None if shared is None else [v.translate(work) for v in shared], Deadline.after(timeout))
     methods = list(methods)
     unknown = [m for m in methods if m not in METHODS + VARIANTS]
     if unknown:

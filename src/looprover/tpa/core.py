@@ -56,7 +56,7 @@ from looprover.tpa.levels import LevelSolver
 from looprover.tpa.options import TPAOptions
 from looprover.tpa.powers import ExactPowers, convex
 from looprover.tpa.seeds import bound_atoms, transitive_seeds
-from looprover.deadline import Deadline, OutOfTime
+from looprover.deadline import Deadline, OutOfTime, now
 from looprover.errors import GiveUp
 from looprover.smt.solver import check, unsat
 from looprover.tpa.result import SafeCertificate, State, TPAResult, TPAStatus, Vocabulary, is_state, state_of
@@ -134,7 +134,7 @@ class TPA:
         self._itp_fail: Counter = Counter()
         self.stats: Counter = Counter()
         self.times: Counter = Counter()
-        self.deadline = Deadline(time.monotonic())
+        self.deadline = Deadline(now())
         self._fp_cap = FIXPOINT_CAP
         self._conjs: dict[int, tuple[int, z3.BoolRef, list]] = {}
         self._check_vocabulary()
@@ -227,7 +227,7 @@ class TPA:
         SV-COMP tasks it had solved; a two-loop unsigned program went from TRUE in 3 s to UNKNOWN at 30 s)."""
         first = self.seeds is None
         t0 = time.monotonic()
-        budget = Deadline(min(self.deadline.at, t0 + (SEED_BUDGET if first else SEED_BUDGET_LATER)))
+        budget = self.deadline.cap(SEED_BUDGET if first else SEED_BUDGET_LATER)
         try:
             parts = [self.ts.init, self.ts.trans, self.ts.bad] if first else [self.bad]
             atoms = [a for a in bound_atoms(z3.And(parts), self.voc, budget)
@@ -536,7 +536,7 @@ class TPA:
         UNKNOWN. The cap doubles each time it is hit, and a capped level is checked again: a closure query over
         lemmas with nested `mod` terms took 14 s of a 20 s run (fm24 const_div_3_copies) that the search needed."""
         real = self.deadline
-        self.deadline = Deadline(min(real.at, time.monotonic() + self._fp_cap))
+        self.deadline = real.cap(self._fp_cap)
         try:
             return check_fp(*args)
         except GiveUp:

@@ -34,7 +34,7 @@ from looprover.smt.mbp import project
 from looprover.smt.systems import Bridge, Network, Node
 from looprover.tpa.options import TPAOptions
 from looprover.tpa.loop_solver import LoopSolver
-from looprover.deadline import Deadline, OutOfTime
+from looprover.deadline import Deadline, OutOfTime, now
 from looprover.errors import GiveUp
 from looprover.smt.solver import check, valid
 from looprover.smt.solver import unsat as solver_unsat
@@ -109,7 +109,7 @@ class NetworkTPA:
         self.certificates: dict[Node, list[CertificateText]] = {}
         self.stats: Counter = Counter()
         self.times: Counter = Counter()
-        self.deadline = Deadline(time.monotonic())
+        self.deadline = Deadline(now())
 
     def pre_of(self, v: Node) -> z3.BoolRef:
         if v == self.net.error:

@@ -20,7 +20,6 @@ assembled by `smt.systems.loop_system`, like every other system of the cutpoint 
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 import z3
@@ -79,17 +78,17 @@ def single_loop_system(sys: CPGSystem, deadline: Deadline) -> LoopSystem | None:
     if left <= 0:
         return None
     budget = min(left, max(0.5, left * QE_SHARE))
-    stop = time.monotonic() + budget
+    stop = deadline.cap(budget)
 
     def qe_limit(cap: float | None = None) -> Deadline:
         """What is left of the budget (or `cap` seconds of it), at least 0.1 s (but never past the run's
         deadline)."""
-        left = stop - time.monotonic()
+        left = stop.left()
         return deadline.cap(max(0.1, left if cap is None else min(cap, left)))
     init0 = z3.And(sys.range_constraints(sys.cur))
     if (cpg.init, ERROR) in by_pair:
         # the error right at the start is the pc-encoded system's job (one step); keep the loop TS exact
-        if may_be_sat(z3.And(init0, sys.edge_formula(by_pair[(cpg.init, ERROR)])), stop - time.monotonic()):
+        if may_be_sat(z3.And(init0, sys.edge_formula(by_pair[(cpg.init, ERROR)])), stop.left()):
             return None
     try:
         entry = z3.And(init0, sys.edge_formula(by_pair[(cpg.init, head)]))
