@@ -7,10 +7,9 @@ same `OutOfTime` when it passes. The guarded engine runner (`engines/base.py`) t
 UNKNOWN("timeout ..."); nothing else needs to catch it.
 
 Deadlines read the time from one clock per process (`use_clock`): the wall clock, except in a portfolio's engine,
-whose clock (`timeshare.ShareClock`) stands still while the engine is paused and runs faster than the wall clock
-by the number of engines it shares its core with. Its seconds (`left`, `cap`, `after`, `ms`) are therefore the
-engine's own running seconds, and a budget such as "a third of the time left" is a third of the running time
-it can expect: pauses no longer eat the sub-budgets an engine plans (k-induction's Houdini, TPA's seeds).
+whose clock (`timeshare.ShareClock`) stands still while the engine is paused. A budget an engine plans ("Houdini
+gets a third of the time left") is then running time of its own, not wall time that passes while other engines
+take their turns.
 """
 from __future__ import annotations
 
@@ -27,11 +26,10 @@ PAST_DEADLINE = KILL_GRACE / 2
 
 
 class Clock:
-    """The wall clock: `read()` is (now, rate), the instant on the clock deadlines are set on and how many of
-    its seconds one running second is."""
+    """The wall clock (`time.monotonic`), on which deadlines are set."""
 
-    def read(self) -> tuple[float, float]:
-        return time.monotonic(), 1.0
+    def now(self) -> float:
+        return time.monotonic()
 
 
 _clock: Clock = Clock()
@@ -45,7 +43,7 @@ def use_clock(clock: Clock) -> None:
 
 def now() -> float:
     """The instant deadlines compare with: for a deadline of one's own, `Deadline(now() + ...)`."""
-    return _clock.read()[0]
+    return _clock.now()
 
 
 class OutOfTime(Exception):
@@ -62,8 +60,7 @@ class Deadline:
 
     @staticmethod
     def after(seconds: float) -> "Deadline":
-        at, rate = _clock.read()
-        return Deadline(at + seconds * rate)
+        return Deadline(_clock.now() + seconds)
 
     @staticmethod
     def never() -> "Deadline":
@@ -75,23 +72,21 @@ class Deadline:
 
     def left(self) -> float:
         """Seconds left (negative once passed, `inf` for no limit)."""
-        at, rate = _clock.read()
-        return (self.at - at) / rate
+        return self.at - _clock.now()
 
     def expired(self) -> bool:
         return self.left() <= 0
 
     def check(self) -> None:
         """Raise OutOfTime if the deadline has passed (for Python-side loops: encoding, unrolling, search)."""
-        if _clock.read()[0] >= self.at:
+        if _clock.now() >= self.at:
             raise OutOfTime()
 
     def cap(self, seconds: float | None) -> "Deadline":
         """The earlier of this deadline and `seconds` from now (a sub-task's own budget)."""
         if seconds is None:
             return self
-        at, rate = _clock.read()
-        return Deadline(min(self.at, at + max(seconds, 0.0) * rate))
+        return Deadline(min(self.at, _clock.now() + max(seconds, 0.0)))
 
     def earliest(self, other: "Deadline | None") -> "Deadline":
         return self if other is None or self.at <= other.at else other
@@ -100,16 +95,6 @@ class Deadline:
         """Milliseconds left (≥ 1) for a z3 `timeout` parameter, optionally capped at `cap` seconds; raises
         OutOfTime when nothing is left. z3 reads the parameter as an unsigned int, so no limit is 2^32-1."""
         left = self.left() if cap is None else min(self.left(), cap)
-        if left <= 0:
-            raise OutOfTime()
-        return max(1, int(min(left * 1000, 4_294_967_295)))
-
-    def ms_to_the_end(self) -> int:
-        """Milliseconds for the z3 timer of one call that is to run until this deadline and cannot be asked
-        again after a pause (a Spacer query keeps no state across queries): the deadline's own seconds left.
-        On a time-share clock these are about the wall time until it, of which the engine runs its share, where
-        `ms` gives the running seconds (a paused call's z3 timer, on the wall clock, would then end it early)."""
-        left = self.at - _clock.read()[0]
         if left <= 0:
             raise OutOfTime()
         return max(1, int(min(left * 1000, 4_294_967_295)))

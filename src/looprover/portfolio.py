@@ -10,8 +10,8 @@ cores they take turns: each engine's k-th turn lasts `first_slice`·2^k, a pause
 (SIGSTOP/SIGCONT), and an engine that finishes frees its core for the next one. So the cheap engines get the
 first short look (most easy tasks are answered there), the deep ones then get long stretches, and on a long
 run every engine gets about an equal share of the machine. With no more engines than cores all run at once.
-An engine's deadlines read its own clock, which counts its running time scaled to the share of a core it can
-expect, so a paused engine's plans ("Houdini gets a third") are not spent while it waits.
+An engine's deadlines read its own clock, which stands still while the engine is paused, so its plans
+("Houdini gets a third of the time left") are not spent while it waits for its turn.
 
 Each engine runs under the guarded runner (`engines.base.run_engine`) in its own child process
 (`processes.Child`), so a crash, a memory error or a stuck solver takes down only that engine, which counts as

@@ -14,13 +14,14 @@ The schedule, in the order the children are given (the portfolio puts cheap engi
     and over a long run every engine gets about an equal share of the cores;
   * a child that finishes frees its core at once for the next one in turn.
 
-Each child's deadlines read its own clock (`ShareClock`, installed by the caller's child function): it stands
-still while the child is paused and, while it runs, goes as many times faster than the wall clock as there are
-unfinished children per core (the rate is set anew at each turn). So the common deadline, set on the wall clock,
-arrives on the child's clock after about the running time the child can expect, and the budgets an engine derives
-from it ("a third of the time left") are parts of that running time, not of wall time spent paused. The child is
-still killed at the wall-clock deadline. A solver call paused in the middle sees z3's own wall-clock timer expire
-when it resumes (`smt/solver.py` asks again then).
+Each child's deadlines read its own clock (`ShareClock`, installed by the caller's child function), which stands
+still while the child is paused: the budgets an engine derives from its deadline ("a third of the time left")
+are its own running time, as if it ran alone until the deadline, not wall time spent waiting for its turn. The
+child is still killed at the wall-clock deadline. (A clock that also ran faster by the number of children per
+core, so that an engine planned with the running time it can expect, lost three SV-COMP dev tasks at 20 s that
+this one keeps: k-induction's Houdini got less than the first turns actually give it.) A solver call capped at a
+few seconds that is paused in the middle sees z3's own wall-clock timer expire when it resumes (`smt/solver.py`
+asks again then); an uncapped one's timer cannot expire before the wall-clock deadline.
 """
 from __future__ import annotations
 
@@ -34,42 +35,42 @@ from looprover.processes import Child, shared_doubles
 
 
 class ShareClock(Clock):
-    """A child's clock under time-sharing, in memory its parent writes and it reads (`read`, the `Clock`
-    interface). The parent writes only while the child is stopped or has not started, and a sequence number
-    (odd while a write is under way) makes the child retry a read that a pause cut in two."""
+    """A child's clock under time-sharing: the wall clock less the time the child has spent paused. It lives in
+    memory its parent writes and the child reads; the parent writes only around a pause or a resume, and a
+    sequence number (odd while a write is under way) makes the child read again what a pause cut in two."""
 
-    def __init__(self, now: float, rate: float, wall: Callable[[], float] = time.monotonic):
-        # [sequence, wall anchor, clock anchor, rate, running]: while running, the clock reads
-        # anchor + (wall now - wall anchor) * rate; while paused, the anchor
-        self._cells = shared_doubles(5)
+    def __init__(self, now: float, wall: Callable[[], float] = time.monotonic):
+        # [sequence, wall anchor, clock anchor, running]: while running, the clock reads
+        # anchor + (wall now - wall anchor); while paused, the anchor
+        self._cells = shared_doubles(4)
         self._wall = wall
-        self._write(now, now, rate, True)
+        self._write(now, now, True)
 
-    def _write(self, wall: float, at: float, rate: float, running: bool) -> None:
+    def _write(self, wall: float, at: float, running: bool) -> None:
         c = self._cells
         c[0] += 1
-        c[1], c[2], c[3], c[4] = wall, at, rate, 1.0 if running else 0.0
+        c[1], c[2], c[3] = wall, at, 1.0 if running else 0.0
         c[0] += 1
 
-    def read(self) -> tuple[float, float]:
+    def now(self) -> float:
         c = self._cells
         while True:
             seq = c[0]
-            wall, at, rate, running = c[1], c[2], c[3], c[4]
+            wall, at, running = c[1], c[2], c[3]
             if seq % 2 == 0 and c[0] == seq:
-                break
-        return (at + (self._wall() - wall) * rate if running else at), rate
+                return at + (self._wall() - wall) if running else at
 
     def pause(self, now: float) -> None:
         """Stop the clock at `now` (wall) (the parent, once the child is stopped)."""
-        self.set(now, running=False)
-
-    def set(self, now: float, rate: float | None = None, running: bool | None = None) -> None:
-        """From `now` (wall) on, run at `rate` and/or run or stand still (the parent; safe while the child
-        reads, which then reads again)."""
         c = self._cells
-        at = c[2] + (now - c[1]) * c[3] if c[4] else c[2]
-        self._write(now, at, c[3] if rate is None else rate, bool(c[4]) if running is None else running)
+        if c[3]:
+            self._write(now, c[2] + (now - c[1]), False)
+
+    def resume(self, now: float) -> None:
+        """Start the clock again at `now` (wall) (the parent, before it resumes the child)."""
+        c = self._cells
+        if not c[3]:
+            self._write(now, c[2], True)
 
 
 def usable_cores() -> int:
@@ -107,20 +108,15 @@ class TimeShare:
             return float("inf")                     # nothing to share: run to the end
         return self.first_slice * 2 ** self.turn[i]
 
-    def rate(self) -> float:
-        """How many times faster than the wall clock a running child's clock goes: the unfinished children per
-        core (1 when there are no more than cores)."""
-        return max(1.0, (self.n - len(self.done)) / self.cores)
-
     def _fill(self) -> None:
         """Give each free core to the next waiting child."""
         while len(self.running) < self.cores and self.waiting:
             i = self.waiting.popleft()
             if i in self.children:
-                self.clocks[i].set(time.monotonic(), self.rate(), running=True)
+                self.clocks[i].resume(time.monotonic())
                 self.children[i].resume()
             else:
-                self.clocks[i] = ShareClock(time.monotonic(), self.rate())
+                self.clocks[i] = ShareClock(time.monotonic())
                 self.children[i] = self.start(i, self.clocks[i])
             self.running[i] = self.clock() + self._slice(i)
             self.turn[i] += 1
@@ -157,10 +153,6 @@ class TimeShare:
             del self.running[i]
             self.done.add(i)
             out.append((i, child))
-        if out:     # fewer children share the cores: the others' clocks slow down
-            now, rate = time.monotonic(), self.rate()
-            for i in self.children.keys() - self.done:
-                self.clocks[i].set(now, rate)
         return out          # the freed cores are given out at the next poll, if the caller goes on
 
     def finished(self) -> bool:

@@ -334,46 +334,41 @@ def test_timeshare_starts_children_lazily_in_order():
 
 
 def test_an_engine_s_deadlines_read_its_share_clock(fake_engines, chc_program):
-    """Three engines on one core: the first one's deadlines run three times as fast as the wall clock while it
-    runs (it can expect a third of the core); with a core each, as fast as the wall clock."""
+    """Each engine of the portfolio sets its deadlines on the clock its time-share gives it, also when it has a
+    core of its own (it is then never paused)."""
     from looprover.portfolio import PortfolioSettings
-    for cores, rate in ((1, 3), (3, 1)):
+    for cores in (1, 3):
         settings = PortfolioSettings(engines=("fake_clock", "fake_unknown", "fake_slow_true"), cores=cores,
                                      first_slice=5.0)
         v = verify("portfolio", chc_program, timeout=20, settings=settings)
-        assert v.stats["portfolio"]["fake_clock"]["reason"] == f"ShareClock at rate {rate}", cores
+        assert v.stats["portfolio"]["fake_clock"]["reason"] == "deadlines on a ShareClock", cores
 
 
-def test_a_share_clock_stands_still_while_paused_and_runs_at_its_rate():
-    """The parent's writes (pause, resume at a new rate) as the child reads them, on a wall clock set by hand."""
+def test_a_share_clock_stands_still_while_the_child_is_paused():
+    """The parent's writes (pause, resume) as the child reads them, on a wall clock set by hand: the clock is the
+    wall clock less the time spent paused, so a deadline set before a pause is as far away after it."""
+    from looprover import deadline as dl
+    from looprover.deadline import Deadline
     from looprover.timeshare import ShareClock
     wall = [10.0]
-    clock = ShareClock(10.0, 3.0, wall=lambda: wall[0])
+    clock = ShareClock(10.0, wall=lambda: wall[0])
     wall[0] = 11.0
-    assert clock.read() == (13.0, 3.0)         # one running second is three of its seconds
+    assert clock.now() == 11.0
     clock.pause(11.0)
     wall[0] = 20.0
-    assert clock.read() == (13.0, 3.0)         # paused: nothing passes
-    clock.set(20.0, 2.0, running=True)
+    assert clock.now() == 11.0                 # paused: nothing passes
+    clock.resume(20.0)
     wall[0] = 20.5
-    assert clock.read() == (14.0, 2.0)
-    clock.set(20.5, 1.0)                       # fewer engines left: slower, still running
-    wall[0] = 21.5
-    assert clock.read() == (15.0, 1.0)
-
-
-def test_deadlines_count_the_running_seconds_of_their_clock(monkeypatch):
-    """On a clock at rate 4 a deadline 8 of its seconds away is 2 running seconds away; `cap`, `after` and `ms`
-    speak running seconds too."""
-    from looprover import deadline as dl
-    from looprover.deadline import Clock, Deadline
-
-    class Fixed(Clock):
-        def read(self):
-            return 100.0, 4.0
-    monkeypatch.setattr(dl, "_clock", Fixed())
-    d = Deadline(108.0)
-    assert d.left() == 2.0 and d.ms() == 2000 and not d.expired()
-    assert d.cap(1.0).at == 104.0 and d.cap(5.0).at == 108.0
-    assert Deadline.after(0.5).at == 102.0
-    assert Deadline(100.0).expired() and dl.now() == 100.0
+    assert clock.now() == 11.5
+    old = dl._clock
+    try:
+        dl.use_clock(clock)
+        budget = Deadline.after(2.0)           # at 13.5 on this clock
+        clock.pause(20.5)
+        wall[0] = 50.0
+        clock.resume(50.0)
+        assert budget.left() == 2.0 and not budget.expired()
+        wall[0] = 52.5
+        assert budget.expired() and dl.now() == 14.0
+    finally:
+        dl.use_clock(old)

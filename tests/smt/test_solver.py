@@ -69,8 +69,7 @@ def test_a_query_that_timed_out_while_the_process_was_paused_is_asked_again(cloc
 def test_capped_queries_are_asked_again_after_a_pause_each_time_with_the_cap(clock):
     """`check` with a cap below the time left (Houdini in summarize, TPA's powers, ranking synthesis) retries a
     timeout that came while paused, each try capped again; a timeout from work is final, and so is one of a
-    query that ran into the deadline. A query with all the time left is asked again after a pause too: an
-    engine's deadline stands still while the portfolio pauses it (`timeshare.ShareClock`), z3's timer does not."""
+    query that had all the time left (the pause used up the deadline too) or that ran into the deadline."""
     paused = _Stub(clock, [("asleep", 0.3), "sat"])
     assert check(paused, Deadline.after(60), cap=1.0) == z3.sat and paused.calls == 2
     assert paused.timeouts == [1000, 1000]
@@ -79,7 +78,9 @@ def test_capped_queries_are_asked_again_after_a_pause_each_time_with_the_cap(clo
         check(worked, Deadline.after(60), cap=1.0)
     assert worked.calls == 1
     whole = _Stub(clock, [("asleep", 0.3), "sat"])
-    assert check(whole, Deadline.after(60)) == z3.sat and whole.calls == 2
+    with pytest.raises(OutOfTime):
+        check(whole, Deadline.after(60))
+    assert whole.calls == 1
     late = Deadline.after(60)
 
     class _Expiring(_Stub):

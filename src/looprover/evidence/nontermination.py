@@ -25,7 +25,6 @@ rejected: such an execution has undefined behaviour.
 """
 from __future__ import annotations
 
-import math
 from typing import Any, Sequence
 
 import z3
@@ -37,7 +36,6 @@ from looprover.program.interp import (
     ArrayValue, Evaluator, InputOracle, UndefinedBehavior, commit, initial_state, try_edge,
 )
 from looprover.smt.encode import Encoder
-from looprover.smt.solver import check_unpaused
 from looprover.smt.terms import mk_and
 from looprover.verdict import NonTermination
 
@@ -236,11 +234,12 @@ def check_recurrent(program: Program, loop: Sequence[Edge], havocs: Sequence[Any
     except (KeyError, TypeError) as exc:
         return f"the recurrent set or the loop cannot be encoded ({exc})"
     s = z3.Solver()
+    s.set("timeout", deadline.ms())
     # after a round every value is again within its type (belt and braces: the no-overflow conditions and the
     # exact wrap of unsigned arithmetic already imply it)
     after = [c for n, i in program.variables.items() for c in enc.in_range(env1[n], i.var.type)]
     s.add(*ranges, pre, z3.Not(mk_and(*conds, *after, post)))
-    r = check_unpaused(s, deadline=deadline, timeout=math.inf)
+    r = s.check()
     if r == z3.unsat:
         return None
     if r == z3.sat:

@@ -170,7 +170,7 @@ def spacer(system: HornSystem, deadline: Deadline, *, global_guidance: bool = Fa
             fp.declare_var(*(v.translate(ctx) for v in variables))
         head = query() if c.head is None else atom(c.head)
         fp.rule(head, [*(atom(a) for a in c.body), c.constraint.translate(ctx)], c.name)
-    fp.set("timeout", deadline.ms_to_the_end())
+    fp.set("timeout", deadline.ms())
     try:
         r = fp.query(query())
     except z3.Z3Exception as exc:     # the timer cancels Spacer with an exception rather than `unknown`

@@ -55,21 +55,21 @@ def check_unpaused(s: z3.Solver, *assumptions: z3.BoolRef, deadline: Deadline | 
     """`s.check()`, asked again when it timed out while this process was paused: the portfolio time-shares its
     engines by stopping them (SIGSTOP), and z3's timeout runs on the wall clock, so a query capped at a second
     could time out during someone else's turn (accel's path search did, and found "no path" where alone it
-    found three; summarize's capped queries drop candidates the same way). A query with all the time left does
-    too, as an engine's deadline stands still while it is paused (`deadline.py`). Paused means the query took
-    more than twice the wall time of the CPU time the process spent. `timeout`: seconds per try, capped by
-    `deadline` and set on `s` before each (None: the timeout already set on `s`). Without a deadline, at most
-    PAUSE_RETRIES tries; with one, tries until it passes (each try after a pause: at most one per turn)."""
+    found three; summarize's capped queries drop candidates the same way). Paused means the query took more than
+    twice the wall time of the CPU time the process spent. `timeout`: seconds per try, capped by `deadline`
+    and set on `s` before each (None: the timeout already set on `s`)."""
     r = z3.unknown
-    for tries in itertools.count(1):
+    for _ in range(PAUSE_RETRIES):
+        capped = True                   # else the try had all the time left: a pause used up the deadline too
         if timeout is not None and deadline is not None:
+            capped = timeout < deadline.left()
             try:
                 s.set("timeout", deadline.ms(timeout))
             except OutOfTime:           # nothing left: unknown, as z3 says it at its timeout
                 return r
         wall, cpu = time.monotonic(), time.process_time()
         r = s.check(*assumptions)
-        if r != z3.unknown or (deadline.expired() if deadline is not None else tries >= PAUSE_RETRIES):
+        if r != z3.unknown or not capped or (deadline is not None and deadline.expired()):
             return r
         if not timed_out(s.reason_unknown()) \
                 or time.monotonic() - wall <= 2 * (time.process_time() - cpu) + 0.05:
@@ -129,13 +129,13 @@ class Solver:
     def check(self, *assumptions: z3.BoolRef, deadline: Deadline | None = None) -> z3.CheckSatResult:
         """`sat`/`unsat`/`unknown`; `deadline` may tighten (never extend) the solver's deadline."""
         dl = self.deadline if deadline is None else deadline.earliest(self.deadline)
-        if dl is not None and dl.expired():
-            return z3.unknown
+        if dl is not None:
+            if dl.expired():
+                return z3.unknown
+            self.z3.set("timeout", dl.ms())
         t = time.monotonic()
         try:
-            if dl is None:
-                return self.z3.check(*assumptions)
-            return check_unpaused(self.z3, *assumptions, deadline=dl, timeout=math.inf)
+            return self.z3.check(*assumptions)
         finally:
             self.checks += 1
             self.check_time += time.monotonic() - t

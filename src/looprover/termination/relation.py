@@ -35,7 +35,6 @@ founded on "x cannot exceed INT_MAX" (a loop that only stops by overflowing is n
 """
 from __future__ import annotations
 
-import math
 from typing import Sequence
 
 import z3
@@ -47,7 +46,6 @@ from looprover.program.loops import Loop
 from looprover.smt.cpg_system import CPGSystem
 from looprover.smt.houdini import houdini
 from looprover.smt.mbp import free_constants
-from looprover.smt.solver import check_unpaused
 from looprover.smt.terms import FALSE, is_false, mk_and, mk_or
 from looprover.evidence.proofs import invariant_formula
 
@@ -166,8 +164,9 @@ class LoopRelation:
         for what, fs in (("initiation", [init, z3.Not(mk_and(*pre))]),
                          ("consecution", [*background, *pre, z3.Not(mk_and(*post))])):
             s = self.sys.enc.solver(deadline).z3
+            s.set("timeout", deadline.ms())
             s.add(*fs)
-            r = check_unpaused(s, deadline=deadline, timeout=math.inf)
+            r = s.check()
             if r != z3.unsat:
                 return f"{what} of the inner-loop summary " + ("fails" if r == z3.sat else
                                                               f"is undecided ({s.reason_unknown()})")
