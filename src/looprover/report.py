@@ -521,8 +521,9 @@ def verdict_text(verdict: Verdict, program: Program | None, elapsed: float, prop
         lines += nontermination_lines(verdict.evidence, program)
     harness = verdict.stats.get("harness")
     if harness:
+        what = "reach_error()" if prop in (None, UNREACH_CALL) else "the violation"
         shown = ("not run" if harness["reached_error"] is None else
-                 "reach_error() reached" if harness["reached_error"] else "reach_error() NOT reached")
+                 f"{what} reached" if harness["reached_error"] else f"{what} NOT reached")
         lines.append(f"  harness:  compiled with gcc and run on the inputs: {shown} ({harness['detail']})")
     if verdict.status == Status.TRUE and hasattr(verdict.evidence, "lines"):
         lines += verdict.evidence.lines()

@@ -11,7 +11,9 @@ relies on it reaches nothing. The answer is reported next to the verdict and nev
 
 `check`'s violations of other kinds (an overflow, an out-of-bounds access) are run the same way with the
 sanitizers reporting instead of trapping (`run_sanitized`): where the run stopped, and with what error, tells
-whether it stopped at the violated check (`runtime_checks.compiled_check`).
+whether it stopped at the violated check (`runtime_checks.compiled_check`). So are `verify`'s valid-memsafety
+FALSEs whose run fails an access (valid-deref) or a free (valid-free): AddressSanitizer, not our model, says
+whether the compiled program makes that error at that line.
 
 Hosts without a 32-bit C library compile ILP32 programs for the host's data model, and say so.
 """
@@ -29,7 +31,7 @@ from typing import Any
 
 from looprover.deadline import Deadline
 from looprover.program.cfa import Assign, Havoc
-from looprover.properties import UNREACH_CALL
+from looprover.properties import UNREACH_CALL, VALID_MEMSAFETY
 from looprover.verdict import Counterexample, Status, Verdict
 from looprover.evidence.native import BLOCKED, FLAGS, NONDET_DEFS, VIOLATION, run_executable, run_limited
 
@@ -197,13 +199,20 @@ def run_sanitized(sources: list[Path], inputs: list[int], data_model: str, budge
 def harness_for(verdict: Verdict, input_path: Path, data_model: str, is_c: bool, deadline: Deadline,
                 prop: str = UNREACH_CALL, more_inputs: tuple[Path, ...] = ()) -> HarnessResult | None:
     """The compiled harness's result for a FALSE with a counterexample (None for other verdicts). It detects
-    the entry of `reach_error` only, so other properties' violations (an overflow, an out-of-bounds access) are
-    not run rather than reported as "not reached"."""
+    the entry of `reach_error`, and for valid-memsafety an invalid access or free that AddressSanitizer reports
+    at the violation's line; other properties' violations (an overflow, a leak) are not run rather than
+    reported as "not reached"."""
     if verdict.status != Status.FALSE or not isinstance(verdict.evidence, Counterexample):
         return None
     cex = verdict.evidence
     if not is_c:
         return HarnessResult(None, "the input is not C")
+    part = getattr(cex.violated, "prop", None)
+    if prop == VALID_MEMSAFETY and part in ("valid-deref", "valid-free"):
+        from looprover.runtime_checks import KINDS, Check, compiled_check
+        where = cex.violated_at or getattr(cex.violated, "src", None)
+        return compiled_check(Check("", KINDS[part][0], where, ()), cex, [input_path, *more_inputs], data_model,
+                              deadline)
     if prop != UNREACH_CALL:
         return HarnessResult(None, f"not run: the harness detects calls of reach_error, not {prop} violations")
     if more_inputs:

@@ -1,10 +1,14 @@
 """SV-COMP verification witnesses (YAML): what `verify --witness FILE` writes, format 2.0 for unreach-call and
-no-overflow (termination's 2.1 witnesses: `termination_witness.py`).
+no-overflow, violation witnesses for valid-memsafety and valid-memcleanup (termination's 2.1 witnesses:
+`termination_witness.py`).
 
 Why: other tools check a verifier's answers through witnesses. A FALSE gets a violation witness, one
 `violation_sequence` entry whose segments pin every nondet value (a `function_return` waypoint at the closing
 parenthesis of each `__VERIFIER_nondet_*` call, `\\result == v`) and end in a `target` waypoint at the C
-statement where the property fails. A TRUE gets a correctness witness, one `invariant_set` entry with a
+statement where the property fails; for memory safety its `specification` is the part the run violates (`G
+valid-deref` at the access, `G valid-free` at the free, `G valid-memtrack` where the last pointer to an object is
+lost, `G valid-memcleanup` where the run ends), as SV-COMP's validators expect. SV-COMP validates no correctness
+witnesses for memory safety, so its TRUEs get none. A TRUE gets a correctness witness, one `invariant_set` entry with a
 `loop_invariant` per C loop (at its keyword), when the engine's proof holds state invariants at loop heads
 (k-induction's invariants and the certificates of labmc and summarize, Spacer's cutpoint invariants, TPA's
 state invariant when it derived one). The invariants are printed in the C subset of `cexpr.py`, over the C
@@ -33,13 +37,18 @@ from looprover.deadline import Deadline
 from looprover.program.cfa import Assert, Havoc, Program, SrcLoc
 from looprover.program.expr import IntType
 from looprover.smt.terms import conjuncts
-from looprover.properties import NO_OVERFLOW, TERMINATION, UNREACH_CALL
+from looprover.properties import NO_OVERFLOW, TERMINATION, UNREACH_CALL, VALID_MEMCLEANUP, VALID_MEMSAFETY
 from looprover.verdict import Counterexample, Status, Verdict
 from looprover.witness.cexpr import NotC, acsl_from_z3, expression_format, from_z3
 from looprover.witness.csource import CSource
 
 FORMAT_VERSION = "2.0"
 SPECIFICATIONS = {UNREACH_CALL: "G ! call(reach_error())", NO_OVERFLOW: "G ! overflow", TERMINATION: "F end"}
+# the parts of the memory properties, by the tag of the front-end's assertions: a violation witness names the one
+# its run violates
+MEMORY_PARTS = {"valid-deref": "G valid-deref", "valid-free": "G valid-free", "valid-memtrack": "G valid-memtrack",
+                "valid-memcleanup": "G valid-memcleanup"}
+MEMORY_PROPERTIES = (VALID_MEMSAFETY, VALID_MEMCLEANUP)
 
 
 @dataclass
@@ -58,14 +67,15 @@ def _producer_version() -> str:
         return "unknown"
 
 
-def metadata(src: CSource, input_name: str, prop: str, data_model: str) -> dict[str, Any]:
+def metadata(src: CSource, input_name: str, prop: str, data_model: str, spec: str | None = None
+             ) -> dict[str, Any]:
     return {
         "format_version": FORMAT_VERSION,
         "uuid": str(uuid.uuid4()),
         "creation_time": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "producer": {"name": "looprover", "version": _producer_version()},
         "task": {"input_files": [input_name], "input_file_hashes": {input_name: src.sha256},
-                 "specification": SPECIFICATIONS[prop], "data_model": data_model, "language": "C"},
+                 "specification": spec or SPECIFICATIONS[prop], "data_model": data_model, "language": "C"},
     }
 
 
@@ -139,10 +149,16 @@ def violation_witness(cex: Counterexample, program: Program, src: CSource, input
     target = _target(cex)
     if target is None or not src.same_file(target.file):
         return Witness(None, None, "no violation witness: the violation has no location in the C file")
+    spec = None
+    if prop in MEMORY_PROPERTIES:
+        part = getattr(cex.violated, "prop", None)
+        if part not in MEMORY_PARTS:
+            return Witness(None, None, f"no violation witness: the run violates no part of {prop} ({part})")
+        spec = MEMORY_PARTS[part]
     segments.append({"segment": [{"waypoint": {
         "type": "target", "action": "follow",
         "location": _location(src, input_name, target.line, max(target.col, 1))}}]})
-    entry = {"entry_type": "violation_sequence", "metadata": metadata(src, input_name, prop, data_model),
+    entry = {"entry_type": "violation_sequence", "metadata": metadata(src, input_name, prop, data_model, spec),
              "content": segments}
     return Witness(dump([entry]), "violation",
                    f"violation witness: {len(values)} input value(s), target at line {target.line}")
@@ -491,9 +507,11 @@ def _confirmed(w: Witness, program: Program, src: CSource, prop: str, deadline: 
     """`w` if `validate` confirms it (a violation witness is replayed, a deep one compiled and run), else none."""
     if w.text is None:
         return w
-    from looprover.witness.validate import validate_entries
-    res = validate_entries(yaml.safe_load(w.text), program, src,
-                           deadline if deadline is not None else Deadline.never(), prop)
+    from looprover.witness.validate import spec_part, validate_entries
+    entries = yaml.safe_load(w.text)
+    spec = str(entries[0]["metadata"]["task"]["specification"])
+    res = validate_entries(entries, program, src, deadline if deadline is not None else Deadline.never(), prop,
+                           spec_part(spec) if prop in MEMORY_PROPERTIES else None)
     if res.status != "confirmed":
         return Witness(None, None, f"no {w.kind} witness: the validator does not confirm it ({res.reason})")
     return Witness(w.text, w.kind, f"{w.note}; the validator confirms it")
@@ -508,8 +526,10 @@ def witness_for(verdict: Verdict, program: Program | None, input_path: Path, pro
         return Witness(None, None, "no witness: no program")
     if input_path.suffix == ".smt2" or program.clauses:
         return Witness(None, None, "no witness: SV-COMP witnesses are for C programs, not Horn clauses")
-    if prop not in SPECIFICATIONS:
+    if prop not in SPECIFICATIONS and prop not in MEMORY_PROPERTIES:
         return Witness(None, None, f"no witness: witnesses for property {prop} are not written")
+    if prop in MEMORY_PROPERTIES and verdict.status == Status.TRUE:
+        return Witness(None, None, f"no correctness witness: SV-COMP validates none for {prop}")
     src = CSource(input_path, data_model)
     name = str(input_path)
     try:

@@ -3,7 +3,9 @@
 
 Why a separate check: a witness is only worth something if it can be checked by something other than its
 author. Here no engine runs. The property is the witness's `specification` (unreach-call, no-overflow: the program
-gets that property's checks, so an overflow is an assertion like any other; termination):
+gets that property's checks, so an overflow is an assertion like any other; termination; for violation witnesses
+also the parts of valid-memsafety, `G valid-deref`, `G valid-free`, `G valid-memtrack`, and `G valid-memcleanup`,
+whose run must fail an assertion of that part):
 - a violation witness is replayed on the concrete interpreter (`program.interp.run`): each `__VERIFIER_nondet_*`
   call whose closing parenthesis is the next `function_return` waypoint's location returns that waypoint's value
   (any other call returns 0, and the run is then no longer pinned by the witness); the witness is confirmed when
@@ -36,7 +38,9 @@ from looprover.deadline import Deadline
 from looprover.errors import InputError
 from looprover.program.cfa import Program
 from looprover.program.interp import InputOracle
-from looprover.properties import NO_OVERFLOW, TERMINATION, UNMODELLED, UNREACH_CALL, defines_violation, load_property
+from looprover.properties import (
+    NO_OVERFLOW, TERMINATION, UNMODELLED, UNREACH_CALL, VALID_MEMCLEANUP, VALID_MEMSAFETY, defines_violation,
+    load_property)
 from looprover.smt.instances import at_cell, index_terms, instantiate
 from looprover.witness.cexpr import (
     NotC, as_condition, at_any_prev, c_syntax_error, check, check_acsl, parse, to_z3,
@@ -78,12 +82,22 @@ def read_witness(path: Path) -> list[dict[str, Any]]:
 
 SPEC_PROPERTIES = ((re.compile(r"G\s*!\s*call\(\s*reach_error\(\)\s*\)"), UNREACH_CALL),
                    (re.compile(r"G\s*!\s*overflow\b"), NO_OVERFLOW),
-                   (re.compile(r"\bF\s*end\b"), TERMINATION))
+                   (re.compile(r"\bF\s*end\b"), TERMINATION),
+                   (re.compile(r"\bG\s*valid-(deref|free|memtrack)\b"), VALID_MEMSAFETY),
+                   (re.compile(r"\bG\s*valid-memcleanup\b"), VALID_MEMCLEANUP))
+MEMORY_PART = re.compile(r"\bG\s*(valid-(?:deref|free|memtrack|memcleanup))\b")
 
 
 def spec_property(spec: str) -> str | None:
     """The property a witness's `specification` names (the LTL formula of SV-COMP's property file), or None."""
     return next((name for pattern, name in SPEC_PROPERTIES if pattern.search(spec)), None)
+
+
+def spec_part(spec: str) -> str | None:
+    """The part of a memory property a witness's `specification` names (`valid-deref`, ...), or None. A violation
+    witness names one: the part its run violates."""
+    parts = set(MEMORY_PART.findall(spec))
+    return parts.pop() if len(parts) == 1 else None
 
 
 def validate(witness: Path, job: Job, data_model: str | None, deadline: Deadline,
@@ -110,8 +124,12 @@ def validate(witness: Path, job: Job, data_model: str | None, deadline: Deadline
         return Validation("unknown", f"unsupported specification {spec!r}", kind)
     if property_given and prop != job.property.name:
         return Validation("unknown", f"the witness is for {prop}, not for {job.property.name}", kind)
-    if prop not in (UNREACH_CALL, NO_OVERFLOW, TERMINATION):
+    if prop not in (UNREACH_CALL, NO_OVERFLOW, TERMINATION) and not (
+            kind == "violation" and prop in (VALID_MEMSAFETY, VALID_MEMCLEANUP)):
         return Validation("unknown", f"{kind} witnesses of property {prop} are not validated", kind)
+    part = spec_part(spec) if prop in (VALID_MEMSAFETY, VALID_MEMCLEANUP) else None
+    if prop in (VALID_MEMSAFETY, VALID_MEMCLEANUP) and part is None:
+        return Validation("unknown", f"the specification {spec!r} names no single part of {prop} as violated", kind)
     named = job.property if prop == job.property.name else load_property(prop)
     program = load_job_program(dataclasses.replace(job, property=named, data_model=src.data_model))
     if prop == TERMINATION:
@@ -124,14 +142,15 @@ def validate(witness: Path, job: Job, data_model: str | None, deadline: Deadline
                               kind)
         check = validate_termination if kind == "correctness" else validate_nontermination
         return check(entries, program, src, deadline)
-    return validate_entries(entries, program, src, deadline, prop)
+    return validate_entries(entries, program, src, deadline, prop, part)
 
 
-def validate_entries(entries, program: Program, src: CSource, deadline: Deadline, prop: str = UNREACH_CALL
-                     ) -> Validation:
-    """`validate` on a witness already read (its entries) for `program`, the C file `src` was built from."""
+def validate_entries(entries, program: Program, src: CSource, deadline: Deadline, prop: str = UNREACH_CALL,
+                     part: str | None = None) -> Validation:
+    """`validate` on a witness already read (its entries) for `program`, the C file `src` was built from;
+    `part`: the part of a memory property the run is to violate."""
     if {e.get("entry_type") for e in entries} == {"violation_sequence"}:
-        return _violation(entries, program, src, deadline, prop)
+        return _violation(entries, program, src, deadline, prop, part)
     return _correctness(entries, program, src, deadline)
 
 
@@ -205,7 +224,8 @@ class Pinned(InputOracle):
         self.state.update(snap[1])
 
 
-def _violation(entries, program: Program, src: CSource, deadline: Deadline, prop: str) -> Validation:
+def _violation(entries, program: Program, src: CSource, deadline: Deadline, prop: str, part: str | None = None
+               ) -> Validation:
     from looprover.program.interp import run
     wps = _waypoints(entries)
     if not wps or wps[-1].get("type") != "target":
@@ -224,11 +244,14 @@ def _violation(entries, program: Program, src: CSource, deadline: Deadline, prop
     if res.outcome == "violation" and res.violated is not None and not defines_violation(res.violated.prop):
         return Validation("unknown", f"the run following the witness fails an assertion that is no violation of a "
                                      f"property ({res.violated.prop}) at {res.violated.src}", "violation")
+    right_part = part is None or (res.violated is not None and res.violated.prop == part)
     if res.outcome == "violation" and used_all and res.violated is not None and res.violated.src is not None \
-            and res.violated.src.line == target_line and not res.overflowed:
-        return Validation("confirmed", f"the run following the witness reaches the violation at line {target_line}",
-                          "violation")
-    if res.outcome == "violation":
+            and res.violated.src.line == target_line and not res.overflowed and right_part:
+        return Validation("confirmed", f"the run following the witness reaches the violation at line {target_line}"
+                          + (f" ({part})" if part else ""), "violation")
+    if res.outcome == "violation" and not right_part:
+        what = f"violates {res.violated.prop}, not {part} as the witness says"
+    elif res.outcome == "violation":
         where = res.violated.src.line if res.violated is not None and res.violated.src is not None else "?"
         what = f"fails an assertion at line {where}, not at the target's line {target_line}"
     elif res.outcome in ("exit", "blocked"):
