@@ -361,20 +361,20 @@ def run_job(job: Job, options: JobOptions, start: float, deadline: Deadline,
             verdict = Verdict.unknown(options.engine, f"internal error: {type(exc).__name__}: {exc}",
                                       traceback=traceback.format_exc())
     phase(3)
-    _compiled_harness(verdict, job, deadline)
+    _compiled_harness(verdict, job, deadline, program)
     outcome = render(verdict, program, job, start)
     if options.witness:
         outcome.witness = _witness(verdict, program, job, deadline)
     return outcome
 
 
-def _compiled_harness(verdict: Verdict, job: Job, deadline: Deadline) -> None:
+def _compiled_harness(verdict: Verdict, job: Job, deadline: Deadline, program: Program | None) -> None:
     """Every FALSE with a counterexample: its inputs run on the gcc-compiled original program
     (`witness/harness.py`), reported next to the verdict."""
     from looprover.witness.harness import harness_for
     try:
         result = harness_for(verdict, job.input, job.data_model, not job.is_chc, deadline, job.property.name,
-                             job.more_inputs)
+                             job.more_inputs, program)
     except Exception as exc:  # noqa: BLE001 -- the harness is a report, never a reason to lose the verdict
         verdict.stats["harness"] = {"reached_error": None, "detail": f"internal error: {type(exc).__name__}: {exc}"}
         return

@@ -57,8 +57,9 @@ class ShareClock(Clock):
         while True:
             seq = c[0]
             wall, at, running = c[1], c[2], c[3]
+            w = self._wall()        # before the check: a pause after it then cannot count as running time
             if seq % 2 == 0 and c[0] == seq:
-                return at + (self._wall() - wall) if running else at
+                return at + (w - wall) if running else at
 
     def pause(self, now: float) -> None:
         """Stop the clock at `now` (wall) (the parent, once the child is stopped)."""

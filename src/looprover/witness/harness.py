@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from looprover.deadline import Deadline
-from looprover.program.cfa import Assign, Havoc
+from looprover.program.cfa import Assert, Assign, Havoc, Program, SrcLoc
 from looprover.properties import UNREACH_CALL, VALID_MEMSAFETY
 from looprover.verdict import Counterexample, Status, Verdict
 from looprover.evidence.native import BLOCKED, FLAGS, NONDET_DEFS, VIOLATION, run_executable, run_limited
@@ -197,7 +197,8 @@ def run_sanitized(sources: list[Path], inputs: list[int], data_model: str, budge
 
 
 def harness_for(verdict: Verdict, input_path: Path, data_model: str, is_c: bool, deadline: Deadline,
-                prop: str = UNREACH_CALL, more_inputs: tuple[Path, ...] = ()) -> HarnessResult | None:
+                prop: str = UNREACH_CALL, more_inputs: tuple[Path, ...] = (), program: Program | None = None
+                ) -> HarnessResult | None:
     """The compiled harness's result for a FALSE with a counterexample (None for other verdicts). It detects
     the entry of `reach_error`, and for valid-memsafety an invalid access or free that AddressSanitizer reports
     at the violation's line; other properties' violations (an overflow, a leak) are not run rather than
@@ -209,10 +210,7 @@ def harness_for(verdict: Verdict, input_path: Path, data_model: str, is_c: bool,
         return HarnessResult(None, "the input is not C")
     part = getattr(cex.violated, "prop", None)
     if prop == VALID_MEMSAFETY and part in ("valid-deref", "valid-free"):
-        from looprover.runtime_checks import KINDS, Check, compiled_check
-        where = cex.violated_at or getattr(cex.violated, "src", None)
-        return compiled_check(Check("", KINDS[part][0], where, ()), cex, [input_path, *more_inputs], data_model,
-                              deadline)
+        return _memory_harness(cex, part, input_path, more_inputs, data_model, deadline, program)
     if prop != UNREACH_CALL:
         return HarnessResult(None, f"not run: the harness detects calls of reach_error, not {prop} violations")
     if more_inputs:
@@ -231,6 +229,32 @@ def harness_for(verdict: Verdict, input_path: Path, data_model: str, is_c: bool,
         return HarnessResult(None, "not run: the counterexample's run reads input through a library function "
                                    "(stdin, rand, time), which the harness does not feed")
     return run_harness(input_path, list(cex.inputs), data_model, budget)
+
+
+def _memory_harness(cex: Counterexample, part: str, input_path: Path, more_inputs: tuple[Path, ...],
+                    data_model: str, deadline: Deadline, program: Program | None) -> HarnessResult:
+    """An invalid access or free run under the sanitizers (`runtime_checks.compiled_check`): reached when the
+    compiled program stops with an error of that kind at the violation's line (and column, if another check of
+    the kind on the run shares the line). Not run when the run needs an allocation to fail (the compiled
+    program's allocator does not); an error of another kind that stops the run first says nothing either way."""
+    from looprover.runtime_checks import KINDS, Check, compiled_check
+    kinds = {n: i.kind for n, i in program.variables.items()} if program is not None else {}
+    if any(kinds.get(name) == "allocated" and value is False for step in cex.steps
+           for name, value in (step.values or {}).items()):
+        return HarnessResult(None, "not run: the run needs an allocation to fail, which the compiled program's "
+                                   "allocator does not do on demand")
+    where = cex.violated_at or getattr(cex.violated, "src", None)
+    kind = KINDS[part][0]
+    twins = {(s.src.line, s.src.col) for step in cex.steps for s in step.edge.stmts
+             if isinstance(s, Assert) and s.prop == part and s.src is not None and where is not None
+             and s.src.line == where.line and s.src.col != where.col}
+    others = [Check(f"other{i}", kind, SrcLoc(where.file, line, col), ()) for i, (line, col) in enumerate(twins)]
+    res = compiled_check(Check("this", kind, where, ()), cex, [input_path, *more_inputs], data_model, deadline,
+                         others)
+    if res.reached_error is False and "runtime error:" in res.detail and not any(
+            w in res.detail for w in ("out of bounds", "null pointer", "misaligned")):
+        return HarnessResult(None, f"{res.detail} (an error of another kind stopped the run first)")
+    return res
 
 
 def reads_library_input(cex: Counterexample) -> bool:

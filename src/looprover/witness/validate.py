@@ -191,7 +191,7 @@ class Pinned(InputOracle):
     def __init__(self, program: Program, src: CSource, pinned: list[tuple[tuple[int, int | None], int]]):
         super().__init__(program)
         self.program, self.src, self.pinned = program, src, pinned
-        self.state = {"next": 0, "free": 0}
+        self.state = {"next": 0, "free": 0, "forced": 0}
         self.ends: dict[str, tuple[int, int] | None] = {}
 
     @property
@@ -201,6 +201,8 @@ class Pinned(InputOracle):
     def __call__(self, v):
         info = self.program.variables.get(v.name)
         nondet = info is not None and info.kind == "nondet"
+        if info is not None and info.kind == "allocated":
+            self.state["forced"] += 1       # succeeds (InputOracle), though the witness may mean it to fail
         if nondet and v.name not in self.ends:
             self.ends[v.name] = self.src.call_end(info.src) if info.src is not None else None
         end = self.ends.get(v.name)
@@ -240,16 +242,18 @@ def _violation(entries, program: Program, src: CSource, deadline: Deadline, prop
     state = oracle.state
     if res.outcome == "steps-exhausted" and used_all and not res.overflowed and prop == UNREACH_CALL:
         return _compiled(src, [v for _, v in pinned], deadline)
-    exact = used_all and state["free"] == 0 and not res.overflowed
+    # exact: every choice of the run was the witness's (an allocation that may fail was made to succeed)
+    exact = used_all and state["free"] == 0 and state["forced"] == 0 and not res.overflowed
     if res.outcome == "violation" and res.violated is not None and not defines_violation(res.violated.prop):
         return Validation("unknown", f"the run following the witness fails an assertion that is no violation of a "
                                      f"property ({res.violated.prop}) at {res.violated.src}", "violation")
-    right_part = part is None or (res.violated is not None and res.violated.prop == part)
+    wrong_part = part is not None and res.outcome == "violation" and res.violated is not None \
+        and res.violated.prop != part
     if res.outcome == "violation" and used_all and res.violated is not None and res.violated.src is not None \
-            and res.violated.src.line == target_line and not res.overflowed and right_part:
+            and res.violated.src.line == target_line and not res.overflowed and not wrong_part:
         return Validation("confirmed", f"the run following the witness reaches the violation at line {target_line}"
                           + (f" ({part})" if part else ""), "violation")
-    if res.outcome == "violation" and not right_part:
+    if wrong_part:
         what = f"violates {res.violated.prop}, not {part} as the witness says"
     elif res.outcome == "violation":
         where = res.violated.src.line if res.violated is not None and res.violated.src is not None else "?"
@@ -261,9 +265,13 @@ def _violation(entries, program: Program, src: CSource, deadline: Deadline, prop
                           "violation")
     if not used_all:
         what += f" (it used {state['next']} of the witness's {len(pinned)} values)"
-    if exact and res.outcome in ("exit", "blocked", "violation"):
+    if exact and res.outcome in ("exit", "blocked", "violation") and not wrong_part:
         return Validation("rejected", f"the run following the witness {what}", "violation")
-    why = "signed overflow on the way" if res.overflowed else f"{state['free']} input(s) not pinned by the witness"
+    if wrong_part:          # what the program does after that first error is undefined: no verdict on the witness
+        return Validation("unknown", f"the run following the witness {what} first", "violation")
+    why = "signed overflow on the way" if res.overflowed else \
+        f"{state['free']} input(s) not pinned by the witness" if state["free"] or not used_all else \
+        f"{state['forced']} allocation(s) made to succeed, which the witness cannot pin"
     return Validation("unknown", f"the run following the witness {what}; {why}", "violation")
 
 
