@@ -86,9 +86,10 @@ def run_killable(job: Callable[[], z3.BoolRef | None], ctx: z3.Context, deadline
     if left < CHILD_MIN_SECONDS:
         return None
     child = Child("looprover-z3", _as_text, job)
-    if not Child.wait([child], left):
-        child.kill()
-        return None
+    while not Child.wait([child], max(deadline.left(), 0.0)):
+        if deadline.expired():      # else the wall-clock wait outlasted the deadline's clock: this process was
+            child.kill()            # paused by the portfolio (`timeshare.ShareClock`), and so was the child
+            return None
     ok, text = child.result()
     if not ok or text is None:
         return None
