@@ -774,3 +774,18 @@ def test_a_memory_safety_run_that_needs_an_allocation_to_fail_is_not_run_compile
     assert res.reached_error is None and "allocation to fail" in res.detail, res.detail
     w = witness_for(verdict, program, path, "valid-memsafety", "ILP32", Deadline.after(30))
     assert w.text is None and "allocation(s) made to succeed" in w.note, w.note
+
+
+def test_the_address_sanitizer_harness_runs_under_an_address_space_limit(tmp_path, gcc):
+    """`--memory` (the bench's default 4096 MB) limits the address space, under which AddressSanitizer cannot
+    reserve its shadow memory: the sanitized run is exempt (its resident memory capped instead)."""
+    import subprocess
+    import sys
+    text, _, _ = MEMORY_BUGS["deref"]
+    path = tmp_path / "p.c"
+    path.write_text(MEMORY_HEADER + text)
+    out = subprocess.run([sys.executable, "-m", "looprover", "verify", str(path), "--property", "valid-memsafety",
+                          "--engine", "bmc", "--memory", "4096", "--json", "--timeout", "60"],
+                         capture_output=True, text=True, timeout=120)
+    harness = json.loads(out.stdout)["harness"]
+    assert harness["reached_error"] is True, harness

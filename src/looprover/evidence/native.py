@@ -26,6 +26,7 @@ with values beyond 64 bits (the reader reads 64-bit values). A run that reads a 
 from __future__ import annotations
 
 import os
+import resource
 import shutil
 import subprocess
 import tempfile
@@ -260,15 +261,18 @@ def run(program: Program, initial: dict[str, Any], plan: Sequence[Any], budget: 
 
 
 def run_limited(exe: Path, env: dict[str, str], budget: float, stdin: Any = None,
-                stderr: Any = subprocess.DEVNULL) -> int | str:
+                stderr: Any = subprocess.DEVNULL, any_address_space: bool = False) -> int | str:
     """The exit code of `exe` run for at most `budget` seconds with `env` added to the environment, or why it
     has none. Its output goes nowhere, or its stderr to the file `stderr` (never a pipe read into memory: a
     program that prints forever took 3.7 GB); coreutils' `timeout` kills the run at its deadline even if this
-    process is killed first."""
+    process is killed first. `any_address_space`: the run is not held to this process's address-space limit
+    (`--memory`), which AddressSanitizer's shadow memory (terabytes reserved, little used) cannot start under;
+    the caller bounds its memory another way."""
     limit = ["timeout", "-s", "KILL", f"{budget:.2f}"] if shutil.which("timeout") else []
     try:
         r = subprocess.run([*limit, str(exe)], env={**os.environ, **env}, stdin=stdin, stdout=subprocess.DEVNULL,
-                           stderr=stderr, timeout=budget + 1)
+                           stderr=stderr, timeout=budget + 1,
+                           preexec_fn=_any_address_space if any_address_space else None)
     except subprocess.TimeoutExpired:
         return "the compiled run did not end in time"
     except OSError as exc:
@@ -276,6 +280,13 @@ def run_limited(exe: Path, env: dict[str, str], budget: float, stdin: Any = None
     if r.returncode in (-9, 128 + 9):
         return "the compiled run did not end in time"
     return r.returncode
+
+
+def _any_address_space() -> None:
+    """In the forked child before exec: only system calls of a module already imported (no Python lock another
+    thread may hold at the fork)."""
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    resource.setrlimit(resource.RLIMIT_AS, (hard, hard))
 
 
 def run_executable(exe: Path, env: dict[str, str], budget: float) -> str | None:

@@ -34,6 +34,7 @@ from looprover.program.cfa import Assert, Assign, Havoc, Program, SrcLoc
 from looprover.properties import UNREACH_CALL, VALID_MEMSAFETY
 from looprover.verdict import Counterexample, Status, Verdict
 from looprover.evidence.native import BLOCKED, FLAGS, NONDET_DEFS, VIOLATION, run_executable, run_limited
+from looprover.processes import memory_limit_mb
 
 MAX_SECONDS = 10.0
 
@@ -176,8 +177,11 @@ def run_sanitized(sources: list[Path], inputs: list[int], data_model: str, budge
             return exe
         left = max(budget - (time.monotonic() - start), 0.5)
         with open(Path(tmp, "stderr"), "w+b") as err:
-            code = run_limited(exe, {"ASAN_OPTIONS": "detect_leaks=0", "UBSAN_OPTIONS": "print_stacktrace=0"},
-                               left, subprocess.DEVNULL, err)
+            # ASan cannot start under an address-space limit (`--memory`): its resident memory is capped instead
+            mb = memory_limit_mb()
+            asan = "detect_leaks=0" + (f":hard_rss_limit_mb={mb}" if mb else "")
+            code = run_limited(exe, {"ASAN_OPTIONS": asan, "UBSAN_OPTIONS": "print_stacktrace=0"},
+                               left, subprocess.DEVNULL, err, any_address_space=True)
             if isinstance(code, str):
                 return HarnessResult(False, code + note)
             err.seek(0)
