@@ -191,7 +191,7 @@ class Pinned(InputOracle):
     def __init__(self, program: Program, src: CSource, pinned: list[tuple[tuple[int, int | None], int]]):
         super().__init__(program)
         self.program, self.src, self.pinned = program, src, pinned
-        self.state = {"next": 0, "free": 0, "forced": 0}
+        self.state = {"next": 0, "free": 0, "forced": 0, "uninit": 0}
         self.ends: dict[str, tuple[int, int] | None] = {}
 
     @property
@@ -203,6 +203,8 @@ class Pinned(InputOracle):
         nondet = info is not None and info.kind == "nondet"
         if info is not None and info.kind == "allocated":
             self.state["forced"] += 1       # succeeds (InputOracle), though the witness may mean it to fail
+        elif info is not None and info.kind in ("local", "global"):
+            self.state["uninit"] += 1       # uninitialised memory reads 0 (InputOracle), in C any value
         if nondet and v.name not in self.ends:
             self.ends[v.name] = self.src.call_end(info.src) if info.src is not None else None
         end = self.ends.get(v.name)
@@ -242,8 +244,9 @@ def _violation(entries, program: Program, src: CSource, deadline: Deadline, prop
     state = oracle.state
     if res.outcome == "steps-exhausted" and used_all and not res.overflowed and prop == UNREACH_CALL:
         return _compiled(src, [v for _, v in pinned], deadline)
-    # exact: every choice of the run was the witness's (an allocation that may fail was made to succeed)
-    exact = used_all and state["free"] == 0 and state["forced"] == 0 and not res.overflowed
+    # exact: every choice of the run was the witness's (not: an allocation that may fail made to succeed,
+    # uninitialised memory read as 0 where C leaves it open; the format can pin neither)
+    exact = used_all and not (state["free"] or state["forced"] or state["uninit"]) and not res.overflowed
     if res.outcome == "violation" and res.violated is not None and not defines_violation(res.violated.prop):
         return Validation("unknown", f"the run following the witness fails an assertion that is no violation of a "
                                      f"property ({res.violated.prop}) at {res.violated.src}", "violation")
@@ -271,7 +274,8 @@ def _violation(entries, program: Program, src: CSource, deadline: Deadline, prop
         return Validation("unknown", f"the run following the witness {what} first", "violation")
     why = "signed overflow on the way" if res.overflowed else \
         f"{state['free']} input(s) not pinned by the witness" if state["free"] or not used_all else \
-        f"{state['forced']} allocation(s) made to succeed, which the witness cannot pin"
+        f"{state['forced']} allocation(s) made to succeed, which the witness cannot pin" if state["forced"] else \
+        f"{state['uninit']} uninitialised object(s) read as 0, which the witness cannot pin"
     return Validation("unknown", f"the run following the witness {what}; {why}", "violation")
 
 
