@@ -16,11 +16,11 @@ result to a trace of the original (or says it cannot) and an invariant of the re
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, ClassVar
 
+from looprover.deadline import Deadline
 from looprover.program.cfa import Program, VarInfo
 from looprover.program.expr import Type, Var
 from looprover.program.interp import InputOracle, run
@@ -105,10 +105,10 @@ class RunOnInputs(BackTranslation):
         steps = int(min(self.MAX_STEPS, self.STEPS_PER_SECOND * max(budget, 0.0)))
         if steps < 100:
             return None
-        stop_at = time.monotonic() + max(budget, 0.0)
+        stop = Deadline.after(max(budget, 0.0))     # on the engine's clock: a pause does not spend it
         oracle = InputOracle(original, cex.inputs)
         res = run(original, oracle, choose=lambda edges: edges[0], max_steps=steps,
-                  stop=lambda: time.monotonic() > stop_at)
+                  stop=stop.expired)
         if res.outcome != "violation":
             return None
         return Counterexample([TraceStep(e, e.src_loc, {}) for e in res.edges], list(cex.inputs),

@@ -16,9 +16,9 @@ How it is checked depends on its length:
 """
 from __future__ import annotations
 
-import time
 from typing import Any, Iterator, Mapping
 
+from looprover.deadline import Deadline
 from looprover.program.cfa import Edge, Havoc, Program
 from looprover.program.expr import ArrayType
 from looprover.transforms.base import BackTranslation, RunOnInputs
@@ -99,7 +99,7 @@ class ExpandAccelerated(BackTranslation):
         items = self.steps(cex)
         if items is None:
             return None
-        stop_at = time.monotonic() + max(budget, 0.0)
+        stop = Deadline.after(max(budget, 0.0))     # on the engine's clock: a pause does not spend it
         initial = {n: v for n, v in cex.initial.items() if n in original.variables}
         total = sum(self.length(e, v) for e, v in items)
         if total <= FULL_TRACE:
@@ -113,7 +113,7 @@ class ExpandAccelerated(BackTranslation):
         seconds = total / RunOnInputs.STEPS_PER_SECOND
         if seconds <= min(INTERPRETED_SECONDS, max(budget, 0.0) / 2) or native.why_not(original) is not None:
             self.last_how = "interpreter"
-            cex2, _ = follow(original, initial, expanded, plan, lambda: time.monotonic() > stop_at)
+            cex2, _ = follow(original, initial, expanded, plan, stop.expired)
             return cex2
         self.last_how = "native"
         head = []
@@ -131,12 +131,12 @@ class ExpandAccelerated(BackTranslation):
                 break
         tail.reverse()
         cex2 = native.confirm(original, initial, plan, head, tail, total, cex.violated_at,
-                              max(stop_at - time.monotonic(), 0.0))
-        if cex2 is None and seconds <= (stop_at - time.monotonic()) / 2:
+                              max(stop.left(), 0.0))
+        if cex2 is None and seconds <= stop.left() / 2:
             # gcc refused the printed C, or the run differs from the IR's: the interpreter decides
             self.last_how = "interpreter"
             expanded = (x for e, v in items for x, _ in self.edges(e, v))
-            cex2, _ = follow(original, initial, expanded, plan, lambda: time.monotonic() > stop_at)
+            cex2, _ = follow(original, initial, expanded, plan, stop.expired)
         return cex2
 
     def _full(self, original: Program, items, initial, cex) -> ModelCounterexample:
