@@ -28,6 +28,11 @@ CHECK_SAT = "check-sat"       # CHC-COMP tasks: the clauses are satisfiable (= t
 VALID_MEMSAFETY = "valid-memsafety"
 # every heap object freed when the run ends (`frontend/c/memtrack.py`); accesses are not checked (C only)
 VALID_MEMCLEANUP = "valid-memcleanup"
+MEMORY_PROPERTIES = (VALID_MEMSAFETY, VALID_MEMCLEANUP)
+# their parts, by the tag of the front-end's assertions, with the formula SV-COMP's property files and witnesses
+# name each by (a violation witness names the part its run violates)
+MEMORY_PARTS = {"valid-deref": "G valid-deref", "valid-free": "G valid-free", "valid-memtrack": "G valid-memtrack",
+                VALID_MEMCLEANUP: "G valid-memcleanup"}
 
 NO_OVERFLOW = "no-overflow"   # no signed arithmetic leaves its type (checked as assertions: program/instrument.py)
 

@@ -500,19 +500,26 @@ def _no_overflow():
     return Property(NO_OVERFLOW)
 
 
-def _overflow_witness(text: str, engine: str, expected: Status, tmp_path: Path) -> tuple[Path, Path, list]:
+def _written_witness(text: str, prop, engine: str, expected: Status, tmp_path: Path):
+    """`text` as p.c verified for `prop` by `engine` (the verdict must be `expected`), its witness written to
+    w.yml and valid against our 2.0 schema: (w.yml, p.c, the witness's entries, the job, the verdict)."""
     path = tmp_path / "p.c"
     path.write_text(text)
-    verdict, program = verify_job(Job(path, _no_overflow(), "ILP32"), JobOptions(engine),
-                                  Deadline(time.monotonic() + 60))
+    job = Job(path, prop, "ILP32")
+    verdict, program = verify_job(job, JobOptions(engine), Deadline(time.monotonic() + 60))
     assert verdict.status == expected, verdict.reason
-    w = witness_for(verdict, program, path, "no-overflow", "ILP32", Deadline(time.monotonic() + 30))
+    w = witness_for(verdict, program, path, prop.name, "ILP32", Deadline(time.monotonic() + 30))
     assert w.text is not None, w.note
     data = yaml.safe_load(w.text)
     assert not [e.message for e in VALIDATOR.iter_errors(data)]
-    assert data[0]["metadata"]["task"]["specification"] == "G ! overflow"
     out = tmp_path / "w.yml"
     out.write_text(w.text)
+    return out, path, data, job, verdict
+
+
+def _overflow_witness(text: str, engine: str, expected: Status, tmp_path: Path) -> tuple[Path, Path, list]:
+    out, path, data, _, _ = _written_witness(text, _no_overflow(), engine, expected, tmp_path)
+    assert data[0]["metadata"]["task"]["specification"] == "G ! overflow"
     return out, path, data
 
 
@@ -676,17 +683,9 @@ MEMORY_BUGS = {
 def _memory_witness(case: str, tmp_path: Path) -> tuple[Path, Path, list, Job]:
     from looprover.properties import load_property
     text, part, prop = MEMORY_BUGS[case]
-    path = tmp_path / "p.c"
-    path.write_text(MEMORY_HEADER + text)
-    job = Job(path, load_property(prop), "ILP32")
-    verdict, program = verify_job(job, JobOptions("bmc"), Deadline(time.monotonic() + 60))
-    assert verdict.status == Status.FALSE and verdict.evidence.violated.prop == part, verdict.reason
-    w = witness_for(verdict, program, path, prop, "ILP32", Deadline(time.monotonic() + 30))
-    assert w.text is not None, w.note
-    data = yaml.safe_load(w.text)
-    assert not [e.message for e in VALIDATOR.iter_errors(data)]
-    out = tmp_path / "w.yml"
-    out.write_text(w.text)
+    out, path, data, job, verdict = _written_witness(MEMORY_HEADER + text, load_property(prop), "bmc",
+                                                     Status.FALSE, tmp_path)
+    assert verdict.evidence.violated.prop == part, verdict.reason
     return out, path, data, job
 
 

@@ -147,7 +147,7 @@ class Termination(Engine):
                                 deadline=Deadline(min(deadline.at, t0 + span / 10)))
         # quantifier-free: the ranking and recurrence searches ask z3 for models under these invariants
         cands = candidates(program, cpg, samples, run.bitvector, QUANTIFIER_FREE_DOMAINS)
-        found = houdini(sys, cands, Deadline(min(deadline.at, now() + max(0.5, span / 4))))
+        found = houdini(sys, cands, deadline.cap(max(0.5, span / 4)))
         run.stats["invariants"] = len(found) if found is not None else "gave up"
         return found or []
 

@@ -37,18 +37,13 @@ from looprover.deadline import Deadline
 from looprover.program.cfa import Assert, Havoc, Program, SrcLoc
 from looprover.program.expr import IntType
 from looprover.smt.terms import conjuncts
-from looprover.properties import NO_OVERFLOW, TERMINATION, UNREACH_CALL, VALID_MEMCLEANUP, VALID_MEMSAFETY
+from looprover.properties import MEMORY_PARTS, MEMORY_PROPERTIES, NO_OVERFLOW, TERMINATION, UNREACH_CALL
 from looprover.verdict import Counterexample, Status, Verdict
 from looprover.witness.cexpr import NotC, acsl_from_z3, expression_format, from_z3
 from looprover.witness.csource import CSource
 
 FORMAT_VERSION = "2.0"
 SPECIFICATIONS = {UNREACH_CALL: "G ! call(reach_error())", NO_OVERFLOW: "G ! overflow", TERMINATION: "F end"}
-# the parts of the memory properties, by the tag of the front-end's assertions: a violation witness names the one
-# its run violates
-MEMORY_PARTS = {"valid-deref": "G valid-deref", "valid-free": "G valid-free", "valid-memtrack": "G valid-memtrack",
-                "valid-memcleanup": "G valid-memcleanup"}
-MEMORY_PROPERTIES = (VALID_MEMSAFETY, VALID_MEMCLEANUP)
 
 
 @dataclass
@@ -507,11 +502,9 @@ def _confirmed(w: Witness, program: Program, src: CSource, prop: str, deadline: 
     """`w` if `validate` confirms it (a violation witness is replayed, a deep one compiled and run), else none."""
     if w.text is None:
         return w
-    from looprover.witness.validate import spec_part, validate_entries
-    entries = yaml.safe_load(w.text)
-    spec = str(entries[0]["metadata"]["task"]["specification"])
-    res = validate_entries(entries, program, src, deadline if deadline is not None else Deadline.never(), prop,
-                           spec_part(spec) if prop in MEMORY_PROPERTIES else None)
+    from looprover.witness.validate import validate_entries
+    res = validate_entries(yaml.safe_load(w.text), program, src,
+                           deadline if deadline is not None else Deadline.never(), prop)
     if res.status != "confirmed":
         return Witness(None, None, f"no {w.kind} witness: the validator does not confirm it ({res.reason})")
     return Witness(w.text, w.kind, f"{w.note}; the validator confirms it")

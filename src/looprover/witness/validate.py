@@ -39,8 +39,8 @@ from looprover.errors import InputError
 from looprover.program.cfa import Program
 from looprover.program.interp import InputOracle
 from looprover.properties import (
-    NO_OVERFLOW, TERMINATION, UNMODELLED, UNREACH_CALL, VALID_MEMCLEANUP, VALID_MEMSAFETY, defines_violation,
-    load_property)
+    MEMORY_PARTS, MEMORY_PROPERTIES, NO_OVERFLOW, TERMINATION, UNMODELLED, UNREACH_CALL, VALID_MEMCLEANUP,
+    VALID_MEMSAFETY, defines_violation, load_property)
 from looprover.smt.instances import at_cell, index_terms, instantiate
 from looprover.witness.cexpr import (
     NotC, as_condition, at_any_prev, c_syntax_error, check, check_acsl, parse, to_z3,
@@ -85,7 +85,7 @@ SPEC_PROPERTIES = ((re.compile(r"G\s*!\s*call\(\s*reach_error\(\)\s*\)"), UNREAC
                    (re.compile(r"\bF\s*end\b"), TERMINATION),
                    (re.compile(r"\bG\s*valid-(deref|free|memtrack)\b"), VALID_MEMSAFETY),
                    (re.compile(r"\bG\s*valid-memcleanup\b"), VALID_MEMCLEANUP))
-MEMORY_PART = re.compile(r"\bG\s*(valid-(?:deref|free|memtrack|memcleanup))\b")
+MEMORY_PART = re.compile(r"\bG\s*(" + "|".join(map(re.escape, MEMORY_PARTS)) + r")\b")
 
 
 def spec_property(spec: str) -> str | None:
@@ -124,12 +124,8 @@ def validate(witness: Path, job: Job, data_model: str | None, deadline: Deadline
         return Validation("unknown", f"unsupported specification {spec!r}", kind)
     if property_given and prop != job.property.name:
         return Validation("unknown", f"the witness is for {prop}, not for {job.property.name}", kind)
-    if prop not in (UNREACH_CALL, NO_OVERFLOW, TERMINATION) and not (
-            kind == "violation" and prop in (VALID_MEMSAFETY, VALID_MEMCLEANUP)):
+    if prop not in (UNREACH_CALL, NO_OVERFLOW, TERMINATION) and not (kind == "violation" and prop in MEMORY_PROPERTIES):
         return Validation("unknown", f"{kind} witnesses of property {prop} are not validated", kind)
-    part = spec_part(spec) if prop in (VALID_MEMSAFETY, VALID_MEMCLEANUP) else None
-    if prop in (VALID_MEMSAFETY, VALID_MEMCLEANUP) and part is None:
-        return Validation("unknown", f"the specification {spec!r} names no single part of {prop} as violated", kind)
     named = job.property if prop == job.property.name else load_property(prop)
     program = load_job_program(dataclasses.replace(job, property=named, data_model=src.data_model))
     if prop == TERMINATION:
@@ -142,16 +138,23 @@ def validate(witness: Path, job: Job, data_model: str | None, deadline: Deadline
                               kind)
         check = validate_termination if kind == "correctness" else validate_nontermination
         return check(entries, program, src, deadline)
-    return validate_entries(entries, program, src, deadline, prop, part)
+    return validate_entries(entries, program, src, deadline, prop)
 
 
-def validate_entries(entries, program: Program, src: CSource, deadline: Deadline, prop: str = UNREACH_CALL,
-                     part: str | None = None) -> Validation:
-    """`validate` on a witness already read (its entries) for `program`, the C file `src` was built from;
-    `part`: the part of a memory property the run is to violate."""
-    if {e.get("entry_type") for e in entries} == {"violation_sequence"}:
-        return _violation(entries, program, src, deadline, prop, part)
-    return _correctness(entries, program, src, deadline)
+def validate_entries(entries, program: Program, src: CSource, deadline: Deadline, prop: str = UNREACH_CALL
+                     ) -> Validation:
+    """`validate` on a witness already read (its entries) for `program`, the C file `src` was built from. For a
+    memory property, the run must violate the part the witness's specification names."""
+    if {e.get("entry_type") for e in entries} != {"violation_sequence"}:
+        return _correctness(entries, program, src, deadline)
+    part = None
+    if prop in MEMORY_PROPERTIES:
+        spec = str((((entries[0].get("metadata") or {}).get("task") or {}).get("specification", "")))
+        part = spec_part(spec)
+        if part is None:
+            return Validation("unknown", f"the specification {spec!r} names no single part of {prop} as violated",
+                              "violation")
+    return _violation(entries, program, src, deadline, prop, part)
 
 
 # ------------------------------------------------------------------------------------------ violation
