@@ -146,7 +146,8 @@ def cmd_check(args: argparse.Namespace) -> int:
                          done=(lambda r: None) if args.json else
                          (lambda r: print(table([r], base)[0], flush=True)), slicing=args.slice,
                          harness=lambda check, cex: compiled_check(check, cex, [job.input, *job.more_inputs],
-                                                                   job.data_model, deadline, checks))
+                                                                   job.data_model, deadline, checks,
+                                                                   job.defines))
     if args.sarif:
         _write_json(args.sarif, sarif_log(results))
     if args.json:

@@ -374,7 +374,7 @@ def _compiled_harness(verdict: Verdict, job: Job, deadline: Deadline, program: P
     from looprover.witness.harness import harness_for
     try:
         result = harness_for(verdict, job.input, job.data_model, not job.is_chc, deadline, job.property.name,
-                             job.more_inputs, program)
+                             job.more_inputs, program, job.defines)
     except Exception as exc:  # noqa: BLE001 -- the harness is a report, never a reason to lose the verdict
         verdict.stats["harness"] = {"reached_error": None, "detail": f"internal error: {type(exc).__name__}: {exc}"}
         return

@@ -267,7 +267,7 @@ HARNESS_SHARE = 0.25        # at most this share of the time left goes to one ha
 
 
 def compiled_check(check: Check, cex: Counterexample, sources: list[Path], data_model: str, deadline: Deadline,
-                   checks: list[Check] = ()) -> Any:
+                   checks: list[Check] = (), defines: tuple[str, ...] = ()) -> Any:
     """A violation run again outside looprover's model of C: the original sources compiled by gcc with the
     sanitizers reporting (`witness.harness.run_sanitized`), fed the counterexample's inputs. It reaches the
     check if the run stops in the check's file, at its line, with an error of its kind, and no other check of
@@ -276,13 +276,13 @@ def compiled_check(check: Check, cex: Counterexample, sources: list[Path], data_
     takes at most a quarter of the time left."""
     from looprover.witness.harness import HarnessResult
     try:
-        return _compiled_check(check, cex, sources, data_model, deadline, checks)
+        return _compiled_check(check, cex, sources, data_model, deadline, checks, defines)
     except Exception as exc:  # noqa: BLE001 - evidence beside a verdict must not cost the verdicts
         return HarnessResult(None, f"the harness failed: {type(exc).__name__}: {exc}")
 
 
 def _compiled_check(check: Check, cex: Counterexample, sources: list[Path], data_model: str, deadline: Deadline,
-                    checks: list[Check]) -> Any:
+                    checks: list[Check], defines: tuple[str, ...]) -> Any:
     from looprover.witness.harness import (
         MAX_SECONDS, HarnessResult, reads_library_input, run_sanitized, takes_arguments,
     )
@@ -297,7 +297,7 @@ def _compiled_check(check: Check, cex: Counterexample, sources: list[Path], data
     budget = min(MAX_SECONDS, deadline.left() * HARNESS_SHARE)
     if budget < 0.5:
         return HarnessResult(None, "no time left")
-    stop = run_sanitized(sources, list(cex.inputs), data_model, budget)
+    stop = run_sanitized(sources, list(cex.inputs), data_model, budget, defines)
     if isinstance(stop, HarnessResult):
         return HarnessResult(stop.reached_error, stop.detail + unfed)
     where = f" at {Path(stop.file).name}:{stop.line}" + (f":{stop.col}" if stop.col else "") \

@@ -189,10 +189,10 @@ needs_gcc = pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc is not i
 @needs_gcc
 def test_harness_reaches_the_error_with_the_counterexample_inputs_only():
     from looprover.witness.harness import run_harness
-    assert run_harness(EXAMPLES / "count_unsafe.c", [1], "ILP32", 20).reached_error is True
-    assert run_harness(EXAMPLES / "count_unsafe.c", [2], "ILP32", 20).reached_error is False     # tampered
-    assert run_harness(EXAMPLES / "branch_unsafe.c", [42], "ILP32", 20).reached_error is True
-    assert run_harness(EXAMPLES / "branch_unsafe.c", [43], "ILP32", 20).reached_error is False
+    assert run_harness([EXAMPLES / "count_unsafe.c"], [1], "ILP32", 20).reached_error is True
+    assert run_harness([EXAMPLES / "count_unsafe.c"], [2], "ILP32", 20).reached_error is False     # tampered
+    assert run_harness([EXAMPLES / "branch_unsafe.c"], [42], "ILP32", 20).reached_error is True
+    assert run_harness([EXAMPLES / "branch_unsafe.c"], [43], "ILP32", 20).reached_error is False
 
 
 @needs_gcc
@@ -202,8 +202,8 @@ def test_harness_detects_reach_error_whatever_its_body(tmp_path):
     prog = tmp_path / "p.c"
     prog.write_text("extern int __VERIFIER_nondet_int(void);\nvoid reach_error(void) {}\n"
                     "int main(void) { int x = __VERIFIER_nondet_int(); if (x == -7) reach_error(); return 0; }\n")
-    assert run_harness(prog, [-7], "LP64", 20).reached_error is True
-    assert run_harness(prog, [7], "LP64", 20).reached_error is False
+    assert run_harness([prog], [-7], "LP64", 20).reached_error is True
+    assert run_harness([prog], [7], "LP64", 20).reached_error is False
 
 
 @needs_gcc
@@ -225,8 +225,8 @@ def test_harness_is_skipped_for_horn_clauses(tmp_path):
     assert res.reached_error is None and "not C" in res.detail
 
 
-def test_harness_is_not_run_for_other_properties_or_several_files(tmp_path):
-    """It detects reach_error only: an overflow or out-of-bounds FALSE is not reported as 'not reached'."""
+def test_harness_is_not_run_for_other_properties(tmp_path):
+    """It detects reach_error only: an overflow FALSE is not reported as 'not reached'."""
     from looprover.deadline import Deadline
     from looprover.verdict import Counterexample, Status, Verdict
     from looprover.witness.harness import harness_for
@@ -235,8 +235,35 @@ def test_harness_is_not_run_for_other_properties_or_several_files(tmp_path):
     for prop in ("no-overflow", "valid-memsafety"):
         res = harness_for(v, EXAMPLES / "count_unsafe.c", "ILP32", True, deadline, prop)
         assert res.reached_error is None and prop in res.detail
-    res = harness_for(v, EXAMPLES / "count_unsafe.c", "ILP32", True, deadline, "unreach-call", (tmp_path / "b.c",))
-    assert res.reached_error is None and "several input files" in res.detail
+
+
+# Verisec's shape: a test case and a library file, the buffer size a `-D` definition without default, inputs from
+# CBMC's undefined `nondet_int()`, and `assert` a function the program calls without defining it
+_TWO_FILES = {
+    "case.c": "extern int nondet_int(void);\nvoid assert(int);\nint pick(int);\n"
+              "void reach_error(void) {}\n"
+              "int main(void) {\n  char buf[SIZE];\n  int i = pick(nondet_int());\n  assert(i >= -1);\n"
+              "  if (i == SIZE + 1) reach_error();\n  buf[i] = 'a';\n  return buf[0];\n}\n",
+    "lib.c": "int pick(int x) { return x < 0 ? 0 : x; }\n",
+}
+
+
+@needs_gcc
+@pytest.mark.parametrize("prop, line", [("unreach-call", 9), ("valid-memsafety", 10)])
+def test_a_task_of_several_files_and_defines_gets_its_harness(tmp_path, capsys, prop, line):
+    """The harness is compiled from every input file with verify's `-D` definitions and feeds CBMC-style
+    `nondet_X()` calls; `SIZE` has no default, so without the definitions it would not compile."""
+    from looprover.cli import main
+    for name, text in _TWO_FILES.items():
+        (tmp_path / name).write_text(text)
+    args = ["verify", str(tmp_path / "case.c"), str(tmp_path / "lib.c"), "-DSIZE=1000", "--property", prop,
+            "--engine", "bmc", "--timeout", "60", "--json"]
+    assert main(args) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["status"] == "FALSE"
+    assert out["harness"]["reached_error"] is True, out["harness"]
+    if prop == "valid-memsafety":           # the line of the out-of-bounds write, found by the sanitizers
+        assert f"case.c:{line}:" in out["harness"]["detail"]
 
 
 @needs_gcc

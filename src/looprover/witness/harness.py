@@ -34,6 +34,7 @@ from looprover.program.cfa import Assert, Assign, Havoc, Program, SrcLoc
 from looprover.properties import UNREACH_CALL, VALID_MEMSAFETY
 from looprover.verdict import Counterexample, Status, Verdict
 from looprover.evidence.native import BLOCKED, FLAGS, NONDET_DEFS, VIOLATION, run_executable, run_limited
+from looprover.frontend.c.known_functions import NONDET_TYPES
 from looprover.processes import memory_limit_mb
 
 MAX_SECONDS = 10.0
@@ -47,6 +48,25 @@ __attribute__((weak)) void __VERIFIER_error(void) { _exit(BLOCKED); }
 void __cyg_profile_func_enter(void *fn, void *site) { if (fn && fn == (void *)reach_error) _exit(VIOLATION); }
 void __cyg_profile_func_exit(void *fn, void *site) { }
 """
+
+
+def _c_type(bits) -> str:
+    """The C type of a `NONDET_TYPES` entry ((bits, signed), "long" for the data model's long, None for _Bool)."""
+    if bits is None:
+        return "_Bool"
+    width, signed = bits
+    base = {8: "char", 16: "short", 32: "int", 64: "long long", "long": "long"}[width]
+    return ("signed " if signed and width == 8 else "" if signed else "unsigned ") + base
+
+
+# Older benchmarks (Verisec) call CBMC's `nondet_X()` without defining it, and `assert` as a function of their own:
+# the front-end reads the first as an input (`known_functions.nondet_suffix`) and the second as an assertion
+# (`frontend/c/calls.py`); weak definitions feed the one the same inputs in order and make the other's failure
+# the exit `__assert_fail` has (`native.EXIT_DEFS`), and yield to the program's own definitions where it has them.
+CBMC_DEFS = "".join(f"__attribute__((weak)) {_c_type(bits)} nondet_{suffix}(void) "
+                    f"{{ return ({_c_type(bits)})__lr_next(); }}\n"
+                    for suffix, bits in NONDET_TYPES.items() if suffix != "_Bool") + \
+    "__attribute__((weak)) void assert(int c) { if (!c) _exit(VIOLATION); }\n"
 
 
 @dataclass
@@ -64,7 +84,7 @@ def harness_source(inputs: list[int]) -> str:
             f"static const long long __lr_inputs[] = {{{values}}};\n"
             f"static long __lr_pos;\n"
             f"static long long __lr_next(void) {{ return __lr_pos < {len(inputs)} ? __lr_inputs[__lr_pos++] : 0; }}\n"
-            + NONDET_DEFS + ENTRY_HOOK)
+            + NONDET_DEFS + CBMC_DEFS + ENTRY_HOOK)
 
 
 def _c_value(v: Any) -> str:
@@ -100,10 +120,10 @@ def _data_model_flags(data_model: str, exact_model: bool) -> tuple[list[str], st
     return [], ", compiled LP64: no 32-bit C library on this host"
 
 
-def _compiled(sources: list[Path], inputs: list[int], flags: list[str], tmp: str, budget: float
-              ) -> Path | HarnessResult:
+def _compiled(sources: list[Path], inputs: list[int], flags: list[str], tmp: str, budget: float,
+              defines: tuple[str, ...] = ()) -> Path | HarnessResult:
     """The sources linked with a harness feeding `inputs` (reach_error's entry exits with VIOLATION), compiled
-    with `flags` into `tmp`; or why not."""
+    with `flags` and the task's `-D` `defines` (the ones verify preprocessed them with) into `tmp`; or why not."""
     if shutil.which("gcc") is None:
         return HarnessResult(None, "gcc is not installed")
     try:
@@ -115,8 +135,8 @@ def _compiled(sources: list[Path], inputs: list[int], flags: list[str], tmp: str
     files: list[str] = []
     for source in sources:
         files += ["-x", "cpp-output" if source.suffix == ".i" else "c", str(source)]
-    cmd = ["gcc", *flags, "-finstrument-functions", "-finstrument-functions-exclude-file-list=lr_harness",
-           "-o", str(exe), *files, "-x", "c", str(h)]
+    cmd = ["gcc", *flags, *(f"-D{d}" for d in defines), "-finstrument-functions",
+           "-finstrument-functions-exclude-file-list=lr_harness", "-o", str(exe), *files, "-x", "c", str(h)]
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=max(budget, 1.0))
     except subprocess.TimeoutExpired:
@@ -127,16 +147,16 @@ def _compiled(sources: list[Path], inputs: list[int], flags: list[str], tmp: str
     return exe
 
 
-def run_harness(source: Path, inputs: list[int], data_model: str, budget: float, exact_model: bool = False
-                ) -> HarnessResult:
-    """Compile `source` with a harness feeding `inputs` and run it for at most `budget` seconds. With
+def run_harness(sources: list[Path], inputs: list[int], data_model: str, budget: float, exact_model: bool = False,
+                defines: tuple[str, ...] = ()) -> HarnessResult:
+    """Compile `sources` with a harness feeding `inputs` and run it for at most `budget` seconds. With
     `exact_model`, an ILP32 program is not run where it cannot be compiled for ILP32 (the validator's use)."""
     model = _data_model_flags(data_model, exact_model)
     if isinstance(model, HarnessResult):
         return model
     flags, note = model
     with tempfile.TemporaryDirectory(prefix="looprover-harness-") as tmp:
-        exe = _compiled([source], inputs, [*FLAGS, *flags], tmp, budget)
+        exe = _compiled(sources, inputs, [*FLAGS, *flags], tmp, budget, defines)
         if isinstance(exe, HarnessResult):
             return exe
         why = run_executable(exe, {}, max(budget, 0.5))
@@ -164,15 +184,15 @@ class SanitizerStop:
     col: int | None = None
 
 
-def run_sanitized(sources: list[Path], inputs: list[int], data_model: str, budget: float
-                  ) -> SanitizerStop | HarnessResult:
+def run_sanitized(sources: list[Path], inputs: list[int], data_model: str, budget: float,
+                  defines: tuple[str, ...] = ()) -> SanitizerStop | HarnessResult:
     """Compile `sources` with a harness feeding `inputs` and the sanitizers reporting (`SANITIZED`), run it
     for at most `budget` seconds: where it stopped at an error, or a `HarnessResult` saying why there is none."""
     # ASan and UBSan's 32-bit runtimes are not assumed: the host's model, said so
     note = ", compiled LP64 (the sanitizers' 32-bit runtimes are not assumed)" if data_model == "ILP32" else ""
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="looprover-harness-") as tmp:
-        exe = _compiled(sources, inputs, SANITIZED, tmp, budget)
+        exe = _compiled(sources, inputs, SANITIZED, tmp, budget, defines)
         if isinstance(exe, HarnessResult):
             return exe
         left = max(budget - (time.monotonic() - start), 0.5)
@@ -201,8 +221,8 @@ def run_sanitized(sources: list[Path], inputs: list[int], data_model: str, budge
 
 
 def harness_for(verdict: Verdict, input_path: Path, data_model: str, is_c: bool, deadline: Deadline,
-                prop: str = UNREACH_CALL, more_inputs: tuple[Path, ...] = (), program: Program | None = None
-                ) -> HarnessResult | None:
+                prop: str = UNREACH_CALL, more_inputs: tuple[Path, ...] = (), program: Program | None = None,
+                defines: tuple[str, ...] = ()) -> HarnessResult | None:
     """The compiled harness's result for a FALSE with a counterexample (None for other verdicts). It detects
     the entry of `reach_error`, and for valid-memsafety an invalid access or free that AddressSanitizer reports
     at the violation's line; other properties' violations (an overflow, a leak) are not run rather than
@@ -214,11 +234,9 @@ def harness_for(verdict: Verdict, input_path: Path, data_model: str, is_c: bool,
         return HarnessResult(None, "the input is not C")
     part = getattr(cex.violated, "prop", None)
     if prop == VALID_MEMSAFETY and part in ("valid-deref", "valid-free"):
-        return _memory_harness(cex, part, input_path, more_inputs, data_model, deadline, program)
+        return _memory_harness(cex, part, [input_path, *more_inputs], data_model, deadline, program, defines)
     if prop != UNREACH_CALL:
         return HarnessResult(None, f"not run: the harness detects calls of reach_error, not {prop} violations")
-    if more_inputs:
-        return HarnessResult(None, "not run: the task has several input files")
     if getattr(cex, "omitted", 0) and not cex.inputs and getattr(cex, "plan", None) != []:
         # a deep run with an empty havoc plan read no value (or only the 0 every harness gives past its
         # inputs): the harness without inputs feeds the program exactly that
@@ -232,11 +250,11 @@ def harness_for(verdict: Verdict, input_path: Path, data_model: str, is_c: bool,
     if reads_library_input(cex):
         return HarnessResult(None, "not run: the counterexample's run reads input through a library function "
                                    "(stdin, rand, time), which the harness does not feed")
-    return run_harness(input_path, list(cex.inputs), data_model, budget)
+    return run_harness([input_path, *more_inputs], list(cex.inputs), data_model, budget, defines=defines)
 
 
-def _memory_harness(cex: Counterexample, part: str, input_path: Path, more_inputs: tuple[Path, ...],
-                    data_model: str, deadline: Deadline, program: Program | None) -> HarnessResult:
+def _memory_harness(cex: Counterexample, part: str, sources: list[Path], data_model: str, deadline: Deadline,
+                    program: Program | None, defines: tuple[str, ...]) -> HarnessResult:
     """An invalid access or free run under the sanitizers (`runtime_checks.compiled_check`): reached when the
     compiled program stops with an error of that kind at the violation's line (and column, if another check of
     the kind on the run shares the line). Not run when the run needs an allocation to fail (the compiled
@@ -253,8 +271,7 @@ def _memory_harness(cex: Counterexample, part: str, input_path: Path, more_input
              if isinstance(s, Assert) and s.prop == part and s.src is not None and where is not None
              and s.src.line == where.line and s.src.col != where.col}
     others = [Check(f"other{i}", kind, SrcLoc(where.file, line, col), ()) for i, (line, col) in enumerate(twins)]
-    res = compiled_check(Check("this", kind, where, ()), cex, [input_path, *more_inputs], data_model, deadline,
-                         others)
+    res = compiled_check(Check("this", kind, where, ()), cex, sources, data_model, deadline, others, defines)
     if res.reached_error is False and "runtime error:" in res.detail and not any(
             w in res.detail for w in ("out of bounds", "null pointer", "misaligned")):
         return HarnessResult(None, f"{res.detail} (an error of another kind stopped the run first)")

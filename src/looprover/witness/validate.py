@@ -291,7 +291,7 @@ def _compiled(src: CSource, values: list[int], deadline: Deadline) -> Validation
     if budget < 1.0:
         return Validation("unknown", f"the run following the witness is longer than {MAX_RUN_STEPS} edges and "
                                      f"there is no time left to compile and run it", "violation")
-    res = run_harness(src.path, values, src.data_model, budget, exact_model=True)
+    res = run_harness([src.path], values, src.data_model, budget, exact_model=True)
     if res.reached_error:
         return Validation("confirmed", f"the run following the witness uses every value at its call within "
                                        f"{MAX_RUN_STEPS} interpreted edges, and then reaches reach_error "
