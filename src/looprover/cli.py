@@ -147,7 +147,7 @@ def cmd_check(args: argparse.Namespace) -> int:
                          (lambda r: print(table([r], base)[0], flush=True)), slicing=args.slice,
                          harness=lambda check, cex: compiled_check(check, cex, [job.input, *job.more_inputs],
                                                                    job.data_model, deadline, checks,
-                                                                   job.defines))
+                                                                   job.defines, program))
     if args.sarif:
         _write_json(args.sarif, sarif_log(results))
     if args.json:

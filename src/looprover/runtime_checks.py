@@ -260,14 +260,17 @@ def run_checks(program: Program, checks: list[Check], data_model: str, options: 
 _REPORTED_AS = {
     "signed-overflow": ("signed integer overflow", "negation of", "cannot be represented in type"),
     "undefined-operation": ("division by zero", "shift exponent", "left shift of negative value"),
-    "memory-access": ("out of bounds", "buffer-overflow", "use-after", "SEGV", "stack-buffer", "underflow"),
+    # ASan's "stack-overflow": an access far past a stack array lands in the stack's guard page (Verisec's
+    # bounds_bad at BASE_SZ 1000); the line must still be the check's
+    "memory-access": ("out of bounds", "buffer-overflow", "use-after", "SEGV", "stack-buffer", "underflow",
+                      "stack-overflow"),
     "free": ("double-free", "bad-free", "free on address"),
 }
 HARNESS_SHARE = 0.25        # at most this share of the time left goes to one harness (and MAX_SECONDS)
 
 
 def compiled_check(check: Check, cex: Counterexample, sources: list[Path], data_model: str, deadline: Deadline,
-                   checks: list[Check] = (), defines: tuple[str, ...] = ()) -> Any:
+                   checks: list[Check] = (), defines: tuple[str, ...] = (), program: Program | None = None) -> Any:
     """A violation run again outside looprover's model of C: the original sources compiled by gcc with the
     sanitizers reporting (`witness.harness.run_sanitized`), fed the counterexample's inputs. It reaches the
     check if the run stops in the check's file, at its line, with an error of its kind, and no other check of
@@ -276,15 +279,16 @@ def compiled_check(check: Check, cex: Counterexample, sources: list[Path], data_
     takes at most a quarter of the time left."""
     from looprover.witness.harness import HarnessResult
     try:
-        return _compiled_check(check, cex, sources, data_model, deadline, checks, defines)
+        return _compiled_check(check, cex, sources, data_model, deadline, checks, defines, program)
     except Exception as exc:  # noqa: BLE001 - evidence beside a verdict must not cost the verdicts
         return HarnessResult(None, f"the harness failed: {type(exc).__name__}: {exc}")
 
 
 def _compiled_check(check: Check, cex: Counterexample, sources: list[Path], data_model: str, deadline: Deadline,
-                    checks: list[Check], defines: tuple[str, ...]) -> Any:
+                    checks: list[Check], defines: tuple[str, ...], program: Program | None) -> Any:
     from looprover.witness.harness import (
-        MAX_SECONDS, HarnessResult, reads_library_input, run_sanitized, takes_arguments,
+        MAX_SECONDS, UNINITIALISED_SECONDS, HarnessResult, reads_library_input, reads_uninitialised, says_nothing,
+        takes_arguments,
     )
     if getattr(cex, "omitted", 0) and not cex.inputs and getattr(cex, "plan", None) != []:
         return HarnessResult(None, "the run is too long to list its inputs")
@@ -294,9 +298,16 @@ def _compiled_check(check: Check, cex: Counterexample, sources: list[Path], data
     # does not depend on them (Juliet's `srand(time(0))` before a fixed overflow) still reaches its check
     unfed = " (the run also reads stdin, rand or time, which the harness does not feed)" \
         if reads_library_input(cex) else ""
-    budget = min(MAX_SECONDS, deadline.left() * HARNESS_SHARE)
+    uninit = reads_uninitialised(cex, program)
+    budget = min(UNINITIALISED_SECONDS if uninit else MAX_SECONDS, deadline.left() * HARNESS_SHARE)
     if budget < 0.5:
         return HarnessResult(None, "no time left")
+    return says_nothing(_sanitized_stop(check, cex, sources, data_model, budget, defines, checks, unfed), uninit)
+
+
+def _sanitized_stop(check: Check, cex: Counterexample, sources: list[Path], data_model: str, budget: float,
+                    defines: tuple[str, ...], checks: list[Check], unfed: str) -> Any:
+    from looprover.witness.harness import HarnessResult, run_sanitized
     stop = run_sanitized(sources, list(cex.inputs), data_model, budget, defines)
     if isinstance(stop, HarnessResult):
         return HarnessResult(stop.reached_error, stop.detail + unfed)

@@ -285,3 +285,19 @@ def test_a_deep_run_without_havocs_gets_its_harness_and_one_with_havocs_does_not
     assert harness_for(cex([]), prog, "LP64", True, deadline).reached_error is True
     res = harness_for(cex([Repeat(10**6, [1])]), prog, "LP64", True, deadline)
     assert res.reached_error is None and "too long" in res.detail
+
+
+@needs_gcc
+@pytest.mark.parametrize("prop, violation", [("unreach-call", "reach_error();"), ("valid-memsafety", "a[5] = 1;")])
+def test_a_run_through_uninitialised_memory_missed_by_the_harness_says_nothing(tmp_path, capsys, prop, violation):
+    """The violation needs an uninitialised local to be 7, which the harness cannot give the compiled program:
+    its run missing the violation is not reported as 'not reached'."""
+    from looprover.cli import main
+    prog = tmp_path / "p.c"
+    prog.write_text("void reach_error(void) {}\nint main(void) {\n  int a[4];\n  int k;\n  a[0] = 0;\n"
+                    f"  if (k == 7) {violation}\n  return a[0];\n}}\n")
+    assert main(["verify", str(prog), "--property", prop, "--engine", "bmc", "--timeout", "60", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["status"] == "FALSE"
+    assert out["harness"]["reached_error"] is None, out["harness"]
+    assert "uninitialised memory (a)" in out["harness"]["detail"]      # the first one the run havocs

@@ -130,6 +130,12 @@ class VarInfo:
     c_name: str | None = None
     src: SrcLoc | None = None
 
+    @property
+    def uninitialised(self) -> bool:
+        """Whether a havoc of this variable is uninitialised memory (a compiled run's is whatever the stack or
+        heap held, so neither a test harness nor a witness can give it the values a trace took)."""
+        return self.kind in ("local", "global")
+
 
 @dataclass(frozen=True)
 class ClauseStep:

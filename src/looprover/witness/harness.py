@@ -38,6 +38,7 @@ from looprover.frontend.c.known_functions import NONDET_TYPES
 from looprover.processes import memory_limit_mb
 
 MAX_SECONDS = 10.0
+UNINITIALISED_SECONDS = 2.0     # a run that depends on uninitialised memory (`reads_uninitialised`)
 
 # reach_error is weak: a program without one (real code under `check`) links, and no function is entered as it.
 # Older SV-COMP tasks (Juliet's) declare `__VERIFIER_error`, which looprover does not model: a weak definition
@@ -241,7 +242,8 @@ def harness_for(verdict: Verdict, input_path: Path, data_model: str, is_c: bool,
         # a deep run with an empty havoc plan read no value (or only the 0 every harness gives past its
         # inputs): the harness without inputs feeds the program exactly that
         return HarnessResult(None, "the run is too long to list its inputs")
-    budget = min(MAX_SECONDS, deadline.left() - 0.3)
+    uninit = reads_uninitialised(cex, program)
+    budget = min(UNINITIALISED_SECONDS if uninit else MAX_SECONDS, deadline.left() - 0.3)
     if budget < 0.5:
         return HarnessResult(None, "no time left")
     if takes_arguments(cex):
@@ -250,7 +252,8 @@ def harness_for(verdict: Verdict, input_path: Path, data_model: str, is_c: bool,
     if reads_library_input(cex):
         return HarnessResult(None, "not run: the counterexample's run reads input through a library function "
                                    "(stdin, rand, time), which the harness does not feed")
-    return run_harness([input_path, *more_inputs], list(cex.inputs), data_model, budget, defines=defines)
+    res = run_harness([input_path, *more_inputs], list(cex.inputs), data_model, budget, defines=defines)
+    return says_nothing(res, uninit)
 
 
 def _memory_harness(cex: Counterexample, part: str, sources: list[Path], data_model: str, deadline: Deadline,
@@ -271,7 +274,8 @@ def _memory_harness(cex: Counterexample, part: str, sources: list[Path], data_mo
              if isinstance(s, Assert) and s.prop == part and s.src is not None and where is not None
              and s.src.line == where.line and s.src.col != where.col}
     others = [Check(f"other{i}", kind, SrcLoc(where.file, line, col), ()) for i, (line, col) in enumerate(twins)]
-    res = compiled_check(Check("this", kind, where, ()), cex, sources, data_model, deadline, others, defines)
+    res = compiled_check(Check("this", kind, where, ()), cex, sources, data_model, deadline, others, defines,
+                         program)
     if res.reached_error is False and "runtime error:" in res.detail and not any(
             w in res.detail for w in ("out of bounds", "null pointer", "misaligned")):
         return HarnessResult(None, f"{res.detail} (an error of another kind stopped the run first)")
@@ -281,6 +285,32 @@ def _memory_harness(cex: Counterexample, part: str, sources: list[Path], data_mo
         return HarnessResult(None, f"{res.detail}; compiled for another data model than the task's ILP32, so not "
                                    f"reaching the violation says nothing")
     return res
+
+
+def reads_uninitialised(cex: Counterexample, program: Program | None) -> str | None:
+    """The first uninitialised object the run gives a value (`VarInfo.uninitialised`), by its C name, or None.
+    The harness cannot give the compiled program those values (its stack and heap hold what they hold), so a
+    compiled run that misses the violation says nothing, and one that loops on other values should not cost
+    long: `UNINITIALISED_SECONDS`. (Whether the run reads the value before writing it is not tracked.)"""
+    if program is None:
+        return None
+    for step in cex.steps:
+        for s in step.edge.stmts:
+            if isinstance(s, Havoc):
+                for v in s.vars:
+                    info = program.variables.get(v.name)
+                    if info is not None and info.uninitialised:
+                        return info.c_name or v.name
+    return None
+
+
+def says_nothing(res: HarnessResult, uninit: str | None) -> HarnessResult:
+    """`res`, but a compiled run that missed the violation after the run gave uninitialised memory values says
+    nothing (`reads_uninitialised`)."""
+    if res.reached_error is not False or uninit is None:
+        return res
+    return HarnessResult(None, f"{res.detail}; the run gives uninitialised memory ({uninit}) values the compiled "
+                               f"program does not get, so not reaching the violation says nothing")
 
 
 def reads_library_input(cex: Counterexample) -> bool:

@@ -206,7 +206,7 @@ class Pinned(InputOracle):
         nondet = info is not None and info.kind == "nondet"
         if info is not None and info.kind == "allocated":
             self.state["forced"] += 1       # succeeds (InputOracle), though the witness may mean it to fail
-        elif info is not None and info.kind in ("local", "global"):
+        elif info is not None and info.uninitialised:
             self.state["uninit"] += 1       # uninitialised memory reads 0 (InputOracle), in C any value
         if nondet and v.name not in self.ends:
             self.ends[v.name] = self.src.call_end(info.src) if info.src is not None else None
