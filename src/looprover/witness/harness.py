@@ -38,7 +38,7 @@ from looprover.frontend.c.known_functions import NONDET_TYPES
 from looprover.processes import memory_limit_mb
 
 MAX_SECONDS = 10.0
-UNINITIALISED_SECONDS = 2.0     # a run that depends on uninitialised memory (`reads_uninitialised`)
+UNINITIALISED_SECONDS = 1.0     # a run that depends on uninitialised memory (`reads_uninitialised`)
 
 # reach_error is weak: a program without one (real code under `check`) links, and no function is entered as it.
 # Older SV-COMP tasks (Juliet's) declare `__VERIFIER_error`, which looprover does not model: a weak definition
