@@ -137,6 +137,30 @@ def test_implicant_of_nested_wraps_is_ite_free_and_implies_the_formula():
         assert _valid(z3.Implies(z3.And(lits), f))
 
 
+def test_implicant_with_a_cache_shared_across_models_is_the_same():
+    """`IteCache` keeps which terms hold term-level ites across the calls on one formula (Farkas extracts many
+    cubes of one A): with it, every model's implicant is the one computed without it. The formulas mix wrap ites,
+    plain ites and disequalities, and temporaries made between the calls reuse the ids of freed terms."""
+    from looprover.smt.mbp import IteCache
+    u, v, w = z3.Ints("u v w")
+    rnd = random.Random(5)
+    for n in range(12):
+        f = z3.And(u >= -50, u <= 50, v == wrapped_adds(u, 1 + n % 4),
+                   z3.Or(w == z3.If(u > rnd.randint(-5, 5), v + 1, u - 2), w != u + rnd.randint(0, 3)))
+        cache = IteCache()
+        for start in rnd.sample(range(-50, 51), 6):
+            s = z3.Solver()
+            s.add(f, u == start)
+            assert s.check() == z3.sat
+            m = s.model()
+            junk = [z3.If(u > k, v, w) + k for k in range(20)]     # freed before the next call
+            del junk
+            with_cache = implicant(f, m, split_disequalities=True, ites=cache)
+            plain = implicant(f, m, split_disequalities=True)
+            assert [x.sexpr() for x in with_cache] == [x.sexpr() for x in plain]
+            assert all(ite_depth(lit) == 0 for lit in with_cache)
+
+
 def test_ite_depth_counts_nesting_not_number():
     x, y = z3.Ints("x y")
     assert ite_depth(x + 1 > y) == 0

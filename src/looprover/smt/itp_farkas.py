@@ -16,7 +16,7 @@ import z3
 from looprover.linalg import nullspace
 from looprover.smt.itp_problem import MAX_ROUNDS, MethodFailed, Problem, op_kind, weaken
 from looprover.smt.terms import all_of, any_of
-from looprover.smt.mbp import ModelValues, QEError, implicant, qe
+from looprover.smt.mbp import IteCache, ModelValues, QEError, implicant, qe
 
 
 _ARITH_REL = (z3.Z3_OP_LE, z3.Z3_OP_LT, z3.Z3_OP_GE, z3.Z3_OP_GT)
@@ -33,6 +33,14 @@ class _Lin:
     rel: str
     const: Fraction
     lit: z3.BoolRef
+
+    @property
+    def content(self) -> tuple:
+        """The constraint as a hashable key (computed once: a literal's `_Lin` is cached for the whole run)."""
+        key = self.__dict__.get("_content")
+        if key is None:
+            key = self.__dict__["_content"] = (tuple(sorted(self.coeffs.items())), self.rel, self.const)
+        return key
 
 
 def _linear(t: z3.ExprRef, syms: dict[int, z3.ExprRef], memo: dict) -> tuple[dict[int, Fraction], Fraction]:
@@ -263,7 +271,7 @@ def _lin_expr(coeffs: dict[int, Fraction], rel: str, const: Fraction, syms: dict
         terms = [real(v) if a == 1 else z3.RealVal(a, ctx) * real(v) for v, a in ordered]
         rhs = z3.RealVal(const, ctx)
     lhs = terms[0] if len(terms) == 1 else z3.Sum(terms)
-    return {"<=": lhs <= rhs, "<": lhs < rhs, "=": lhs == rhs}[rel]
+    return lhs <= rhs if rel == "<=" else lhs < rhs if rel == "<" else lhs == rhs
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -282,6 +290,11 @@ class Farkas:
         self.relaxed: dict[tuple, z3.BoolRef] = {}
         self.names: dict[tuple, z3.BoolRef] = {}           # (side, constraint) -> its literal in the core solver
         self._core_solver: z3.Solver | None = None
+        self.ites = IteCache()
+        # one solver each for B's cubes and the subsumption checks, their per-query parts in push/pop scopes:
+        # a fresh solver per A-cube (and per pair of pieces) re-internalised B (and made a solver) every time
+        self._b_solver: z3.Solver | None = None
+        self._scratch: z3.Solver | None = None
 
     def run(self) -> z3.BoolRef:
         p = self.p
@@ -291,7 +304,7 @@ class Farkas:
             if p.check(sA) == z3.unsat:
                 return any_of(disj, p.ctx)
             mA = sA.model()
-            cA = _cube(implicant(p.A, mA), mA, self.syms, self.memo)
+            cA = _cube(implicant(p.A, mA, ites=self.ites), mA, self.syms, self.memo)
             K = self._cube_vs_b(cA)
             # later pieces often subsume earlier ones (`x'' ≤ 52` after `x'' ≤ 51`): keep the disjunction small
             disj = [D for D in disj if not self._implies(D, K)] + [K]
@@ -299,26 +312,40 @@ class Farkas:
         raise MethodFailed("too many A-cubes")
 
     def _implies(self, f: z3.BoolRef, g: z3.BoolRef) -> bool:
-        return self.p.check(self.p.solver(f, z3.Not(g))) == z3.unsat
+        if self._scratch is None:
+            self._scratch = self.p.solver()
+        s = self._scratch
+        s.push()
+        try:
+            s.add(f, z3.Not(g))
+            return self.p.check(s) == z3.unsat
+        finally:
+            s.pop()
 
     def _cube_vs_b(self, cA: _Cube) -> z3.BoolRef:
         """An interpolant of (∧cA, B): the conjunction of per-B-cube pieces until B is blocked."""
         p = self.p
-        sB = p.solver(p.B)
-        conj: list[z3.BoolRef] = []
-        for _ in range(MAX_ROUNDS):
-            if p.check(sB) == z3.unsat:
-                return all_of(conj, p.ctx)
-            mB = sB.model()
-            cB = _cube(implicant(p.B, mB), mB, self.syms, self.memo)
-            piece = self._cube_vs_cube(cA, cB)
-            if piece is None:
-                # no rational certificate: the exact projection of cA, weakened against all of B at once
-                conj.append(self._project_weaken(cA))
-                return all_of(conj, p.ctx)
-            conj.append(piece)
-            sB.add(piece)
-        raise MethodFailed("too many B-cubes")
+        if self._b_solver is None:
+            self._b_solver = p.solver(p.B)
+        sB = self._b_solver
+        sB.push()
+        try:
+            conj: list[z3.BoolRef] = []
+            for _ in range(MAX_ROUNDS):
+                if p.check(sB) == z3.unsat:
+                    return all_of(conj, p.ctx)
+                mB = sB.model()
+                cB = _cube(implicant(p.B, mB, ites=self.ites), mB, self.syms, self.memo)
+                piece = self._cube_vs_cube(cA, cB)
+                if piece is None:
+                    # no rational certificate: the exact projection of cA, weakened against all of B at once
+                    conj.append(self._project_weaken(cA))
+                    return all_of(conj, p.ctx)
+                conj.append(piece)
+                sB.add(piece)
+            raise MethodFailed("too many B-cubes")
+        finally:
+            sB.pop()
 
     def _cube_vs_cube(self, cA: _Cube, cB: _Cube) -> z3.BoolRef | None:
         # a propositional conflict needs no arithmetic
@@ -349,7 +376,7 @@ class Farkas:
                 self.relax[v] = z3.Real(f"farkas!{v}", ctx)
         lhs = z3.Sum([z3.RealVal(a, ctx) * self.relax[v] for v, a in c.coeffs.items()])
         rhs = z3.RealVal(c.const, ctx)
-        term = {"<=": lhs <= rhs, "<": lhs < rhs, "=": lhs == rhs}[c.rel]
+        term = lhs <= rhs if c.rel == "<=" else lhs < rhs if c.rel == "<" else lhs == rhs
         self.relaxed[key] = term
         return term
 
@@ -357,7 +384,7 @@ class Farkas:
         """The assumption literal that switches on constraint `c` of side `side` in the core solver, made and asserted
         once per run: the cube pairs of one interpolation share most of their constraints (the level's lemmas, Tr),
         and building and asserting them afresh for every pair took three quarters of the core search."""
-        content = (tuple(sorted(c.coeffs.items())), c.rel, c.const)
+        content = c.content
         n = self.names.get((side, content))
         if n is None:
             if self._core_solver is None:

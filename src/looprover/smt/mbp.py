@@ -212,10 +212,11 @@ class _Raw:
     """Thin, fast access to raw ASTs of one context (the Python wrappers cost ~10 µs per node; this walk is the
     inner loop of Farkas interpolation and MBP). Raw sub-terms are kept alive by the formula they come from."""
 
-    def __init__(self, ctx: z3.Context, m: z3.ModelRef):
+    def __init__(self, ctx: z3.Context, m: z3.ModelRef, ites: "IteCache | None" = None):
         self.ctx, self.ref, self.m = ctx, ctx.ref(), m
         self.values: dict[int, bool] = {}
-        self.ites: dict[int, bool] = {}
+        self.cache = ites if ites is not None else IteCache()
+        self.ites = self.cache.ites
 
     def id(self, a) -> int:
         return _C.Z3_get_ast_id(self.ref, a)
@@ -260,21 +261,36 @@ class _Raw:
                 stack.extend((c, False) for c in kids if self.id(c) not in self.ites)
                 continue
             self.ites[i] = any(self.kind(c) == z3.Z3_OP_ITE or self.ites[self.id(c)] for c in kids)
+            if b is a:
+                self.cache.alive.append(self.wrap(a))   # its sub-terms' entries stay valid while it lives
         return self.ites[self.id(a)]
 
     def wrap(self, a) -> z3.ExprRef:
         return _z3._to_expr_ref(a, self.ctx)
 
 
-def implicant(f: z3.BoolRef, m: z3.ModelRef, *, split_disequalities: bool = False) -> list[z3.BoolRef]:
+class IteCache:
+    """Which terms contain a term-level if-then-else (`_Raw.has_term_ite`), kept across the `implicant` calls of
+    one formula: the answer does not depend on the model, and Farkas interpolation extracts dozens of cubes of
+    the same A and B (HOLA 06: 3,783 walks, 0.8 s of a 9.8 s TPA run). Each walked atom is kept alive, and with
+    it its sub-terms, because z3 reuses the ids of freed terms."""
+
+    def __init__(self):
+        self.ites: dict[int, bool] = {}
+        self.alive: list[z3.ExprRef] = []
+
+
+def implicant(f: z3.BoolRef, m: z3.ModelRef, *, split_disequalities: bool = False,
+              ites: IteCache | None = None) -> list[z3.BoolRef]:
     """Literals, each true in m, whose conjunction implies f (m must satisfy f; ValueError otherwise).
 
     Disjunctions are resolved by the model (the first true child, preferring one already used), Boolean
     equivalences by the model values of both sides, term if-then-elses by the branch the model takes (the
     condition becomes a literal). With `split_disequalities`, an arithmetic `a ≠ b` becomes `a < b` or `a > b`,
-    whichever the model satisfies: projection and Farkas reasoning need convex literals.
+    whichever the model satisfies: projection and Farkas reasoning need convex literals. `ites`: a cache
+    shared by the calls on one formula (`IteCache`).
     """
-    raw = _Raw(f.ctx, m)
+    raw = _Raw(f.ctx, m, ites)
     slow = ModelValues(m)                  # for the rare terms built on the fly (ite resolution, distinct)
     lits: dict[tuple[int, bool], z3.BoolRef] = {}
     done: set[tuple[int, bool]] = set()
