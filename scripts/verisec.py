@@ -91,6 +91,15 @@ def run_one(file: Path, stubs: Path, size: int, timeout: float, engine: str, com
     return data if command == "verify" else file_verdict(data)
 
 
+def harness_columns(harness: dict | None) -> dict:
+    """A FALSE's compiled harness (`verify --json`'s `harness`): reached / not reached / not run, and its time,
+    which is part of the run's time: the time to find without it is `time - harness_time`."""
+    if not harness:
+        return {"harness": "", "harness_time": 0.0}
+    said = {True: "reached", False: "not reached", None: "not run"}[harness.get("reached_error")]
+    return {"harness": said, "harness_time": float(harness.get("seconds") or 0.0)}
+
+
 def file_verdict(data: dict) -> dict:
     """A `check --json` answer as one verdict for the file: FALSE when an access check is violated, TRUE when
     every one is safe, else UNKNOWN."""
@@ -132,7 +141,8 @@ def read_results(paths: list[Path]) -> list[dict]:
         with open(path, newline="") as fh:
             for r in csv.DictReader(fh):
                 rows.append({**r, "size": int(r["size"]), "expected": r["expected"] == "True",
-                             "time": float(r["time"])})
+                             "time": float(r["time"]), "harness": r.get("harness") or "",
+                             "harness_time": float(r.get("harness_time") or 0.0)})
     return rows
 
 
@@ -162,6 +172,15 @@ def print_tables(results: list[dict], sizes: list[int]) -> list[dict]:
         times = [sorted(r["time"] for r in results if r["size"] == s and r["outcome"] == "found") for s in sizes]
         print("  " + "".join(f"{statistics.median(t):9.2f}" if t else f"{'-':>9}" for t in times) + "  median")
         print("  " + "".join(f"{t[-1]:9.2f}" if t else f"{'-':>9}" for t in times) + "  max")
+        # the verdict's own time: the compiled harness that follows it is evidence, not search
+        bare = [sorted(r["time"] - r["harness_time"] for r in results if r["size"] == s and r["outcome"] == "found")
+                for s in sizes]
+        print("  " + "".join(f"{statistics.median(t):9.2f}" if t else f"{'-':>9}" for t in bare)
+              + "  median without the compiled harness")
+        print("\ncompiled harness of the FALSE answers, by BASE_SZ:")
+        for s in sizes:
+            c = collections.Counter(r["harness"] or "none" for r in results if r["size"] == s and r["status"] == "FALSE")
+            print(f"  {s:>8}: " + ", ".join(f"{n} {what}" for what, n in sorted(c.items())))
     wrong = [r for r in results if r["outcome"] == "WRONG"]
     for r in wrong:
         print(f"WRONG: {r['file']} at BASE_SZ={r['size']}: {r['status']} ({r['engine']}: {r['reason']})")
@@ -195,7 +214,8 @@ def main(argv: list[str] | None = None) -> int:
     sizes = args.size or [2]
     with open(args.dir / "expected.csv", newline="") as fh:
         rows = select(list(csv.DictReader(fh)), args.limit, args.filter)
-    fields = ["file", "size", "expected", "status", "outcome", "time", "engine", "reason"]
+    fields = ["file", "size", "expected", "status", "outcome", "time", "engine", "reason", "harness",
+              "harness_time"]
     results = read_results([args.csv]) if args.resume and args.csv and args.csv.exists() else []
     done = {(r["file"], r["size"]) for r in results}
     out = open(args.csv, "a" if results else "w", newline="") if args.csv else None
@@ -215,7 +235,8 @@ def main(argv: list[str] | None = None) -> int:
                                tuple(args.option))
                 res = {"file": row["file"], "size": size, "expected": expected, "status": data["status"],
                        "outcome": outcome(expected, data["status"]), "time": float(data.get("time") or 0.0),
-                       "engine": data.get("engine") or "", "reason": data.get("reason") or ""}
+                       "engine": data.get("engine") or "", "reason": data.get("reason") or "",
+                       **harness_columns(data.get("harness"))}
                 results.append(res)
                 if writer:
                     writer.writerow(res)

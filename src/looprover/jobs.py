@@ -372,6 +372,7 @@ def _compiled_harness(verdict: Verdict, job: Job, deadline: Deadline, program: P
     """Every FALSE with a counterexample: its inputs run on the gcc-compiled original program
     (`witness/harness.py`), reported next to the verdict."""
     from looprover.witness.harness import harness_for
+    begin = time.monotonic()
     try:
         result = harness_for(verdict, job.input, job.data_model, not job.is_chc, deadline, job.property.name,
                              job.more_inputs, program, job.defines)
@@ -379,7 +380,8 @@ def _compiled_harness(verdict: Verdict, job: Job, deadline: Deadline, program: P
         verdict.stats["harness"] = {"reached_error": None, "detail": f"internal error: {type(exc).__name__}: {exc}"}
         return
     if result is not None:
-        verdict.stats["harness"] = result.to_json()
+        # what the evidence cost, apart from the verdict's time (gcc and the run: tenths of a second)
+        verdict.stats["harness"] = {**result.to_json(), "seconds": round(time.monotonic() - begin, 3)}
 
 
 def _witness(verdict: Verdict, program: Program | None, job: Job, deadline: Deadline):

@@ -186,6 +186,20 @@ def test_verisec_tables_of_runs_at_several_sizes(tmp_path, capsys):
     assert "WRONG: b_ok.c at BASE_SZ=10" in capsys.readouterr().out
 
 
+def test_verisec_tables_give_the_time_to_find_without_the_compiled_harness(tmp_path, capsys):
+    """A FALSE's time includes its compiled harness (gcc and a run); the tables give the median without it too,
+    and what the harnesses said."""
+    verisec = _verisec_script()
+    head = "file,size,expected,status,outcome,time,engine,reason,harness,harness_time\n"
+    (tmp_path / "h.csv").write_text(head + "a_bad.c,2,False,FALSE,found,1.5,bmc,,reached,0.5\n"
+                                    "b_bad.c,2,False,FALSE,found,2.5,bmc,,not run,0.25\n")
+    assert verisec.main(["--tables", str(tmp_path / "h.csv")]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^\s+2\.00\s+median$", out, re.M)
+    assert re.search(r"^\s+1\.62\s+median without the compiled harness$", out, re.M)
+    assert re.search(r"^\s+2: 1 not run, 1 reached$", out, re.M)
+
+
 def test_verisec_rows_are_written_as_runs_end_and_a_resumed_run_skips_them(tmp_path, monkeypatch, capsys):
     verisec = _verisec_script()
     suite = tmp_path / "suite"

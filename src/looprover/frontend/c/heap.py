@@ -286,7 +286,9 @@ class HeapMixin(LoweringState):
                                                 self.OBJ), self.loc))
         fresh = {}
         if name != "calloc":
-            fresh = {p: self.new_var(f"{site}.fresh", v.type, "temp") for p, v in slots[0].vars.items()}
+            # "local": uninitialised memory (`VarInfo.uninitialised`), which no harness or witness can give a value
+            fresh = {p: self.new_var(f"{site}.fresh", v.type, "local", c_name=f"contents of the {name} object")
+                     for p, v in slots[0].vars.items()}
             # indeterminate pointers, as the single object's havocked cells are (`void_pointers.py`); no
             # pointer the program holds (`memtrack.py`)
             self.indeterminate_ids.update(fresh[p] for p in fresh if p + (OFF,) in fresh)
