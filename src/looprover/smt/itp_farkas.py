@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
+from typing import Iterator
 from fractions import Fraction
 
 import z3
@@ -34,13 +36,10 @@ class _Lin:
     const: Fraction
     lit: z3.BoolRef
 
-    @property
+    @cached_property
     def content(self) -> tuple:
         """The constraint as a hashable key (computed once: a literal's `_Lin` is cached for the whole run)."""
-        key = self.__dict__.get("_content")
-        if key is None:
-            key = self.__dict__["_content"] = (tuple(sorted(self.coeffs.items())), self.rel, self.const)
-        return key
+        return tuple(sorted(self.coeffs.items())), self.rel, self.const
 
 
 def _linear(t: z3.ExprRef, syms: dict[int, z3.ExprRef], memo: dict) -> tuple[dict[int, Fraction], Fraction]:
@@ -300,16 +299,22 @@ class Farkas:
         p = self.p
         sA = p.solver(p.A)
         disj: list[z3.BoolRef] = []
-        for _ in range(MAX_ROUNDS):
-            if p.check(sA) == z3.unsat:
-                return any_of(disj, p.ctx)
-            mA = sA.model()
-            cA = _cube(implicant(p.A, mA, ites=self.ites), mA, self.syms, self.memo)
+        for cA in self._cubes(sA, p.A, "A"):
             K = self._cube_vs_b(cA)
             # later pieces often subsume earlier ones (`x'' ≤ 52` after `x'' ≤ 51`): keep the disjunction small
             disj = [D for D in disj if not self._implies(D, K)] + [K]
             sA.add(z3.Not(K))
-        raise MethodFailed("too many A-cubes")
+        return any_of(disj, p.ctx)
+
+    def _cubes(self, s: z3.Solver, F: z3.BoolRef, side: str) -> Iterator[_Cube]:
+        """Implicant cubes of F from the models of `s` (which holds F), until `s` is unsat; the caller blocks each
+        cube's region in `s` before asking for the next. MethodFailed after MAX_ROUNDS cubes."""
+        for _ in range(MAX_ROUNDS):
+            if self.p.check(s) == z3.unsat:
+                return
+            m = s.model()
+            yield _cube(implicant(F, m, ites=self.ites), m, self.syms, self.memo)
+        raise MethodFailed(f"too many {side}-cubes")
 
     def _implies(self, f: z3.BoolRef, g: z3.BoolRef) -> bool:
         if self._scratch is None:
@@ -331,19 +336,15 @@ class Farkas:
         sB.push()
         try:
             conj: list[z3.BoolRef] = []
-            for _ in range(MAX_ROUNDS):
-                if p.check(sB) == z3.unsat:
-                    return all_of(conj, p.ctx)
-                mB = sB.model()
-                cB = _cube(implicant(p.B, mB, ites=self.ites), mB, self.syms, self.memo)
+            for cB in self._cubes(sB, p.B, "B"):
                 piece = self._cube_vs_cube(cA, cB)
                 if piece is None:
                     # no rational certificate: the exact projection of cA, weakened against all of B at once
                     conj.append(self._project_weaken(cA))
-                    return all_of(conj, p.ctx)
+                    break
                 conj.append(piece)
                 sB.add(piece)
-            raise MethodFailed("too many B-cubes")
+            return all_of(conj, p.ctx)
         finally:
             sB.pop()
 

@@ -215,8 +215,9 @@ class _Raw:
     def __init__(self, ctx: z3.Context, m: z3.ModelRef, ites: "IteCache | None" = None):
         self.ctx, self.ref, self.m = ctx, ctx.ref(), m
         self.values: dict[int, bool] = {}
-        self.cache = ites if ites is not None else IteCache()
-        self.ites = self.cache.ites
+        # a cache shared across calls keeps the atoms it walked alive (`IteCache`); one of this call's own need not
+        self.ites = ites.ites if ites is not None else {}
+        self.keep = ites.alive if ites is not None else None
 
     def id(self, a) -> int:
         return _C.Z3_get_ast_id(self.ref, a)
@@ -261,8 +262,8 @@ class _Raw:
                 stack.extend((c, False) for c in kids if self.id(c) not in self.ites)
                 continue
             self.ites[i] = any(self.kind(c) == z3.Z3_OP_ITE or self.ites[self.id(c)] for c in kids)
-            if b is a:
-                self.cache.alive.append(self.wrap(a))   # its sub-terms' entries stay valid while it lives
+            if b is a and self.keep is not None:
+                self.keep.append(self.wrap(a))          # its sub-terms' entries stay valid while it lives
         return self.ites[self.id(a)]
 
     def wrap(self, a) -> z3.ExprRef:

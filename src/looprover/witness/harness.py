@@ -31,6 +31,8 @@ from typing import Any
 
 from looprover.deadline import Deadline
 from looprover.program.cfa import Assert, Assign, Havoc, Program, SrcLoc
+from looprover.program.expr import IntType
+from looprover.program.printer import c_type
 from looprover.properties import UNREACH_CALL, VALID_MEMSAFETY
 from looprover.verdict import Counterexample, Status, Verdict
 from looprover.evidence.native import BLOCKED, FLAGS, NONDET_DEFS, VIOLATION, run_executable, run_limited
@@ -56,8 +58,9 @@ def _c_type(bits) -> str:
     if bits is None:
         return "_Bool"
     width, signed = bits
-    base = {8: "char", 16: "short", 32: "int", 64: "long long", "long": "long"}[width]
-    return ("signed " if signed and width == 8 else "" if signed else "unsigned ") + base
+    if width == "long":         # whatever the compiled data model's long is
+        return "long" if signed else "unsigned long"
+    return c_type(IntType(width, signed))
 
 
 # Older benchmarks (Verisec) call CBMC's `nondet_X()` without defining it, and `assert` as a function of their own:
