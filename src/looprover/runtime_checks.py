@@ -308,7 +308,8 @@ def _compiled_check(check: Check, cex: Counterexample, sources: list[Path], data
 def _sanitized_stop(check: Check, cex: Counterexample, sources: list[Path], data_model: str, budget: float,
                     defines: tuple[str, ...], checks: list[Check], unfed: str) -> Any:
     from looprover.witness.harness import HarnessResult, run_sanitized
-    stop = run_sanitized(sources, list(cex.inputs), data_model, budget, defines)
+    stop = run_sanitized(sources, list(cex.inputs), data_model, budget, defines,
+                         stop_at_reach_error=check.kind == "assertion")
     if isinstance(stop, HarnessResult):
         return HarnessResult(stop.reached_error, stop.detail + unfed)
     where = f" at {Path(stop.file).name}:{stop.line}" + (f":{stop.col}" if stop.col else "") \

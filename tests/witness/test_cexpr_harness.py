@@ -301,3 +301,20 @@ def test_a_run_through_uninitialised_memory_missed_by_the_harness_says_nothing(t
     assert out["status"] == "FALSE"
     assert out["harness"]["reached_error"] is None, out["harness"]
     assert "uninitialised memory (a)" in out["harness"]["detail"]      # the first one the run havocs
+
+
+@needs_gcc
+def test_a_memory_violation_behind_a_returning_reach_error_is_reached(tmp_path, capsys):
+    """Under valid-memsafety reach_error is an ordinary function: its empty body returns and the run goes on to the
+    out-of-bounds write, in the model as in the compiled program, whose harness must not stop at its entry."""
+    from looprover.cli import main
+    prog = tmp_path / "p.c"
+    prog.write_text("extern int __VERIFIER_nondet_int(void);\nvoid reach_error(void) {}\nint main(void) {\n"
+                    "  int a[4] = {0, 0, 0, 0};\n  int i = __VERIFIER_nondet_int();\n  if (i != 5) return 0;\n"
+                    "  reach_error();\n  a[i] = 1;\n  return a[0];\n}\n")
+    assert main(["verify", str(prog), "--property", "valid-memsafety", "--engine", "bmc", "--timeout", "60",
+                 "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["status"] == "FALSE"
+    assert out["harness"]["reached_error"] is True, out["harness"]
+    assert "p.c:8:" in out["harness"]["detail"]

@@ -45,10 +45,12 @@ UNINITIALISED_SECONDS = 1.0     # a run that depends on uninitialised memory (`r
 # reach_error is weak: a program without one (real code under `check`) links, and no function is entered as it.
 # Older SV-COMP tasks (Juliet's) declare `__VERIFIER_error`, which looprover does not model: a weak definition
 # lets them link, and a run that calls it ends blocked, claiming nothing.
+# A run checked for another kind of violation (an access, an overflow) does not stop there: reach_error then does
+# what the program's body says, as in looprover's model (a `{}` body returns and the run goes on to the access).
 ENTRY_HOOK = r"""
 void reach_error() __attribute__((weak));
 __attribute__((weak)) void __VERIFIER_error(void) { _exit(BLOCKED); }
-void __cyg_profile_func_enter(void *fn, void *site) { if (fn && fn == (void *)reach_error) _exit(VIOLATION); }
+void __cyg_profile_func_enter(void *fn, void *site) { if (LR_STOP_AT_REACH_ERROR && fn && fn == (void *)reach_error) _exit(VIOLATION); }
 void __cyg_profile_func_exit(void *fn, void *site) { }
 """
 
@@ -82,9 +84,10 @@ class HarnessResult:
         return {"reached_error": self.reached_error, "detail": self.detail}
 
 
-def harness_source(inputs: list[int]) -> str:
+def harness_source(inputs: list[int], stop_at_reach_error: bool = True) -> str:
     values = ", ".join(str(_c_value(v)) for v in inputs) or "0"
     return (f"#include <unistd.h>\n#define VIOLATION {VIOLATION}\n#define BLOCKED {BLOCKED}\n"
+            f"#define LR_STOP_AT_REACH_ERROR {int(stop_at_reach_error)}\n"
             f"static const long long __lr_inputs[] = {{{values}}};\n"
             f"static long __lr_pos;\n"
             f"static long long __lr_next(void) {{ return __lr_pos < {len(inputs)} ? __lr_inputs[__lr_pos++] : 0; }}\n"
@@ -125,13 +128,14 @@ def _data_model_flags(data_model: str, exact_model: bool) -> tuple[list[str], st
 
 
 def _compiled(sources: list[Path], inputs: list[int], flags: list[str], tmp: str, budget: float,
-              defines: tuple[str, ...] = ()) -> Path | HarnessResult:
-    """The sources linked with a harness feeding `inputs` (reach_error's entry exits with VIOLATION), compiled
-    with `flags` and the task's `-D` `defines` (the ones verify preprocessed them with) into `tmp`; or why not."""
+              defines: tuple[str, ...] = (), stop_at_reach_error: bool = True) -> Path | HarnessResult:
+    """The sources linked with a harness feeding `inputs` (reach_error's entry exits with VIOLATION, unless not
+    `stop_at_reach_error`), compiled with `flags` and the task's `-D` `defines` (the ones verify preprocessed them
+    with) into `tmp`; or why not."""
     if shutil.which("gcc") is None:
         return HarnessResult(None, "gcc is not installed")
     try:
-        harness = harness_source(inputs)
+        harness = harness_source(inputs, stop_at_reach_error)
     except ValueError as exc:
         return HarnessResult(None, str(exc))
     h, exe = Path(tmp, "lr_harness.c"), Path(tmp, "prog.exe")
@@ -189,14 +193,15 @@ class SanitizerStop:
 
 
 def run_sanitized(sources: list[Path], inputs: list[int], data_model: str, budget: float,
-                  defines: tuple[str, ...] = ()) -> SanitizerStop | HarnessResult:
+                  defines: tuple[str, ...] = (), stop_at_reach_error: bool = True) -> SanitizerStop | HarnessResult:
     """Compile `sources` with a harness feeding `inputs` and the sanitizers reporting (`SANITIZED`), run it
-    for at most `budget` seconds: where it stopped at an error, or a `HarnessResult` saying why there is none."""
+    for at most `budget` seconds: where it stopped at an error, or a `HarnessResult` saying why there is none.
+    Entering reach_error stops the run only with `stop_at_reach_error` (the violation sought is an assertion's)."""
     # ASan and UBSan's 32-bit runtimes are not assumed: the host's model, said so
     note = ", compiled LP64 (the sanitizers' 32-bit runtimes are not assumed)" if data_model == "ILP32" else ""
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="looprover-harness-") as tmp:
-        exe = _compiled(sources, inputs, SANITIZED, tmp, budget, defines)
+        exe = _compiled(sources, inputs, SANITIZED, tmp, budget, defines, stop_at_reach_error)
         if isinstance(exe, HarnessResult):
             return exe
         left = max(budget - (time.monotonic() - start), 0.5)
