@@ -451,10 +451,12 @@ def rebuild(e: Expr, kids: tuple[Expr, ...]) -> Expr:
     return e
 
 
-def transform(e: Expr, fn: Callable[[Expr], Expr | None]) -> Expr:
+def transform(e: Expr, fn: Callable[[Expr], Expr | None], memos: dict | None = None) -> Expr:
     """Bottom-up rewrite: `fn(node)` returns a replacement or None to keep the (rebuilt) node. Variables bound
-    by a `ForAll`/`ArrayFill` are not shown to `fn` inside it."""
-    memos: dict[frozenset, dict[Expr, Expr]] = {}
+    by a `ForAll`/`ArrayFill` are not shown to `fn` inside it. A node whose children come back unchanged is kept
+    (not rebuilt). `memos`, passed to several calls with the same `fn`, shares their rewritten sub-terms: the
+    statements of one program share large ones (the front-end's pointer ites)."""
+    memos = {} if memos is None else memos
 
     def go(n: Expr, bound: frozenset) -> Expr:
         memo = memos.setdefault(bound, {})
@@ -465,7 +467,11 @@ def transform(e: Expr, fn: Callable[[Expr], Expr | None]) -> Expr:
             return n
         kids = n.children()
         inner = bound | {n.var} if isinstance(n, BINDERS) else bound
-        new = rebuild(n, tuple(go(k, inner) for k in kids)) if kids else n
+        if kids:
+            new_kids = tuple(go(k, inner) for k in kids)
+            new = n if all(a is b for a, b in zip(new_kids, kids)) else rebuild(n, new_kids)
+        else:
+            new = n
         r = fn(new)
         memo[n] = new if r is None else r
         return memo[n]

@@ -55,7 +55,8 @@ I128 = IntType(128, True)
 def instrument_no_overflow(program: Program, keep_assertions: bool = False) -> Program:
     """The program with an overflow check before each statement and without its other assertions (with
     `keep_assertions`, with them: `looprover check` verifies every kind at once)."""
-    edges = [Edge(e.src, e.dst, tuple(_edge_stmts(e, keep_assertions))) for e in program.edges]
+    ops: dict[Expr, bool] = {}
+    edges = [Edge(e.src, e.dst, tuple(_edge_stmts(e, keep_assertions, ops))) for e in program.edges]
     return program.with_edges(edges)
 
 
@@ -66,7 +67,7 @@ def undecided_reason(assertion: Assert) -> str:
             f"arithmetic): {assertion.cond}")
 
 
-def _edge_stmts(edge: Edge, keep_assertions: bool) -> list[Stmt]:
+def _edge_stmts(edge: Edge, keep_assertions: bool, ops: dict[Expr, bool]) -> list[Stmt]:
     out: list[Stmt] = []
     for s in edge.stmts:
         if isinstance(s, Havoc) or (isinstance(s, Assert) and s.prop in UNMODELLED):
@@ -74,7 +75,7 @@ def _edge_stmts(edge: Edge, keep_assertions: bool) -> list[Stmt]:
             continue
         expr = s.rhs if isinstance(s, Assign) else s.cond
         checks: list[tuple[str, Expr]] = []
-        _collect(expr, TRUE, False, checks)
+        _collect(expr, TRUE, False, checks, ops)
         out.extend(_asserts(checks, s.src))
         if isinstance(s, Assert) and s.prop not in (NO_OVERFLOW, UNDECIDED, UNDEFINED_ASSERT) and not keep_assertions:
             continue            # reachability is not this property
@@ -95,29 +96,46 @@ def _asserts(checks: list[tuple[str, Expr]], src: SrcLoc | None) -> list[Assert]
     return out
 
 
-def _collect(e: Expr, guard: Expr, in_index: bool, out: list[tuple[str, Expr]]) -> None:
-    """Append (property, guard => check) for every operation of `e` in evaluation order (operands first)."""
+def _has_ops(e: Expr, ops: dict[Expr, bool]) -> bool:
+    """Does `e` evaluate an operation `_op_checks` looks at (or bind a variable, which `_collect` refuses)?
+    Memoised over the statements of a program, which share large sub-terms (a dereference's case split)."""
+    known = ops.get(e)
+    if known is None:
+        known = ops[e] = isinstance(e, BINDERS) or (
+            isinstance(e, (Binary, Unary)) and isinstance(e.type, IntType) and e.type.bounded) or \
+            any(_has_ops(k, ops) for k in e.children())
+    return known
+
+
+def _collect(e: Expr, guard: Expr, in_index: bool, out: list[tuple[str, Expr]], ops: dict[Expr, bool]) -> None:
+    """Append (property, guard => check) for every operation of `e` in evaluation order (operands first).
+    Sub-terms without operations are not walked, and the guard of a `&&`/`||` operand is only built for the
+    operands that have some (it grows with each operand: hundreds, for a dereference's case split)."""
+    if not _has_ops(e, ops):
+        return
     if isinstance(e, BINDERS):
         raise UnsupportedError("overflow checks of an accelerated program (quantifier or array fill)")
     if isinstance(e, (And, Or)):
-        g = guard
+        g, before = guard, []
         for a in e.args:
-            _collect(a, g, in_index, out)
-            g = and_(g, a if isinstance(e, And) else not_(a))
+            if _has_ops(a, ops):
+                g, before = and_(g, *before), []
+                _collect(a, g, in_index, out, ops)
+            before.append(a if isinstance(e, And) else not_(a))
         return
     if isinstance(e, Ite):
-        _collect(e.cond, guard, in_index, out)
-        _collect(e.then, and_(guard, e.cond), in_index, out)
-        _collect(e.orelse, and_(guard, not_(e.cond)), in_index, out)
+        _collect(e.cond, guard, in_index, out, ops)
+        _collect(e.then, and_(guard, e.cond), in_index, out, ops)
+        _collect(e.orelse, and_(guard, not_(e.cond)), in_index, out, ops)
         return
     if isinstance(e, (Select, Store)):
-        _collect(e.array, guard, in_index, out)
-        _collect(e.index, guard, True, out)
+        _collect(e.array, guard, in_index, out, ops)
+        _collect(e.index, guard, True, out, ops)
         if isinstance(e, Store):
-            _collect(e.value, guard, in_index, out)
+            _collect(e.value, guard, in_index, out, ops)
         return
     for k in e.children():
-        _collect(k, guard, in_index, out)
+        _collect(k, guard, in_index, out, ops)
     if isinstance(e, (Binary, Unary)) and isinstance(e.type, IntType) and e.type.bounded:
         for prop, ok in _op_checks(e):
             if in_index:

@@ -199,9 +199,12 @@ class LValueMixin(LoweringState):
         for cond, where in lv.checks:
             if cond == TRUE:
                 continue
-            fv = free_vars(cond)
-            if any(isinstance(st, Assert) and st.prop == "valid-deref" and st.cond == cond
-                   for st in self.since_written(fv)):
+            # the same condition asserted on this edge and none of its variables written since: asserted already
+            # (the variables of a large case split are only collected when such an assertion exists)
+            if self.cur is not None and any(isinstance(st, Assert) and st.prop == "valid-deref" and st.cond == cond
+                                            for st in self.pending) \
+                    and any(isinstance(st, Assert) and st.prop == "valid-deref" and st.cond == cond
+                            for st in self.since_written(free_vars(cond))):
                 continue
             self.emit(Assert(cond, "valid-deref", where))
         lv.checks.clear()
@@ -259,21 +262,22 @@ class LValueMixin(LoweringState):
         alts = []
         valids = []
         targets = []
+        at_start = Compare("==", off, idx_const(0, self.IDX))
+        inside_memo: dict = {}
         for o in cands:
             # selecting the object needs only its id; validity (checked once, below) also needs the offset
             g = Compare("==", obj, self.obj_id(o)) if not isinstance(obj, IntConst) else TRUE
             root = _root(o)
             targets.append((g, root, o.path))
             cells = {}
-            at_start = Compare("==", off, idx_const(0, self.IDX))
             if o.parent is not None:     # a struct member's object: leaving it is UNKNOWN (`memory.py`)
-                inside = self._in_object(o, pt, off, c) if o.is_array else at_start
+                inside = self._in_object(o, pt, off, c, inside_memo) if o.is_array else at_start
                 self.emit(Assert(implies(g, inside), UNMODELLED_MEMBER, self.where(c)))
                 # a member of a heap object's first struct: that struct must exist (malloc(0), a failed one)
                 valids.append(g if root.length is None else
                               and_(g, Compare(">", root.length, idx_const(0, self.IDX))))
             elif o.is_array:
-                valids.append(and_(g, self._in_object(o, pt, off, c)) if self.memsafety else g)
+                valids.append(and_(g, self._in_object(o, pt, off, c, inside_memo)) if self.memsafety else g)
             else:
                 valids.append(g if is_zero(off) else and_(g, at_start))
             if o.is_array:
@@ -310,16 +314,30 @@ class LValueMixin(LoweringState):
 
     def pointees(self, pt) -> list:
         """The objects a pointer to `pt` can point into: those of `pt`s (or arrays of them), and under
-        valid-memsafety every char object for a char pointer (`memory.py`)."""
-        return [o for o in self.known_objects() if any(compatible(x, pt) for x in strip_array(o.ctype))
-                or (self.memsafety and is_char(pt) and is_char(innermost(o.ctype)))]
+        valid-memsafety every char object for a char pointer (`memory.py`). Objects are only added (or replaced,
+        which clears the cache), so each dereference looks only at the objects made since the last one of `pt`."""
+        objects = self.known_objects()
+        seen, found = self.pointee_cache.get(pt, (0, ()))
+        if seen < len(objects):
+            found = (*found, *(i for i in range(seen, len(objects)) if self._may_point_into(pt, objects[i])))
+            self.pointee_cache[pt] = (len(objects), found)
+        return [objects[i] for i in found]
 
-    def _in_object(self, o, pt, off: Expr, c) -> Expr:
-        """0 <= off < the number of `pt` elements in array object `o`."""
+    def _may_point_into(self, pt, o) -> bool:
+        return any(compatible(x, pt) for x in strip_array(o.ctype)) \
+            or (self.memsafety and is_char(pt) and is_char(innermost(o.ctype)))
+
+    def _in_object(self, o, pt, off: Expr, c, memo: dict | None = None) -> Expr:
+        """0 <= off < the number of `pt` elements in array object `o`; `memo` (one dereference's) shares the
+        condition between its candidate objects of one size."""
         n = self._elements(o, pt)
         if n is None:
             raise self.unsupported("pointer into a variable-length array (valid-memsafety)", c)
-        return and_(Compare(">=", off, idx_const(0, self.IDX)), Compare("<", off, n))
+        memo = {} if memo is None else memo
+        inside = memo.get(n)
+        if inside is None:
+            inside = memo[n] = and_(Compare(">=", off, idx_const(0, self.IDX)), Compare("<", off, n))
+        return inside
 
     def _elements(self, o, pt) -> Expr | None:
         """The number of `pt` elements in object `o` (1 for an object that is no array); None where no expression

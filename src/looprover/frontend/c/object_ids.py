@@ -130,6 +130,7 @@ def narrowed(edges: list[Edge], tracked: set[Var], seeds: dict | None = None) ->
     if all(s is ANY for s in sets.values()):
         return edges
     memo: dict = {}
+    rewritten: dict = {}        # shared by every statement's `transform` (one `fold`)
 
     def fold(n: Expr):
         if isinstance(n, Compare) and n.op == "==":
@@ -147,11 +148,11 @@ def narrowed(edges: list[Edge], tracked: set[Var], seeds: dict | None = None) ->
         stmts = []
         for s in e.stmts:
             if isinstance(s, Assign):
-                s = replace(s, rhs=transform(s.rhs, fold))
+                s = replace(s, rhs=transform(s.rhs, fold, rewritten))
                 if s.rhs == s.lhs:
                     continue
             elif isinstance(s, (Assume, Assert)):
-                s = replace(s, cond=transform(s.cond, fold))
+                s = replace(s, cond=transform(s.cond, fold, rewritten))
             stmts.append(s)
         out.append(Edge(e.src, e.dst, tuple(stmts)))
     return out

@@ -113,6 +113,8 @@ class LoweringState:
         # struct type -> the member paths of it whose address is taken through a pointer (`memory.py`)
         self.pointee_members: dict = {}
         self.objects: list[Obj] = []     # address-taken objects, id = index + 1
+        # pointee type -> (how many of `objects` were looked at, the indices of those it may point into)
+        self.pointee_cache: dict = {}
         self.function_ids: dict = {}     # canonical function decl -> the id its pointers hold (`memory.py`)
         self.id_vars: set = set()        # variables that hold object ids, or copy one (`object_ids.py`)
         self.main_top_decls: frozenset = frozenset()  # top-level locals of main: their declarations run once

@@ -365,6 +365,7 @@ class StorageMixin(LoweringState):
         if old is not None and old.id is not None:
             obj.id, obj.id_var = old.id, old.id_var
             self.objects[old.id - 1] = obj
+            self.pointee_cache.clear()      # the object's type changed
         self.shared[can] = obj
 
     def make_obj(self, cname: str, ctype: CType, kind: str, prefix: str = "") -> Obj:
