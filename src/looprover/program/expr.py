@@ -311,37 +311,34 @@ def const(value: int, type_: IntType) -> IntConst:
 
 
 def and_(*args: Expr) -> Expr:
-    flat: list[Expr] = []
-    seen: set[Expr] = set()   # a set, not `in flat`: a dereference's case split joins hundreds of conditions
-    for a in args:
-        if isinstance(a, And):
-            flat.extend(a.args)
-            seen.update(a.args)
-        elif a == FALSE:
-            return FALSE
-        elif a != TRUE and a not in seen:
-            seen.add(a)
-            flat.append(a)
-    if not flat:
-        return TRUE
-    return flat[0] if len(flat) == 1 else And(tuple(flat))
+    return _flat(And, args, False)
 
 
 def or_(*args: Expr) -> Expr:
+    return _flat(Or, args, True)
+
+
+def _flat(kind: type, args: tuple[Expr, ...], absorbing: bool) -> Expr:
+    """`kind`'s (And's, Or's) node of `args`: nested ones flattened, duplicates and the neutral constant dropped,
+    the absorbing one (`absorbing`'s BoolConst) returned. Hot in the front-end (a dereference's case split joins
+    hundreds of conditions), so each argument is hashed once (a set, not `in flat`, and its size for membership)."""
     flat: list[Expr] = []
-    seen: set[Expr] = set()   # a set, not `in flat`: a dereference's case split joins hundreds of conditions
+    seen: set[Expr] = set()
     for a in args:
-        if isinstance(a, Or):
+        if isinstance(a, kind):
             flat.extend(a.args)
             seen.update(a.args)
-        elif a == TRUE:
-            return TRUE
-        elif a != FALSE and a not in seen:
+        elif isinstance(a, BoolConst):
+            if a.value == absorbing:
+                return TRUE if absorbing else FALSE
+        else:
+            k = len(seen)
             seen.add(a)
-            flat.append(a)
+            if len(seen) != k:
+                flat.append(a)
     if not flat:
-        return FALSE
-    return flat[0] if len(flat) == 1 else Or(tuple(flat))
+        return FALSE if absorbing else TRUE
+    return flat[0] if len(flat) == 1 else kind(tuple(flat))
 
 
 def not_(a: Expr) -> Expr:
@@ -457,11 +454,13 @@ def transform(e: Expr, fn: Callable[[Expr], Expr | None], memos: dict | None = N
     (not rebuilt). `memos`, passed to several calls with the same `fn`, shares their rewritten sub-terms: the
     statements of one program share large ones (the front-end's pointer ites)."""
     memos = {} if memos is None else memos
+    free = memos.setdefault(frozenset(), {})
 
     def go(n: Expr, bound: frozenset) -> Expr:
-        memo = memos.setdefault(bound, {})
-        if n in memo:
-            return memo[n]
+        memo = memos.setdefault(bound, {}) if bound else free
+        done = memo.get(n)          # (one hash per node: the front-end transforms millions)
+        if done is not None:
+            return done
         if bound and n in bound:
             memo[n] = n
             return n
@@ -473,8 +472,8 @@ def transform(e: Expr, fn: Callable[[Expr], Expr | None], memos: dict | None = N
         else:
             new = n
         r = fn(new)
-        memo[n] = new if r is None else r
-        return memo[n]
+        done = memo[n] = new if r is None else r
+        return done
 
     return go(e, frozenset())
 
