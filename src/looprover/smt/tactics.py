@@ -25,7 +25,7 @@ import z3
 from looprover.deadline import Deadline
 from looprover.processes import Child, forking
 
-__all__ = ["apply", "goals_formula", "run_killable"]
+__all__ = ["apply", "goals_formula", "merged_bounds", "run_killable"]
 
 CHILD_MIN_SECONDS = 0.05   # below this a child is not worth starting (a fork costs tens of milliseconds)
 _MAX_MS = 4_294_967_295    # z3 reads the limit as an unsigned int
@@ -113,3 +113,23 @@ def _as_text(job: Callable[[], z3.BoolRef | None]) -> str | None:
     s = z3.Solver(ctx=f.ctx)
     s.add(f)
     return s.sexpr()
+
+
+def merged_bounds(f: z3.BoolRef, deadline: Deadline) -> z3.BoolRef:
+    """`f` with its redundant bounds merged (QE and projections along unrollings leave one bound per step: the
+    guard `x < N` becomes 2^j bounds at TPA power j, and N > 0, N > 1, ..., N > k after k steps). Tactics only
+    promise equisatisfiability, so the result is used only after a solver confirmed it equivalent to `f`."""
+    from looprover.errors import GiveUp
+    from looprover.deadline import OutOfTime
+    from looprover.smt.solver import check
+    t = apply(("simplify", "propagate-ineqs", "simplify"), f, deadline.cap(1.0))
+    if t is None:
+        return z3.simplify(f)
+    s = z3.Solver(ctx=f.ctx)
+    s.add(z3.Xor(f, t))
+    try:
+        if check(s, deadline, cap=1.0) == z3.unsat:
+            return t
+    except (OutOfTime, GiveUp):
+        pass
+    return z3.simplify(f)

@@ -38,12 +38,15 @@ from looprover.deadline import Deadline, OutOfTime, now
 from looprover.errors import GiveUp
 from looprover.smt.solver import check, valid
 from looprover.smt.solver import unsat as solver_unsat
+from looprover.smt.tactics import merged_bounds
 from looprover.smt.terms import dag_size
+from looprover.smt.ts import TransitionSystem
 from looprover.tpa.proof import CertificateText
 from looprover.tpa.core import TPA
 from looprover.tpa.result import SafeCertificate, TPAStatus, is_state
 
 MAX_FORMULA = 20_000       # DAG nodes a safe set or reached set may have before the run gives up (blow-up guard)
+EXIT_UNROLL = 256          # steps at most of a loop's counterexample unrolled to generalise its reached set
 ITP_CAP = 10.0             # seconds per blocking-reason interpolation
 CANDIDATES = 4             # the search's newest certificates per loop the proof check tries before a fresh TPA
 
@@ -171,11 +174,14 @@ class NetworkTPA:
         self.stats["tpa_queries"] += 1
         self.report(f"multiloop: TPA query {self.stats['tpa_queries']} on the loop at node {v}")
         t0 = time.monotonic()
-        res, tpa = solver.solve(f.reached, z3.simplify(z3.Not(self.post[v].formula)), self.deadline)
+        bad = z3.simplify(z3.Not(self.post[v].formula))
+        res, tpa = solver.solve(f.reached, bad, self.deadline)
         self.times["tpa_time"] += time.monotonic() - t0
         if res.status == TPAStatus.UNSAFE:
             w = res.witness
-            target = w.target if w.target is not None else is_state(self.net.vocab(v), w.final, self.ctx)
+            target = self._exits(solver, f.reached, bad, w.path)
+            if target is None:
+                target = w.target if w.target is not None else is_state(self.net.vocab(v), w.final, self.ctx)
             stack.append(_Frame("POST", v, self._small(z3.simplify(target), "reached set"), depth=w.depth))
         elif res.status == TPAStatus.SAFE:
             t0 = time.monotonic()
@@ -187,6 +193,14 @@ class NetworkTPA:
             if self.deadline.expired():
                 raise OutOfTime()
             raise GiveUp(f"loop at node {v}: TPA: {res.reason}")
+
+    def _exits(self, solver: LoopSolver, init: z3.BoolRef, bad: z3.BoolRef, path: list | None
+               ) -> z3.BoolRef | None:
+        t0 = time.monotonic()
+        try:
+            return reached_exits(solver.ts, init, bad, path, self.deadline)
+        finally:
+            self.times["exit_time"] += time.monotonic() - t0
 
     def _closed(self, v: Node, reached: z3.BoolRef) -> bool:
         """Is `reached` inside postSafe[v] and closed under the loop body? Then it is its own safety explanation
@@ -347,3 +361,27 @@ def check_proof(net: Network, pre: dict[Node, z3.BoolRef], post: dict[Node, z3.B
         if found is not None:
             found[v] = _certificate_text(solver, res.certificate, used)
     return None, how
+
+
+def reached_exits(ts: TransitionSystem, init: z3.BoolRef, bad: z3.BoolRef, path: list | None,
+                  deadline: Deadline) -> z3.BoolRef | None:
+    """States of `bad` each reachable from `init` in exactly the path's number of steps of `ts`: the MBP onto the
+    last step of the unrolling `init ∧ Tr^k ∧ bad` at the concrete `path` (k ≤ `EXIT_UNROLL`), or None. TPA's
+    own target follows its concrete waypoints, so it fixes what the loop leaves unchanged (a bound its guard
+    reads) to the path's value, and every later loop is then asked about that one value; the unrolling's
+    projection keeps only what the k steps require of it (fm24 dillig19: a chain of five loops went from three
+    rounds of queries per loop to one)."""
+    if path is None or not 0 < len(path) - 1 <= EXIT_UNROLL:
+        return None
+    k = len(path) - 1
+    ctx = init.ctx
+    try:
+        fml = z3.And([ts.at(init, 0)] + [ts.trans_at(j) for j in range(k)] + [ts.at(bad, k)])
+        s = z3.Solver(ctx=ctx)
+        s.add(fml, *(is_state(ts.step_vars(j), st, ctx) for j, st in enumerate(path)))
+        if check(s, deadline) != z3.sat:
+            return None
+        last = ts.step_vars(k)
+        return merged_bounds(z3.substitute(project(fml, s.model(), keep=last), *zip(last, ts.state)), deadline)
+    except (z3.Z3Exception, ValueError, GiveUp):     # (the deadline's OutOfTime ends the search as anywhere)
+        return None

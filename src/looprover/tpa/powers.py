@@ -23,7 +23,7 @@ from looprover.smt.terms import dag_size, subterms
 from looprover.deadline import Deadline, OutOfTime
 from looprover.errors import GiveUp
 from looprover.smt.solver import check
-from looprover.smt.tactics import apply as tactics_apply
+from looprover.smt.tactics import merged_bounds
 from looprover.tpa.result import State, Vocabulary, state_of
 
 MAX_TERM_SIZE = 400          # DAG size above which a power is considered to have blown up
@@ -42,23 +42,6 @@ QE_CAP_SECONDS = 2.0         # per power
 # length (fm24's exact_iters_2: 5 s with them at every level, over 10 s without).
 FROM_LEVEL = 7
 REACH_CAP_SECONDS = 2.0      # per reachability query over E_0..E_m; slower means the booster does not pay here
-
-
-def _tidy(f: z3.BoolRef, deadline: Deadline) -> z3.BoolRef:
-    """Clean-up that merges the redundant bounds QE leaves behind (without it the guard `x < N` turns into
-    2^j separate bounds at level j). Tactics only promise equisatisfiability, so the result is used only after
-    a solver confirmed it equivalent to f."""
-    t = tactics_apply(("simplify", "propagate-ineqs", "simplify"), f, deadline.cap(1.0))
-    if t is None:
-        return z3.simplify(f)
-    s = z3.Solver(ctx=f.ctx)
-    s.add(z3.Xor(f, t))
-    try:
-        if check(s, deadline, cap=1.0) == z3.unsat:
-            return t
-    except (OutOfTime, GiveUp):
-        pass
-    return z3.simplify(f)
 
 
 _BRANCHING = (z3.Z3_OP_ITE, z3.Z3_OP_OR, z3.Z3_OP_IMPLIES, z3.Z3_OP_XOR, z3.Z3_OP_DISTINCT, z3.Z3_OP_IDIV,
@@ -116,7 +99,7 @@ class ExactPowers:
             try:
                 limit = deadline.cap(min(QE_CAP_SECONDS, max(0.05, deadline.left() / 10)))
                 r = qe(comp, eliminate=elim, deadline=limit)
-                r = _tidy(r, deadline)
+                r = merged_bounds(r, deadline)
             except (QEError, z3.Z3Exception) as exc:
                 self.failed = f"QE of power {j + 1} failed: {exc}"
                 r = None
