@@ -101,10 +101,13 @@ def _has_ops(e: Expr, ops: dict[Expr, bool]) -> bool:
     Memoised over the statements of a program, which share large sub-terms (a dereference's case split)."""
     known = ops.get(e)
     if known is None:
-        known = ops[e] = isinstance(e, BINDERS) or (
-            isinstance(e, (Binary, Unary)) and isinstance(e.type, IntType) and e.type.bounded) or \
-            any(_has_ops(k, ops) for k in e.children())
+        known = ops[e] = isinstance(e, BINDERS) or _is_op(e) or any(_has_ops(k, ops) for k in e.children())
     return known
+
+
+def _is_op(e: Expr) -> bool:
+    """An operation `_op_checks` looks at: arithmetic in a bounded integer type."""
+    return isinstance(e, (Binary, Unary)) and isinstance(e.type, IntType) and e.type.bounded
 
 
 def _collect(e: Expr, guard: Expr, in_index: bool, out: list[tuple[str, Expr]], ops: dict[Expr, bool]) -> None:
@@ -136,7 +139,7 @@ def _collect(e: Expr, guard: Expr, in_index: bool, out: list[tuple[str, Expr]], 
         return
     for k in e.children():
         _collect(k, guard, in_index, out, ops)
-    if isinstance(e, (Binary, Unary)) and isinstance(e.type, IntType) and e.type.bounded:
+    if _is_op(e):
         for prop, ok in _op_checks(e):
             if in_index:
                 prop = UNDECIDED

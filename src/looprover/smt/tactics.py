@@ -22,8 +22,10 @@ from contextlib import contextmanager
 
 import z3
 
-from looprover.deadline import Deadline
+from looprover.deadline import Deadline, OutOfTime
+from looprover.errors import GiveUp
 from looprover.processes import Child, forking
+from looprover.smt.solver import check
 
 __all__ = ["apply", "goals_formula", "merged_bounds", "run_killable"]
 
@@ -119,9 +121,6 @@ def merged_bounds(f: z3.BoolRef, deadline: Deadline) -> z3.BoolRef:
     """`f` with its redundant bounds merged (QE and projections along unrollings leave one bound per step: the
     guard `x < N` becomes 2^j bounds at TPA power j, and N > 0, N > 1, ..., N > k after k steps). Tactics only
     promise equisatisfiability, so the result is used only after a solver confirmed it equivalent to `f`."""
-    from looprover.errors import GiveUp
-    from looprover.deadline import OutOfTime
-    from looprover.smt.solver import check
     t = apply(("simplify", "propagate-ineqs", "simplify"), f, deadline.cap(1.0))
     if t is None:
         return z3.simplify(f)

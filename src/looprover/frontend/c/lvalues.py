@@ -199,12 +199,11 @@ class LValueMixin(LoweringState):
         for cond, where in lv.checks:
             if cond == TRUE:
                 continue
+            def same(st, cond=cond) -> bool:
+                return isinstance(st, Assert) and st.prop == "valid-deref" and st.cond == cond
             # the same condition asserted on this edge and none of its variables written since: asserted already
             # (the variables of a large case split are only collected when such an assertion exists)
-            if self.cur is not None and any(isinstance(st, Assert) and st.prop == "valid-deref" and st.cond == cond
-                                            for st in self.pending) \
-                    and any(isinstance(st, Assert) and st.prop == "valid-deref" and st.cond == cond
-                            for st in self.since_written(free_vars(cond))):
+            if any(map(same, self.pending)) and any(map(same, self.since_written(free_vars(cond)))):
                 continue
             self.emit(Assert(cond, "valid-deref", where))
         lv.checks.clear()
@@ -327,13 +326,12 @@ class LValueMixin(LoweringState):
         return any(compatible(x, pt) for x in strip_array(o.ctype)) \
             or (self.memsafety and is_char(pt) and is_char(innermost(o.ctype)))
 
-    def _in_object(self, o, pt, off: Expr, c, memo: dict | None = None) -> Expr:
+    def _in_object(self, o, pt, off: Expr, c, memo: dict) -> Expr:
         """0 <= off < the number of `pt` elements in array object `o`; `memo` (one dereference's) shares the
         condition between its candidate objects of one size."""
         n = self._elements(o, pt)
         if n is None:
             raise self.unsupported("pointer into a variable-length array (valid-memsafety)", c)
-        memo = {} if memo is None else memo
         inside = memo.get(n)
         if inside is None:
             inside = memo[n] = and_(Compare(">=", off, idx_const(0, self.IDX)), Compare("<", off, n))
