@@ -145,6 +145,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     results = run_checks(program, checks, job.data_model, options, deadline, args.check_timeout,
                          done=(lambda r: None) if args.json else
                          (lambda r: print(table([r], base)[0], flush=True)), slicing=args.slice,
+                         interval_pass=args.intervals,
                          harness=lambda check, cex: compiled_check(check, cex, [job.input, *job.more_inputs],
                                                                    job.data_model, deadline, checks,
                                                                    job.defines, program))
@@ -457,6 +458,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--no-slice", dest="slice", action="store_false",
                    help="verify each check on the whole program, not on the program sliced to what the check "
                         "depends on")
+    c.add_argument("--no-intervals", dest="intervals", action="store_false",
+                   help="skip the first pass, an interval analysis of the whole program that settles the checks it "
+                        "shows to hold (with its invariants checked by z3) before the engine sees the rest")
     c.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     c.add_argument("--sarif", metavar="FILE", help="also write the results as a SARIF 2.1.0 log to FILE")
     c.set_defaults(func=cmd_check)

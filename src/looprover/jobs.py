@@ -228,7 +228,7 @@ def checked_verdict(program: Program, task: Task, options: JobOptions, deadline:
     engine = get_engine(options.engine)
     if wrap is not None:
         engine = wrap(engine)
-    bitvector, encoding = _encoding(program, options.bitvector, engine.bitvector)
+    bitvector, encoding = encoding_choice(program, options.bitvector, engine.bitvector)
     if bitvector and options.bitvector is None:
         report(f"{encoding}")
     run = Run(deadline, bitvector=bitvector, settings=options.settings, progress=options.progress)
@@ -335,7 +335,7 @@ def undecided_verdict(verdict: Verdict) -> Verdict:
     return verdict
 
 
-def _encoding(program: Program, requested: bool | None, engine_has_bv: bool) -> tuple[bool, str]:
+def encoding_choice(program: Program, requested: bool | None, engine_has_bv: bool) -> tuple[bool, str]:
     """(bit-vectors?, how the choice reads): the user's choice, else integers unless the program has bitwise
     operators the integer encoding can only express by an int2bv round trip (`smt.encode.bitvector_reason`)."""
     if requested is not None:

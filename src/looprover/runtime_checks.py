@@ -25,6 +25,7 @@ program, and one that does not leaves the time left to the engine on the whole p
 """
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,7 +35,9 @@ from looprover.deadline import Deadline, OutOfTime
 from looprover.engines.base import Task
 from looprover.engines.transformed import OnSlice
 from looprover.errors import InputError, UnsupportedError
-from looprover.jobs import Job, JobOptions, checked_verdict, load_program, model_assertions_only, undecided_verdict
+from looprover.jobs import (
+    Job, JobOptions, checked_verdict, encoding_choice, load_program, model_assertions_only, undecided_verdict,
+)
 from looprover.program.cfa import Assert, Assume, Edge, Program, SrcLoc
 from looprover.processes import Child
 from looprover.program.instrument import UNDECIDED, instrument_no_overflow
@@ -201,9 +204,11 @@ def slicing_pays(program: Program) -> bool:
 
 def run_checks(program: Program, checks: list[Check], data_model: str, options: JobOptions, deadline: Deadline,
                per_check: float, done: Callable[[CheckResult], None] = lambda r: None, slicing: bool = True,
-               harness: Callable[[Check, Counterexample], Any] | None = None) -> list[CheckResult]:
+               harness: Callable[[Check, Counterexample], Any] | None = None, interval_pass: bool = True
+               ) -> list[CheckResult]:
     """Each check's verdict (module docstring), in order; `done` hears of each as it is settled.
 
+    First, with `interval_pass`, the checks the interval analysis shows are settled at once (`interval_settled`).
     First the open checks are verified all at once, each run within one check's share of the budget (at most
     `per_check`, at most the time left over the number of open checks): a TRUE settles them all
     (no run fails any of them, so none fails with the others assumed), a FALSE settles the check its replayed
@@ -219,6 +224,10 @@ def run_checks(program: Program, checks: list[Check], data_model: str, options: 
         done(r)
     by_site = {site: c for c in checks for site in c.sites}
     open_ = list(checks)
+    if interval_pass and open_:
+        for r in interval_settled(program, open_, task, options, deadline):
+            settle(r)
+            open_.remove(r.check)
     while len(open_) > 1 and deadline.left() > 0.5:
         start = time.monotonic()
         # at most what one check would get of the total budget: a run that fails costs no more than that
@@ -254,6 +263,41 @@ def run_checks(program: Program, checks: list[Check], data_model: str, options: 
                             harness(c, cex) if harness is not None and isinstance(cex, Counterexample) else None)
         settle(r)
     return [settled[c.id] for c in checks]
+
+
+INTERVAL_SHARE = 0.25       # at most this share of the time left goes to the interval pass
+
+
+def interval_settled(program: Program, checks: list[Check], task: Task, options: JobOptions, deadline: Deadline
+                     ) -> list[CheckResult]:
+    """The checks an interval analysis of the program with all of `checks` asserted shows to hold, settled
+    `safe` together: the program with just those asserted (the others assumed, as for any one check) goes to the
+    `intervals` engine and its proof through the job's check with fresh solvers, as any engine's. None when the
+    analysis does not also show the model's own assertions (`properties.UNMODELLED`: a check is safe only where
+    no run leaves the model), or runs out of its share of the time."""
+    from looprover.absint.fixpoint import analyze
+    start = time.monotonic()
+    mine = Deadline(min(deadline.at, start + INTERVAL_SHARE * deadline.left()))
+    together = asserting(program, {site for c in checks for site in c.sites})
+    bitvector, _ = encoding_choice(together, options.bitvector, True)
+    try:
+        result = analyze(together, bitvector, mine)
+    except OutOfTime:
+        return []
+    model = [(ei, si) for ei, e in enumerate(together.edges) for si, st in enumerate(e.stmts)
+             if isinstance(st, Assert) and st.prop in UNMODELLED]
+    if any(site not in result.proved for site in model):
+        return []
+    shown = [c for c in checks if all(site in result.proved for site in c.sites)]
+    if not shown:
+        return []
+    verdict = checked_verdict(asserting(program, {site for c in shown for site in c.sites}), task,
+                              dataclasses.replace(options, engine="intervals"), mine)
+    if verdict.status != Status.TRUE:
+        return []
+    spent = time.monotonic() - start
+    return [CheckResult(c, SAFE, f"shown with {len(shown) - 1} other checks by an interval analysis: {verdict.reason}",
+                        verdict.engine, spent) for c in shown]
 
 
 # what each kind of check's violation looks like in the sanitizers' reports (`witness.harness.run_sanitized`)

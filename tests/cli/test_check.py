@@ -182,8 +182,7 @@ def test_a_compiled_run_that_stops_elsewhere_does_not_reach_the_check(tmp_path, 
     assert res.reached_error is None and "share the line" in res.detail, res
 
 
-def test_a_safe_twin_has_every_check_safe(tmp_path):
-    got = _check(tmp_path, HEADER + """int main(void) {
+SAFE_TWIN = HEADER + """int main(void) {
   int a[10];
   int n = __VERIFIER_nondet_int();
   if (n < 1 || n > 9) return 0;
@@ -191,10 +190,44 @@ def test_a_safe_twin_has_every_check_safe(tmp_path):
   __VERIFIER_assert(s >= 0);
   return n + 1;
 }
-""")
+"""
+
+
+def test_a_safe_twin_has_every_check_safe(tmp_path):
+    got = _check(tmp_path, SAFE_TWIN)
     assert got["checks"] and all(c["status"] == "safe" for c in got["checks"]), got
-    # one proof of all the checks at once settles them (`runtime_checks.run_checks`)
+    # the interval pass shows the index, the divisor and the overflow, its invariants checked by z3
+    # (`runtime_checks.interval_settled`); `s` is read back from the array, whose cells it does not track
+    assert all("interval analysis" in c["reason"] and c["engine"] == "intervals"
+               for c in got["checks"] if c["kind"] != "assertion"), got
+    # without it, one proof of all the checks at once settles them (`runtime_checks.run_checks`)
+    got = _check(tmp_path, SAFE_TWIN, "--no-intervals")
+    assert got["checks"] and all(c["status"] == "safe" for c in got["checks"]), got
     assert all("open checks at once" in c["reason"] for c in got["checks"]), got
+
+
+def test_the_interval_pass_settles_what_it_shows_and_leaves_the_rest_to_the_engine(tmp_path):
+    """A bounded loop's accesses and a constant divisor are the interval pass's; a relational assertion and an
+    overflow that needs a relation go on to the engine, a real violation too, found there."""
+    got = _check(tmp_path, HEADER + """int main(void) {
+  int a[8];
+  int n = __VERIFIER_nondet_int();
+  if (n < 0 || n > 100) return 0;
+  int x = 0;
+  for (int i = 0; i < 8; i++) { a[i] = i / 2; x = x + 1; }
+  __VERIFIER_assert(x == 8);
+  int k = a[n % 8] + 100 / 7;
+  __VERIFIER_assert(k < 20);
+  return a[n];
+}
+""")
+    by_line = {(c["line"], c["kind"]): c for c in got["checks"]}
+    assert by_line[(10, "memory-access")]["engine"] == "intervals"          # a[i]
+    assert by_line[(12, "memory-access")]["engine"] == "intervals"          # a[n % 8]
+    assert by_line[(11, "assertion")]["status"] == "safe"
+    assert by_line[(11, "assertion")]["engine"] != "intervals"              # x == 8 needs x == i
+    assert by_line[(14, "memory-access")]["status"] == "violated"           # a[n], n up to 100
+    assert all(c["status"] == "safe" for k, c in by_line.items() if k != (14, "memory-access")), got
 
 
 def test_a_violation_through_a_global_written_in_another_function_is_found(tmp_path):
@@ -265,7 +298,7 @@ def test_an_engine_that_does_not_check_assertions_settles_no_check(tmp_path):
   while (y > 0 && y < 10 && x > -100 && x < 100) { y = y - 1; x = 100 / (x - y); }
   return 0;
 }
-""", "--engine", "termination")
+""", "--engine", "termination", "--no-intervals")
     assert got["checks"] and all(c["status"] == "unknown" for c in got["checks"]), got
 
 

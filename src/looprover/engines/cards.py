@@ -84,4 +84,7 @@ CARDS: dict[str, EngineCard] = {c.name: c for c in (
     EngineCard("summarize", "looprover.engines.summarize:Summarize", languages=_C),
     EngineCard("execute", "looprover.engines.execute:Execute", cost=0, languages=_C,
                verdicts=frozenset({Status.TRUE})),
+    # one pass of abstract interpretation: `check` runs it before the other engines (`runtime_checks`)
+    EngineCard("intervals", "looprover.engines.intervals:Intervals", cost=0, verdicts=frozenset({Status.TRUE}),
+               portfolio=False),
 )}

@@ -1,0 +1,225 @@
+"""The interval analysis of a program: an abstract state per location, and the assertions it shows hold.
+
+Why this iteration: a worklist in reverse post-order, joins everywhere and widening only at the cutpoints (every
+cycle passes one, `program/loops.py`), after a few exact rounds, to the next constant of the program (so a
+counter stops at its loop's limit rather than at infinity); then a few decreasing rounds recover the bounds that
+the exit guards give back. Each state over-approximates every execution that reaches its location: from a
+post-fixpoint, a decreasing round keeps that (each location's new state is the transfer of states that
+already over-approximate their locations). The cutpoints' states are the invariants z3 checks
+(`engines/intervals.py`), so a mistake here costs answers, not soundness.
+"""
+from __future__ import annotations
+
+import bisect
+import heapq
+from dataclasses import dataclass
+
+from looprover.deadline import Deadline
+from looprover.domains import Candidate
+from looprover.program.cfa import Assert, Assign, Assume, Edge, Havoc, Program
+from looprover.program.expr import FALSE, BoolType, Expr, IntConst, IntType, Var, cmp, const, not_
+from looprover.program.liveness import liveness
+from looprover.program.loops import analyze_loops
+from looprover.absint.values import INF, Semantics, State, join, lookup, put, type_range
+
+WIDEN_DELAY = 3         # exact joins at a cutpoint before widening starts
+NARROW_ROUNDS = 2       # decreasing rounds after the increasing iteration has stabilised
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """Per location the state at its entry (None: unreachable); the assertion sites (edge index, statement
+    index) shown to hold in every execution, and those not shown."""
+    program: Program
+    states: dict[int, State | None]
+    cutpoints: frozenset[int]
+    proved: frozenset[tuple[int, int]]
+    unproved: tuple[tuple[int, int], ...]
+
+    def invariants(self, bitvector: bool) -> list[Candidate]:
+        """The cutpoints' states as candidate invariants, over the variables live there: `false` where nothing
+        arrives, else each variable's bounds (with integers also those of its type, which a state leaves out
+        but z3's Int does not know) and each known boolean."""
+        live = liveness(self.program)
+        out: list[Candidate] = []
+        for c in sorted(self.cutpoints):
+            s = self.states.get(c)
+            if s is None:
+                out.append(Candidate(c, FALSE))
+                continue
+            for v in sorted(live.get(c, ()), key=lambda v: v.name):
+                out += [Candidate(c, a) for a in _atoms(v, lookup(s, v), bitvector)]
+        return out
+
+
+def _atoms(v: Var, value, bitvector: bool) -> list[Expr]:
+    t = v.type
+    if isinstance(t, BoolType):
+        return [] if value is None else [v if value else not_(v)]
+    if not isinstance(t, IntType):
+        return []
+    lo, hi = value
+    out = []
+    if lo != -INF and t.contains(lo) and not (bitvector and lo == t.min):
+        out.append(cmp(">=", v, const(int(lo), t)))
+    if hi != INF and t.contains(hi) and not (bitvector and hi == t.max):
+        out.append(cmp("<=", v, const(int(hi), t)))
+    return out
+
+
+class _Iteration:
+    def __init__(self, program: Program, bitvector: bool, deadline: Deadline):
+        self.program = program
+        self.types = {name: info.var.type for name, info in program.variables.items()}
+        self.sem = Semantics(bitvector, self.types)
+        self.deadline = deadline
+        self.steps = 0
+
+    def post(self, e: Edge, s: State | None, sites: dict | None = None, ei: int = -1) -> State | None:
+        """The state after edge `e` from `s`; `sites` (if given) hears whether each assertion on it holds."""
+        if s is None:
+            if sites is not None:
+                for si, st in enumerate(e.stmts):
+                    if isinstance(st, Assert):
+                        sites[(ei, si)] = True
+            return None
+        self.steps += 1
+        if self.steps % 256 == 0:
+            self.deadline.check()
+        cur: State | None = dict(s)
+        for si, st in enumerate(e.stmts):
+            if cur is None:
+                if sites is not None and isinstance(st, Assert):
+                    sites[(ei, si)] = True
+                continue
+            if isinstance(st, Assign):
+                if not isinstance(st.lhs.type, (IntType, BoolType)):
+                    continue
+                put(cur, st.lhs, self.sem.eval(st.rhs, cur))
+            elif isinstance(st, Havoc):
+                for v in st.vars:
+                    cur.pop(v.name, None)
+            elif isinstance(st, (Assume, Assert)):
+                if sites is not None and isinstance(st, Assert):
+                    sites[(ei, si)] = self.sem.eval(st.cond, cur) is True
+                cur = self.sem.refine(cur, st.cond)
+        return cur
+
+
+def analyze(program: Program, bitvector: bool, deadline: Deadline | None = None) -> Analysis:
+    """Run the analysis (OutOfTime when `deadline` passes)."""
+    deadline = deadline or Deadline.never()
+    it = _Iteration(program, bitvector, deadline)
+    loops = analyze_loops(program)
+    widen_at = loops.cutpoints
+    order = _reverse_postorder(program)
+    rank = {loc: i for i, loc in enumerate(order)}
+    thresholds = _thresholds(program)
+    out_edges: dict[int, list[tuple[int, Edge]]] = {loc: [] for loc in order}
+    for ei, e in enumerate(program.edges):
+        if e.src in rank and e.src != program.exit:
+            out_edges[e.src].append((ei, e))
+
+    states: dict[int, State | None] = {loc: None for loc in program.locations}
+    states[program.init] = {}
+    visits: dict[int, int] = {}
+    work = [(rank[program.init], program.init)]
+    queued = {program.init}
+    while work:
+        _, loc = heapq.heappop(work)
+        queued.discard(loc)
+        for _, e in out_edges[loc]:
+            post = it.post(e, states[loc])
+            if post is None:
+                continue
+            old = states[e.dst]
+            new = join(old, post, it.types)
+            if e.dst in widen_at and old is not None:
+                visits[e.dst] = visits.get(e.dst, 0) + 1
+                if visits[e.dst] > WIDEN_DELAY:
+                    new = _widen(old, new, it.types, thresholds)
+            if new != old:
+                states[e.dst] = new
+                if e.dst not in queued:
+                    queued.add(e.dst)
+                    heapq.heappush(work, (rank[e.dst], e.dst))
+
+    into: dict[int, list[Edge]] = {loc: [] for loc in order}
+    for loc in order:
+        for _, e in out_edges[loc]:
+            into[e.dst].append(e)
+    for _ in range(NARROW_ROUNDS):
+        for loc in order:
+            new = {} if loc == program.init else None
+            for e in into[loc]:
+                new = join(new, it.post(e, states[e.src]), it.types)
+            states[loc] = new
+
+    sites: dict[tuple[int, int], bool] = {}
+    for ei, e in enumerate(program.edges):
+        if e.src != program.exit:
+            it.post(e, states.get(e.src), sites, ei)
+    proved = frozenset(k for k, ok in sites.items() if ok)
+    unproved = tuple(sorted(k for k, ok in sites.items() if not ok))
+    return Analysis(program, states, frozenset(loops.cutpoints - {program.exit}), proved, unproved)
+
+
+def _reverse_postorder(program: Program) -> list[int]:
+    """Locations reachable from init, each before its successors except along back edges."""
+    succ: dict[int, list[int]] = {}
+    for e in program.edges:
+        if e.src != program.exit:
+            succ.setdefault(e.src, []).append(e.dst)
+    seen = {program.init}
+    post: list[int] = []
+    stack = [(program.init, iter(succ.get(program.init, ())))]
+    while stack:
+        loc, kids = stack[-1]
+        for k in kids:
+            if k not in seen:
+                seen.add(k)
+                stack.append((k, iter(succ.get(k, ()))))
+                break
+        else:
+            stack.pop()
+            post.append(loc)
+    return post[::-1]
+
+
+def _thresholds(program: Program) -> list[int]:
+    """The program's integer constants, sorted: where widening stops before it gives up a bound."""
+    found: set[int] = set()
+    done: set[int] = set()
+    stack: list[Expr] = [x for e in program.edges for st in e.stmts
+                         for x in ((st.rhs,) if isinstance(st, Assign) else
+                                   (st.cond,) if isinstance(st, (Assume, Assert)) else ())]
+    while stack:
+        n = stack.pop()
+        if id(n) in done:
+            continue
+        done.add(id(n))
+        if isinstance(n, IntConst):
+            found.add(n.value)
+        stack.extend(n.children())
+    return sorted(found)
+
+
+def _widen(old: State, new: State, types, thresholds: list[int]) -> State:
+    """`new` (which contains `old`) with each moving bound pushed to the next threshold, or to infinity."""
+    out: State = {}
+    for k, y in new.items():
+        t = types[k]
+        if isinstance(t, BoolType):
+            out[k] = y
+            continue
+        x = old.get(k, type_range(t))
+        lo, hi = y
+        if lo < x[0]:
+            i = bisect.bisect_right(thresholds, lo) - 1
+            lo = thresholds[i] if i >= 0 else -INF
+        if hi > x[1]:
+            i = bisect.bisect_left(thresholds, hi)
+            hi = thresholds[i] if i < len(thresholds) else INF
+        put(out, Var(k, t), (lo, hi))
+    return out
+

@@ -1,0 +1,101 @@
+"""The `intervals` engine: TRUE only with cutpoint invariants z3 accepts, on safe programs; never on unsafe ones;
+and a wrong analysis costs the answer, not soundness."""
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from looprover.absint import fixpoint
+from looprover.deadline import Deadline
+from looprover.engines import verify
+from looprover.engines.base import Task
+from looprover.jobs import JobOptions, checked_verdict
+from looprover.program.expr import IntType
+from looprover.verdict import Status
+
+from helpers.randprog import random_program
+
+HEADER = """extern void abort(void);
+void reach_error(void) { abort(); }
+void __VERIFIER_assert(int c) { if (!c) { reach_error(); abort(); } }
+extern int __VERIFIER_nondet_int(void);
+extern unsigned char __VERIFIER_nondet_uchar(void);
+"""
+
+SAFE = HEADER + """int buf[64];
+int main(void) {
+  unsigned char c = __VERIFIER_nondet_uchar();
+  int i, j = 0;
+  for (i = 0; i < 64; i++) {
+    buf[i] = c % 10;
+    if (i % 3 == 0) j = i / 2;
+  }
+  __VERIFIER_assert(j >= 0 && j <= 32);
+  __VERIFIER_assert(100 / (c + 1) <= 100);
+  while (c > 10) c = c - 3;
+  __VERIFIER_assert(c <= 10);
+  return buf[j];
+}
+"""
+
+UNSAFE = HEADER + """int main(void) {
+  int i, j = 0;
+  for (i = 0; i < 64; i++) { if (i % 3 == 0) j = i / 2; }
+  __VERIFIER_assert(j < 31);
+  return 0;
+}
+"""
+
+
+def _load(tmp_path, text: str):
+    from looprover.frontend.c import load_c_program
+    path = tmp_path / "t.c"
+    path.write_text(text)
+    return load_c_program(path)
+
+
+@pytest.mark.parametrize("bitvector", [False, True])
+def test_a_safe_program_is_true_with_invariants_z3_accepts(tmp_path, bitvector):
+    program = _load(tmp_path, SAFE)
+    v = verify("intervals", program, timeout=30, bitvector=bitvector)
+    assert v.status == Status.TRUE, v.reason
+    assert v.evidence.invariants and v.evidence.k == 1
+    assert v.evidence.check(program, bitvector, Deadline.after(30)) is None
+
+
+@pytest.mark.parametrize("bitvector", [False, True])
+def test_an_unsafe_program_is_never_true(tmp_path, bitvector):
+    v = verify("intervals", _load(tmp_path, UNSAFE), timeout=30, bitvector=bitvector)
+    assert v.status == Status.UNKNOWN and "not the one at" in v.reason, v.reason
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_on_random_programs_true_only_where_bmc_finds_no_violation_and_its_proof_checks(seed):
+    """Every loop of these programs has a small bound, so bmc exhausts them: its FALSE is the ground truth."""
+    program = random_program(seed)
+    got = verify("intervals", program, timeout=30)
+    if got.status != Status.TRUE:
+        return
+    assert got.evidence.check(program, False, Deadline.after(30)) is None
+    truth = verify("bmc", program, timeout=60)
+    assert truth.status != Status.FALSE, (seed, truth.reason)
+
+
+def test_a_wrong_analysis_is_caught_by_the_proof_check(tmp_path, monkeypatch):
+    """An analysis that claims every bound a loop counter starts with holds for ever proves the unsafe program;
+    the job's check of its invariants with fresh solvers refuses the TRUE."""
+    real = fixpoint.analyze
+
+    def wrong(program, bitvector, deadline=None):
+        result = real(program, bitvector, deadline)
+        states = {loc: ({k: ((0, 0) if isinstance(program.var(k).type, IntType) else v) for k, v in s.items()}
+                        if s is not None else None) for loc, s in result.states.items()}
+        return dataclasses.replace(result, states=states, proved=result.proved | set(result.unproved), unproved=())
+    monkeypatch.setattr("looprover.engines.intervals.analyze", wrong)
+    program = _load(tmp_path, UNSAFE)
+    alone = verify("intervals", program, timeout=30)
+    assert alone.status == Status.TRUE            # the engine believes its analysis ...
+    task = Task.for_program(program)
+    v = checked_verdict(program, task, JobOptions(engine="intervals"), Deadline.after(30))
+    assert v.status == Status.UNKNOWN and "check" in v.reason, v.reason     # ... the job does not
