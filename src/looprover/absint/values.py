@@ -45,19 +45,21 @@ def meet(a: Itv, b: Itv) -> Itv | None:
     return (lo, hi) if lo <= hi else None
 
 
+HUGE = 1 << 130     # a bound beyond this is infinite: chains of products would grow without end in integer mode
+
+
 def fit(r: Itv, t: IntType, bitvector: bool) -> Itv:
     """A mathematical result as a value of type `t`: itself where it fits, else the whole type where the
-    mode wraps (unsigned always, signed with bit-vectors); integer mode keeps a signed result as it is."""
-    if not t.bounded:
+    mode wraps (unsigned always, signed with bit-vectors); integer mode keeps a signed result as it is, up to
+    `HUGE`."""
+    if t.bounded and t.min <= r[0] and r[1] <= t.max:
         return r
-    if t.min <= r[0] and r[1] <= t.max:
-        return r
-    if bitvector or not t.signed:
+    if t.bounded and (bitvector or not t.signed):
         if r[0] == r[1]:
             v = t.wrap(int(r[0]))
             return (v, v)
         return (t.min, t.max)
-    return r
+    return (-INF if r[0] < -HUGE else r[0], INF if r[1] > HUGE else r[1])
 
 
 def anything(t: IntType, bitvector: bool) -> Itv:
@@ -100,22 +102,26 @@ def put(state: State, v: Var, value: Value) -> None:
 
 
 def join(a: State | None, b: State | None, types: Mapping[str, object]) -> State | None:
-    """The least state above both (`types`: each variable's IR type, for what a state leaves out)."""
+    """The least state above both (`types`: each variable's IR type, for what a state leaves out). The states
+    at a merge mostly share their bindings: only those that differ are joined one by one (the set difference
+    of the items runs in C; a loop over every binding made the analysis quadratic on long programs)."""
     if a is None:
         return None if b is None else dict(b)
     if b is None:
         return dict(a)
-    out: State = {}
-    for k in a.keys() | b.keys():
+    out: State = dict(a)
+    for k in {k for k, _ in a.items() ^ b.items()}:
         t = types[k]
         x, y = a.get(k), b.get(k)
         if isinstance(t, BoolType):
-            if x is not None and x == y:
-                out[k] = x
+            if x is None or x != y:
+                out.pop(k, None)
             continue
         r = hull(x if x is not None else type_range(t), y if y is not None else type_range(t))
         if r != type_range(t):
             out[k] = r
+        else:
+            out.pop(k, None)
     return out
 
 
