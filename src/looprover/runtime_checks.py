@@ -25,7 +25,6 @@ program, and one that does not leaves the time left to the engine on the whole p
 """
 from __future__ import annotations
 
-import dataclasses
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,7 +41,7 @@ from looprover.program.cfa import Assert, Assume, Edge, Program, SrcLoc
 from looprover.processes import Child
 from looprover.program.instrument import UNDECIDED, instrument_no_overflow
 from looprover.properties import NO_OVERFLOW, UNMODELLED, UNREACH_CALL, Property
-from looprover.verdict import Counterexample, Status
+from looprover.verdict import Counterexample, Status, Verdict
 
 # assertion property -> (check kind, what a violation is)
 KINDS = {
@@ -271,11 +270,13 @@ INTERVAL_SHARE = 0.25       # at most this share of the time left goes to the in
 def interval_settled(program: Program, checks: list[Check], task: Task, options: JobOptions, deadline: Deadline
                      ) -> list[CheckResult]:
     """The checks an interval analysis of the program with all of `checks` asserted shows to hold, settled
-    `safe` together: the program with just those asserted (the others assumed, as for any one check) goes to the
-    `intervals` engine and its proof through the job's check with fresh solvers, as any engine's. None when the
-    analysis does not also show the model's own assertions (`properties.UNMODELLED`: a check is safe only where
-    no run leaves the model), or runs out of its share of the time."""
+    `safe` together: the analysis's proof (`engines.intervals.proof_of`) goes through the job's check with fresh
+    solvers on the program with just those asserted (the others assumed, as for any one check), as any engine's
+    proof would. None when the analysis does not also show the model's own assertions (`properties.UNMODELLED`:
+    a check is safe only where no run leaves the model), or runs out of its share of the time."""
     from looprover.absint.fixpoint import analyze
+    from looprover.engines.intervals import proof_of
+    from looprover.evidence.recheck import evidence_failure
     start = time.monotonic()
     mine = Deadline(min(deadline.at, start + INTERVAL_SHARE * deadline.left()))
     together = asserting(program, {site for c in checks for site in c.sites})
@@ -291,13 +292,17 @@ def interval_settled(program: Program, checks: list[Check], task: Task, options:
     shown = [c for c in checks if all(site in result.proved for site in c.sites)]
     if not shown:
         return []
-    verdict = checked_verdict(asserting(program, {site for c in shown for site in c.sites}), task,
-                              dataclasses.replace(options, engine="intervals"), mine)
-    if verdict.status != Status.TRUE:
+    proved = asserting(program, {site for c in shown for site in c.sites})
+    reason = f"shown with {len(shown) - 1} other checks by an interval analysis, its invariants at " \
+             f"{len(result.cutpoints)} cutpoints checked by z3"
+    verdict = Verdict(Status.TRUE, "intervals", reason, proof_of(proved, result, bitvector))
+    try:
+        if evidence_failure(proved, verdict, bitvector, mine) is not None:
+            return []
+    except OutOfTime:
         return []
     spent = time.monotonic() - start
-    return [CheckResult(c, SAFE, f"shown with {len(shown) - 1} other checks by an interval analysis: {verdict.reason}",
-                        verdict.engine, spent) for c in shown]
+    return [CheckResult(c, SAFE, reason, "intervals", spent) for c in shown]
 
 
 # what each kind of check's violation looks like in the sanitizers' reports (`witness.harness.run_sanitized`)

@@ -194,3 +194,13 @@ def test_the_cutpoint_states_of_a_random_program_are_inductive(seed, bitvector):
     result = analyze(program, bitvector)
     sys = CPGSystem(build_cpg(program), bitvector)
     assert invariants_failure(sys, result.invariants(bitvector), Deadline.after(60)) is None
+    # and clause by clause of the Horn clauses over the live variables, as the engine's proof is checked
+    from looprover.engines.intervals import proof_of
+    from looprover.program.liveness import liveness
+    from looprover.smt.horn import HornSystem
+    from looprover.smt.systems import cpg_horn
+    from looprover.smt.text import from_text
+    horn = cpg_horn(sys, liveness(program))
+    rules = HornSystem(horn.params, [c for c in horn.clauses if c.head is not None], horn.names)
+    interp = {n: from_text(t) for n, t in proof_of(program, result, bitvector).invariants}
+    assert rules.check_solution(interp, Deadline.after(60)) is None

@@ -60,7 +60,7 @@ def test_a_safe_program_is_true_with_invariants_z3_accepts(tmp_path, bitvector):
     program = _load(tmp_path, SAFE)
     v = verify("intervals", program, timeout=30, bitvector=bitvector)
     assert v.status == Status.TRUE, v.reason
-    assert v.evidence.invariants and v.evidence.k == 1
+    assert v.evidence.invariants and v.evidence.kind == "cutpoint-invariants"
     assert v.evidence.check(program, bitvector, Deadline.after(30)) is None
 
 
@@ -99,3 +99,23 @@ def test_a_wrong_analysis_is_caught_by_the_proof_check(tmp_path, monkeypatch):
     task = Task.for_program(program)
     v = checked_verdict(program, task, JobOptions(engine="intervals"), Deadline.after(30))
     assert v.status == Status.UNKNOWN and "check" in v.reason, v.reason     # ... the job does not
+
+
+def test_a_widened_unsigned_counter_keeps_its_type_s_bound_in_the_proof(tmp_path):
+    """With integers, z3's Int knows nothing of a C type's range: an unsigned counter widened past every
+    constant must end at its type's maximum, not at infinity, or the proof's state would let it hold values no
+    execution has, on which the encoding's wraps are not exact (jsmn's token counter failed the check that way)."""
+    program = _load(tmp_path, HEADER + """int main(void) {
+  unsigned int n = 0, m = 0;
+  while (__VERIFIER_nondet_int()) { n++; m = n + 1u; }
+  return 0;
+}
+""")
+    result = fixpoint.analyze(program, False)
+    (head,) = result.cutpoints
+    assert fixpoint.lookup(result.states[head], program.var("n"))[1] == 2 ** 32 - 1
+    assert any(str(c.atom) == "(n <= 4294967295u)" for c in result.invariants(False) if c.node == head), \
+        [str(c.atom) for c in result.invariants(False)]
+    v = verify("intervals", program, timeout=30, bitvector=False)
+    assert v.status == Status.TRUE, v.reason
+    assert v.evidence.check(program, False, Deadline.after(30)) is None

@@ -2,7 +2,8 @@
 
 Why this iteration: a worklist in reverse post-order, joins everywhere and widening only at the cutpoints (every
 cycle passes one, `program/loops.py`), after a few exact rounds, to the next constant of the program (so a
-counter stops at its loop's limit rather than at infinity); then a few decreasing rounds recover the bounds that
+counter stops at its loop's limit rather than at infinity) for a few rounds, then to infinity (a program has
+hundreds of constants, and a chain of widenings through all of them, per variable, does not end in time); then a few decreasing rounds recover the bounds that
 the exit guards give back. Each state over-approximates every execution that reaches its location: from a
 post-fixpoint, a decreasing round keeps that (each location's new state is the transfer of states that
 already over-approximate their locations). The cutpoints' states are the invariants z3 checks
@@ -20,9 +21,10 @@ from looprover.program.cfa import Assert, Assign, Assume, Edge, Havoc, Program
 from looprover.program.expr import FALSE, BoolType, Expr, IntConst, IntType, Var, cmp, const, not_
 from looprover.program.liveness import liveness
 from looprover.program.loops import analyze_loops
-from looprover.absint.values import INF, Semantics, State, join, lookup, put, type_range
+from looprover.absint.values import INF, Semantics, State, clip, join, lookup, put, type_range
 
 WIDEN_DELAY = 3         # exact joins at a cutpoint before widening starts
+THRESHOLD_ROUNDS = 4    # widenings at a cutpoint that stop at the program's constants; later ones go to infinity
 NARROW_ROUNDS = 2       # decreasing rounds after the increasing iteration has stabilised
 
 
@@ -137,7 +139,8 @@ def analyze(program: Program, bitvector: bool, deadline: Deadline | None = None)
             if e.dst in widen_at and old is not None:
                 visits[e.dst] = visits.get(e.dst, 0) + 1
                 if visits[e.dst] > WIDEN_DELAY:
-                    new = _widen(old, new, it.types, thresholds)
+                    steps = thresholds if visits[e.dst] <= WIDEN_DELAY + THRESHOLD_ROUNDS else []
+                    new = _widen(old, new, it.types, steps, bitvector)
             if new != old:
                 states[e.dst] = new
                 if e.dst not in queued:
@@ -204,7 +207,7 @@ def _thresholds(program: Program) -> list[int]:
     return sorted(found)
 
 
-def _widen(old: State, new: State, types, thresholds: list[int]) -> State:
+def _widen(old: State, new: State, types, thresholds: list[int], bitvector: bool) -> State:
     """`new` (which contains `old`) with each moving bound pushed to the next threshold, or to infinity."""
     out: State = {}
     for k, y in new.items():
@@ -220,6 +223,6 @@ def _widen(old: State, new: State, types, thresholds: list[int]) -> State:
         if hi > x[1]:
             i = bisect.bisect_left(thresholds, hi)
             hi = thresholds[i] if i < len(thresholds) else INF
-        put(out, Var(k, t), (lo, hi))
+        put(out, Var(k, t), clip((lo, hi), t, bitvector))
     return out
 

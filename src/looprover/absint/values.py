@@ -23,6 +23,8 @@ from looprover.program.expr import (
 )
 
 INF = math.inf
+_UNTRACKED = (ForAll, ArrayFill, Store, ConstArray)
+_MISSING = object()
 Bound = int | float                   # an integer, or -inf / inf
 Itv = tuple[Bound, Bound]
 AbsBool = bool | None                 # None: either
@@ -30,10 +32,17 @@ Value = Itv | AbsBool
 State = dict[str, Value]
 TOP: Itv = (-INF, INF)
 ARRAY = "array"                       # the abstract value of an array expression: not tracked
+MAX_CASES = 32                        # a disjunction of more undecided cases refines nothing (each costs a state)
+
+
+_RANGES: dict[IntType, Itv] = {}
 
 
 def type_range(t: IntType) -> Itv:
-    return (t.min, t.max) if t.bounded else TOP
+    r = _RANGES.get(t)
+    if r is None:
+        r = _RANGES[t] = (t.min, t.max) if t.bounded else TOP
+    return r
 
 
 def hull(a: Itv, b: Itv) -> Itv:
@@ -60,6 +69,15 @@ def fit(r: Itv, t: IntType, bitvector: bool) -> Itv:
             return (v, v)
         return (t.min, t.max)
     return (-INF if r[0] < -HUGE else r[0], INF if r[1] > HUGE else r[1])
+
+
+def clip(r: Itv, t: IntType, bitvector: bool) -> Itv:
+    """`r` cut to `t`'s range where the mode keeps every value of `t` in it (unsigned always, signed with
+    bit-vectors): a widened bound goes to the type's end, not to infinity (an unsigned invariant without its
+    upper bound lets z3's Int hold values no execution has, which no cast is exact on)."""
+    if t.bounded and (bitvector or not t.signed):
+        return (max(r[0], t.min), min(r[1], t.max))
+    return r
 
 
 def anything(t: IntType, bitvector: bool) -> Itv:
@@ -133,41 +151,96 @@ class Semantics:
         self.types = types          # variable name -> IR type (`join`)
 
     # ------------------------------------------------------------------ evaluation
-    def eval(self, e: Expr, state: Mapping[str, Value]) -> Value:
-        """`e`'s abstract value in `state` (iterative, each shared sub-term once)."""
-        memo: dict[int, Value] = {}
-        stack: list[tuple[Expr, bool]] = [(e, False)]
+    def eval(self, e: Expr, state: Mapping[str, Value], memo: dict[int, Value] | None = None) -> Value:
+        """`e`'s abstract value in `state` (iterative, each shared sub-term once; `memo`, the values of
+        sub-terms already evaluated in this same state, is extended)."""
+        if isinstance(e, Var):
+            return lookup(state, e)
+        if memo is None:
+            memo = {}
+        elif id(e) in memo:
+            return memo[id(e)]
+        # lazily: an `ite` evaluates the branch its condition picks, `&&`/`||` stop at a deciding argument (a
+        # dereference is a case split over the objects its pointer may reach, and mostly one case is possible)
+        node = self._node
+        stack: list[tuple[Expr, int]] = [(e, 0)]
         while stack:
-            n, ready = stack.pop()
-            if id(n) in memo:
+            n, stage = stack.pop()
+            i = id(n)
+            if i in memo:
                 continue
-            if isinstance(n, (ForAll, ArrayFill, Store, ConstArray)):
-                memo[id(n)] = None if isinstance(n, ForAll) else ARRAY
+            cls = type(n)
+            if cls is Var:
+                memo[i] = lookup(state, n)
+                continue
+            if cls is Ite:
+                c = memo.get(id(n.cond), _MISSING)
+                if c is _MISSING:
+                    stack.append((n, 0))
+                    stack.append((n.cond, 0))
+                    continue
+                needed = (n.then,) if c is True else (n.orelse,) if c is False else (n.then, n.orelse)
+                missing = [k for k in needed if id(k) not in memo]
+                if missing:
+                    stack.append((n, 0))
+                    stack.extend((k, 0) for k in missing)
+                    continue
+                if c is True or c is False:
+                    memo[i] = memo[id(needed[0])]
+                else:
+                    memo[i] = node(n, [c, memo[id(n.then)], memo[id(n.orelse)]], state)
+                continue
+            if cls is And or cls is Or:
+                stop = cls is Or            # the value that decides
+                args = n.args
+                j = stage
+                while j < len(args) and id(args[j]) in memo:
+                    if memo[id(args[j])] is stop:
+                        break
+                    j += 1
+                if j < len(args) and id(args[j]) not in memo:
+                    stack.append((n, j))
+                    stack.append((args[j], 0))
+                    continue
+                if j < len(args):
+                    memo[i] = stop
+                else:
+                    memo[i] = node(n, [memo[id(a)] for a in args], state)
+                continue
+            if isinstance(n, _UNTRACKED):
+                memo[i] = None if cls is ForAll else ARRAY
                 continue
             kids = n.children()
-            if kids and not ready:
-                stack.append((n, True))
-                stack.extend((k, False) for k in kids if id(k) not in memo)
+            if kids and not stage:
+                stack.append((n, 1))
+                for k in kids:
+                    if id(k) not in memo:
+                        stack.append((k, 0))
                 continue
-            memo[id(n)] = self._node(n, [memo[id(k)] for k in kids], state)
+            memo[i] = node(n, [memo[id(k)] for k in kids], state)
         return memo[id(e)]
 
     def _node(self, n: Expr, k: list, state: Mapping[str, Value]) -> Value:
-        if isinstance(n, Var):
+        cls = type(n)
+        if cls is Var:
             return lookup(state, n)
-        if isinstance(n, IntConst):
+        if cls is IntConst:
             return (n.value, n.value)
-        if isinstance(n, BoolConst):
-            return n.value
-        if isinstance(n, Not):
-            return None if k[0] is None else not k[0]
-        if isinstance(n, And):
-            return False if any(x is False for x in k) else True if all(x is True for x in k) else None
-        if isinstance(n, Or):
-            return True if any(x is True for x in k) else False if all(x is False for x in k) else None
-        if isinstance(n, Compare):
+        if cls is Binary:
+            return self._binary(n, k[0], k[1])
+        if cls is Compare:
+            if n.lhs == n.rhs and isinstance(n.lhs, Var):
+                return n.op in ("==", "<=", ">=")
             return compare(n.op, k[0], k[1])
-        if isinstance(n, Ite):
+        if cls is BoolConst:
+            return n.value
+        if cls is Not:
+            return None if k[0] is None else not k[0]
+        if cls is And:
+            return False if False in k else True if all(x is True for x in k) else None
+        if cls is Or:
+            return True if True in k else False if all(x is False for x in k) else None
+        if cls is Ite:
             c, a, b = k
             if c is True or c is False:
                 return a if c else b
@@ -176,15 +249,13 @@ class Semantics:
             if isinstance(n.type, BoolType):
                 return a if a == b else None
             return ARRAY
-        if isinstance(n, Select):
+        if cls is Select:
             t = n.type
             return type_range(t) if isinstance(t, IntType) else None if isinstance(t, BoolType) else ARRAY
-        if isinstance(n, Cast):
+        if cls is Cast:
             return self._cast(n.type, n.arg.type, k[0])
-        if isinstance(n, Unary):
+        if cls is Unary:
             return self._unary(n, k[0])
-        if isinstance(n, Binary):
-            return self._binary(n, k[0], k[1])
         raise TypeError(f"no abstract meaning for {type(n).__name__}")
 
     def _cast(self, t, src, a: Value) -> Value:
@@ -196,6 +267,8 @@ class Semantics:
             return (int(a), int(a)) if a is not None else (0, 1)
         if not t.bounded or (t.min <= a[0] and a[1] <= t.max):
             return a
+        if not self.bitvector and src.bounded and not (src.min <= a[0] and a[1] <= src.max):
+            return TOP      # integer mode wraps once, exactly for values of the source type (`Encoder._wrap`)
         return fit(a, t, True)         # a conversion wraps in both modes
 
     def _unary(self, n: Unary, a: Itv) -> Itv:
@@ -254,46 +327,68 @@ class Semantics:
         raise TypeError(op)
 
     # ------------------------------------------------------------------ refinement
-    def refine(self, state: State, cond: Expr, positive: bool = True) -> State | None:
-        """`state` restricted to where `cond` evaluates to `positive` (a new state; None if nowhere)."""
+    def refine(self, state: State, cond: Expr, positive: bool = True, memo: dict[int, Value] | None = None
+               ) -> State | None:
+        """`state` restricted to where `cond` evaluates to `positive` (None if nowhere; `state` itself when
+        `cond` is `positive` all over it, else a new state). `memo`: sub-term values in `state` (kept as is)."""
+        memo = {} if memo is None else memo
+        v = self.eval(cond, state, memo)
+        if v is not None:
+            return state if v == positive else None
         out = dict(state)
-        return out if self._refine(out, cond, positive) else None
+        return out if self._refine(out, cond, positive, [memo]) else None
 
-    def _refine(self, s: State, c: Expr, pos: bool) -> bool:
-        """Restrict `s` in place; False when `c` cannot be `pos` in it."""
+    def _refine(self, s: State, c: Expr, pos: bool, memo: list[dict[int, Value]]) -> bool:
+        """Restrict `s` in place; False when `c` cannot be `pos` in it. `memo[0]` holds sub-term values in `s`
+        as it is; a narrowing replaces it with a fresh one (the old one may be shared with other cases)."""
         if isinstance(c, BoolConst):
             return c.value == pos
         if isinstance(c, Not):
-            return self._refine(s, c.arg, not pos)
+            return self._refine(s, c.arg, not pos, memo)
         if isinstance(c, (And, Or)):
             if isinstance(c, And) == pos:                 # all of them hold (or all fail)
-                return all(self._refine(s, a, pos) for a in c.args)
-            parts = [self.refine(s, a, pos) for a in c.args]
-            reached = [p for p in parts if p is not None]
+                return all(self._refine(s, a, pos, memo) for a in c.args)
+            open_ = [a for a in c.args if self.eval(a, s, memo[0]) is not (not pos)]
+            if not open_:
+                return False
+            if len(open_) > MAX_CASES:
+                return True
+            reached = [p for p in (self.refine(s, a, pos, memo[0]) for a in open_) if p is not None]
             if not reached:
                 return False
+            if any(p is s for p in reached):
+                return True                 # one case holds all over s: nothing to narrow
             joined = reached[0]
             for p in reached[1:]:
                 joined = join(joined, p, self.types)
-            s.clear()
-            s.update(joined)
+            if joined != s:
+                s.clear()
+                s.update(joined)
+                memo[0] = {}
             return True
         if isinstance(c, Var) and isinstance(c.type, BoolType):
             now = s.get(c.name)
             if now is not None and now != pos:
                 return False
-            s[c.name] = pos
+            if now is None:
+                s[c.name] = pos
+                memo[0] = {}
             return True
         if isinstance(c, Compare) and isinstance(c.lhs.type, IntType):
+            if c.lhs == c.rhs and isinstance(c.lhs, Var):
+                return (c.op in ("==", "<=", ">=")) == pos
             op = c.op if pos else NEGATED[c.op]
-            a, b = self.eval(c.lhs, s), self.eval(c.rhs, s)
+            a, b = self.eval(c.lhs, s, memo[0]), self.eval(c.rhs, s, memo[0])
             if compare(op, a, b) is False:
                 return False
             na, nb = restrict(op, a, b)
             if na is None or nb is None:
                 return False
+            if na == a and nb == b:
+                return True
+            memo[0] = {}
             return self._narrow(s, c.lhs, na) and self._narrow(s, c.rhs, nb)
-        v = self.eval(c, s)
+        v = self.eval(c, s, memo[0])
         return v is None or v == pos
 
     def _narrow(self, s: State, e: Expr, itv: Itv) -> bool:
