@@ -224,7 +224,7 @@ def run_checks(program: Program, checks: list[Check], data_model: str, options: 
     by_site = {site: c for c in checks for site in c.sites}
     open_ = list(checks)
     if interval_pass and open_:
-        for r in interval_settled(program, open_, task, options, deadline):
+        for r in interval_settled(program, open_, options, deadline):
             settle(r)
             open_.remove(r.check)
     while len(open_) > 1 and deadline.left() > 0.5:
@@ -267,42 +267,60 @@ def run_checks(program: Program, checks: list[Check], data_model: str, options: 
 INTERVAL_SHARE = 0.25       # at most this share of the time left goes to the interval pass
 
 
-def interval_settled(program: Program, checks: list[Check], task: Task, options: JobOptions, deadline: Deadline
+def interval_settled(program: Program, checks: list[Check], options: JobOptions, deadline: Deadline
                      ) -> list[CheckResult]:
     """The checks an interval analysis of the program with all of `checks` asserted shows to hold, settled
     `safe` together: the analysis's proof (`engines.intervals.proof_of`) goes through the job's check with fresh
     solvers on the program with just those asserted (the others assumed, as for any one check), as any engine's
     proof would. None when the analysis does not also show the model's own assertions (`properties.UNMODELLED`:
-    a check is safe only where no run leaves the model), or runs out of its share of the time."""
+    a check is safe only where no run leaves the model), or runs out of its share of the time: it runs in a
+    child process killed at the end of that share (building the proof check's encoding of a large program has
+    no deadline checks of its own)."""
+    start = time.monotonic()
+    mine = Deadline(min(deadline.at, start + INTERVAL_SHARE * deadline.left()))
+    child = Child("looprover-intervals", _interval_shown, program, checks, options.bitvector, mine)
+    try:
+        if not Child.wait([child], mine.left() + 1.0):
+            return []
+        ok, value = child.result()
+    finally:
+        child.kill()
+    if not ok or value is None:
+        return []
+    ids, reason = value
+    spent = time.monotonic() - start
+    return [CheckResult(c, SAFE, reason, "intervals", spent) for c in checks if c.id in ids]
+
+
+def _interval_shown(program: Program, checks: list[Check], requested: bool | None, mine: Deadline
+                    ) -> tuple[set[str], str] | None:
+    """`interval_settled`'s work, in its child: the ids of the checks shown, with the reason, or None."""
     from looprover.absint.fixpoint import analyze
     from looprover.engines.intervals import proof_of
     from looprover.evidence.recheck import evidence_failure
-    start = time.monotonic()
-    mine = Deadline(min(deadline.at, start + INTERVAL_SHARE * deadline.left()))
     together = asserting(program, {site for c in checks for site in c.sites})
-    bitvector, _ = encoding_choice(together, options.bitvector, True)
+    bitvector, _ = encoding_choice(together, requested, True)
     try:
         result = analyze(together, bitvector, mine)
     except OutOfTime:
-        return []
+        return None
     model = [(ei, si) for ei, e in enumerate(together.edges) for si, st in enumerate(e.stmts)
              if isinstance(st, Assert) and st.prop in UNMODELLED]
     if any(site not in result.proved for site in model):
-        return []
+        return None
     shown = [c for c in checks if all(site in result.proved for site in c.sites)]
     if not shown:
-        return []
+        return None
     proved = asserting(program, {site for c in shown for site in c.sites})
     reason = f"shown with {len(shown) - 1} other checks by an interval analysis, its invariants at " \
              f"{len(result.cutpoints)} cutpoints checked by z3"
     verdict = Verdict(Status.TRUE, "intervals", reason, proof_of(proved, result, bitvector))
     try:
         if evidence_failure(proved, verdict, bitvector, mine) is not None:
-            return []
+            return None
     except OutOfTime:
-        return []
-    spent = time.monotonic() - start
-    return [CheckResult(c, SAFE, reason, "intervals", spent) for c in shown]
+        return None
+    return {c.id for c in shown}, reason
 
 
 # what each kind of check's violation looks like in the sanitizers' reports (`witness.harness.run_sanitized`)
