@@ -20,7 +20,7 @@ from looprover.domains import Candidate
 from looprover.program.cfa import Assert, Assign, Assume, Edge, Havoc, Program
 from looprover.program.expr import FALSE, BoolType, Expr, IntConst, IntType, Var, cmp, const, not_
 from looprover.program.liveness import liveness
-from looprover.program.loops import analyze_loops
+from looprover.program.loops import analyze_loops, postorder
 from looprover.absint.values import INF, Semantics, State, clip, join, lookup, put, type_range
 
 WIDEN_DELAY = 3         # exact joins at a cutpoint before widening starts
@@ -71,7 +71,6 @@ def _atoms(v: Var, value, bitvector: bool) -> list[Expr]:
 
 class _Iteration:
     def __init__(self, program: Program, bitvector: bool, deadline: Deadline):
-        self.program = program
         self.types = {name: info.var.type for name, info in program.variables.items()}
         self.sem = Semantics(bitvector, self.types)
         self.deadline = deadline
@@ -79,18 +78,14 @@ class _Iteration:
 
     def post(self, e: Edge, s: State | None, sites: dict | None = None, ei: int = -1) -> State | None:
         """The state after edge `e` from `s`; `sites` (if given) hears whether each assertion on it holds."""
-        if s is None:
-            if sites is not None:
-                for si, st in enumerate(e.stmts):
-                    if isinstance(st, Assert):
-                        sites[(ei, si)] = True
+        if s is None and sites is None:
             return None
         self.steps += 1
         if self.steps % 256 == 0:
             self.deadline.check()
-        cur: State | None = dict(s)
+        cur: State | None = None if s is None else dict(s)
         for si, st in enumerate(e.stmts):
-            if cur is None:
+            if cur is None:             # no execution gets here: an assertion holds vacuously
                 if sites is not None and isinstance(st, Assert):
                     sites[(ei, si)] = True
                 continue
@@ -173,20 +168,7 @@ def _reverse_postorder(program: Program) -> list[int]:
     for e in program.edges:
         if e.src != program.exit:
             succ.setdefault(e.src, []).append(e.dst)
-    seen = {program.init}
-    post: list[int] = []
-    stack = [(program.init, iter(succ.get(program.init, ())))]
-    while stack:
-        loc, kids = stack[-1]
-        for k in kids:
-            if k not in seen:
-                seen.add(k)
-                stack.append((k, iter(succ.get(k, ()))))
-                break
-        else:
-            stack.pop()
-            post.append(loc)
-    return post[::-1]
+    return postorder(succ, program.init)[::-1]
 
 
 def _thresholds(program: Program) -> list[int]:

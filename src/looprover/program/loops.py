@@ -134,12 +134,9 @@ def _retreating_edges(program: Program) -> list[Edge]:
     return result
 
 
-def immediate_dominators(succ: Mapping[int, Iterable[int]], start: int) -> dict[int, int]:
-    """The immediate dominator of every node reachable from `start` but `start` itself (Cooper, Harvey and
-    Kennedy, "A Simple, Fast Dominance Algorithm", 2001: iterate over reverse postorder, intersecting the
-    predecessors' dominator-tree paths, to a fixed point). Why our own: it is the one graph algorithm looprover
-    needs, and importing networkx for it cost 150 ms of every run's start-up (tests check it against networkx)."""
-    order: list[int] = []                   # postorder
+def postorder(succ: Mapping[int, Iterable[int]], start: int) -> list[int]:
+    """The nodes reachable from `start` in DFS postorder (iterative; successors in their given order)."""
+    order: list[int] = []
     seen = {start}
     stack = [(start, iter(succ.get(start, ())))]
     while stack:
@@ -151,6 +148,15 @@ def immediate_dominators(succ: Mapping[int, Iterable[int]], start: int) -> dict[
         else:
             seen.add(nxt)
             stack.append((nxt, iter(succ.get(nxt, ()))))
+    return order
+
+
+def immediate_dominators(succ: Mapping[int, Iterable[int]], start: int) -> dict[int, int]:
+    """The immediate dominator of every node reachable from `start` but `start` itself (Cooper, Harvey and
+    Kennedy, "A Simple, Fast Dominance Algorithm", 2001: iterate over reverse postorder, intersecting the
+    predecessors' dominator-tree paths, to a fixed point). Why our own: it is the one graph algorithm looprover
+    needs, and importing networkx for it cost 150 ms of every run's start-up (tests check it against networkx)."""
+    order = postorder(succ, start)
     post = {n: i for i, n in enumerate(order)}
     preds: dict[int, list[int]] = {n: [] for n in order}
     for n in order:
