@@ -82,7 +82,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     deadline = Deadline(start + args.timeout)
     progress = _Progress(start) if args.verbose else None
     try:
-        job = resolve_job(args.file, args.property, args.data_model, tuple(args.defines),
+        job = resolve_job(args.file, args.property, args.data_model, tuple(args.cpp_flags),
                           args.undefined_functions == "nondet", args.allocation == "may-fail")
     except InputError as exc:
         return _error(str(exc), args.json, file=args.file[0])
@@ -118,7 +118,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     deadline = Deadline(start + args.timeout)
     progress = _Progress(start) if args.verbose else None
     try:
-        job = resolve_job(args.file, None, args.data_model, tuple(args.defines), args.undefined_functions == "nondet",
+        job = resolve_job(args.file, None, args.data_model, tuple(args.cpp_flags), args.undefined_functions == "nondet",
                           args.allocation == "may-fail")
         if job.is_chc:
             raise InputError(f"{job.input}: `check` verifies the run-time checks of C programs, not Horn clauses")
@@ -148,7 +148,7 @@ def cmd_check(args: argparse.Namespace) -> int:
                          interval_pass=args.intervals,
                          harness=lambda check, cex: compiled_check(check, cex, [job.input, *job.more_inputs],
                                                                    job.data_model, deadline, checks,
-                                                                   job.defines, program))
+                                                                   job.cpp_flags, program))
     if args.sarif:
         _write_json(args.sarif, sarif_log(results))
     if args.json:
@@ -237,7 +237,7 @@ def cmd_transform(args: argparse.Namespace) -> int:
               f"(known: {', '.join(sorted(TRANSFORMS))})", file=sys.stderr)
         return EXIT_USAGE
     try:
-        job = resolve_job(args.file, args.property, args.data_model, tuple(args.defines),
+        job = resolve_job(args.file, args.property, args.data_model, tuple(args.cpp_flags),
                           args.undefined_functions == "nondet", args.allocation == "may-fail")
         result = get_transform(args.technique).apply(load_job_program(job))
         code = emit_c(result.program)
@@ -357,13 +357,22 @@ class _Version(argparse.Action):
         parser.exit()
 
 
+def _preprocessor_args(p: argparse.ArgumentParser) -> None:
+    """-D and -I, kept in their command-line order in `cpp_flags` as gcc takes them (the harness is compiled
+    with the same ones). A directory is made absolute: the compiled harness runs gcc elsewhere."""
+    p.add_argument("-D", dest="cpp_flags", action="append", default=[], metavar="NAME[=VALUE]",
+                   type=lambda d: f"-D{d}", help="a preprocessor definition for C input files (repeatable)")
+    p.add_argument("-I", dest="cpp_flags", action="append", metavar="DIR",
+                   type=lambda d: f"-I{Path(d).resolve()}",
+                   help="a directory to search for #include files (repeatable)")
+
+
 def _input_args(p: argparse.ArgumentParser, property_help: str) -> None:
-    """FILE..., -D and --property: what `verify` and `transform` build the program from."""
+    """FILE..., -D, -I and --property: what `verify` and `transform` build the program from."""
     p.add_argument("file", metavar="FILE", nargs="+",
                    help="a .c/.i program (several C files are linked into one program), a .smt2 Horn-clause "
                         "file or a .yml task")
-    p.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]",
-                   help="a preprocessor definition for C input files (repeatable)")
+    _preprocessor_args(p)
     p.add_argument("--property", metavar="PRP", help=property_help)
     _c_model_args(p)
 
@@ -439,8 +448,7 @@ def build_parser() -> argparse.ArgumentParser:
                                    "speaks of the executions that reach it without an earlier run-time error.",
                        epilog=EXIT_CODES_HELP)
     c.add_argument("file", metavar="FILE", nargs="+", help="a .c/.i program (several files are linked) or a .yml task")
-    c.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]",
-                   help="a preprocessor definition (repeatable)")
+    _preprocessor_args(c)
     _c_model_args(c)
     c.add_argument("--engine", default="portfolio", choices=engine_names(),
                    help="the engine for every check (default: portfolio)")

@@ -45,10 +45,10 @@ PHASES = ("starting", "loading the program", "running the engine", "rendering th
 
 
 def load_program(path: Path, data_model: str = "ILP32", more: tuple[Path, ...] = (), memsafety: bool = False,
-                 defines: tuple[str, ...] = (), keep_values: bool = False, nondet_undefined: bool = False,
+                 cpp_flags: tuple[str, ...] = (), keep_values: bool = False, nondet_undefined: bool = False,
                  reach_checks: bool = False, memcleanup: bool = False, allocation_fails: bool = True) -> Program:
     """Parse a C file (`.c`, `.i`) or a Horn-clause file (`.smt2`) into the IR. `more`: further C files linked
-    with it; `memsafety`: instrument memory accesses (valid-memsafety); `defines`: `-D` definitions for C;
+    with it; `memsafety`: instrument memory accesses (valid-memsafety); `cpp_flags`: `-D`/`-I` options for C;
     `keep_values`, `nondet_undefined`, `reach_checks`, `allocation_fails`: see `load_c_program`."""
     for f in (path, *more):
         if not f.exists():
@@ -68,7 +68,7 @@ def load_program(path: Path, data_model: str = "ILP32", more: tuple[Path, ...] =
         return load_chc_program(path)
     from looprover.frontend.c import load_c_program
     return load_c_program([path, *more] if more else path, data_model=data_model, memsafety=memsafety,
-                          defines=defines, keep_values=keep_values, nondet_undefined=nondet_undefined,
+                          cpp_flags=cpp_flags, keep_values=keep_values, nondet_undefined=nondet_undefined,
                           reach_checks=reach_checks, memcleanup=memcleanup, allocation_fails=allocation_fails)
 
 
@@ -81,7 +81,7 @@ class Job:
     expected: bool | None = None
     task: Path | None = None
     more_inputs: tuple[Path, ...] = ()   # further input files linked with `input` (library stubs, ...)
-    defines: tuple[str, ...] = ()        # preprocessor definitions for C inputs (`-D`)
+    cpp_flags: tuple[str, ...] = ()      # preprocessor options for C inputs (`-DNAME[=VALUE]`, `-IDIR`)
     nondet_undefined: bool = False       # `--undefined-functions nondet` (`CallMixin.undefined_call`)
     allocation_fails: bool = True        # `--allocation may-fail` (`frontend/c/heap.py`)
 
@@ -99,7 +99,7 @@ class Job:
 
 
 def resolve_job(file: str | list[str], property_spec: str | None, data_model: str | None,
-                defines: tuple[str, ...] = (), nondet_undefined: bool = False, allocation_fails: bool = True) -> Job:
+                cpp_flags: tuple[str, ...] = (), nondet_undefined: bool = False, allocation_fails: bool = True) -> Job:
     """The job for the command line's FILE(s): a `.yml` task (alone), or one or more program files."""
     files = [file] if isinstance(file, str) else list(file)
     if len(files) > 1 and any(Path(f).suffix in (".yml", ".yaml") for f in files):
@@ -116,12 +116,12 @@ def resolve_job(file: str | list[str], property_spec: str | None, data_model: st
         else:
             prop, expected = choose_property(task)
         return Job(task.input_files[0], prop, data_model or task.data_model or "ILP32", expected, path,
-                   tuple(task.input_files[1:]), tuple(defines), nondet_undefined, allocation_fails)
+                   tuple(task.input_files[1:]), tuple(cpp_flags), nondet_undefined, allocation_fails)
     if property_spec is not None:
         prop = load_property(property_spec)
     else:
         prop = Property(CHECK_SAT) if path.suffix == ".smt2" else default_property()
-    return Job(path, prop, data_model or "ILP32", more_inputs=more, defines=tuple(defines),
+    return Job(path, prop, data_model or "ILP32", more_inputs=more, cpp_flags=tuple(cpp_flags),
                nondet_undefined=nondet_undefined, allocation_fails=allocation_fails)
 
 
@@ -271,7 +271,7 @@ def _load(job: Job) -> Program:
     valid-memsafety, heap objects asserted freed where a run ends for valid-memcleanup, unused values kept for
     no-overflow)."""
     return load_program(job.input, job.data_model, job.more_inputs, memsafety=job.property.name == VALID_MEMSAFETY,
-                        defines=job.defines, keep_values=job.property.name == NO_OVERFLOW,
+                        cpp_flags=job.cpp_flags, keep_values=job.property.name == NO_OVERFLOW,
                         nondet_undefined=job.nondet_undefined, memcleanup=job.property.name == VALID_MEMCLEANUP,
                         allocation_fails=job.allocation_fails)
 
@@ -375,7 +375,7 @@ def _compiled_harness(verdict: Verdict, job: Job, deadline: Deadline, program: P
     begin = time.monotonic()
     try:
         result = harness_for(verdict, job.input, job.data_model, not job.is_chc, deadline, job.property.name,
-                             job.more_inputs, program, job.defines)
+                             job.more_inputs, program, job.cpp_flags)
     except Exception as exc:  # noqa: BLE001 -- the harness is a report, never a reason to lose the verdict
         verdict.stats["harness"] = {"reached_error": None, "detail": f"internal error: {type(exc).__name__}: {exc}"}
         return

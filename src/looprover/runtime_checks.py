@@ -93,7 +93,7 @@ class CheckResult:
 
 def checked_program(job: Job) -> Program:
     """The job's program with every check as an assertion (module docstring)."""
-    program = load_program(job.input, job.data_model, job.more_inputs, memsafety=True, defines=job.defines,
+    program = load_program(job.input, job.data_model, job.more_inputs, memsafety=True, cpp_flags=job.cpp_flags,
                            keep_values=True, nondet_undefined=job.nondet_undefined, reach_checks=True,
                            allocation_fails=job.allocation_fails)
     return instrument_no_overflow(program, keep_assertions=True)
@@ -337,7 +337,7 @@ HARNESS_SHARE = 0.25        # at most this share of the time left goes to one ha
 
 
 def compiled_check(check: Check, cex: Counterexample, sources: list[Path], data_model: str, deadline: Deadline,
-                   checks: list[Check] = (), defines: tuple[str, ...] = (), program: Program | None = None) -> Any:
+                   checks: list[Check] = (), cpp_flags: tuple[str, ...] = (), program: Program | None = None) -> Any:
     """A violation run again outside looprover's model of C: the original sources compiled by gcc with the
     sanitizers reporting (`witness.harness.run_sanitized`), fed the counterexample's inputs. It reaches the
     check if the run stops in the check's file, at its line, with an error of its kind, and no other check of
@@ -346,13 +346,13 @@ def compiled_check(check: Check, cex: Counterexample, sources: list[Path], data_
     takes at most a quarter of the time left."""
     from looprover.witness.harness import HarnessResult
     try:
-        return _compiled_check(check, cex, sources, data_model, deadline, checks, defines, program)
+        return _compiled_check(check, cex, sources, data_model, deadline, checks, cpp_flags, program)
     except Exception as exc:  # noqa: BLE001 - evidence beside a verdict must not cost the verdicts
         return HarnessResult(None, f"the harness failed: {type(exc).__name__}: {exc}")
 
 
 def _compiled_check(check: Check, cex: Counterexample, sources: list[Path], data_model: str, deadline: Deadline,
-                    checks: list[Check], defines: tuple[str, ...], program: Program | None) -> Any:
+                    checks: list[Check], cpp_flags: tuple[str, ...], program: Program | None) -> Any:
     from looprover.witness.harness import (
         MAX_SECONDS, UNINITIALISED_SECONDS, HarnessResult, reads_library_input, reads_uninitialised, says_nothing,
         takes_arguments,
@@ -369,13 +369,13 @@ def _compiled_check(check: Check, cex: Counterexample, sources: list[Path], data
     budget = min(UNINITIALISED_SECONDS if uninit else MAX_SECONDS, deadline.left() * HARNESS_SHARE)
     if budget < 0.5:
         return HarnessResult(None, "no time left")
-    return says_nothing(_sanitized_stop(check, cex, sources, data_model, budget, defines, checks, unfed), uninit)
+    return says_nothing(_sanitized_stop(check, cex, sources, data_model, budget, cpp_flags, checks, unfed), uninit)
 
 
 def _sanitized_stop(check: Check, cex: Counterexample, sources: list[Path], data_model: str, budget: float,
-                    defines: tuple[str, ...], checks: list[Check], unfed: str) -> Any:
+                    cpp_flags: tuple[str, ...], checks: list[Check], unfed: str) -> Any:
     from looprover.witness.harness import HarnessResult, run_sanitized
-    stop = run_sanitized(sources, list(cex.inputs), data_model, budget, defines,
+    stop = run_sanitized(sources, list(cex.inputs), data_model, budget, cpp_flags,
                          stop_at_reach_error=check.kind == "assertion")
     if isinstance(stop, HarnessResult):
         return HarnessResult(stop.reached_error, stop.detail + unfed)

@@ -42,9 +42,26 @@ def test_two_files_are_linked_into_one_program(tmp_path, capsys):
     code, data = _verify(capsys, tmp_path / "main.c", tmp_path / "bad.c", "-D", "LIMIT=100")   # 3n > 200
     assert code == 0 and data["result"] == "FALSE(unreach-call)", data
     # statements keep the file they come from
-    program = load_c_program([tmp_path / "main.c", tmp_path / "bad.c"], defines=("LIMIT=1",))
+    program = load_c_program([tmp_path / "main.c", tmp_path / "bad.c"], cpp_flags=("-DLIMIT=1",))
     files = {s.src.file for _, s in program.statements() if s.src is not None}
     assert files == {str(tmp_path / "main.c"), str(tmp_path / "bad.c")}
+
+
+def test_include_directories_reach_the_front_end_and_the_compiled_harness(tmp_path, capsys, monkeypatch):
+    """`-I DIR` (relative to where looprover runs) finds a header for the model and for the gcc-compiled run of a
+    counterexample, which happens elsewhere; `-D` and `-I` are given to gcc in their command-line order."""
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "inc" / "limit.h").write_text("#ifndef LIMIT\n#define LIMIT 1000\n#endif\n")
+    (tmp_path / "main.c").write_text('#include "limit.h"\n' + MAIN)
+    (tmp_path / "lib.c").write_text(LIB.replace("#define LIMIT 1000\n", ""))
+    monkeypatch.chdir(tmp_path)
+    code, data = _verify(capsys, "main.c", "lib.c")
+    assert code == 1 and "limit.h" in data["error"], data
+    code, data = _verify(capsys, "main.c", "lib.c", "-I", "inc")
+    assert code == 0 and data["status"] == "TRUE", data
+    code, data = _verify(capsys, "main.c", "lib.c", "-DLIMIT=40", "-I", "inc")
+    assert code == 0 and data["status"] == "FALSE" and data["counterexample"]["validated"], data
+    assert data["harness"]["reached_error"] is True, data["harness"]     # also: reach_error has no body here
 
 
 def test_a_function_defined_in_two_files_is_an_input_error(tmp_path, capsys):

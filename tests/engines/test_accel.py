@@ -269,13 +269,13 @@ def test_a_copy_into_a_local_of_a_called_function_overflows_at_any_size(tmp_path
     from looprover.properties import Property
     f = tmp_path / "copy.c"
     f.write_text(COPY_THROUGH_POINTER)
-    _found_by_accel_in_a_fresh_process(f, (f"N={n}", f"SMALL={n}"))
-    safe = load_c_program(f, memsafety=True, defines=(f"N={n}", f"SMALL={n + 5}"))
+    _found_by_accel_in_a_fresh_process(f, (f"-DN={n}", f"-DSMALL={n}"))
+    safe = load_c_program(f, memsafety=True, cpp_flags=(f"-DN={n}", f"-DSMALL={n + 5}"))
     v = run_engine(get_engine("accel"), safe, Task(Property("valid-memsafety"), "c", "ILP32"), Run.with_timeout(5))
     assert v.status == Status.UNKNOWN, v.reason
 
 
-def _found_by_accel_in_a_fresh_process(f, defines: tuple[str, ...]) -> None:
+def _found_by_accel_in_a_fresh_process(f, cpp_flags: tuple[str, ...]) -> None:
     """accel's FALSE, replayed, from `looprover verify` as a user runs it. In the test process z3's main context
     holds the terms of every earlier test, and term order makes the quantified BMC queries' run time
     heavy-tailed (`smt.solver.Solver.check_restarting`): under two busy xdist workers the scan once ran out of
@@ -284,7 +284,7 @@ def _found_by_accel_in_a_fresh_process(f, defines: tuple[str, ...]) -> None:
     import subprocess
     import sys
     cmd = [sys.executable, "-m", "looprover", "verify", str(f), "--engine", "accel", "--property", "valid-memsafety",
-           "--timeout", "30", "--json", *(x for d in defines for x in ("-D", d))]
+           "--timeout", "30", "--json", *(x for d in cpp_flags for x in (d[:2], d[2:]))]
     out = json.loads(subprocess.run(cmd, capture_output=True, text=True, timeout=60).stdout)
     assert out["status"] == "FALSE" and out["counterexample"]["validated"], out["reason"]
 
@@ -317,8 +317,8 @@ def test_a_scan_whose_guard_reads_the_buffer_is_found_at_any_size(tmp_path, n):
     f = tmp_path / "scan.c"
     f.write_text(SCAN)
     task = Task(Property("valid-memsafety"), "c", "ILP32")
-    _found_by_accel_in_a_fresh_process(f, (f"N={n}", f"WORD={n // 2}"))
-    v = run_engine(get_engine("accel"), load_c_program(f, memsafety=True, defines=(f"N={n}", f"WORD={n}")),
+    _found_by_accel_in_a_fresh_process(f, (f"-DN={n}", f"-DWORD={n // 2}"))
+    v = run_engine(get_engine("accel"), load_c_program(f, memsafety=True, cpp_flags=(f"-DN={n}", f"-DWORD={n}")),
                    task, Run.with_timeout(5))
     assert v.status == Status.UNKNOWN, v.reason
 

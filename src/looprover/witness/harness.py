@@ -42,13 +42,14 @@ from looprover.processes import memory_limit_mb
 MAX_SECONDS = 10.0
 UNINITIALISED_SECONDS = 1.0     # a run that depends on uninitialised memory (`reads_uninitialised`)
 
-# reach_error is weak: a program without one (real code under `check`) links, and no function is entered as it.
+# reach_error is weak: a program without one (real code under `check`) links, and no function is entered as it;
+# a program that declares it without a body calls this one, which ends the run as entering the program's would.
 # Older SV-COMP tasks (Juliet's) declare `__VERIFIER_error`, which looprover does not model: a weak definition
 # lets them link, and a run that calls it ends blocked, claiming nothing.
 # A run checked for another kind of violation (an access, an overflow) does not stop there: reach_error then does
 # what the program's body says, as in looprover's model (a `{}` body returns and the run goes on to the access).
 ENTRY_HOOK = r"""
-void reach_error() __attribute__((weak));
+__attribute__((weak)) void reach_error() { if (LR_STOP_AT_REACH_ERROR) _exit(VIOLATION); }
 __attribute__((weak)) void __VERIFIER_error(void) { _exit(BLOCKED); }
 void __cyg_profile_func_enter(void *fn, void *site) { if (LR_STOP_AT_REACH_ERROR && fn && fn == (void *)reach_error) _exit(VIOLATION); }
 void __cyg_profile_func_exit(void *fn, void *site) { }
@@ -128,10 +129,10 @@ def _data_model_flags(data_model: str, exact_model: bool) -> tuple[list[str], st
 
 
 def _compiled(sources: list[Path], inputs: list[int], flags: list[str], tmp: str, budget: float,
-              defines: tuple[str, ...] = (), stop_at_reach_error: bool = True) -> Path | HarnessResult:
+              cpp_flags: tuple[str, ...] = (), stop_at_reach_error: bool = True) -> Path | HarnessResult:
     """The sources linked with a harness feeding `inputs` (reach_error's entry exits with VIOLATION, unless not
-    `stop_at_reach_error`), compiled with `flags` and the task's `-D` `defines` (the ones verify preprocessed them
-    with) into `tmp`; or why not."""
+    `stop_at_reach_error`), compiled with `flags` and the task's `-D`/`-I` `cpp_flags` (the ones verify
+    preprocessed them with) into `tmp`; or why not."""
     if shutil.which("gcc") is None:
         return HarnessResult(None, "gcc is not installed")
     try:
@@ -143,7 +144,7 @@ def _compiled(sources: list[Path], inputs: list[int], flags: list[str], tmp: str
     files: list[str] = []
     for source in sources:
         files += ["-x", "cpp-output" if source.suffix == ".i" else "c", str(source)]
-    cmd = ["gcc", *flags, *(f"-D{d}" for d in defines), "-finstrument-functions",
+    cmd = ["gcc", *flags, *cpp_flags, "-finstrument-functions",
            "-finstrument-functions-exclude-file-list=lr_harness", "-o", str(exe), *files, "-x", "c", str(h)]
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=max(budget, 1.0))
@@ -156,7 +157,7 @@ def _compiled(sources: list[Path], inputs: list[int], flags: list[str], tmp: str
 
 
 def run_harness(sources: list[Path], inputs: list[int], data_model: str, budget: float, exact_model: bool = False,
-                defines: tuple[str, ...] = ()) -> HarnessResult:
+                cpp_flags: tuple[str, ...] = ()) -> HarnessResult:
     """Compile `sources` with a harness feeding `inputs` and run it for at most `budget` seconds. With
     `exact_model`, an ILP32 program is not run where it cannot be compiled for ILP32 (the validator's use)."""
     model = _data_model_flags(data_model, exact_model)
@@ -164,7 +165,7 @@ def run_harness(sources: list[Path], inputs: list[int], data_model: str, budget:
         return model
     flags, note = model
     with tempfile.TemporaryDirectory(prefix="looprover-harness-") as tmp:
-        exe = _compiled(sources, inputs, [*FLAGS, *flags], tmp, budget, defines)
+        exe = _compiled(sources, inputs, [*FLAGS, *flags], tmp, budget, cpp_flags)
         if isinstance(exe, HarnessResult):
             return exe
         why = run_executable(exe, {}, max(budget, 0.5))
@@ -193,7 +194,7 @@ class SanitizerStop:
 
 
 def run_sanitized(sources: list[Path], inputs: list[int], data_model: str, budget: float,
-                  defines: tuple[str, ...] = (), stop_at_reach_error: bool = True) -> SanitizerStop | HarnessResult:
+                  cpp_flags: tuple[str, ...] = (), stop_at_reach_error: bool = True) -> SanitizerStop | HarnessResult:
     """Compile `sources` with a harness feeding `inputs` and the sanitizers reporting (`SANITIZED`), run it
     for at most `budget` seconds: where it stopped at an error, or a `HarnessResult` saying why there is none.
     Entering reach_error stops the run only with `stop_at_reach_error` (the violation sought is an assertion's)."""
@@ -201,7 +202,7 @@ def run_sanitized(sources: list[Path], inputs: list[int], data_model: str, budge
     note = ", compiled LP64 (the sanitizers' 32-bit runtimes are not assumed)" if data_model == "ILP32" else ""
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="looprover-harness-") as tmp:
-        exe = _compiled(sources, inputs, SANITIZED, tmp, budget, defines, stop_at_reach_error)
+        exe = _compiled(sources, inputs, SANITIZED, tmp, budget, cpp_flags, stop_at_reach_error)
         if isinstance(exe, HarnessResult):
             return exe
         left = max(budget - (time.monotonic() - start), 0.5)
@@ -231,7 +232,7 @@ def run_sanitized(sources: list[Path], inputs: list[int], data_model: str, budge
 
 def harness_for(verdict: Verdict, input_path: Path, data_model: str, is_c: bool, deadline: Deadline,
                 prop: str = UNREACH_CALL, more_inputs: tuple[Path, ...] = (), program: Program | None = None,
-                defines: tuple[str, ...] = ()) -> HarnessResult | None:
+                cpp_flags: tuple[str, ...] = ()) -> HarnessResult | None:
     """The compiled harness's result for a FALSE with a counterexample (None for other verdicts). It detects
     the entry of `reach_error`, and for valid-memsafety an invalid access or free that AddressSanitizer reports
     at the violation's line; other properties' violations (an overflow, a leak) are not run rather than
@@ -243,7 +244,7 @@ def harness_for(verdict: Verdict, input_path: Path, data_model: str, is_c: bool,
         return HarnessResult(None, "the input is not C")
     part = getattr(cex.violated, "prop", None)
     if prop == VALID_MEMSAFETY and part in ("valid-deref", "valid-free"):
-        return _memory_harness(cex, part, [input_path, *more_inputs], data_model, deadline, program, defines)
+        return _memory_harness(cex, part, [input_path, *more_inputs], data_model, deadline, program, cpp_flags)
     if prop != UNREACH_CALL:
         return HarnessResult(None, f"not run: the harness detects calls of reach_error, not {prop} violations")
     if getattr(cex, "omitted", 0) and not cex.inputs and getattr(cex, "plan", None) != []:
@@ -260,12 +261,12 @@ def harness_for(verdict: Verdict, input_path: Path, data_model: str, is_c: bool,
     if reads_library_input(cex):
         return HarnessResult(None, "not run: the counterexample's run reads input through a library function "
                                    "(stdin, rand, time), which the harness does not feed")
-    res = run_harness([input_path, *more_inputs], list(cex.inputs), data_model, budget, defines=defines)
+    res = run_harness([input_path, *more_inputs], list(cex.inputs), data_model, budget, cpp_flags=cpp_flags)
     return says_nothing(res, uninit)
 
 
 def _memory_harness(cex: Counterexample, part: str, sources: list[Path], data_model: str, deadline: Deadline,
-                    program: Program | None, defines: tuple[str, ...]) -> HarnessResult:
+                    program: Program | None, cpp_flags: tuple[str, ...]) -> HarnessResult:
     """An invalid access or free run under the sanitizers (`runtime_checks.compiled_check`): reached when the
     compiled program stops with an error of that kind at the violation's line (and column, if another check of
     the kind on the run shares the line). Not run when the run needs an allocation to fail (the compiled
@@ -282,7 +283,7 @@ def _memory_harness(cex: Counterexample, part: str, sources: list[Path], data_mo
              if isinstance(s, Assert) and s.prop == part and s.src is not None and where is not None
              and s.src.line == where.line and s.src.col != where.col}
     others = [Check(f"other{i}", kind, SrcLoc(where.file, line, col), ()) for i, (line, col) in enumerate(twins)]
-    res = compiled_check(Check("this", kind, where, ()), cex, sources, data_model, deadline, others, defines,
+    res = compiled_check(Check("this", kind, where, ()), cex, sources, data_model, deadline, others, cpp_flags,
                          program)
     if res.reached_error is False and "runtime error:" in res.detail and not any(
             w in res.detail for w in ("out of bounds", "null pointer", "misaligned")):

@@ -1,10 +1,10 @@
 """The C front-end: a C file (SV-COMP conventions) -> `Program`.
 
-    load_c_program(path, data_model="ILP32", memsafety=False, defines=()) -> Program
+    load_c_program(path, data_model="ILP32", memsafety=False, cpp_flags=()) -> Program
 
 `path` may be a list of files, linked into one program (a task's program plus library stubs); `memsafety`
-instruments every array and pointer access with a `valid-deref` assertion (see `memory.py`); `defines` are
-preprocessor definitions (`NAME=VALUE`, as for `-D`).
+instruments every array and pointer access with a `valid-deref` assertion (see `memory.py`); `cpp_flags` are
+preprocessor options (`-DNAME=VALUE`, `-IDIR`).
 
 `.c` files are preprocessed with `gcc -E` for the data model's target (`-m32` for ILP32), `.i` files are taken as
 preprocessed; libclang parses the text for `i386-pc-linux-gnu` (ILP32) or `x86_64-pc-linux-gnu` (LP64) and
@@ -49,7 +49,7 @@ _STACK_BYTES = 256 * 1024 * 1024
 
 
 def load_c_program(path: str | os.PathLike | list, data_model: str = "ILP32", memsafety: bool = False,
-                   defines: tuple[str, ...] = (), keep_values: bool = False, nondet_undefined: bool = False,
+                   cpp_flags: tuple[str, ...] = (), keep_values: bool = False, nondet_undefined: bool = False,
                    reach_checks: bool = False, memcleanup: bool = False, allocation_fails: bool = True) -> Program:
     """`keep_values`: unused values computed by operations (`x + 1;`) stay in the program as assignments to
     temporaries (for the no-overflow property; `ExpressionMixin.discard`). `nondet_undefined`: a call of a
@@ -60,7 +60,7 @@ def load_c_program(path: str | os.PathLike | list, data_model: str = "ILP32", me
     NULL (C11; SV-COMP's rules from 2027), else every allocation the machine can serve succeeds (SV-COMP's rules
     before: "malloc always returns a valid pointer"; `heap.py`)."""
     result: dict = {}
-    opts = (memsafety, tuple(defines), keep_values, nondet_undefined, reach_checks, memcleanup, allocation_fails)
+    opts = (memsafety, tuple(cpp_flags), keep_values, nondet_undefined, reach_checks, memcleanup, allocation_fails)
 
     def work() -> None:
         try:
@@ -85,15 +85,15 @@ def load_c_program(path: str | os.PathLike | list, data_model: str = "ILP32", me
     return result["program"]
 
 
-def _load(path, data_model: str, memsafety: bool, defines: tuple[str, ...], keep_values: bool = False,
+def _load(path, data_model: str, memsafety: bool, cpp_flags: tuple[str, ...], keep_values: bool = False,
           nondet_undefined: bool = False, reach_checks: bool = False, memcleanup: bool = False,
           allocation_fails: bool = True) -> Program:
     from looprover.frontend.c.lower import lower
     from looprover.frontend.c.parse import parse
 
     try:
-        parsed = parse(path, data_model, defines)
-        parsed = _with_libc_models(parsed, path, data_model, defines)
+        parsed = parse(path, data_model, cpp_flags)
+        parsed = _with_libc_models(parsed, path, data_model, cpp_flags)
     except (InputError, UnsupportedError):
         raise
     except Exception as exc:  # noqa: BLE001 - libclang/ctypes failures must not escape as tracebacks
@@ -104,7 +104,7 @@ def _load(path, data_model: str, memsafety: bool, defines: tuple[str, ...], keep
                  allocation_fails)
 
 
-def _with_libc_models(parsed, path, data_model: str, defines: tuple[str, ...]):
+def _with_libc_models(parsed, path, data_model: str, cpp_flags: tuple[str, ...]):
     """The program parsed again with the bodies of the C library functions it calls but does not define
     (`libc_models.py`) linked in; as it is when it calls none (or gcc, which linking needs, is missing)."""
     import shutil
@@ -131,6 +131,6 @@ def _with_libc_models(parsed, path, data_model: str, defines: tuple[str, ...]):
         model = Path(tmp, libc_models.FILE_NAME)
         model.write_text(libc_models.source(wanted, data_model))
         try:
-            return parse([*paths, model], data_model, defines)
+            return parse([*paths, model], data_model, cpp_flags)
         except InputError:      # the program declares one differently (`int strlen();`): no models then
             return parsed

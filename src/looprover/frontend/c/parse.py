@@ -96,9 +96,9 @@ def _gcc_flags(data_model: str, gcc: str) -> list[str]:
     return flags
 
 
-def _run_cpp(gcc: str, flags: list[str], path: Path, defines: tuple[str, ...] = ()):
+def _run_cpp(gcc: str, flags: list[str], path: Path, cpp_flags: tuple[str, ...] = ()):
     # -x c: gcc picks the language by suffix and passes a prog.txt on to the linker, preprocessing nothing
-    cmd = [gcc, "-E", "-x", "c", "-std=gnu17", *flags, *_AS_CLANG, *(f"-D{d}" for d in defines),
+    cmd = [gcc, "-E", "-x", "c", "-std=gnu17", *flags, *_AS_CLANG, *cpp_flags,
            "-I", str(path.parent), str(path)]
     try:
         return subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=120)
@@ -106,17 +106,17 @@ def _run_cpp(gcc: str, flags: list[str], path: Path, defines: tuple[str, ...] = 
         raise InputError(f"{path}: preprocessing failed: {exc}") from None
 
 
-def preprocess(path: Path, data_model: str, defines: tuple[str, ...] = ()) -> str | None:
-    """`gcc -E` output for a .c file (`defines`: `NAME` or `NAME=VALUE` as for `-D`), or None when gcc is not
+def preprocess(path: Path, data_model: str, cpp_flags: tuple[str, ...] = ()) -> str | None:
+    """`gcc -E` output for a .c file (`cpp_flags`: `-DNAME[=VALUE]` and `-IDIR` options), or None when gcc is not
     installed (libclang then preprocesses)."""
     gcc = shutil.which("gcc")
     if gcc is None:
         return None
     flags = _gcc_flags(data_model, gcc)
-    r = _run_cpp(gcc, flags, path, defines)
+    r = _run_cpp(gcc, flags, path, cpp_flags)
     if r.returncode != 0 and flags and "-m32" in r.stderr:
         # a gcc built without 32-bit support: host headers (only matters for __WORDSIZE-dependent typedefs)
-        r = _run_cpp(gcc, [], path, defines)
+        r = _run_cpp(gcc, [], path, cpp_flags)
     if r.returncode != 0:
         raise InputError(f"preprocessing failed: {_gcc_errors(r.stderr)}")
     return r.stdout
@@ -160,7 +160,7 @@ def _read(path_like: str | os.PathLike) -> Path:
     return path
 
 
-def _linked_text(paths: list[Path], data_model: str, defines: tuple[str, ...]) -> str:
+def _linked_text(paths: list[Path], data_model: str, cpp_flags: tuple[str, ...]) -> str:
     """Several input files as one translation unit: each preprocessed on its own (macros and include guards
     do not leak from one file into the next), then concatenated, each behind a line marker naming it. That
     is what linking them does for the programs clang accepts: a function or variable defined twice, or two
@@ -174,7 +174,7 @@ def _linked_text(paths: list[Path], data_model: str, defines: tuple[str, ...]) -
         if path.suffix == ".i":
             text = path.read_text(errors="replace")
         else:
-            text = preprocess(path, data_model, defines)
+            text = preprocess(path, data_model, cpp_flags)
             if text is None:
                 raise InputError(f"{path}: several input files need gcc to preprocess them")
         parts.append(f'# 1 "{path}"\n{_without_shared_headers(text, path, seen)}\n')
@@ -233,7 +233,7 @@ def _without_shared_headers(text: str, path: Path, seen: dict) -> str:
     return "\n".join("" if file in drop else ln for file, _, ln in lines)
 
 
-def parse(path_like: str | os.PathLike | list, data_model: str, defines: tuple[str, ...] = ()) -> Parsed:
+def parse(path_like: str | os.PathLike | list, data_model: str, cpp_flags: tuple[str, ...] = ()) -> Parsed:
     """Parse one C file, or several linked into one program (a list of paths; see `_linked_text`)."""
     if data_model not in TRIPLES:
         raise InputError(f"unknown data model {data_model!r} (expected ILP32 or LP64)")
@@ -249,14 +249,14 @@ def parse(path_like: str | os.PathLike | list, data_model: str, defines: tuple[s
     if len(paths) > 1:
         if any(p.suffix == ".i" for p in paths):
             args += _GLIBC_FLOAT_DEFINES
-        unsaved = [(shown, _linked_text(paths, data_model, tuple(defines)))]
+        unsaved = [(shown, _linked_text(paths, data_model, tuple(cpp_flags)))]
         presumed = True
     elif path.suffix == ".i":
         args += _GLIBC_FLOAT_DEFINES
     else:
-        text = preprocess(path, data_model, tuple(defines))
+        text = preprocess(path, data_model, tuple(cpp_flags))
         if text is None:
-            args += ["-I", str(path.parent), *(f"-D{d}" for d in defines)]
+            args += ["-I", str(path.parent), *cpp_flags]
         else:
             unsaved = [(shown, text)]
         presumed = True
