@@ -335,7 +335,7 @@ def test_a_function_called_twice_has_one_check_per_source_place(tmp_path, capsys
         assert cli.main(["check", str(path), "-D", f"LAST={last}", "--json", "--kinds", "memory-access"]) == 0
         got = json.loads(capsys.readouterr().out)["checks"]
         assert [(c["line"], c["status"]) for c in got] == [(4, status)], got
-        program = checked_program(Job(path, default_property(), "ILP32", defines=(f"LAST={last}",)))
+        program = checked_program(Job(path, default_property(), "ILP32", cpp_flags=(f"-DLAST={last}",)))
         assert [len(c.sites) for c in checks_of(program) if c.src.line == 4 and c.kind == "memory-access"] == [2]
 
 
