@@ -4,10 +4,10 @@ Why: many assertions of real code need nothing relational or deep (an index boun
 divisor that is a non-zero constant). One pass of abstract interpretation shows them in a fraction of the time a
 solver-based engine needs on a large program, and `check` uses it to settle the easy checks before the engines
 see the rest (`runtime_checks.run_checks`). The answer is TRUE only: when every assertion holds in the analysis,
-its states at the cutpoints become a `CutpointInvariantProof` (z3 checks, clause by clause of the cutpoint
-graph's Horn clauses, that they hold initially, are kept by every edge and exclude every violation; one query for
-the whole pc-encoded system did not finish in 15 minutes on a 2 KLOC library with 941 cutpoints), which the
-portfolio or the job checks again with fresh solvers, so no TRUE rests on the analysis. Otherwise UNKNOWN, naming the first assertion it cannot show.
+its states at the cutpoints become a `CutpointInvariantProof` (z3 checks, one cutpoint fragment at a time, that
+they hold initially, are kept by every edge and exclude every violation; one query for the whole pc-encoded
+system did not finish in 15 minutes on a 2 KLOC library with 941 cutpoints), which the portfolio or the job
+checks with fresh solvers, so no TRUE rests on the analysis. Otherwise UNKNOWN, naming the first assertion it cannot show.
 """
 from __future__ import annotations
 

@@ -11,6 +11,7 @@ know nothing about cutpoints or a pc.
 """
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Callable, Collection, Hashable, Mapping, Sequence
 
 import z3
@@ -23,7 +24,7 @@ from looprover.smt.dag import DagEncoding, DagSpec, EdgeEnc, Violation, encode_d
 from looprover.smt.encode import Encoder
 from looprover.smt.systems import pc_system
 from looprover.smt.terms import FALSE, Renaming, is_false, mk_and, mk_ite, mk_or
-from looprover.smt.ts import step_var
+from looprover.smt.ts import TransitionSystem, step_var
 
 
 def fragment_spec(cpg: CutpointGraph, src: int, edges: Sequence[Edge] | None = None) -> DagSpec:
@@ -76,12 +77,23 @@ class CPGSystem:
         self.pc_next = z3.Int(".pc'")
         self.pc_id: dict[int, int] = {n: i for i, n in enumerate(cpg.nodes)}
         self.node_of: dict[int, int] = {i: n for n, i in self.pc_id.items()}
-        self.regions: dict[int, DagEncoding] = {}
-        for src in cpg.sources:
+
+    # The whole-graph encodings are built on first use: the per-edge clauses (`edge_formula`, the Horn system a
+    # proof is checked on) need neither, and on a 2 KLOC library with 944 cutpoints they took 80 s to build.
+    @cached_property
+    def regions(self) -> dict[int, DagEncoding]:
+        """Each fragment's SSA DAG, over the current state."""
+        regions: dict[int, DagEncoding] = {}
+        for src in self.cpg.sources:
             self.enc.prefix = f"c{src}."
-            self.regions[src] = encode_dag(self.enc, fragment_spec(cpg, src), self.cur)
+            regions[src] = encode_dag(self.enc, fragment_spec(self.cpg, src), self.cur)
         self.enc.prefix = ""
-        self.ts = pc_system(self)
+        return regions
+
+    @cached_property
+    def ts(self) -> TransitionSystem:
+        """The pc-encoded transition system (`systems.pc_system`)."""
+        return pc_system(self)
 
     # ---------------------------------------------------------------- pieces of the systems
     def fragment_step(self, src: int) -> tuple[z3.BoolRef, z3.ExprRef, dict[str, z3.ExprRef]]:
@@ -135,21 +147,25 @@ class CPGSystem:
         return z3.And(pc >= 0, pc < len(self.pc_id))
 
     # ---------------------------------------------------------------- per-edge formulas
-    def edge_formula(self, e: CPGEdge) -> z3.BoolRef:
+    def edge_formula(self, e: CPGEdge, only: Collection[Var] | None = None) -> z3.BoolRef:
         """Tr_e(x, x', aux) for one CPG edge: some path of e's sub-DAG runs from x to x' (to a failed assert
-        when `e.dst` is ERROR, where x' is unconstrained). Over `self.cur`/`self.nxt`; aux constants fresh."""
+        when `e.dst` is ERROR, where x' is unconstrained). Over `self.cur`/`self.nxt`; aux constants fresh.
+        `only`: constrain just these variables' next values (the others' x' are left free: exact wherever
+        nothing else mentions them, as in a clause whose head is over `only`)."""
         self.enc.prefix = f"e{e.src}_{e.dst}."
         spec = fragment_spec(self.cpg, e.src, e.edges)
         R = encode_dag(self.enc, spec, self.cur)
         self.enc.prefix = ""
         if e.dst == ERROR:
             return mk_and(*R.side, R.error())
+        wanted = None if only is None else {v.name for v in only}
         key = ("t", e.dst)
         env = R.envs.get(key)
         if env is None:
             return FALSE
         return mk_and(*R.side, R.guard(key),
-                      *(self.nxt[v.name] == self.enc.term(env[v.name], v.type) for v in self.vars))
+                      *(self.nxt[v.name] == self.enc.term(env[v.name], v.type) for v in self.vars
+                        if wanted is None or v.name in wanted))
 
     # ---------------------------------------------------------------- unrolling and traces
     def state_at(self, j: int) -> dict[str, z3.ExprRef]:

@@ -52,7 +52,7 @@ class CutpointEncoding(Protocol):
     def range_constraints(self, env: Mapping[str, z3.ExprRef], only: Collection[Var] | None = None
                           ) -> list[z3.BoolRef]: ...
 
-    def edge_formula(self, e: CPGEdge) -> z3.BoolRef: ...
+    def edge_formula(self, e: CPGEdge, only: Collection[Var] | None = None) -> z3.BoolRef: ...
 
 
 def program_state(enc: CutpointEncoding, only: Collection[Var] | None = None
@@ -108,7 +108,8 @@ def cpg_horn(enc: CutpointEncoding, live_at: Mapping[int, Collection[Var]]) -> H
     One relation per node with a fragment (init and the cutpoints), over the program variables in `live_at`
     there (`program_state`: the current-state constants are its parameters); the fact `in-range values at init
     → init(x)`; per CPG edge `u -> v` between such nodes the rule `u(x) ∧ Tr_e(x, x') → v(x')` and per edge
-    `u -> ERROR` the query `u(x) ∧ Tr_e(x, x') → false` (`edge_formula`; each clause is tagged with its edge).
+    `u -> ERROR` the query `u(x) ∧ Tr_e(x, x') → false` (`edge_formula`, over the next values of the variables
+    the head is over; each clause is tagged with its edge).
     Edges into exit are left out: nothing follows them. A variable not live at u is a free variable of u's
     clauses: exact when it is dead, an over-approximation in any case (as in `cpg_network`)."""
     cpg = enc.cpg
@@ -123,7 +124,7 @@ def cpg_horn(enc: CutpointEncoding, live_at: Mapping[int, Collection[Var]]) -> H
     for e in cpg.edges:
         if e.dst != ERROR and e.dst not in params:
             continue
-        label = enc.edge_formula(e)
+        label = enc.edge_formula(e, () if e.dst == ERROR else live_at.get(e.dst, ()))
         if z3.is_false(label):
             continue
         head = None if e.dst == ERROR else Atom(e.dst, tuple(state[e.dst][1]))
