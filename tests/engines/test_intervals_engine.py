@@ -11,7 +11,9 @@ from looprover.deadline import Deadline
 from looprover.engines import verify
 from looprover.engines.base import Task
 from looprover.jobs import JobOptions, checked_verdict
+from looprover.program.cfa import Havoc
 from looprover.program.expr import IntType
+from looprover.program.liveness import liveness
 from looprover.verdict import Status
 
 from helpers.randprog import random_program
@@ -119,3 +121,28 @@ def test_a_widened_unsigned_counter_keeps_its_type_s_bound_in_the_proof(tmp_path
     v = verify("intervals", program, timeout=30, bitvector=False)
     assert v.status == Status.TRUE, v.reason
     assert v.evidence.check(program, False, Deadline.after(30)) is None
+
+
+
+@pytest.mark.parametrize("bitvector", [False, True])
+def test_a_variable_live_at_the_start_keeps_its_type_s_range_from_there(tmp_path, bitvector):
+    """A variable read before any write (here: the declaration's havoc taken out; in cwalk, struct members a
+    write through a pointer may keep) is live at the initial location with its type's range, which the
+    analysis knows there and, with integers, states at the loop head. The initial location must state it
+    too, or the first fragment cannot show it at the head (cwalk's proof failed its check there that way)."""
+    program = _load(tmp_path, HEADER + """int main(void) {
+  int x;
+  unsigned char i = 0;
+  while (i < 10) i++;
+  if (x > 0) i = 0;
+  __VERIFIER_assert(i <= 10);
+  return 0;
+}
+""")
+    edges = tuple(dataclasses.replace(e, stmts=tuple(s for s in e.stmts if not isinstance(s, Havoc)))
+                  for e in program.edges)
+    program = dataclasses.replace(program, edges=edges)
+    assert program.var("x") in liveness(program)[program.init]
+    v = verify("intervals", program, timeout=30, bitvector=bitvector)
+    assert v.status == Status.TRUE, v.reason
+    assert v.evidence.check(program, bitvector, Deadline.after(30)) is None

@@ -41,10 +41,12 @@ class Analysis:
     def invariants(self, bitvector: bool) -> list[Candidate]:
         """The cutpoints' states as candidate invariants, over the variables live there: `false` where nothing
         arrives, else each variable's bounds (with integers also those of its type, which a state leaves out
-        but z3's Int does not know) and each known boolean."""
+        but z3's Int does not know) and each known boolean. The initial location's too: a variable live there
+        (read before any write, e.g. a struct member a write through a pointer may keep) starts with its type's
+        range, which a cutpoint's bounds rest on and the first fragment's clause must be given."""
         live = liveness(self.program)
         out: list[Candidate] = []
-        for c in sorted(self.cutpoints):
+        for c in sorted({self.program.init, *self.cutpoints}):
             s = self.states.get(c)
             if s is None:
                 out.append(Candidate(c, FALSE))
