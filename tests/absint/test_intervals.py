@@ -140,6 +140,63 @@ def test_a_comparison_is_decided_only_where_the_intervals_decide_it():
     assert compare("!=", (0, 2), (3, INF)) is True
 
 
+def _encoded(term, x, y, vx: int, vy: int) -> int | None:
+    """The integer encoding's `term` at x = vx, y = vy (None where it is left open: division by zero)."""
+    import z3
+    r = z3.simplify(z3.substitute(term, (x, z3.IntVal(vx)), (y, z3.IntVal(vy))))
+    return r.as_long() if z3.is_int_value(r) else None
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_operations_on_values_beyond_their_types_cover_the_encoding_s_reading_and_c_s(seed):
+    """With integers a signed value may lie beyond its type (overflow is kept), and what the encoding makes of
+    an operation on it -- a conversion, unsigned arithmetic, division, shifts, masks -- follows its cheap
+    per-type-range wraps (`Encoder._wrap`), which C's exact wrap need not. The interval holds both: z3
+    evaluates the encoder's term at sampled operand values. (cwalk's proof failed its check on
+    `(size_t)(p - q)` and on a size_t sum of it, which the analysis had read as C's wraps.)"""
+    import z3
+    from looprover.program.expr import I64, U64
+    from looprover.smt.encode import Encoder
+    r = random.Random(seed)
+    enc = Encoder(None, bitvector=False)
+    x, y = z3.Int("x"), z3.Int("y")
+    types = (I8, U8, I32, U32, I64, U64)
+    ev = Evaluator("math")
+    for _ in range(400):
+        tx, ty = r.choice(types), r.choice(types)
+        k = r.random()
+        if k < 0.3:
+            e = Cast(ty, Var("x", tx))
+        elif k < 0.4:
+            e = Unary(r.choice(["-", "~"]), Var("x", tx), tx)
+        else:
+            op = r.choice(OPS)
+            e = Binary(op, Var("x", tx), Var("y", I32 if op in ("<<", ">>") else tx), tx)
+        ranges = {}
+        for name, u in (("x", tx), ("y", e.rhs.type if isinstance(e, Binary) else tx)):
+            span = 1 << (u.bits + 1)
+            lo = r.randint(u.min - span, u.max) if r.random() < 0.5 else r.randint(u.min, u.max)
+            ranges[name] = (lo, r.randint(lo, u.max + span) if r.random() < 0.5 else max(lo, r.randint(u.min, u.max)))
+        got = Semantics(False, {"x": tx, "y": e.rhs.type if isinstance(e, Binary) else tx}).eval(e, ranges)
+        term = enc.expr(e, {"x": x, "y": y})
+        for _ in range(3):
+            vx, vy = (r.choice([a, b, r.randint(a, b)]) for a, b in (ranges["x"], ranges["y"]))
+            encoded = _encoded(term, x, y, vx, vy)
+            if encoded is not None:
+                assert got[0] <= encoded <= got[1], (str(e), ranges, vx, vy, encoded, got)
+            try:
+                value = ev.eval(e, {"x": vx, "y": vy})
+            except UndefinedBehavior:
+                continue
+            assert got[0] <= value <= got[1], (str(e), ranges, vx, vy, value, got)
+    s64 = (I64.min, I64.max)
+    diff = Cast(U64, Binary("-", Var("p", I64), Var("q", I64), I64))
+    sem = Semantics(False, {"p": I64, "q": I64, "n": U64})
+    assert sem.eval(diff, {"p": s64, "q": s64}) == (0, U64.max)
+    beyond = Binary("+", Cast(U64, Var("p", I64)), Var("n", U64), U64)
+    assert sem.eval(beyond, {"p": (0, INF), "n": (0, 5)}) == (-INF, INF)
+
+
 class _RandomInputs(Oracle):
     def __init__(self, r: random.Random):
         self.r = r

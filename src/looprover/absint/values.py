@@ -71,6 +71,32 @@ def fit(r: Itv, t: IntType, bitvector: bool) -> Itv:
     return (-INF if r[0] < -HUGE else r[0], INF if r[1] > HUGE else r[1])
 
 
+_BY_TYPE_RANGE = frozenset(("/", "%", "<<", ">>", "&", "|", "^"))    # signed operations encoded per type range
+
+
+def _encoded_conversion(a: Itv, t: IntType, src: IntType) -> Itv:
+    """What the integer encoding makes of a `src` value in `a` converted to `t` (`Encoder._wrap` with the
+    source type's range): the value as it is where `src` fits in `t`; else, where `src` reaches at most one
+    modulus past `t`, one shift by it on each side `src` reaches past; else an exact wrap. Exact for values of
+    `src`; a value beyond `src` (signed overflow, which integers keep) may stay outside `t` -- cwalk's
+    `(size_t)(p - q)` of two unbounded offsets is one of `t` all the same, as the proof needs."""
+    m = 1 << t.bits
+    if t.min <= src.min and src.max <= t.max:
+        return a
+    if not (t.min - m <= src.min and src.max <= t.max + m):
+        return fit(a, t, True)
+    parts = [x for x in (meet(a, (t.min, t.max)),) if x is not None]
+    below, above = meet(a, (-INF, t.min - 1)), meet(a, (t.max + 1, INF))
+    if below is not None:
+        parts.append((below[0] + m, below[1] + m) if src.min < t.min else below)
+    if above is not None:
+        parts.append((above[0] - m, above[1] - m) if src.max > t.max else above)
+    out = parts[0]
+    for x in parts[1:]:
+        out = hull(out, x)
+    return out
+
+
 def clip(r: Itv, t: IntType, bitvector: bool) -> Itv:
     """`r` cut to `t`'s range where the mode keeps every value of `t` in it (unsigned always, signed with
     bit-vectors): a widened bound goes to the type's end, not to infinity (an unsigned invariant without its
@@ -227,6 +253,8 @@ class Semantics:
         if cls is IntConst:
             return (n.value, n.value)
         if cls is Binary:
+            if self._beyond_the_encoding(n, (n.lhs, n.rhs), k):
+                return TOP
             return self._binary(n, k[0], k[1])
         if cls is Compare:
             if n.lhs == n.rhs and isinstance(n.lhs, Var):
@@ -255,8 +283,24 @@ class Semantics:
         if cls is Cast:
             return self._cast(n.type, n.arg.type, k[0])
         if cls is Unary:
+            if self._beyond_the_encoding(n, (n.arg,), k):
+                return TOP
             return self._unary(n, k[0])
         raise TypeError(f"no abstract meaning for {type(n).__name__}")
+
+    def _beyond_the_encoding(self, n: Expr, args: tuple[Expr, ...], values: list) -> bool:
+        """Whether the integer encoding's term for `n` may be any value here: its operands may lie beyond their
+        types (signed overflow keeps its value with integers), and the encoding wraps an unsigned result, and
+        divides, shifts and masks, as cheaply as its operands' type ranges allow (`Encoder._wrap`,
+        `_bitwise_identity`, `_divmod`), which is exact only on values of those types. (cwalk: a size_t sum
+        of an offset difference beyond its type stayed above 2^64 in the encoding.)"""
+        t = n.type
+        if self.bitvector or not isinstance(t, IntType) or not t.bounded:
+            return False
+        if t.signed and not (isinstance(n, Binary) and n.op in _BY_TYPE_RANGE):
+            return False
+        return any(isinstance(x.type, IntType) and x.type.bounded and not (x.type.min <= v[0] and v[1] <= x.type.max)
+                   for x, v in zip(args, values))
 
     def _cast(self, t, src, a: Value) -> Value:
         if isinstance(t, BoolType):
@@ -267,9 +311,9 @@ class Semantics:
             return (int(a), int(a)) if a is not None else (0, 1)
         if not t.bounded or (t.min <= a[0] and a[1] <= t.max):
             return a
-        if not self.bitvector and src.bounded and not (src.min <= a[0] and a[1] <= src.max):
-            return TOP      # integer mode wraps once, exactly for values of the source type (`Encoder._wrap`)
-        return fit(a, t, True)         # a conversion wraps in both modes
+        if self.bitvector or not src.bounded:
+            return fit(a, t, True)         # a conversion wraps (the integer encoding's wrap is exact from ∞ types)
+        return hull(_encoded_conversion(a, t, src), fit(a, t, True))   # the encoding's reading and C's
 
     def _unary(self, n: Unary, a: Itv) -> Itv:
         t = n.type
