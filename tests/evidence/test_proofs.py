@@ -2,6 +2,8 @@
 tampered ones (an invariant that is not inductive, a bound too small, a proof for an unsafe program) fail."""
 from dataclasses import replace
 
+import pytest
+
 from helpers import enginecases as ec
 from looprover.deadline import Deadline
 from looprover.domains import Candidate
@@ -74,3 +76,47 @@ def test_a_proof_of_the_other_kind_of_property_is_no_evidence():
     safe = Verdict(Status.TRUE, "kinduction", "proved", _proof(prog))
     assert evidence_failure(prog, safe, False, Deadline.after(20)) is None
     assert "safety" in evidence_failure(prog, safe, False, Deadline.after(20), termination=True)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_a_cutpoint_proof_is_accepted_per_fragment_exactly_where_every_horn_clause_holds(seed):
+    """The per-fragment check of a cutpoint-invariant proof asks the obligations of `cpg_horn`'s clauses
+    (one encoding per fragment instead of one per CPG edge): on random programs and interpretations over the
+    live variables -- the interval analysis's states (the assertions it does not show assumed), some with a
+    bound tightened at random so that they may fail initiation, consecution or safety -- it accepts exactly
+    what the clause-by-clause check accepts."""
+    import random
+
+    import z3
+
+    from helpers.randprog import random_program
+    from looprover.absint.fixpoint import analyze
+    from looprover.engines.intervals import proof_of
+    from looprover.evidence.proofs import CutpointInvariantProof
+    from looprover.program.liveness import liveness
+    from looprover.smt.cpg_system import CPGSystem
+    from looprover.smt.systems import cpg_horn
+    from looprover.smt.text import from_text
+    from looprover.runtime_checks import asserting
+    program = random_program(seed)
+    result = analyze(program, False)
+    program = asserting(program, set(result.proved))        # the assertions it does not show assumed
+    sys = CPGSystem(build_cpg(program))
+    live = liveness(program)
+    horn = cpg_horn(sys, live)
+    base = {n: from_text(t) for n, t in proof_of(program, result, False).invariants}
+    r = random.Random(seed)
+    verdicts = set()
+    for trial in range(4):
+        interp = dict(base)
+        if trial:
+            n = r.choice(sorted(interp))
+            ints = [v for v in live.get(n, ()) if hasattr(v.type, "bits")]
+            if ints:
+                v = r.choice(ints)
+                interp[n] = z3.And(interp[n], sys.cur[v.name] <= r.randint(-3, 12))
+        by_clause = horn.check_solution(interp, Deadline.after(30)) is None
+        by_fragment = CutpointInvariantProof.of(interp, program).check(program, False, Deadline.after(30)) is None
+        assert by_clause == by_fragment, (seed, trial)
+        verdicts.add(by_fragment)
+    assert True in verdicts                     # the analysis's own states pass
