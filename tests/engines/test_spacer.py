@@ -153,6 +153,25 @@ def test_check_solution_accepts_spacers_answer_and_rejects_tampered_ones():
     assert "no interpretation" in horn.check_solution({}, Deadline.after(20))
 
 
+def test_a_quantified_proof_is_checked_clause_by_clause_and_still_refused_when_wrong():
+    """Spacer's invariants may hold `exists` (nested6's do); an incremental solver gave up on them, so such a
+    proof is checked one clause at a time in fresh solvers, as before the per-fragment check. A valid
+    quantified invariant passes; one that misses the initial state or admits the violation does not."""
+    from looprover.evidence.proofs import CutpointInvariantProof
+    prog = ec.even_counter(7)
+    cpg, sysm, horn = _even_system()
+    head = cpg.cutpoints[0]
+    x, y = sysm.cur["x"], z3.Int("y")
+    ans = spacer(horn, Deadline.after(20))
+
+    def check(f):
+        interp = {**ans.interp, head: f}
+        return CutpointInvariantProof.of(interp, prog).check(prog, False, Deadline.after(20))
+    assert check(z3.Exists([y], z3.And(x == 2 * y, x >= 0))) is None
+    assert "clause" in check(z3.Exists([y], z3.And(x == 2 * y + 1, x >= 0)))      # misses x = 0
+    assert "does not hold" in check(z3.Exists([y], z3.And(x == y, x >= 0)))         # admits x = 7
+
+
 def test_a_tampered_solution_makes_the_engine_answer_unknown(monkeypatch):
     head = build_cpg(ec.even_counter(7)).cutpoints[0]
 

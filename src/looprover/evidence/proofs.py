@@ -31,7 +31,7 @@ import z3
 from looprover.deadline import Deadline
 from looprover.domains import Candidate
 from looprover.program.cfa import Program
-from looprover.program.cpg import build_cpg
+from looprover.program.cpg import ERROR, build_cpg
 from looprover.smt.cpg_system import CPGSystem
 from looprover.errors import GiveUp
 from looprover.smt.mbp import vocabulary
@@ -196,8 +196,10 @@ def _cutpoint_failure(sys: CPGSystem, interp: dict[int, z3.BoolRef], deadline: D
     17,195 CPG edges 741,006, and their clauses did not finish encoding in 20 minutes. Here each fragment is
     encoded once (`CPGSystem.regions`) and its obligations -- each target's invariant at the values the
     fragment ends with there, no failed assertion -- are asked in turn of one solver holding the source's
-    invariant and the fragment."""
+    invariant and the fragment. Quantified invariants (Spacer's) are checked clause by clause instead
+    (`by_clause`): small programs, where incremental solving gives up on them."""
     var_of = {sys.cur[v.name].get_id(): v for v in sys.vars}
+    quantified = False
     over: dict[int, list] = {}          # per node the variables its invariant mentions (a substitution of
     for n in sys.cpg.sources:           # all of them took two thirds of cwalk's check)
         if n not in interp:
@@ -208,17 +210,7 @@ def _cutpoint_failure(sys: CPGSystem, interp: dict[int, z3.BoolRef], deadline: D
             return f"the interpretation of {sys.program.loc_label(n)} is not over its parameters " \
                    f"({', '.join(map(str, extra or voc.functions))})"
         over[n] = [var_of[c.get_id()] for c in voc.constants]
-
-    def failure(s: z3.Solver, name: str, *fs: z3.BoolRef) -> str | None:
-        s.push()
-        s.add(*fs)
-        try:
-            r = check(s, deadline)
-            return None if r == z3.unsat else f"clause {name} does not hold (a counterexample to it: {s.model()})"
-        except GiveUp as err:
-            return f"clause {name}: {err}"
-        finally:
-            s.pop()
+        quantified = quantified or voc.quantified
 
     def solver(*fs: z3.BoolRef) -> z3.Solver:
         s = z3.Solver()
@@ -226,9 +218,53 @@ def _cutpoint_failure(sys: CPGSystem, interp: dict[int, z3.BoolRef], deadline: D
         s.add(*fs)
         return s
 
-    why = failure(solver(), "init", *sys.range_constraints(sys.cur), mk_not(interp[sys.cpg.init]))
+    def outcome(s: z3.Solver, name: str) -> str | None:
+        r = check(s, deadline)
+        return None if r == z3.unsat else f"clause {name} does not hold (a counterexample to it: {s.model()})"
+
+    def failure(s: z3.Solver, src: int, dst: int, *fs: z3.BoolRef) -> str | None:
+        """The obligation `fs` of the clause of CPG edge src -> dst, asked of the fragment's solver `s`; where
+        that solver gives up, asked again as `by_clause` does."""
+        s.push()
+        s.add(*fs)
+        try:
+            return outcome(s, f"e{src}_{'error' if dst == ERROR else dst}")
+        except GiveUp:
+            pass
+        finally:
+            s.pop()
+        return by_clause(edge_of[(src, dst)])
+
+    def by_clause(edge) -> str | None:
+        """The clause of one CPG edge (its own sub-DAG) in a fresh solver: what quantified invariants need
+        (Spacer's have `exists`; an incremental solver left nested6's open, `incomplete quantifiers`)."""
+        src, dst = edge.src, edge.dst
+        name = f"e{src}_{'error' if dst == ERROR else dst}"
+        if dst == ERROR:
+            alone = solver(interp[src], sys.edge_formula(edge, ()))
+        else:
+            head = z3.substitute(interp[dst], *((sys.cur[v.name], sys.nxt[v.name]) for v in over[dst]))
+            alone = solver(interp[src], sys.edge_formula(edge, over[dst]), mk_not(head))
+        try:
+            return outcome(alone, name)
+        except GiveUp as err:
+            return f"clause {name}: {err}"
+
+    init = solver(*sys.range_constraints(sys.cur), mk_not(interp[sys.cpg.init]))
+    try:
+        why = outcome(init, "init")
+    except GiveUp as err:
+        why = f"clause init: {err}"
     if why:
         return why
+    edge_of = {(e.src, e.dst): e for e in sys.cpg.edges}
+    if quantified:
+        for e in sys.cpg.edges:
+            if e.dst == ERROR or e.dst in interp:
+                why = by_clause(e)
+                if why:
+                    return why
+        return None
     for src in sys.cpg.sources:
         R = sys.regions[src]
         s = solver(interp[src], *R.side)
@@ -238,11 +274,11 @@ def _cutpoint_failure(sys: CPGSystem, interp: dict[int, z3.BoolRef], deadline: D
                 continue
             env = R.envs[("t", t)]
             after = z3.substitute(interp[t], *((sys.cur[v.name], sys.enc.term(env[v.name], v.type)) for v in over[t]))
-            why = failure(s, f"e{src}_{t}", g, mk_not(after))
+            why = failure(s, src, t, g, mk_not(after))
             if why:
                 return why
         if R.violations:
-            why = failure(s, f"e{src}_error", R.error())
+            why = failure(s, src, ERROR, R.error())
             if why:
                 return why
     return None
