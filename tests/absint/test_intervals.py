@@ -261,3 +261,16 @@ def test_the_cutpoint_states_of_a_random_program_are_inductive(seed, bitvector):
     rules = HornSystem(horn.params, [c for c in horn.clauses if c.head is not None], horn.names)
     interp = {n: from_text(t) for n, t in proof_of(program, result, bitvector).invariants}
     assert rules.check_solution(interp, Deadline.after(60)) is None
+
+
+
+def test_a_widened_signed_bound_stops_at_its_type_s_end_before_infinity():
+    """With integers a signed value leaves its type only by an overflow: widening stops at the type's end
+    first (jsmn: an `int` copy of an unsigned position widened to +inf made its conversions back to unsigned
+    unbounded, and 15 checks unshown); a bound already past the type (an overflow) goes on to infinity."""
+    from looprover.absint.fixpoint import _widen
+    types = {"i": I32, "u": U32}
+    old, new = {"i": (0, 10), "u": (0, 10)}, {"i": (-3, 11), "u": (0, 11)}
+    assert _widen(old, new, types, [], False) == {}        # both their whole type (which a state leaves out)
+    assert _widen(old, new, types, [100], False)["i"] == (I32.min, 100)
+    assert _widen({"i": (0, I32.max + 1)}, {"i": (0, I32.max + 2)}, types, [], False) == {"i": (0, INF)}

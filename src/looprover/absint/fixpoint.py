@@ -192,7 +192,10 @@ def _thresholds(program: Program) -> list[int]:
 
 
 def _widen(old: State, new: State, types, thresholds: list[int], bitvector: bool) -> State:
-    """`new` (which contains `old`) with each moving bound pushed to the next threshold, or to infinity."""
+    """`new` (which contains `old`) with each moving bound pushed to the next threshold, or to infinity. A
+    bound still inside its type stops at the type's end first: with integers a signed value goes beyond it only
+    by an overflow, which a later round then shows (jsmn: an `int` copy of an unsigned position widened to +inf
+    made every conversion back to unsigned unbounded, and 15 of its checks unshown)."""
     out: State = {}
     for k, y in new.items():
         t = types[k]
@@ -203,10 +206,12 @@ def _widen(old: State, new: State, types, thresholds: list[int], bitvector: bool
         lo, hi = y
         if lo < x[0]:
             i = bisect.bisect_right(thresholds, lo) - 1
-            lo = thresholds[i] if i >= 0 else -INF
+            below = thresholds[i] if i >= 0 else -INF
+            lo = max(below, t.min) if t.bounded and lo >= t.min else below
         if hi > x[1]:
             i = bisect.bisect_left(thresholds, hi)
-            hi = thresholds[i] if i < len(thresholds) else INF
+            above = thresholds[i] if i < len(thresholds) else INF
+            hi = min(above, t.max) if t.bounded and hi <= t.max else above
         put(out, Var(k, t), clip((lo, hi), t, bitvector))
     return out
 
