@@ -170,6 +170,10 @@ def test_a_quantified_proof_is_checked_clause_by_clause_and_still_refused_when_w
     assert check(z3.Exists([y], z3.And(x == 2 * y, x >= 0))) is None
     assert "clause" in check(z3.Exists([y], z3.And(x == 2 * y + 1, x >= 0)))      # misses x = 0
     assert "does not hold" in check(z3.Exists([y], z3.And(x == y, x >= 0)))         # admits x = 7
+    # a formula for a node without clauses (the exit) is no obligation, quantified or not
+    for f in (z3.And(x >= 0, x % 2 == 0), z3.Exists([y], z3.And(x == 2 * y, x >= 0))):
+        extra = {**ans.interp, head: f, prog.exit: z3.BoolVal(False)}
+        assert CutpointInvariantProof.of(extra, prog).check(prog, False, Deadline.after(20)) is None
 
 
 def test_a_tampered_solution_makes_the_engine_answer_unknown(monkeypatch):

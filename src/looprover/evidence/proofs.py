@@ -200,8 +200,8 @@ def _cutpoint_failure(sys: CPGSystem, interp: dict[int, z3.BoolRef], deadline: D
     (`by_clause`): small programs, where incremental solving gives up on them."""
     var_of = {sys.cur[v.name].get_id(): v for v in sys.vars}
     quantified = False
-    over: dict[int, list] = {}          # per node the variables its invariant mentions (a substitution of
-    for n in sys.cpg.sources:           # all of them took two thirds of cwalk's check)
+    over: dict[int, list] = {}          # per source the variables its invariant mentions (a substitution of
+    for n in sys.cpg.sources:           # all of them took two thirds of cwalk's check); others have no clauses
         if n not in interp:
             return f"no interpretation of {sys.program.loc_label(n)}"
         voc = vocabulary(interp[n])
@@ -260,7 +260,7 @@ def _cutpoint_failure(sys: CPGSystem, interp: dict[int, z3.BoolRef], deadline: D
     edge_of = {(e.src, e.dst): e for e in sys.cpg.edges}
     if quantified:
         for e in sys.cpg.edges:
-            if e.dst == ERROR or e.dst in interp:
+            if e.dst == ERROR or e.dst in over:
                 why = by_clause(e)
                 if why:
                     return why
@@ -270,7 +270,7 @@ def _cutpoint_failure(sys: CPGSystem, interp: dict[int, z3.BoolRef], deadline: D
         s = solver(interp[src], *R.side)
         for t in sys.cpg.fragment(src).targets:
             g = R.guard(("t", t))
-            if t not in interp or z3.is_false(g):        # an exit: nothing follows
+            if t not in over or z3.is_false(g):          # an exit: nothing follows
                 continue
             env = R.envs[("t", t)]
             after = z3.substitute(interp[t], *((sys.cur[v.name], sys.enc.term(env[v.name], v.type)) for v in over[t]))
