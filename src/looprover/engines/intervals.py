@@ -46,8 +46,9 @@ class Intervals(Engine):
 
 
 def proof_of(program: Program, result: Analysis, bitvector: bool) -> CutpointInvariantProof:
-    """The analysis's cutpoint states as one formula per cutpoint-graph source (init: true), over the state
-    constants the cutpoint graph's Horn clauses have as parameters (`smt.systems.cpg_horn`). `program` may be
+    """The analysis's states at the cutpoint-graph sources (the initial location and the cutpoints) as one
+    formula each, over the state constants the cutpoint graph's Horn clauses have as parameters
+    (`smt.systems.cpg_horn`). `program` may be
     the analysed one with assertions made assumptions: both refine a state alike, so the states are the same."""
     enc = Encoder(program, bitvector, prefix="")
     env = {v.name: enc.const(state_name(v.name), v.type) for v in program.all_vars}

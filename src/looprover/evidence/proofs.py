@@ -36,6 +36,7 @@ from looprover.smt.cpg_system import CPGSystem
 from looprover.errors import GiveUp
 from looprover.smt.mbp import vocabulary
 from looprover.smt.solver import check, obligation_failure
+from looprover.smt.systems import clause_name
 from looprover.smt.terms import mk_and, mk_not
 from looprover.smt.text import from_text, to_text
 
@@ -222,13 +223,19 @@ def _cutpoint_failure(sys: CPGSystem, interp: dict[int, z3.BoolRef], deadline: D
         r = check(s, deadline)
         return None if r == z3.unsat else f"clause {name} does not hold (a counterexample to it: {s.model()})"
 
+    def decided(s: z3.Solver, name: str) -> str | None:
+        try:
+            return outcome(s, name)
+        except GiveUp as err:
+            return f"clause {name}: {err}"
+
     def failure(s: z3.Solver, src: int, dst: int, *fs: z3.BoolRef) -> str | None:
         """The obligation `fs` of the clause of CPG edge src -> dst, asked of the fragment's solver `s`; where
         that solver gives up, asked again as `by_clause` does."""
         s.push()
         s.add(*fs)
         try:
-            return outcome(s, f"e{src}_{'error' if dst == ERROR else dst}")
+            return outcome(s, clause_name(src, dst))
         except GiveUp:
             pass
         finally:
@@ -239,22 +246,14 @@ def _cutpoint_failure(sys: CPGSystem, interp: dict[int, z3.BoolRef], deadline: D
         """The clause of one CPG edge (its own sub-DAG) in a fresh solver: what quantified invariants need
         (Spacer's have `exists`; an incremental solver left nested6's open, `incomplete quantifiers`)."""
         src, dst = edge.src, edge.dst
-        name = f"e{src}_{'error' if dst == ERROR else dst}"
         if dst == ERROR:
             alone = solver(interp[src], sys.edge_formula(edge, ()))
         else:
             head = z3.substitute(interp[dst], *((sys.cur[v.name], sys.nxt[v.name]) for v in over[dst]))
             alone = solver(interp[src], sys.edge_formula(edge, over[dst]), mk_not(head))
-        try:
-            return outcome(alone, name)
-        except GiveUp as err:
-            return f"clause {name}: {err}"
+        return decided(alone, clause_name(src, dst))
 
-    init = solver(*sys.range_constraints(sys.cur), mk_not(interp[sys.cpg.init]))
-    try:
-        why = outcome(init, "init")
-    except GiveUp as err:
-        why = f"clause init: {err}"
+    why = decided(solver(*sys.range_constraints(sys.cur), mk_not(interp[sys.cpg.init])), "init")
     if why:
         return why
     edge_of = {(e.src, e.dst): e for e in sys.cpg.edges}

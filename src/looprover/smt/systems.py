@@ -102,6 +102,11 @@ def loop_system(enc: CutpointEncoding, head: int, init: z3.BoolRef, bad: z3.Bool
 
 
 # ---------------------------------------------------------------------------------------------- Horn clauses
+def clause_name(src: int, dst: int) -> str:
+    """The name of CPG edge src -> dst's clause in `cpg_horn` (and in the proof check that asks its obligation)."""
+    return f"e{src}_{'error' if dst == ERROR else dst}"
+
+
 def cpg_horn(enc: CutpointEncoding, live_at: Mapping[int, Collection[Var]]) -> HornSystem:
     """The cutpoint graph as linear Horn clauses (the `spacer` engine's system).
 
@@ -129,7 +134,7 @@ def cpg_horn(enc: CutpointEncoding, live_at: Mapping[int, Collection[Var]]) -> H
         if z3.is_false(label):
             continue
         head = None if e.dst == ERROR else Atom(e.dst, tuple(state[e.dst][1]))
-        clauses.append(Clause(f"e{e.src}_{'error' if e.dst == ERROR else e.dst}",
+        clauses.append(Clause(clause_name(e.src, e.dst),
                               (Atom(e.src, tuple(params[e.src])),), label, head, e))
     return HornSystem(params, clauses, names)
 
