@@ -2,7 +2,6 @@
 `input_files`, `-D` definitions, and the valid-memsafety property end to end (`FALSE(valid-deref)`)."""
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 from pathlib import Path
@@ -11,6 +10,8 @@ import pytest
 
 from looprover import cli
 from looprover.frontend.c import load_c_program
+
+from helpers.scripts import load_script
 
 MAIN = ("extern int __VERIFIER_nondet_int(void);\nvoid reach_error(void);\nint twice(int x);\nint limit;\n"
         "int main(void) {\n  int n = __VERIFIER_nondet_int();\n  if (n < 0 || n > 100) return 0;\n"
@@ -161,11 +162,7 @@ def test_bench_passes_every_input_file_of_a_task(tmp_path):
 
 
 def _verisec_script():
-    """`scripts/verisec.py` as a module (scripts are not a package)."""
-    spec = importlib.util.spec_from_file_location("verisec", Path(__file__).parents[2] / "scripts" / "verisec.py")
-    verisec = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(verisec)
-    return verisec
+    return load_script("verisec")
 
 
 @pytest.mark.slow
