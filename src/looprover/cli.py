@@ -111,7 +111,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     """`check FILE...`: every run-time check of a C program, one verdict each (`runtime_checks.py`); a line per
     check as it is settled, then the totals (or one JSON object), and with `--sarif` a SARIF 2.1.0 log."""
     from looprover.runtime_checks import (
-        checked_program_within, checks_of, compiled_check, of_kinds, run_checks, summary, table,
+        at_places, checked_program_within, checks_of, compiled_check, of_kinds, run_checks, summary, table,
     )
     from looprover.sarif import sarif_log
     start = time.monotonic()
@@ -137,6 +137,8 @@ def cmd_check(args: argparse.Namespace) -> int:
               if args.json else f"UNKNOWN\n  reason:   {why}")
         return EXIT_VERDICT
     checks = checks_of(program)
+    if args.at:
+        checks = at_places(checks, args.at)
     base = Path(args.file[0])
     if not args.json:
         print(f"{len(checks)} checks in {args.file[0]} (at most {args.check_timeout:g} s each, "
@@ -298,6 +300,14 @@ def _engine_list(text: str) -> list[str]:
             except (ValueError, argparse.ArgumentTypeError) as exc:
                 raise argparse.ArgumentTypeError(f"engine variant {n!r}: {exc}") from None
     return names
+
+
+def _place(text: str) -> tuple[str, int]:
+    """`check --at FILE:LINE`."""
+    file, _, line = text.rpartition(":")
+    if not file or not line.isdigit() or int(line) < 1:
+        raise argparse.ArgumentTypeError(f"expected FILE:LINE, got {text!r}")
+    return file, int(line)
 
 
 def _check_kinds(text: str) -> frozenset[str]:
@@ -463,6 +473,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--kinds", metavar="K[,K...]", type=_check_kinds,
                    help="only these kinds of checks (memory-access, free, signed-overflow, undefined-operation, "
                         "assertion); the others are neither checked nor assumed")
+    c.add_argument("--at", metavar="FILE:LINE", type=_place, action="append", default=[],
+                   help="only the checks on this line (repeatable; FILE by path or by name): e.g. a static "
+                        "analyser's alarms; the other checks are assumed, as each check assumes the others")
     c.add_argument("--no-slice", dest="slice", action="store_false",
                    help="verify each check on the whole program, not on the program sliced to what the check "
                         "depends on")

@@ -22,6 +22,12 @@ Each of these runs is on the program sliced to what its assertions depend on (`t
 `engines.transformed.OnSlice`): a check reads a few variables of a program that computes many. A proof of the
 slice is checked on the slice made again; a counterexample of the slice counts only once it replays on the
 program, and one that does not leaves the time left to the engine on the whole program.
+
+When the first pass (an interval analysis, `interval_settled`) shows the model's own assertions with its
+checked proof, the later runs have them as assumptions (`model_assumed`): no run that passes every check leaves
+the model, so assuming it takes no run away that reaches a check's violation, and the slices no longer keep what
+those assertions read. On cwalk they are 5,210 (`segment->begin` through a pointer: "the model has an object
+there") and kept 89 % of the program in every slice.
 """
 from __future__ import annotations
 
@@ -157,6 +163,25 @@ def checks_of(program: Program) -> list[Check]:
     return [Check(f"C{i}", k[1], found[k][0], tuple(found[k][1])) for i, k in enumerate(sorted(found), 1)]
 
 
+def at_places(checks: list[Check], places: list[tuple[str, int]]) -> list[Check]:
+    """The checks at the given (file, line) places (`check --at`): the seed's use, a static analyser's alarms
+    checked one by one. A file matches by its path or by its name alone; the other checks stay in the program,
+    assumed, as each check assumes the others."""
+    def at(c: Check, file: str, line: int) -> bool:
+        return c.src is not None and c.src.line == line and \
+            (_same_file(c.src.file, file) or Path(c.src.file).name == file)
+    return [c for c in checks if any(at(c, f, n) for f, n in places)]
+
+
+def model_assumed(program: Program) -> Program:
+    """`program` with the model's own assertions (`properties.UNMODELLED`) as assumptions: for the checks'
+    runs once a checked proof has shown that no run passing every check violates them (`run_checks`)."""
+    return program.with_edges(
+        Edge(e.src, e.dst, tuple(Assume(s.cond, s.src) if isinstance(s, Assert) and s.prop in UNMODELLED else s
+                                 for s in e.stmts))
+        for e in program.edges)
+
+
 def only(program: Program, check: Check) -> Program:
     """`program` with `check` its only assertion and every other check an assumption."""
     return asserting(program, set(check.sites))
@@ -207,15 +232,15 @@ def run_checks(program: Program, checks: list[Check], data_model: str, options: 
                ) -> list[CheckResult]:
     """Each check's verdict (module docstring), in order; `done` hears of each as it is settled.
 
-    First, with `interval_pass`, the checks the interval analysis shows are settled at once (`interval_settled`).
-    First the open checks are verified all at once, each run within one check's share of the budget (at most
+    First, with `interval_pass`, the checks the interval analysis shows are settled at once (`interval_settled`);
+    when its proof shows the model's own assertions, the later runs assume them (`model_assumed`).
+    Then the open checks are verified all at once, each run within one check's share of the budget (at most
     `per_check`, at most the time left over the number of open checks): a TRUE settles them all
     (no run fails any of them, so none fails with the others assumed), a FALSE settles the check its replayed
     counterexample fails first (the run passes every check before it), which then becomes an assumption for the
     next run. What that leaves open (an UNKNOWN, a counterexample that names no single check) is verified one
     check at a time. `harness` gives a violation its compiled harness's result (`compiled_check`)."""
     task = Task(Property(UNREACH_CALL), "c", data_model)
-    wrap = OnSlice if slicing and slicing_pays(program) else None
     settled: dict[str, CheckResult] = {}
 
     def settle(r: CheckResult) -> None:
@@ -223,10 +248,17 @@ def run_checks(program: Program, checks: list[Check], data_model: str, options: 
         done(r)
     by_site = {site: c for c in checks for site in c.sites}
     open_ = list(checks)
+    model = ""
     if interval_pass and open_:
-        for r in interval_settled(program, open_, options, deadline):
-            settle(r)
-            open_.remove(r.check)
+        shown = interval_settled(program, open_, options, deadline)
+        if shown is not None:
+            for r in shown:
+                settle(r)
+                open_.remove(r.check)
+            if any(isinstance(st, Assert) and st.prop in UNMODELLED for e in program.edges for st in e.stmts):
+                program = model_assumed(program)
+                model = " (the model's own assertions assumed, as the interval pass's checked proof shows them)"
+    wrap = OnSlice if slicing and slicing_pays(program) else None
     while len(open_) > 1 and deadline.left() > 0.5:
         start = time.monotonic()
         # at most what one check would get of the total budget: a run that fails costs no more than that
@@ -237,7 +269,7 @@ def run_checks(program: Program, checks: list[Check], data_model: str, options: 
         if verdict.status == Status.TRUE:
             for c in open_:
                 settle(CheckResult(c, SAFE, f"proved with the other {len(open_) - 1} open checks at once: "
-                                            f"{verdict.reason}", verdict.engine, spent))
+                                            f"{verdict.reason}{model}", verdict.engine, spent))
             open_ = []
             break
         cex = verdict.evidence if verdict.status == Status.FALSE else None
@@ -257,7 +289,8 @@ def run_checks(program: Program, checks: list[Check], data_model: str, options: 
             verdict = undecided_verdict(checked_verdict(only(program, c), task, options, mine, wrap))
             status = {Status.TRUE: SAFE, Status.FALSE: VIOLATED}.get(verdict.status, UNKNOWN)
             cex = verdict.evidence if status == VIOLATED else None
-            r = CheckResult(c, status, verdict.reason, verdict.engine, time.monotonic() - start,
+            r = CheckResult(c, status, verdict.reason + (model if status == SAFE else ""), verdict.engine,
+                            time.monotonic() - start,
                             list(cex.inputs) if isinstance(cex, Counterexample) else [],
                             harness(c, cex) if harness is not None and isinstance(cex, Counterexample) else None)
         settle(r)
@@ -268,25 +301,26 @@ INTERVAL_SHARE = 0.25       # at most this share of the time left goes to the in
 
 
 def interval_settled(program: Program, checks: list[Check], options: JobOptions, deadline: Deadline
-                     ) -> list[CheckResult]:
+                     ) -> list[CheckResult] | None:
     """The checks an interval analysis of the program with all of `checks` asserted shows to hold, settled
     `safe` together: the analysis's proof (`engines.intervals.proof_of`) goes through the job's check with fresh
-    solvers on the program with just those asserted (the others assumed, as for any one check), as any engine's
-    proof would. None when the analysis does not also show the model's own assertions (`properties.UNMODELLED`:
-    a check is safe only where no run leaves the model), or runs out of its share of the time: it runs in a
-    child process killed at the end of that share (building the proof check's encoding of a large program has
-    no deadline checks of its own)."""
+    solvers on the program with just those asserted and the model's own assertions (`properties.UNMODELLED`),
+    the others assumed (as for any one check), as any engine's proof would. So a result, even an empty list,
+    also says that no run passing every check leaves the model. None when the analysis does not show the
+    model's own assertions (a check is safe only where no run leaves the model), or runs out of its share of
+    the time: it runs in a child process killed at the end of that share (building the proof check's encoding
+    of a large program has no deadline checks of its own)."""
     start = time.monotonic()
     mine = Deadline(min(deadline.at, start + INTERVAL_SHARE * deadline.left()))
     child = Child("looprover-intervals", _interval_shown, program, checks, options.bitvector, mine)
     try:
         if not Child.wait([child], mine.left() + 1.0):
-            return []
+            return None
         ok, value = child.result()
     finally:
         child.kill()
     if not ok or value is None:
-        return []
+        return None
     ids, reason = value
     spent = time.monotonic() - start
     return [CheckResult(c, SAFE, reason, "intervals", spent) for c in checks if c.id in ids]
@@ -309,7 +343,7 @@ def _interval_shown(program: Program, checks: list[Check], requested: bool | Non
     if any(site not in result.proved for site in model):
         return None
     shown = [c for c in checks if all(site in result.proved for site in c.sites)]
-    if not shown:
+    if not shown and not model:
         return None
     proved = asserting(program, {site for c in shown for site in c.sites})
     reason = f"shown with {len(shown) - 1} other checks by an interval analysis, its invariants at " \

@@ -13,8 +13,10 @@ import pytest
 from looprover import cli
 from looprover.jobs import Job
 from looprover.program.cfa import Assert, Havoc
-from looprover.properties import default_property
-from looprover.runtime_checks import asserting, checked_program, checks_of, of_kinds, only, slicing_pays
+from looprover.properties import UNMODELLED, default_property
+from looprover.runtime_checks import (
+    asserting, checked_program, checks_of, model_assumed, of_kinds, only, slicing_pays,
+)
 from looprover.transforms.slicing import slice_program
 
 HEADER = """extern int __VERIFIER_nondet_int(void);
@@ -412,3 +414,65 @@ int main(void) {
 """)
     assert [(c["line"], c["kind"], c["status"]) for c in got["checks"]] == [
         (7, "assertion", "violated"), (8, "memory-access", "safe"), (9, "assertion", "violated")]
+
+
+# a struct reached through a pointer to a member of another struct: every access through `s` and `p` carries the
+# model's own assertion that the pointer is at the start of an object it has (`properties.UNMODELLED_MEMBER`)
+MEMBER_POINTER = HEADER + """struct seg { int begin; int size; };
+struct joined { struct seg segment; int index; };
+void next(struct seg *s) { s->begin = s->begin + s->size; s->size = 1; }
+int main(void) {
+  struct joined j;
+  struct seg *p = &j.segment;
+  p->begin = 0; p->size = 0;
+  int x = 0;
+  for (int i = 0; i < 8; i++) { next(p); x = x + 1; }
+  __VERIFIER_assert(x == 8);
+  WRITE
+  __VERIFIER_assert(p->begin <= 8);
+  return 0;
+}
+"""
+
+
+def test_the_model_s_assertions_shown_by_the_interval_pass_are_assumed_by_the_later_runs(tmp_path):
+    """Once the interval pass's checked proof shows the model's own assertions, the engine's runs assume them
+    (and say so), so a slice need not keep what they read (`runtime_checks.model_assumed`)."""
+    got = _check(tmp_path, MEMBER_POINTER.replace("WRITE", ""))
+    assert all(c["status"] == "safe" for c in got["checks"]), got
+    by_engine = [c for c in got["checks"] if c["engine"] != "intervals"]
+    assert by_engine and all("model's own assertions assumed" in c["reason"] for c in by_engine), got
+    # without the interval pass nothing shows them first: they stay assertions
+    got = _check(tmp_path, MEMBER_POINTER.replace("WRITE", ""), "--no-intervals")
+    assert not any("model's own assertions assumed" in c["reason"] for c in got["checks"]), got
+
+
+def test_a_run_that_leaves_the_model_keeps_the_model_s_assertions_asserted(tmp_path):
+    """An access through a pointer to a member past that member leaves the model: the interval pass cannot show
+    the model's own assertions, so they are not assumed, and no check behind it is safe."""
+    got = _check(tmp_path, MEMBER_POINTER.replace("WRITE", "if (__VERIFIER_nondet_int()) (&p->begin)[1] = 5;"))
+    assert not any("model's own assertions assumed" in c["reason"] for c in got["checks"]), got
+    assert _by_line(got)[(16, "assertion")] == "unknown", got
+
+
+def test_model_assumed_turns_only_the_model_s_assertions_into_assumptions(tmp_path):
+    path = tmp_path / "p.c"
+    path.write_text(MEMBER_POINTER.replace("WRITE", ""))
+    program = checked_program(Job(path, default_property(), "ILP32"))
+    asserted = [s for e in program.edges for s in e.stmts if isinstance(s, Assert)]
+    after = [s for e in model_assumed(program).edges for s in e.stmts if isinstance(s, Assert)]
+    assert any(s.prop in UNMODELLED for s in asserted)
+    assert after == [s for s in asserted if s.prop not in UNMODELLED]
+
+
+def test_at_verifies_only_the_checks_on_those_lines(tmp_path, capsys):
+    """`--at FILE:LINE`: a static analyser's alarms checked one by one; the ids are those of the whole run."""
+    whole = {(c["line"], c["kind"]): c["id"] for c in _check(tmp_path, MIXED)["checks"]}
+    got = _check(tmp_path, MIXED, "--at", "p.c:12", "--at", f"{tmp_path / 'p.c'}:5")
+    assert {(c["line"], c["kind"]): c["status"] for c in got["checks"]} == {
+        (12, "memory-access"): "violated", (5, "undefined-operation"): "violated"}
+    assert all(whole[(c["line"], c["kind"])] == c["id"] for c in got["checks"])
+    assert _check(tmp_path, MIXED, "--at", "other.c:12")["checks"] == []
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["check", str(tmp_path / "p.c"), "--at", "p.c"])
+    assert exc.value.code == 2 and "FILE:LINE" in capsys.readouterr().err
