@@ -274,3 +274,28 @@ def test_a_widened_signed_bound_stops_at_its_type_s_end_before_infinity():
     assert _widen(old, new, types, [], False) == {}        # both their whole type (which a state leaves out)
     assert _widen(old, new, types, [100], False)["i"] == (I32.min, 100)
     assert _widen({"i": (0, I32.max + 1)}, {"i": (0, I32.max + 2)}, types, [], False) == {"i": (0, INF)}
+
+
+def test_widening_stops_at_the_constants_a_variable_is_compared_with(tmp_path):
+    """A busy loop whose constants lie dense below a counter's limit (jsmn: character codes below its 16
+    tokens): the rounds that stop at the program's constants run out before the counter reaches 16; without
+    its own constants it went to infinity, and the path that keeps it (`if (k >= 16) continue`) kept it there.
+    With them the index after the loop is shown."""
+    from looprover.frontend.c import load_c_program
+    path = tmp_path / "p.c"
+    path.write_text("""extern int __VERIFIER_nondet_int(void);
+int main(void) {
+  int a[17];
+  int k = 0, y = 0;
+  for (int i = 0; i < 1000; i++) {
+    int c = __VERIFIER_nondet_int();
+    if (c == 2 || c == 4 || c == 8 || c == 9 || c == 10 || c == 13) y = c;
+    if (k >= 16) continue;
+    k++;
+  }
+  a[k] = y;
+  return a[k];
+}
+""")
+    result = analyze(load_c_program(path, memsafety=True), False)
+    assert result.proved and not result.unproved

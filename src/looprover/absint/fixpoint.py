@@ -18,13 +18,14 @@ from dataclasses import dataclass
 from looprover.deadline import Deadline
 from looprover.domains import Candidate
 from looprover.program.cfa import Assert, Assign, Assume, Edge, Havoc, Program
-from looprover.program.expr import FALSE, BoolType, Expr, IntConst, IntType, Var, cmp, const, not_
+from looprover.program.expr import FALSE, BoolType, Cast, Compare, Expr, IntConst, IntType, Var, cmp, const, not_
 from looprover.program.liveness import liveness
 from looprover.program.loops import analyze_loops, postorder
 from looprover.absint.values import INF, Semantics, State, clip, join, lookup, put, type_range
 
 WIDEN_DELAY = 3         # exact joins at a cutpoint before widening starts
-THRESHOLD_ROUNDS = 4    # widenings at a cutpoint that stop at the program's constants; later ones go to infinity
+THRESHOLD_ROUNDS = 4    # widenings at a cutpoint that stop at the program's constants; later ones stop only at
+                        # the constants a variable is compared with, or go to infinity
 NARROW_ROUNDS = 2       # decreasing rounds after the increasing iteration has stabilised
 
 
@@ -37,6 +38,13 @@ class Analysis:
     cutpoints: frozenset[int]
     proved: frozenset[tuple[int, int]]
     unproved: tuple[tuple[int, int], ...]
+
+    def at_sources(self) -> "Analysis":
+        """This analysis with only the states the proofs use (the initial location's and the cutpoints') and
+        no program: small enough to send from one process to another (`runtime_checks`)."""
+        keep = {self.program.init, *self.cutpoints}
+        return Analysis(None, {n: s for n, s in self.states.items() if n in keep}, self.cutpoints, self.proved,
+                        self.unproved)
 
     def invariants(self, bitvector: bool) -> list[Candidate]:
         """The cutpoints' states as candidate invariants, over the variables live there: `false` where nothing
@@ -114,6 +122,7 @@ def analyze(program: Program, bitvector: bool, deadline: Deadline | None = None)
     order = _reverse_postorder(program)
     rank = {loc: i for i, loc in enumerate(order)}
     thresholds = _thresholds(program)
+    own = _compared_constants(program)
     out_edges: dict[int, list[tuple[int, Edge]]] = {loc: [] for loc in order}
     for ei, e in enumerate(program.edges):
         if e.src in rank and e.src != program.exit:
@@ -137,7 +146,7 @@ def analyze(program: Program, bitvector: bool, deadline: Deadline | None = None)
                 visits[e.dst] = visits.get(e.dst, 0) + 1
                 if visits[e.dst] > WIDEN_DELAY:
                     steps = thresholds if visits[e.dst] <= WIDEN_DELAY + THRESHOLD_ROUNDS else []
-                    new = _widen(old, new, it.types, steps, bitvector)
+                    new = _widen(old, new, it.types, steps, bitvector, own)
             if new != old:
                 states[e.dst] = new
                 if e.dst not in queued:
@@ -191,11 +200,37 @@ def _thresholds(program: Program) -> list[int]:
     return sorted(found)
 
 
-def _widen(old: State, new: State, types, thresholds: list[int], bitvector: bool) -> State:
-    """`new` (which contains `old`) with each moving bound pushed to the next threshold, or to infinity. A
-    bound still inside its type stops at the type's end first: with integers a signed value goes beyond it only
-    by an overflow, which a later round then shows (jsmn: an `int` copy of an unsigned position widened to +inf
-    made every conversion back to unsigned unbounded, and 15 of its checks unshown)."""
+def _compared_constants(program: Program) -> dict[str, list[int]]:
+    """Per variable, the constants it is compared with (`x >= 16`, also through a conversion), sorted."""
+    found: dict[str, set[int]] = {}
+    done: set[int] = set()
+    stack: list[Expr] = [st.cond for e in program.edges for st in e.stmts if isinstance(st, (Assume, Assert))]
+    while stack:
+        n = stack.pop()
+        if id(n) in done:
+            continue
+        done.add(id(n))
+        if isinstance(n, Compare):
+            for a, b in ((n.lhs, n.rhs), (n.rhs, n.lhs)):
+                while isinstance(a, Cast):
+                    a = a.arg
+                if isinstance(a, Var) and isinstance(b, IntConst):
+                    found.setdefault(a.name, set()).add(b.value)
+        stack.extend(n.children())
+    return {k: sorted(v) for k, v in found.items()}
+
+
+def _widen(old: State, new: State, types, thresholds: list[int], bitvector: bool,
+           own: dict[str, list[int]] | None = None) -> State:
+    """`new` (which contains `old`) with each moving bound pushed to the next threshold: the next of the
+    program's constants (`thresholds`, empty after the first rounds) or of those the variable is compared with
+    (`own`), whichever comes first; else to infinity. The variable's own constants outlast the program's: the
+    program's run out after a few rounds at a busy cutpoint, where jsmn's character codes lie dense below its
+    token limit 16, and a bound gone to infinity does not come back where a path keeps the value (`if
+    (toknext >= 16) return NULL`). A bound still inside its type stops at the type's end first: with integers a
+    signed value goes beyond it only by an overflow, which a later round then shows (jsmn: an `int` copy of an
+    unsigned position widened to +inf made every conversion back to unsigned unbounded, and 15 of its checks
+    unshown)."""
     out: State = {}
     for k, y in new.items():
         t = types[k]
@@ -204,14 +239,14 @@ def _widen(old: State, new: State, types, thresholds: list[int], bitvector: bool
             continue
         x = old.get(k, type_range(t))
         lo, hi = y
+        steps = sorted({*thresholds, *(own or {}).get(k, ())}) if own and k in own else thresholds
         if lo < x[0]:
-            i = bisect.bisect_right(thresholds, lo) - 1
-            below = thresholds[i] if i >= 0 else -INF
+            i = bisect.bisect_right(steps, lo) - 1
+            below = steps[i] if i >= 0 else -INF
             lo = max(below, t.min) if t.bounded and lo >= t.min else below
         if hi > x[1]:
-            i = bisect.bisect_left(thresholds, hi)
-            above = thresholds[i] if i < len(thresholds) else INF
+            i = bisect.bisect_left(steps, hi)
+            above = steps[i] if i < len(steps) else INF
             hi = min(above, t.max) if t.bounded and hi <= t.max else above
         put(out, Var(k, t), clip((lo, hi), t, bitvector))
     return out
-
