@@ -39,7 +39,7 @@ from typing import Any, Callable
 from looprover.deadline import Deadline, OutOfTime
 from looprover.engines.base import Task
 from looprover.engines.transformed import OnSlice
-from looprover.errors import InputError, UnsupportedError
+from looprover.errors import GiveUp, InputError, UnsupportedError
 from looprover.jobs import (
     Job, JobOptions, checked_verdict, encoding_choice, load_program, model_assertions_only, undecided_verdict,
 )
@@ -250,14 +250,18 @@ def run_checks(program: Program, checks: list[Check], data_model: str, options: 
     open_ = list(checks)
     model = ""
     if interval_pass and open_:
-        shown = interval_settled(program, open_, options, deadline)
-        if shown is not None:
-            for r in shown:
+        first = interval_settled(program, open_, options, deadline)
+        if first is not None:
+            for r in first.settled:
                 settle(r)
                 open_.remove(r.check)
             if any(isinstance(st, Assert) and st.prop in UNMODELLED for e in program.edges for st in e.stmts):
                 program = model_assumed(program)
                 model = " (the model's own assertions assumed, as the interval pass's checked proof shows them)"
+            second = interval_settled(program, open_, options, deadline, first) if open_ else None
+            for r in second.settled if second is not None else ():
+                settle(r)
+                open_.remove(r.check)
     wrap = OnSlice if slicing and slicing_pays(program) else None
     while len(open_) > 1 and deadline.left() > 0.5:
         start = time.monotonic()
@@ -297,22 +301,36 @@ def run_checks(program: Program, checks: list[Check], data_model: str, options: 
     return [settled[c.id] for c in checks]
 
 
-INTERVAL_SHARE = 0.25       # at most this share of the time left goes to the interval pass
+INTERVAL_SHARE = 0.25       # at most this share of the time left goes to each of the two passes
 
 
-def interval_settled(program: Program, checks: list[Check], options: JobOptions, deadline: Deadline
-                     ) -> list[CheckResult] | None:
+@dataclass
+class PassResult:
+    """What a pass settled, and the first pass's analysis (its states at the cutpoint-graph sources) for the
+    second: both passes' programs differ in which checks are assertions, which refine a state as assumptions
+    do, so the states are the same (on cwalk the analysis takes 40 s)."""
+    settled: list[CheckResult]
+    analysis: Any = None
+
+
+def interval_settled(program: Program, checks: list[Check], options: JobOptions, deadline: Deadline,
+                     earlier: PassResult | None = None) -> PassResult | None:
     """The checks an interval analysis of the program with all of `checks` asserted shows to hold, settled
     `safe` together: the analysis's proof (`engines.intervals.proof_of`) goes through the job's check with fresh
     solvers on the program with just those asserted and the model's own assertions (`properties.UNMODELLED`),
-    the others assumed (as for any one check), as any engine's proof would. So a result, even an empty list,
-    also says that no run passing every check leaves the model. None when the analysis does not show the
-    model's own assertions (a check is safe only where no run leaves the model), or runs out of its share of
+    the others assumed (as for any one check), as any engine's proof would. So a result, even with nothing
+    settled, also says that no run passing every check leaves the model. None when the analysis does not show
+    the model's own assertions (a check is safe only where no run leaves the model), or runs out of its share of
     the time: it runs in a child process killed at the end of that share (building the proof check's encoding
-    of a large program has no deadline checks of its own)."""
+    of a large program has no deadline checks of its own).
+
+    With the first pass's result `earlier`, this is the second pass (`_relations_shown`): its analysis
+    with the orderings between two variables that are inductive with its states."""
     start = time.monotonic()
     mine = Deadline(min(deadline.at, start + INTERVAL_SHARE * deadline.left()))
-    child = Child("looprover-intervals", _interval_shown, program, checks, options.bitvector, mine)
+    child = Child("looprover-intervals", _interval_shown, program, checks, options.bitvector, mine) \
+        if earlier is None else \
+        Child("looprover-relations", _relations_shown, program, checks, earlier.analysis, mine)
     try:
         if not Child.wait([child], mine.left() + 1.0):
             return None
@@ -321,14 +339,15 @@ def interval_settled(program: Program, checks: list[Check], options: JobOptions,
         child.kill()
     if not ok or value is None:
         return None
-    ids, reason = value
+    ids, reason, analysis = value
     spent = time.monotonic() - start
-    return [CheckResult(c, SAFE, reason, "intervals", spent) for c in checks if c.id in ids]
+    return PassResult([CheckResult(c, SAFE, reason, "intervals", spent) for c in checks if c.id in ids], analysis)
 
 
 def _interval_shown(program: Program, checks: list[Check], requested: bool | None, mine: Deadline
-                    ) -> tuple[set[str], str] | None:
-    """`interval_settled`'s work, in its child: the ids of the checks shown, with the reason, or None."""
+                    ) -> tuple[set[str], str, tuple] | None:
+    """The first pass's work, in its child: the ids of the checks shown, with the reason, and (bit-vectors or
+    not, the analysis at the cutpoint-graph sources) for the second; or None."""
     from looprover.absint.fixpoint import analyze
     from looprover.engines.intervals import proof_of
     from looprover.evidence.recheck import evidence_failure
@@ -342,9 +361,10 @@ def _interval_shown(program: Program, checks: list[Check], requested: bool | Non
              if isinstance(st, Assert) and st.prop in UNMODELLED]
     if any(site not in result.proved for site in model):
         return None
+    found = (bitvector, result.at_sources())
     shown = [c for c in checks if all(site in result.proved for site in c.sites)]
     if not shown and not model:
-        return None
+        return set(), "", found
     proved = asserting(program, {site for c in shown for site in c.sites})
     reason = f"shown with {len(shown) - 1} other checks by an interval analysis, its invariants at " \
              f"{len(result.cutpoints)} cutpoints checked by z3"
@@ -354,7 +374,44 @@ def _interval_shown(program: Program, checks: list[Check], requested: bool | Non
             return None
     except OutOfTime:
         return None
-    return {c.id for c in shown}, reason
+    return {c.id for c in shown}, reason, found
+
+
+def _relations_shown(program: Program, checks: list[Check], found: tuple, mine: Deadline
+                     ) -> tuple[set[str], str, None] | None:
+    """The second pass's work, in its child, on the checks the first left open (its program has no assertion
+    of the model's own left: `model_assumed`): the first pass's states, the orderings between two variables
+    that are inductive with them (`absint.relations`), the checks both show, and their proof checked as the
+    first pass's is. None when they show nothing or the proof fails its check."""
+    from dataclasses import replace
+
+    from looprover.absint.relations import strengthened
+    from looprover.engines.intervals import proof_of, state_formulas
+    from looprover.evidence.recheck import evidence_failure
+    bitvector, analysis = found
+    together = asserting(program, {site for c in checks for site in c.sites})
+    result = replace(analysis, program=together)
+    try:
+        open_sites = {site for c in checks for site in c.sites} - result.proved
+        relations, extra = strengthened(together, result, bitvector, open_sites,
+                                        state_formulas(together, result, bitvector), mine)
+    except (OutOfTime, GiveUp):
+        return None
+    shown = [c for c in checks if all(site in result.proved or site in extra for site in c.sites)]
+    if not shown:
+        return None
+    proved = asserting(program, {site for c in shown for site in c.sites})
+    count = sum(map(len, relations.values()))
+    reason = f"shown with {len(shown) - 1} other checks by an interval analysis and {count} " \
+             f"ordering{'s' if count != 1 else ''} between two variables kept by Houdini, its invariants at " \
+             f"{len(result.cutpoints)} cutpoints checked by z3"
+    verdict = Verdict(Status.TRUE, "intervals", reason, proof_of(proved, result, bitvector, relations))
+    try:
+        if evidence_failure(proved, verdict, bitvector, mine) is not None:
+            return None
+    except OutOfTime:
+        return None
+    return {c.id for c in shown}, reason, None
 
 
 # what each kind of check's violation looks like in the sanitizers' reports (`witness.harness.run_sanitized`)

@@ -209,15 +209,16 @@ def test_a_safe_twin_has_every_check_safe(tmp_path):
 
 
 def test_the_interval_pass_settles_what_it_shows_and_leaves_the_rest_to_the_engine(tmp_path):
-    """A bounded loop's accesses and a constant divisor are the interval pass's; a relational assertion and an
-    overflow that needs a relation go on to the engine, a real violation too, found there."""
+    """A bounded loop's accesses and a constant divisor are the interval pass's; `x == 8` needs `x == i`, two
+    orderings the second pass keeps; `y == 16` needs `y == 2 i`, which goes on to the engine; a real violation
+    too, found there."""
     got = _check(tmp_path, HEADER + """int main(void) {
   int a[8];
   int n = __VERIFIER_nondet_int();
   if (n < 0 || n > 100) return 0;
-  int x = 0;
-  for (int i = 0; i < 8; i++) { a[i] = i / 2; x = x + 1; }
-  __VERIFIER_assert(x == 8);
+  int x = 0, y = 0;
+  for (int i = 0; i < 8; i++) { a[i] = i / 2; x = x + 1; y = y + 2; }
+  __VERIFIER_assert(x == 8 && y == 16);
   int k = a[n % 8] + 100 / 7;
   __VERIFIER_assert(k < 20);
   return a[n];
@@ -227,7 +228,7 @@ def test_the_interval_pass_settles_what_it_shows_and_leaves_the_rest_to_the_engi
     assert by_line[(10, "memory-access")]["engine"] == "intervals"          # a[i]
     assert by_line[(12, "memory-access")]["engine"] == "intervals"          # a[n % 8]
     assert by_line[(11, "assertion")]["status"] == "safe"
-    assert by_line[(11, "assertion")]["engine"] != "intervals"              # x == 8 needs x == i
+    assert by_line[(11, "assertion")]["engine"] != "intervals"              # y == 16 needs y == 2 i
     assert by_line[(14, "memory-access")]["status"] == "violated"           # a[n], n up to 100
     assert all(c["status"] == "safe" for k, c in by_line.items() if k != (14, "memory-access")), got
 
@@ -426,8 +427,8 @@ int main(void) {
   struct seg *p = &j.segment;
   p->begin = 0; p->size = 0;
   int x = 0;
-  for (int i = 0; i < 8; i++) { next(p); x = x + 1; }
-  __VERIFIER_assert(x == 8);
+  for (int i = 0; i < 8; i++) { next(p); x = x + 2; }
+  __VERIFIER_assert(x == 16);
   WRITE
   __VERIFIER_assert(p->begin <= 8);
   return 0;
@@ -476,3 +477,44 @@ def test_at_verifies_only_the_checks_on_those_lines(tmp_path, capsys):
     with pytest.raises(SystemExit) as exc:
         cli.main(["check", str(tmp_path / "p.c"), "--at", "p.c"])
     assert exc.value.code == 2 and "FILE:LINE" in capsys.readouterr().err
+
+
+# `c` counts some of the iterations of a loop to a limit the program reads: only `c <= i` and `i < n` bound it
+COUNTED = HEADER + """int main(void) {
+  int n = __VERIFIER_nondet_int();
+  int i = 0, c = 0;
+  while (i < n) {
+    if (__VERIFIER_nondet_int()) STEP;
+    i++;
+  }
+  return c;
+}
+"""
+
+
+def test_orderings_kept_by_houdini_settle_an_overflow_the_intervals_leave_open(tmp_path):
+    """The second pass (`absint/relations.py`): `c <= i` and `i <= n` are inductive with the interval states,
+    so `c++` cannot overflow; the proof (states and orderings) is checked by z3 like the first pass's."""
+    got = _check(tmp_path, COUNTED.replace("STEP", "c++"))
+    (inc,) = [c for c in got["checks"] if c["line"] == 9]
+    assert inc["status"] == "safe" and inc["engine"] == "intervals" and "ordering" in inc["reason"], got
+
+
+def test_the_unsafe_twin_is_not_settled_by_orderings(tmp_path):
+    """`c += 2` breaks `c <= i`: no ordering shows it, and it is not safe (it overflows after 2^30 steps)."""
+    got = _check(tmp_path, COUNTED.replace("STEP", "c += 2"), "--check-timeout", "3")
+    (inc,) = [c for c in got["checks"] if c["line"] == 9]
+    assert inc["status"] != "safe" and "ordering" not in inc["reason"], got
+
+
+def test_an_assertion_two_orderings_show_is_settled_by_the_second_pass(tmp_path):
+    """`x == 8` after a loop that moves `x` with `i`: `x <= i` and `i <= x` are inductive with the intervals."""
+    got = _check(tmp_path, HEADER + """int main(void) {
+  int x = 0;
+  for (int i = 0; i < 8; i++) x = x + 1;
+  __VERIFIER_assert(x == 8);
+  return 0;
+}
+""")
+    (a,) = [c for c in got["checks"] if c["kind"] == "assertion"]
+    assert a["status"] == "safe" and a["engine"] == "intervals" and "2 orderings" in a["reason"], got
