@@ -62,3 +62,20 @@ def test_candidates_are_orderings_the_intervals_leave_open_between_variables_a_l
     assert {"(c <= i)", "(i <= n)"} <= {t.replace("main::", "") for t in text}, text
     assert not any("m" in t.replace("main::", "").replace("(", " ").split() for t in text)
     assert not any("k" in t.replace("main::", "").replace("(", " ").split() for t in text)
+
+
+def test_an_inner_loop_s_candidates_relate_what_its_outer_loop_moves(tmp_path):
+    """`c <= p` must hold at the inner loop's head too (its fragments leave both alone) for the outer loop's
+    proof: the variables moved are those of the whole strongly connected part of the cutpoint graph."""
+    from looprover.frontend.c import load_c_program
+    path = tmp_path / "p.c"
+    path.write_text("extern int __VERIFIER_nondet_int(void);\nint main(void) {\n"
+                    "  int n = __VERIFIER_nondet_int(); int p = 0, c = 0;\n"
+                    "  while (p < n) {\n    for (int j = 0; j < 3; j++) __VERIFIER_nondet_int();\n"
+                    "    if (__VERIFIER_nondet_int()) c++;\n    p++;\n  }\n  return c;\n}\n")
+    program = load_c_program(path)
+    result = analyze(program, False)
+    found = candidates(program, build_cpg(program), result, False)
+    assert len(found) == 2
+    for atoms in found.values():
+        assert "(c <= p)" in {str(a).replace("main::", "") for a in atoms}

@@ -22,6 +22,7 @@ from looprover.program.cfa import Assign, Havoc, Program
 from looprover.program.cpg import CutpointGraph
 from looprover.program.expr import Compare, Expr, IntType, Var, cmp
 from looprover.program.liveness import liveness
+from looprover.program.loops import postorder
 from looprover.smt.cpg_system import CPGSystem
 from looprover.smt.solver import check
 from looprover.smt.terms import mk_and, mk_not
@@ -76,28 +77,15 @@ def candidates(program: Program, cpg: CutpointGraph, analysis: Analysis, bitvect
 
 
 def _components(cpg: CutpointGraph) -> dict[int, set[int]]:
-    """Each cutpoint's strongly connected component of the cutpoint graph (Kosaraju, iterative)."""
+    """Each reachable cutpoint's strongly connected component of the cutpoint graph (Kosaraju: the nodes in
+    reverse DFS postorder, each collecting what reaches it backwards)."""
     succ: dict[int, set[int]] = {}
     pred: dict[int, set[int]] = {}
     for e in cpg.edges:
         succ.setdefault(e.src, set()).add(e.dst)
         pred.setdefault(e.dst, set()).add(e.src)
-    order: list[int] = []
-    seen: set[int] = set()
-    for root in cpg.sources:
-        if root in seen:
-            continue
-        seen.add(root)
-        stack = [(root, iter(sorted(succ.get(root, ()))))]
-        while stack:
-            node, it = stack[-1]
-            nxt = next((n for n in it if n not in seen), None)
-            if nxt is None:
-                order.append(node)
-                stack.pop()
-            else:
-                seen.add(nxt)
-                stack.append((nxt, iter(sorted(succ.get(nxt, ())))))
+    order = postorder({n: sorted(ns) for n, ns in succ.items()}, cpg.init)
+    seen = set(order)
     comp: dict[int, set[int]] = {}
     for root in reversed(order):
         if root in comp:
