@@ -260,6 +260,7 @@ def run_checks(program: Program, checks: list[Check], data_model: str, options: 
                 model = " (the model's own assertions assumed, as the interval pass's checked proof shows them)"
             second = interval_settled(program, open_, options, deadline, first) if open_ else None
             for r in second.settled if second is not None else ():
+                r.reason += model       # its program assumes them too
                 settle(r)
                 open_.remove(r.check)
     wrap = OnSlice if slicing and slicing_pays(program) else None
@@ -301,7 +302,9 @@ def run_checks(program: Program, checks: list[Check], data_model: str, options: 
     return [settled[c.id] for c in checks]
 
 
-INTERVAL_SHARE = 0.25       # at most this share of the time left goes to each of the two passes
+INTERVAL_SHARE = 0.25       # at most this share of the time left goes to the first pass,
+RELATIONS_SHARE = 0.5       # and this share of what is left then to the second: on cwalk the first takes 130 s,
+                            # the second 280 s and settles 24 more checks, where the engines settle none in 10 s
 
 
 @dataclass
@@ -327,7 +330,8 @@ def interval_settled(program: Program, checks: list[Check], options: JobOptions,
     With the first pass's result `earlier`, this is the second pass (`_relations_shown`): its analysis
     with the orderings between two variables that are inductive with its states."""
     start = time.monotonic()
-    mine = Deadline(min(deadline.at, start + INTERVAL_SHARE * deadline.left()))
+    share = INTERVAL_SHARE if earlier is None else RELATIONS_SHARE
+    mine = Deadline(min(deadline.at, start + share * deadline.left()))
     child = Child("looprover-intervals", _interval_shown, program, checks, options.bitvector, mine) \
         if earlier is None else \
         Child("looprover-relations", _relations_shown, program, checks, earlier.analysis, mine)
