@@ -123,6 +123,7 @@ def analyze(program: Program, bitvector: bool, deadline: Deadline | None = None)
     rank = {loc: i for i, loc in enumerate(order)}
     thresholds = _thresholds(program)
     own = _compared_constants(program)
+    merged = {k: sorted({*thresholds, *v}) for k, v in own.items()}    # the program's and a variable's own
     out_edges: dict[int, list[tuple[int, Edge]]] = {loc: [] for loc in order}
     for ei, e in enumerate(program.edges):
         if e.src in rank and e.src != program.exit:
@@ -145,8 +146,8 @@ def analyze(program: Program, bitvector: bool, deadline: Deadline | None = None)
             if e.dst in widen_at and old is not None:
                 visits[e.dst] = visits.get(e.dst, 0) + 1
                 if visits[e.dst] > WIDEN_DELAY:
-                    steps = thresholds if visits[e.dst] <= WIDEN_DELAY + THRESHOLD_ROUNDS else []
-                    new = _widen(old, new, it.types, steps, bitvector, own)
+                    early = visits[e.dst] <= WIDEN_DELAY + THRESHOLD_ROUNDS
+                    new = _widen(old, new, it.types, thresholds if early else [], bitvector, merged if early else own)
             if new != old:
                 states[e.dst] = new
                 if e.dst not in queued:
@@ -222,9 +223,10 @@ def _compared_constants(program: Program) -> dict[str, list[int]]:
 
 def _widen(old: State, new: State, types, thresholds: list[int], bitvector: bool,
            own: dict[str, list[int]] | None = None) -> State:
-    """`new` (which contains `old`) with each moving bound pushed to the next threshold: the next of the
-    program's constants (`thresholds`, empty after the first rounds) or of those the variable is compared with
-    (`own`), whichever comes first; else to infinity. The variable's own constants outlast the program's: the
+    """`new` (which contains `old`) with each moving bound pushed to the next threshold, or to infinity: a
+    variable's thresholds are `own[k]` where given (`analyze` gives the program's constants merged with those the
+    variable is compared with, and after the first rounds those alone), else `thresholds` (the program's
+    constants, empty after the first rounds). The variable's own constants outlast the program's: the
     program's run out after a few rounds at a busy cutpoint, where jsmn's character codes lie dense below its
     token limit 16, and a bound gone to infinity does not come back where a path keeps the value (`if
     (toknext >= 16) return NULL`). A bound still inside its type stops at the type's end first: with integers a
@@ -239,7 +241,7 @@ def _widen(old: State, new: State, types, thresholds: list[int], bitvector: bool
             continue
         x = old.get(k, type_range(t))
         lo, hi = y
-        steps = sorted({*thresholds, *(own or {}).get(k, ())}) if own and k in own else thresholds
+        steps = own.get(k, thresholds) if own else thresholds
         if lo < x[0]:
             i = bisect.bisect_right(steps, lo) - 1
             below = steps[i] if i >= 0 else -INF
