@@ -354,7 +354,6 @@ def _interval_shown(program: Program, checks: list[Check], requested: bool | Non
     not, the analysis at the cutpoint-graph sources) for the second; or None."""
     from looprover.absint.fixpoint import analyze
     from looprover.engines.intervals import proof_of
-    from looprover.evidence.recheck import evidence_failure
     together = asserting(program, {site for c in checks for site in c.sites})
     bitvector, _ = encoding_choice(together, requested, True)
     try:
@@ -372,11 +371,7 @@ def _interval_shown(program: Program, checks: list[Check], requested: bool | Non
     proved = asserting(program, {site for c in shown for site in c.sites})
     reason = f"shown with {len(shown) - 1} other checks by an interval analysis, its invariants at " \
              f"{len(result.cutpoints)} cutpoints checked by z3"
-    verdict = Verdict(Status.TRUE, "intervals", reason, proof_of(proved, result, bitvector))
-    try:
-        if evidence_failure(proved, verdict, bitvector, mine) is not None:
-            return None
-    except OutOfTime:
+    if not _passes_check(proved, reason, proof_of(proved, result, bitvector), bitvector, mine):
         return None
     return {c.id for c in shown}, reason, found
 
@@ -390,32 +385,37 @@ def _relations_shown(program: Program, checks: list[Check], found: tuple, mine: 
     from dataclasses import replace
 
     from looprover.absint.relations import strengthened
-    from looprover.engines.intervals import proof_of, state_formulas
-    from looprover.evidence.recheck import evidence_failure
+    from looprover.engines.intervals import state_formulas
+    from looprover.evidence.proofs import CutpointInvariantProof
     bitvector, analysis = found
     together = asserting(program, {site for c in checks for site in c.sites})
     result = replace(analysis, program=together)
     try:
         open_sites = {site for c in checks for site in c.sites} - result.proved
-        relations, extra = strengthened(together, result, bitvector, open_sites,
-                                        state_formulas(together, result, bitvector), mine)
+        interp, count, extra = strengthened(together, result, bitvector, open_sites,
+                                            state_formulas(together, result, bitvector), mine)
     except (OutOfTime, GiveUp):
         return None
     shown = [c for c in checks if all(site in result.proved or site in extra for site in c.sites)]
     if not shown:
         return None
     proved = asserting(program, {site for c in shown for site in c.sites})
-    count = sum(map(len, relations.values()))
     reason = f"shown with {len(shown) - 1} other checks by an interval analysis and {count} " \
              f"ordering{'s' if count != 1 else ''} between two variables kept by Houdini, its invariants at " \
              f"{len(result.cutpoints)} cutpoints checked by z3"
-    verdict = Verdict(Status.TRUE, "intervals", reason, proof_of(proved, result, bitvector, relations))
-    try:
-        if evidence_failure(proved, verdict, bitvector, mine) is not None:
-            return None
-    except OutOfTime:
+    if not _passes_check(proved, reason, CutpointInvariantProof.of(interp, proved), bitvector, mine):
         return None
     return {c.id for c in shown}, reason, None
+
+
+def _passes_check(proved: Program, reason: str, proof, bitvector: bool, mine: Deadline) -> bool:
+    """Whether a pass's proof of the checks asserted in `proved` goes through the job's check with fresh
+    solvers (`evidence.recheck`), as any engine's TRUE would, within `mine`."""
+    from looprover.evidence.recheck import evidence_failure
+    try:
+        return evidence_failure(proved, Verdict(Status.TRUE, "intervals", reason, proof), bitvector, mine) is None
+    except OutOfTime:
+        return False
 
 
 # what each kind of check's violation looks like in the sanitizers' reports (`witness.harness.run_sanitized`)

@@ -1,9 +1,9 @@
 """Orderings between two variables that the interval analysis cannot show, kept where z3 finds them inductive.
 
-Why: real code bounds one counter by another -- jsmn counts tokens while its position moves on, so
-`count <= pos <= len` -- and intervals lose that: widening takes `count` to its type's end, and every `count + 1`
-is then a possible overflow. The zone candidates `x <= y` between two variables live at a cutpoint and both
-written in its fragment (the ones its loop moves) are kept where they are inductive together with the
+Why: real code bounds one counter by another -- jsmn's token count equals its next-token index, which its
+limit bounds -- and intervals lose that: widening takes the count to its type's end, and every `count + 1` is
+then a possible overflow. The zone candidates `x <= y` between two variables live at a cutpoint, one of them
+moved by the loops around it (`candidates`), are kept where they are inductive together with the
 analysis's states (Houdini, one cutpoint fragment at a time, as the proof check works: `evidence.proofs`), and
 each assertion the intervals left open is then asked of z3 under both. This only proposes: the caller has the
 states and the relations checked as one proof with fresh solvers (`runtime_checks`), so no answer rests on it.
@@ -20,7 +20,7 @@ from looprover.deadline import Deadline
 from looprover.errors import GiveUp
 from looprover.program.cfa import Assign, Havoc, Program
 from looprover.program.cpg import CutpointGraph
-from looprover.program.expr import Compare, Expr, IntType, Var, cmp
+from looprover.program.expr import Compare, IntType, Var, cmp
 from looprover.program.liveness import liveness
 from looprover.program.loops import postorder
 from looprover.smt.cpg_system import CPGSystem
@@ -192,22 +192,21 @@ def shown_sites(sys: CPGSystem, interp: dict[int, z3.BoolRef], open_sites: set[t
 
 def strengthened(program: Program, analysis: Analysis, bitvector: bool, open_sites: set[tuple[int, int]],
                  base: dict[int, z3.BoolRef], deadline: Deadline
-                 ) -> tuple[dict[int, list[Expr]], set[tuple[int, int]]]:
-    """The relations kept at each cutpoint (as expressions, for the proof) and the open assertion sites they
-    show together with the analysis's states `base` (formulas over `CPGSystem`'s state constants)."""
+                 ) -> tuple[dict[int, z3.BoolRef], int, set[tuple[int, int]]]:
+    """The analysis's states `base` (formulas over `CPGSystem`'s state constants, per cutpoint-graph source)
+    with the relations kept at each cutpoint, as the proof's formula per source; how many relations were kept;
+    and the open assertion sites both show."""
     from looprover.program.cpg import build_cpg
     cpg = build_cpg(program)
     atoms = candidates(program, cpg, analysis, bitvector)
     if not atoms:
-        return {}, set()
+        return base, 0, set()
     sys = CPGSystem(cpg, bitvector, deadline)
     env = {v.name: sys.cur[v.name] for v in sys.vars}
     formula = {n: [sys.enc.expr(a, env) for a in xs] for n, xs in atoms.items()}
     over = {n: sorted({v for a in xs for v in (a.lhs, a.rhs)}, key=lambda v: v.name) for n, xs in atoms.items()}
     kept = inductive(sys, base, formula, over, deadline)
     if not kept:
-        return {}, set()
-    back = {n: {f.get_id(): a for f, a in zip(formula[n], atoms[n])} for n in kept}
-    relations = {n: [back[n][f.get_id()] for f in fs] for n, fs in kept.items()}
+        return base, 0, set()
     interp = {n: mk_and(base[n], *kept.get(n, ())) for n in base}
-    return relations, shown_sites(sys, interp, open_sites, deadline)
+    return interp, sum(map(len, kept.values())), shown_sites(sys, interp, open_sites, deadline)

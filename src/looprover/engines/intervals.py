@@ -17,7 +17,6 @@ from looprover.absint.fixpoint import Analysis, analyze
 from looprover.engines.base import Engine, Run, Task
 from looprover.evidence.proofs import CutpointInvariantProof
 from looprover.program.cfa import Program
-from looprover.program.expr import Expr
 from looprover.smt.cpg_system import state_name
 from looprover.smt.encode import Encoder
 from looprover.smt.terms import mk_and
@@ -46,27 +45,19 @@ class Intervals(Engine):
                          proof_of(program, result, run.bitvector))
 
 
-def proof_of(program: Program, result: Analysis, bitvector: bool,
-             relations: dict[int, list[Expr]] | None = None) -> CutpointInvariantProof:
-    """The analysis's states at the cutpoint-graph sources (the initial location and the cutpoints), with the
-    `relations` kept there (`absint.relations`), as one formula each (`state_formulas`). `program` may be
-    the analysed one with assertions made assumptions: both refine a state alike, so the states are the same."""
-    enc, env, formulas = _encoded_states(program, result, bitvector)
-    for n, atoms in (relations or {}).items():
-        formulas[n] = mk_and(formulas[n], *(enc.expr(a, env) for a in atoms))
-    return CutpointInvariantProof.of(formulas, program)
+def proof_of(program: Program, result: Analysis, bitvector: bool) -> CutpointInvariantProof:
+    """The analysis's states at the cutpoint-graph sources (the initial location and the cutpoints) as one
+    formula each (`state_formulas`). `program` may be the analysed one with assertions made assumptions: both
+    refine a state alike, so the states are the same."""
+    return CutpointInvariantProof.of(state_formulas(program, result, bitvector), program)
 
 
 def state_formulas(program: Program, result: Analysis, bitvector: bool) -> dict[int, z3.BoolRef]:
     """The analysis's state at each cutpoint-graph source as a formula over the state constants the cutpoint
     graph's Horn clauses have as parameters (`smt.systems.cpg_horn`, `smt.cpg_system.CPGSystem.cur`)."""
-    return _encoded_states(program, result, bitvector)[2]
-
-
-def _encoded_states(program: Program, result: Analysis, bitvector: bool):
     enc = Encoder(program, bitvector, prefix="")
     env = {v.name: enc.const(state_name(v.name), v.type) for v in program.all_vars}
     atoms: dict[int, list[z3.BoolRef]] = {n: [] for n in {program.init, *result.cutpoints}}
     for c in result.invariants(bitvector):
         atoms[c.node].append(enc.expr(c.atom, env))
-    return enc, env, {n: mk_and(*fs) for n, fs in atoms.items()}
+    return {n: mk_and(*fs) for n, fs in atoms.items()}
