@@ -111,7 +111,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     """`check FILE...`: every run-time check of a C program, one verdict each (`runtime_checks.py`); a line per
     check as it is settled, then the totals (or one JSON object), and with `--sarif` a SARIF 2.1.0 log."""
     from looprover.runtime_checks import (
-        at_places, checked_program_within, checks_of, compiled_check, of_kinds, run_checks, summary, table,
+        at_places, checked_program_within, checks_of, compiled_check, of_kinds, refusal_lines, run_checks, summary,
+        table,
     )
     from looprover.sarif import sarif_log
     start = time.monotonic()
@@ -140,9 +141,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.at:
         checks = at_places(checks, args.at)
     base = Path(args.file[0])
+    refused = refusal_lines(program)
     if not args.json:
         print(f"{len(checks)} checks in {args.file[0]} (at most {args.check_timeout:g} s each, "
               f"{args.timeout:g} s in all)", flush=True)
+        for line in refused:
+            print(f"warning: {line}", flush=True)
     options = JobOptions(args.engine, None, args.settings, progress)
     results = run_checks(program, checks, job.data_model, options, deadline, args.check_timeout,
                          done=(lambda r: None) if args.json else
@@ -152,10 +156,11 @@ def cmd_check(args: argparse.Namespace) -> int:
                                                                    job.data_model, deadline, checks,
                                                                    job.cpp_flags, program))
     if args.sarif:
-        _write_json(args.sarif, sarif_log(results))
+        _write_json(args.sarif, sarif_log(results, warnings=refused))
     if args.json:
         print(json.dumps({"file": args.file[0], "checks": [r.to_json() for r in results],
-                          "summary": summary(results), "time": round(time.monotonic() - start, 3)}))
+                          "refused": refused, "summary": summary(results),
+                          "time": round(time.monotonic() - start, 3)}))
     else:
         print(table(results)[-1] + f" ({time.monotonic() - start:.1f} s)")
     return EXIT_VERDICT

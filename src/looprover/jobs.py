@@ -28,11 +28,11 @@ from looprover.errors import InputError, LooproverError, UnsupportedError
 from looprover.processes import (
     Child, address_space_mb, out_of_memory, out_of_memory_reason, set_memory_limit,
 )
-from looprover.program.cfa import Assert, Assume, Edge, Program
+from looprover.program.cfa import Assert, Assume, Edge, Program, Refusal
 from looprover.program.instrument import UNDECIDED, instrument_no_overflow, undecided_reason
 from looprover.properties import (
-    CHECK_SAT, NO_OVERFLOW, TERMINATION, UNDEFINED_ASSERT, UNMODELLED, UNREACH_CALL, VALID_MEMCLEANUP, VALID_MEMSAFETY,
-    Property, default_property, load_property,
+    CHECK_SAT, NO_OVERFLOW, TERMINATION, UNDEFINED_ASSERT, UNMODELLED, UNMODELLED_REFUSED, UNREACH_CALL,
+    VALID_MEMCLEANUP, VALID_MEMSAFETY, Property, default_property, load_property,
 )
 from looprover.report import derivations_shared, split_tracebacks, verdict_json, verdict_text
 from looprover.smt.encode import bitvector_reason
@@ -311,11 +311,11 @@ def model_assertions_only(program: Program) -> Program:
         for e in program.edges)
 
 
-def undecided_verdict(verdict: Verdict) -> Verdict:
+def undecided_verdict(verdict: Verdict, refusals: tuple[Refusal, ...] = ()) -> Verdict:
     """A FALSE whose trace ends at an assertion no property defines a violation by is UNKNOWN, its trace kept as
     the unconfirmed counterexample: undefined behaviour that SV-COMP's overflow definition leaves open
     (`program/instrument.py`), a failing call of an undefined `assert` (`properties.UNDEFINED_ASSERT`), or a run
-    that leaves the model (`properties.UNMODELLED`). When
+    that leaves the model (`properties.UNMODELLED`; a refused call is named by its `refusals`). When
     the run did not record which assertion failed, such an assertion on the last edge is enough for UNKNOWN."""
     cex = verdict.evidence
     if verdict.status != Status.FALSE or not isinstance(cex, Counterexample) or not cex.steps:
@@ -325,6 +325,10 @@ def undecided_verdict(verdict: Verdict) -> Verdict:
     if (left := _unmodelled_failure(cex)) is not None:
         tag, failed = left
         where = f" at {failed.src}" if failed.src else ""
+        named = [r.describe() for r in refusals if r.call == failed.src] if tag == UNMODELLED_REFUSED else []
+        if named:
+            return dataclasses.replace(verdict, status=Status.UNKNOWN, reason=(
+                f"the run reaches a call{where} whose code looprover refuses: {'; '.join(dict.fromkeys(named))}"))
         return dataclasses.replace(verdict, status=Status.UNKNOWN, reason=(
             f"the run reaches what looprover does not model{where}: {UNMODELLED[tag]} ({failed.cond})"))
     if (failed := cex.failed_check(UNDEFINED_ASSERT)) is not None:

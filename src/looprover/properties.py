@@ -54,6 +54,7 @@ UNMODELLED_CALL = "unmodelled-call"
 UNMODELLED_UNION = "unmodelled-union"
 UNMODELLED_MEMTRACK = "unmodelled-memtrack"
 UNMODELLED_HEAP = "unmodelled-heap"
+UNMODELLED_REFUSED = "unmodelled-refused"
 UNMODELLED = {
     # `frontend/c/main_args.py`
     UNMODELLED_ARGV: "an element of argv past the argument strings that have objects in the model",
@@ -90,6 +91,11 @@ UNMODELLED = {
                      "(more objects of one allocation in a loop live at once than the model holds), or after "
                      "2^29 allocations of pools (their ids would repeat), or a realloc of a non-NULL pointer to 0 "
                      "bytes (C leaves it to the implementation whether the old object is freed)",
+    # `frontend/c/calls.py` (`looprover check` only): a call whose body has a construct the front-end refuses is
+    # this assertion instead of the body (`Program.refusals` names the construct); which checks it can touch is
+    # `refusals.py`'s business
+    UNMODELLED_REFUSED: "a call of a function whose body (or a function it calls) has a construct looprover "
+                        "refuses",
 }
 
 # properties the engines can check (others are recognised and reported as unsupported)

@@ -46,7 +46,8 @@ from looprover.jobs import (
 from looprover.program.cfa import Assert, Assume, Edge, Program, SrcLoc
 from looprover.processes import Child
 from looprover.program.instrument import UNDECIDED, instrument_no_overflow
-from looprover.properties import NO_OVERFLOW, UNMODELLED, UNREACH_CALL, Property
+from looprover.program.refusals import asserting_refusals, reach_of
+from looprover.properties import NO_OVERFLOW, UNMODELLED, UNMODELLED_REFUSED, UNREACH_CALL, Property
 from looprover.verdict import Counterexample, Status, Verdict
 
 # assertion property -> (check kind, what a violation is)
@@ -175,10 +176,11 @@ def at_places(checks: list[Check], places: list[tuple[str, int]]) -> list[Check]
 
 def model_assumed(program: Program) -> Program:
     """`program` with the model's own assertions (`properties.UNMODELLED`) as assumptions: for the checks'
-    runs once a checked proof has shown that no run passing every check violates them (`run_checks`)."""
+    runs once a checked proof has shown that no run passing every check violates them (`run_checks`). Not the
+    refused calls': which checks they touch decides (`asserting`)."""
     return program.with_edges(
-        Edge(e.src, e.dst, tuple(Assume(s.cond, s.src) if isinstance(s, Assert) and s.prop in UNMODELLED else s
-                                 for s in e.stmts))
+        Edge(e.src, e.dst, tuple(Assume(s.cond, s.src) if isinstance(s, Assert) and s.prop in UNMODELLED
+                                 and s.prop != UNMODELLED_REFUSED else s for s in e.stmts))
         for e in program.edges)
 
 
@@ -189,7 +191,9 @@ def only(program: Program, check: Check) -> Program:
 
 def asserting(program: Program, sites: set[tuple[int, int]]) -> Program:
     """`program` with the checks at `sites` as assertions (of property unreach-call, which every engine checks)
-    and every other check an assumption."""
+    and every other check an assumption; so are the refused calls that can touch none of them
+    (`program/refusals.py`)."""
+    program = asserting_refusals(program, sites)
     edges = []
     for ei, e in enumerate(program.edges):
         stmts = []
@@ -269,7 +273,7 @@ def run_checks(program: Program, checks: list[Check], data_model: str, options: 
         # at most what one check would get of the total budget: a run that fails costs no more than that
         mine = Deadline(min(deadline.at, start + min(per_check, deadline.left() / (len(open_) + 1))))
         together = asserting(program, {site for c in open_ for site in c.sites})
-        verdict = undecided_verdict(checked_verdict(together, task, options, mine, wrap))
+        verdict = undecided_verdict(checked_verdict(together, task, options, mine, wrap), program.refusals)
         spent = time.monotonic() - start
         if verdict.status == Status.TRUE:
             for c in open_:
@@ -291,7 +295,8 @@ def run_checks(program: Program, checks: list[Check], data_model: str, options: 
             r = CheckResult(c, UNKNOWN, "not run: the total time budget is spent")
         else:
             mine = Deadline(min(deadline.at, start + per_check))
-            verdict = undecided_verdict(checked_verdict(only(program, c), task, options, mine, wrap))
+            verdict = undecided_verdict(checked_verdict(only(program, c), task, options, mine, wrap),
+                                         program.refusals)
             status = {Status.TRUE: SAFE, Status.FALSE: VIOLATED}.get(verdict.status, UNKNOWN)
             cex = verdict.evidence if status == VIOLATED else None
             r = CheckResult(c, status, verdict.reason + (model if status == SAFE else ""), verdict.engine,
@@ -362,10 +367,15 @@ def _interval_shown(program: Program, checks: list[Check], requested: bool | Non
         return None
     model = [(ei, si) for ei, e in enumerate(together.edges) for si, st in enumerate(e.stmts)
              if isinstance(st, Assert) and st.prop in UNMODELLED]
-    if any(site not in result.proved for site in model):
+    refused = {site for site in model if _refused(together, site)}
+    if any(site not in result.proved for site in model if site not in refused):
         return None
     found = (bitvector, result.at_sources())
-    shown = [c for c in checks if all(site in result.proved for site in c.sites)]
+    # a check is shown when its sites are, and so are the refused calls that can touch it (`refusals.py`)
+    reach = reach_of(program)
+    open_refused = [site for site in refused if site not in result.proved]
+    shown = [c for c in checks if all(site in result.proved for site in c.sites)
+             and not any(reach.touches(r, site) for r in open_refused for site in c.sites)]
     if not shown and not model:
         return set(), "", found
     proved = asserting(program, {site for c in shown for site in c.sites})
@@ -374,6 +384,11 @@ def _interval_shown(program: Program, checks: list[Check], requested: bool | Non
     if not _passes_check(proved, reason, proof_of(proved, result, bitvector), bitvector, mine):
         return None
     return {c.id for c in shown}, reason, found
+
+
+def _refused(program: Program, site: tuple[int, int]) -> bool:
+    st = program.edges[site[0]].stmts[site[1]]
+    return isinstance(st, Assert) and st.prop == UNMODELLED_REFUSED
 
 
 def _relations_shown(program: Program, checks: list[Check], found: tuple, mine: Deadline
@@ -396,7 +411,12 @@ def _relations_shown(program: Program, checks: list[Check], found: tuple, mine: 
                                             state_formulas(together, result, bitvector), mine)
     except (OutOfTime, GiveUp):
         return None
-    shown = [c for c in checks if all(site in result.proved or site in extra for site in c.sites)]
+    reach = reach_of(program)
+    open_refused = [(ei, si) for ei, e in enumerate(together.edges) for si, st in enumerate(e.stmts)
+                    if isinstance(st, Assert) and st.prop == UNMODELLED_REFUSED
+                    and (ei, si) not in result.proved and (ei, si) not in extra]
+    shown = [c for c in checks if all(site in result.proved or site in extra for site in c.sites)
+             and not any(reach.touches(r, site) for r in open_refused for site in c.sites)]
     if not shown:
         return None
     proved = asserting(program, {site for c in shown for site in c.sites})
@@ -496,6 +516,14 @@ def _sanitized_stop(check: Check, cex: Counterexample, sources: list[Path], data
 
 def _same_file(a: str, b: str) -> bool:
     return Path(a).resolve() == Path(b).resolve()
+
+
+def refusal_lines(program: Program) -> list[str]:
+    """One line per refused call (`Program.refusals`): its code has no checks of its own in the list, and the
+    checks it can touch stay unknown unless a proof shows no run makes it (`program/refusals.py`)."""
+    lines = {f"the call at {r.call} is not modelled, nor are the checks in its code: {r.describe()}": None
+             for r in program.refusals}
+    return list(lines)
 
 
 def summary(results: list[CheckResult]) -> dict[str, int]:

@@ -37,9 +37,10 @@ def _uri(file: str) -> str:
         return p.as_uri()
 
 
-def sarif_log(results: list[CheckResult], error: str | None = None) -> dict[str, Any]:
+def sarif_log(results: list[CheckResult], error: str | None = None, warnings: list[str] = ()) -> dict[str, Any]:
     """The log of one `check` run; `error` (the program could not be built) makes it a run without results whose
-    invocation failed, with the reason as a notification."""
+    invocation failed, with the reason as a notification; `warnings` are notifications of a run that went on
+    (the calls whose code the front-end refuses)."""
     kinds = [k for k, _ in KINDS.values() if any(r.check.kind == k for r in results)]
     rules = [{"id": k, "shortDescription": {"text": d}} for k, d in KINDS.values() if k in kinds]
     out = []
@@ -61,8 +62,11 @@ def sarif_log(results: list[CheckResult], error: str | None = None) -> dict[str,
                                                       "region": region}}]
         out.append(res)
     invocation: dict[str, Any] = {"executionSuccessful": error is None}
+    notes = [{"level": "warning", "message": {"text": w}} for w in warnings]
     if error is not None:
-        invocation["toolExecutionNotifications"] = [{"level": "error", "message": {"text": error}}]
+        notes.append({"level": "error", "message": {"text": error}})
+    if notes:
+        invocation["toolExecutionNotifications"] = notes
     driver = {"name": "looprover", "version": _tool_version(), "rules": rules}
     return {"$schema": SCHEMA, "version": VERSION,
             "runs": [{"tool": {"driver": driver}, "invocations": [invocation], "results": out}]}

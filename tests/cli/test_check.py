@@ -518,3 +518,92 @@ def test_an_assertion_two_orderings_show_is_settled_by_the_second_pass(tmp_path)
 """)
     (a,) = [c for c in got["checks"] if c["kind"] == "assertion"]
     assert a["status"] == "safe" and a["engine"] == "intervals" and "2 orderings" in a["reason"], got
+
+
+# a function with a construct the front-end refuses (a struct viewed as bytes), called on one path of main
+REFUSED_ON_A_PATH = """extern int __VERIFIER_nondet_int(void);
+struct S { int a; int b; };
+struct S s;
+int bad(int k) {
+  unsigned char *p = (unsigned char *)&s;
+  p[k] = 0;
+  return 1;
+}
+int helper(int x) { return 100 / x; }
+int main(void) {
+  int a[10];
+  int n = __VERIFIER_nondet_int();
+  if (n < 0 || n >= 10) return 0;
+  a[n] = 1;
+  int y = 100 / n;
+  if (n == 5) {
+    bad(n);
+    a[n + 5] = 2;
+  }
+  a[n] = helper(n + 1);
+  return 0;
+}
+"""
+
+
+def test_a_refused_function_costs_only_the_checks_it_can_touch(tmp_path):
+    """The checks before the refused call are answered (safe, violated); every check a run can reach after the
+    call -- after it on the CFA, or in code it calls (helper, called later) -- is unknown, naming the construct;
+    the refusal is in the JSON and the SARIF log, and `verify` still refuses the program as a whole."""
+    sarif = tmp_path / "log.sarif"
+    got = _check(tmp_path, REFUSED_ON_A_PATH, "--sarif", str(sarif))
+    by_line = _by_line(got)
+    assert by_line[(14, "memory-access")] == "safe"
+    assert by_line[(15, "undefined-operation")] == "violated"
+    after = [c for c in got["checks"] if c["line"] in (9, 18, 20)]
+    assert after and all(c["status"] == "unknown" and "refuses" in c["reason"] and "p.c:5" in c["reason"]
+                         for c in after), after
+    assert not [c for c in got["checks"] if c["line"] in (5, 6)]    # the refused code has no checks listed
+    assert len(got["refused"]) == 1 and "p.c:17" in got["refused"][0] and "p.c:5" in got["refused"][0]
+    log = json.loads(sarif.read_text())
+    assert not [e.message for e in SARIF.iter_errors(log)]
+    notes = log["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+    assert [n["level"] for n in notes] == ["warning"]
+    path = tmp_path / "p.c"
+    assert cli.main(["verify", str(path), "--property", "valid-memsafety"]) == cli.EXIT_VERDICT
+
+
+@pytest.mark.parametrize("text,line", [
+    # g's access is safe where main calls it, out of bounds where the refused function does
+    ("""struct S { int a; };
+struct S s;
+int g(int *a, int i) { return a[i]; }
+int bad(int *a) {
+  unsigned char *p = (unsigned char *)&s;
+  p[0] = 0;
+  return g(a, 20);
+}
+int main(void) {
+  int a[10] = {0};
+  g(a, 3);
+  bad(a);
+  return 0;
+}
+""", 3),
+    # the access comes before the refused call in its iteration, after it in the next
+    ("""struct S { int a; };
+struct S s;
+void bad(void) {
+  unsigned char *p = (unsigned char *)&s;
+  p[0] = 0;
+}
+int main(void) {
+  int a[10];
+  for (int i = 0; i < 10; i++) {
+    a[i] = 0;
+    if (i == 7) bad();
+  }
+  return 0;
+}
+""", 10)])
+def test_a_check_a_refused_call_can_reach_is_never_safe(tmp_path, text, line):
+    """Through the code the refused call runs (g's copy where main calls it is safe in the model), or around a
+    loop: the check is unknown, where taking the refused call for the end of every run would make it safe."""
+    got = _check(tmp_path, text)
+    at = [c for c in got["checks"] if c["line"] == line and c["kind"] == "memory-access"]
+    assert at and all(c["status"] == "unknown" and "refuses" in c["reason"] for c in at), got["checks"]

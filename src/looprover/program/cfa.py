@@ -152,6 +152,20 @@ class ClauseStep:
 
 # ------------------------------------------------------------------------------------------ program
 @dataclass(frozen=True)
+class Refusal:
+    """A call whose function the front-end refuses (`looprover check`): the construct and where it is, and the
+    source extents (file, first line, last line) of the code a run of the call executes -- the function and
+    every function it calls, directly or not -- or None when that is not known (a call through a pointer)."""
+    call: SrcLoc
+    construct: str
+    where: str
+    extents: tuple[tuple[str, int, int], ...] | None
+
+    def describe(self) -> str:
+        return f"{self.construct} at {self.where}" if self.where else self.construct
+
+
+@dataclass(frozen=True)
 class Program:
     """An immutable CFA. Build one with `ProgramBuilder`; derive new ones with `dataclasses.replace`."""
     name: str
@@ -168,6 +182,9 @@ class Program:
     # what the model assumes beyond C (`--undefined-functions nondet`: a call of an undefined function); a FALSE
     # rests on these, a TRUE does not (each is an over-approximation)
     assumptions: tuple[str, ...] = ()
+    # `looprover check`: the calls whose function's body the front-end refuses, each an `UNMODELLED_REFUSED`
+    # assertion at the call (`Refusal`)
+    refusals: tuple["Refusal", ...] = ()
 
     @cached_property
     def _out(self) -> dict[int, list[Edge]]:

@@ -22,9 +22,13 @@ from looprover.frontend.c.heap import ALLOCATORS
 from looprover.frontend.c.libc_models import FILE_NAME as LIBC_FILE
 from looprover.frontend.c.memory import Val, scalar
 from looprover.frontend.c.state import Frame, LoweringState, source_position
-from looprover.program.cfa import Assert, Assign, Assume, Havoc
+from looprover.errors import UnsupportedError
+from looprover.program.cfa import Assert, Assign, Assume, Havoc, Refusal
 from looprover.program.expr import FALSE
-from looprover.properties import UNDEFINED_ASSERT
+from looprover.properties import UNDEFINED_ASSERT, UNMODELLED_REFUSED
+
+# the lists of sites that lowering appends to and the post-lowering analyses read (`CallMixin._back_to`)
+_LOWERED_LISTS = ("memtrack_points", "allocations", "void_sites", "random_calls", "object_views", "refusals")
 
 
 class CallMixin(LoweringState):
@@ -220,7 +224,81 @@ class CallMixin(LoweringState):
         return params
 
     def inline_values(self, c, fdef: ci.Cursor, params: list, vals: list[Val], want: bool) -> Val:
-        """The call `c` of `fdef` (its `callable_params`) with its arguments' values, inlined here."""
+        """The call `c` of `fdef` (its `callable_params`) with its arguments' values, inlined here. Under `check`,
+        a body with a construct the front-end refuses costs only the checks it can touch: the call becomes an
+        assertion that no run makes it (`refused_call`), and the rest of the program is lowered as before."""
+        if not self.assert_checks:
+            return self._inline_values(c, fdef, params, vals, want)
+        saved = self._lowering_point()
+        try:
+            return self._inline_values(c, fdef, params, vals, want)
+        except UnsupportedError as exc:
+            self._back_to(saved)
+            return self.refused_call(c, fdef, exc, want)
+
+    def _lowering_point(self) -> tuple:
+        """What lowering a call adds to, to take a failed body's code back out (`_back_to`)."""
+        return (len(self.bld.edges), self.cur, list(self.pending), self.loc, self.pinned, len(self.frames),
+                len(self.call_stack), len(self.call_sites), list(self.switch_scopes),
+                {k: len(getattr(self, k)) for k in _LOWERED_LISTS})
+
+    def _back_to(self, saved: tuple) -> None:
+        """Drop what lowering began after `saved` (`_lowering_point`): its edges -- with the checks in them, which
+        must not be reported for code the program no longer has -- and the sites the post-lowering analyses
+        would look at. The locations, variables and objects it made stay, unused."""
+        (edges, self.cur, pending, self.loc, self.pinned, frames, stack, sites, scopes, lists) = saved
+        del self.bld.edges[edges:]
+        self.pending = pending
+        del self.frames[frames:]
+        del self.call_stack[stack:]
+        del self.call_sites[sites:]
+        self.switch_scopes = scopes
+        for k, n in lists.items():
+            del getattr(self, k)[n:]
+
+    def refused_call(self, c, fdef: ci.Cursor, exc: UnsupportedError, want: bool) -> Val:
+        """A call whose body has a construct the front-end refuses (`exc`): asserted not to be made (tag
+        `properties.UNMODELLED_REFUSED`; a run that makes it leaves the model) and recorded with the code it runs
+        (`cfa.Refusal`). The code after the call stays: no run of the model passes the failing assertion, but
+        which checks a real run could reach from there is read off it (`refusals.py`)."""
+        self.loc = self.where(c)
+        where = str(exc.where) if exc.where is not None else ""
+        self.refusals.append(Refusal(self.loc, exc.construct, where, self.code_of(fdef)))
+        self.emit(Assert(FALSE, UNMODELLED_REFUSED, self.loc))
+        rt = self.type_of(fdef.result_type, fdef)
+        return Val(rt, {}) if isinstance(rt, CVoid) or not want else self.zero(rt)
+
+    def code_of(self, fdef: ci.Cursor) -> tuple[tuple[str, int, int], ...] | None:
+        """The source extents of `fdef` and of every function it calls, directly or not (`cfa.Refusal`); None
+        when a call goes through a pointer (any function whose address is taken could run)."""
+        out, seen, todo = [], set(), [fdef]
+        while todo:
+            f = todo.pop()
+            if f.canonical in seen:
+                continue
+            seen.add(f.canonical)
+            try:
+                file, first, _ = self.parsed.where(f.extent.start)
+                _, last, _ = self.parsed.where(f.extent.end)
+            except Exception:  # noqa: BLE001 - no place known: any code could be this
+                return None
+            if not first or not last:
+                return None
+            out.append((file, first, last))
+            stack = [f]
+            while stack:
+                x = stack.pop()
+                if x.kind == K.CALL_EXPR:
+                    ref = called_function(x)
+                    if ref is None:
+                        return None
+                    d = ref.get_definition()
+                    if d is not None:
+                        todo.append(d)
+                stack.extend(children(x))
+        return tuple(sorted(out))
+
+    def _inline_values(self, c, fdef: ci.Cursor, params: list, vals: list[Val], want: bool) -> Val:
         name = fdef.spelling
         can = fdef.canonical
         rt = self.type_of(fdef.result_type, fdef)

@@ -161,7 +161,8 @@ class Lowerer(StatementMixin, ExpressionMixin, CallMixin, FunctionPointerMixin, 
                                                       dict(self.bld.loc_src), dict(self.bld.loc_names))
         edges = narrowed(edges, self.id_vars, self.pool_seeds())
         p = Program(self.bld.name, dict(self.bld.variables), tuple(edges), init, exit_, n, srcs, names,
-                    self.bld.data_model, self.bld.source_file, assumptions=tuple(self.assumptions))
+                    self.bld.data_model, self.bld.source_file, assumptions=tuple(self.assumptions),
+                    refusals=tuple(self.refusals))
         p.check()
         return p
 

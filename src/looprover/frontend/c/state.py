@@ -90,6 +90,7 @@ class LoweringState:
         self.keep_values = keep_values      # keep unused values computed by operations (`ExpressionMixin.discard`)
         self.nondet_undefined = nondet_undefined  # havoc at calls of undefined functions (`CallMixin.undefined_call`)
         self.assumptions: list[str] = []    # what the model assumes beyond C (`Program.assumptions`)
+        self.refusals: list = []            # `check`: calls whose body is refused (`Program.refusals`)
         self.tu = parsed.tu
         self.types = TypeTable(data_model)
         self.IDX = self.types.index_type
