@@ -104,6 +104,10 @@ UNSUPPORTED_SNIPPETS = [
     ("int main(void) { int x = 0; void *l = &&lab; goto *l; lab: return x; }", "address of label"),
     ("struct s { int a; }; int main(void) { struct s v[2]; int *p = &v[1].a; *p = 1; return v[1].a; }",
      "struct member"),
+    ("int main(void) { int big = 1e30; return big; }", "floating-point constant 1e+30 out of the range of 'int'"),
+    ("int main(void) { unsigned u = -1.0; return u; }", "out of the range of 'unsigned int'"),
+    ("extern int __VERIFIER_nondet_int(void); int g; int main(void) { int n = __VERIFIER_nondet_int();"
+     " g = (int)(n * 2.5); return g; }", "floating-point value converted to an integer"),
 ]
 
 

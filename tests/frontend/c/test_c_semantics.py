@@ -240,6 +240,33 @@ def test_enums_literals_sizeof_typedefs(gcc, tmp_path):
                ["e1", "e2", "lit1", "lit2", "lit3", "hex", "bigl", "chr", "sz", "t"], BOTH)
 
 
+FLOAT_CONSTANTS = r"""
+extern int __VERIFIER_nondet_int(void);
+#define RATE 25.0
+int limit, neg, tiny, big, flag, off, mixed;
+unsigned char byte;
+int main(void) {
+  int x = __VERIFIER_nondet_int();
+  limit = (unsigned int)(2.5 * RATE);  /* 62: truncated toward zero */
+  neg = -0.99;                         /* 0 */
+  tiny = -7.75f;                       /* -7 */
+  big = 2147483647.0;
+  byte = 255.9;
+  flag = (_Bool)0.25;                  /* any non-zero value is true */
+  off = (_Bool)0.0;
+  mixed = x + (int)(RATE / 3);         /* 8, added to a nondet int */
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("dm", BOTH)
+def test_floating_constants_converted_to_integers(gcc, tmp_path, dm):
+    """Floating-point constants converted to integers fold to what the compiled program computes."""
+    crosscheck(gcc, tmp_path, FLOAT_CONSTANTS, [[0], [5], [-3]],
+               ["limit", "neg", "tiny", "big", "byte", "flag", "off", "mixed"], (dm,))
+
+
 SIGNED_OVERFLOW_WRAP = r"""
 extern int __VERIFIER_nondet_int(void);
 int a, m, n;

@@ -19,7 +19,7 @@ UO_POST_INC, UO_POST_DEC, UO_PRE_INC, UO_PRE_DEC = 1, 2, 3, 4
 UO_ADDR_OF, UO_DEREF, UO_PLUS, UO_MINUS, UO_NOT, UO_LNOT = 5, 6, 7, 8, 9, 10
 UO_REAL, UO_IMAG, UO_EXTENSION = 11, 12, 13
 
-_CXEval_Int = 1
+_CXEval_Int, _CXEval_Float = 1, 2
 
 
 def lib():
@@ -44,6 +44,8 @@ def lib():
     lb.clang_EvalResult_getAsUnsigned.restype = ctypes.c_ulonglong
     lb.clang_EvalResult_getAsLongLong.argtypes = [ctypes.c_void_p]
     lb.clang_EvalResult_getAsLongLong.restype = ctypes.c_longlong
+    lb.clang_EvalResult_getAsDouble.argtypes = [ctypes.c_void_p]
+    lb.clang_EvalResult_getAsDouble.restype = ctypes.c_double
     lb.clang_EvalResult_dispose.argtypes = [ctypes.c_void_p]
     lb.clang_EvalResult_dispose.restype = None
     lb.clang_getPresumedLocation.argtypes = [ci.SourceLocation, ctypes.POINTER(ci._CXString),
@@ -84,6 +86,20 @@ def evaluate_int(c: ci.Cursor) -> int | None:
         if lb.clang_EvalResult_isUnsignedInt(res):
             return int(lb.clang_EvalResult_getAsUnsigned(res))
         return int(lb.clang_EvalResult_getAsLongLong(res))
+    finally:
+        lb.clang_EvalResult_dispose(res)
+
+
+def evaluate_float(c: ci.Cursor) -> float | None:
+    """Clang's constant folding of a floating-point expression, as a double (None when it does not fold)."""
+    lb = lib()
+    res = lb.clang_Cursor_Evaluate(c)
+    if not res:
+        return None
+    try:
+        if lb.clang_EvalResult_getKind(res) != _CXEval_Float:
+            return None
+        return float(lb.clang_EvalResult_getAsDouble(res))
     finally:
         lb.clang_EvalResult_dispose(res)
 

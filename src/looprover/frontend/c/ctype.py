@@ -111,6 +111,11 @@ _INT_KINDS = {
 _FLOAT_KINDS = {TK.FLOAT, TK.DOUBLE, TK.LONGDOUBLE, TK.HALF, TK.FLOAT128, TK.COMPLEX, TK.IBM128}
 
 
+def is_floating(t: ci.Type) -> bool:
+    """Whether the clang type `t` is one of the floating-point types the model has no values for."""
+    return t.get_canonical().kind in _FLOAT_KINDS
+
+
 class TypeTable:
     """Translates clang types for one translation unit and one data model."""
 

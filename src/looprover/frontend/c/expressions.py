@@ -7,11 +7,13 @@ next to it.
 """
 from __future__ import annotations
 
+import math
+
 import clang.cindex as ci
 
 from looprover.frontend.c import clang_api as capi
 from looprover.frontend.c.ctype import (
-    CBool, CFunc, CInt, CPtr, CStruct, CType, CVoid, compatible, elements_in, innermost, is_char,
+    CBool, CFunc, CInt, CPtr, CStruct, CType, CVoid, compatible, elements_in, innermost, is_char, is_floating,
 )
 from looprover.frontend.c.cursors import (
     ARRAY_KINDS, FUNCTION_KINDS, INCDEC_OPS, K, canonical_kind, children, expr_children, is_array_expr, strip_parens,
@@ -431,10 +433,28 @@ class ExpressionMixin(LoweringState):
     def _converted(self, ch, to: CType, c) -> Val:
         """The operand `ch` converted to `to` by the cast `c`; an allocation converted to T* makes its object
         (`heap.py`)."""
+        if isinstance(to, (CInt, CBool)) and is_floating(ch.type):
+            return self._folded_float(ch, to, c)
         alloc = self.allocation_call(ch) if isinstance(to, CPtr) else None
         if alloc is not None:
             return self.allocate(strip_parens(ch), *alloc, to, c)
         return self.convert(self.rv(ch), to, c)
+
+    def _folded_float(self, ch, to: CType, c) -> Val:
+        """A floating-point constant `ch` converted to an integer type (`(unsigned)(2.5 * RATE)`, as embedded
+        code writes timing limits): its value folded by clang, truncated toward zero as C converts. The model
+        has no floating-point values, so an operand that does not fold stays refused, and so does a value out
+        of the target's range (undefined behaviour, C11 6.3.1.4)."""
+        f = capi.evaluate_float(ch)
+        if f is None or not math.isfinite(f):
+            raise self.unsupported("floating-point value converted to an integer", c)
+        if isinstance(to, CBool):
+            return scalar(to, FALSE if f == 0.0 else TRUE)
+        it = IntType(to.bits, to.signed)
+        v = int(f)  # toward zero
+        if not it.min <= v <= it.max:
+            raise self.unsupported(f"floating-point constant {f!r} out of the range of '{c.type.spelling}'", c)
+        return scalar(to, IntConst(v, it))
 
     def convert(self, v: Val, to: CType, c=None) -> Val:
         fr = v.ctype
