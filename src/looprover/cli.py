@@ -143,7 +143,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     base = Path(args.file[0])
     refused = refusal_lines(program)
     if not args.json:
-        print(f"{len(checks)} checks in {args.file[0]} (at most {args.check_timeout:g} s each, "
+        files = args.file[0] + (f" and {len(args.file) - 1} more file{'s' if len(args.file) > 2 else ''}"
+                                if len(args.file) > 1 else "")
+        print(f"{len(checks)} checks in {files} (at most {args.check_timeout:g} s each, "
               f"{args.timeout:g} s in all)", flush=True)
         for line in refused:
             print(f"warning: {line}", flush=True)

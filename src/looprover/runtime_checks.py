@@ -46,7 +46,7 @@ from looprover.jobs import (
 from looprover.program.cfa import Assert, Assume, Edge, Program, SrcLoc
 from looprover.processes import Child
 from looprover.program.instrument import UNDECIDED, instrument_no_overflow
-from looprover.program.refusals import asserting_refusals, reach_of
+from looprover.program.refusals import asserting_refusals, reach_of, touching_note
 from looprover.properties import NO_OVERFLOW, UNMODELLED, UNMODELLED_REFUSED, UNREACH_CALL, Property
 from looprover.verdict import Counterexample, Status, Verdict
 
@@ -248,6 +248,8 @@ def run_checks(program: Program, checks: list[Check], data_model: str, options: 
     settled: dict[str, CheckResult] = {}
 
     def settle(r: CheckResult) -> None:
+        if r.status == UNKNOWN and "refuses" not in r.reason:
+            r.reason += touching_note(program, r.check.sites)
         settled[r.check.id] = r
         done(r)
     by_site = {site: c for c in checks for site in c.sites}

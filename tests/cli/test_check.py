@@ -13,6 +13,7 @@ import pytest
 from looprover import cli
 from looprover.jobs import Job
 from looprover.program.cfa import Assert, Havoc
+from looprover.program.refusals import touching_note
 from looprover.properties import UNMODELLED, default_property
 from looprover.runtime_checks import (
     asserting, checked_program, checks_of, model_assumed, of_kinds, only, slicing_pays,
@@ -566,6 +567,18 @@ def test_a_refused_function_costs_only_the_checks_it_can_touch(tmp_path):
     assert [n["level"] for n in notes] == ["warning"]
     path = tmp_path / "p.c"
     assert cli.main(["verify", str(path), "--property", "valid-memsafety"]) == cli.EXIT_VERDICT
+
+
+def test_an_unknown_check_names_the_refused_call_before_it(tmp_path):
+    """Whatever the engines say of a check a refused call can touch (a timeout, too), its unknown names the call
+    and the construct; a check no refused call touches gets no such note."""
+    path = tmp_path / "p.c"
+    path.write_text(REFUSED_ON_A_PATH)
+    program = checked_program(Job(path, default_property(), "ILP32"))
+    notes = {(c.src.line, c.kind): touching_note(program, c.sites) for c in checks_of(program)}
+    assert notes[(14, "memory-access")] == "" and notes[(15, "undefined-operation")] == ""
+    assert "after the call at" in notes[(18, "memory-access")] and "p.c:17" in notes[(18, "memory-access")]
+    assert "pointer conversion" in notes[(20, "memory-access")]
 
 
 @pytest.mark.parametrize("text,line", [

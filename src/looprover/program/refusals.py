@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 from functools import lru_cache
 
-from looprover.program.cfa import Assert, Assume, Edge, Program, Refusal, reached_from
+from looprover.program.cfa import Assert, Assume, Edge, Program, Refusal, reached_from, successors
 from looprover.properties import UNMODELLED_CALL, UNMODELLED_REFUSED
 
 Site = tuple[int, int]      # (edge index, statement index)
@@ -32,38 +32,33 @@ class RefusalReach:
 
     def __init__(self, program: Program):
         self.program = program
-        self.sites: list[Site] = [(ei, si) for ei, e in enumerate(program.edges) for si, s in enumerate(e.stmts)
-                                  if isinstance(s, Assert) and s.prop == UNMODELLED_REFUSED]
+        edges = program.edges
+        # the model's exits on the way: refused calls and calls of functions no CFA edge reaches
+        marks = [(ei, si, s) for ei, e in enumerate(edges) for si, s in enumerate(e.stmts)
+                 if isinstance(s, Assert) and s.prop in (UNMODELLED_REFUSED, UNMODELLED_CALL)]
+        self.sites: list[Site] = [(ei, si) for ei, si, s in marks if s.prop == UNMODELLED_REFUSED]
+        succ = successors(edges)
         self._after: dict[Site, frozenset[int]] = {}
         self._code: dict[Site, tuple | None] = {}
         for site in self.sites:
-            after = self._locations_after(site)
+            dst = edges[site[0]].dst
+            after = frozenset({dst} | reached_from(edges, dst, succ))
             self._after[site] = after
-            self._code[site] = self._code_on_the_way(site, after)
+            self._code[site] = self._code_on_the_way(site, after, marks)
 
-    def _locations_after(self, site: Site) -> frozenset[int]:
-        e = self.program.edges[site[0]]
-        return frozenset({e.dst} | reached_from(self.program.edges, e.dst))
-
-    def _code_on_the_way(self, site: Site, after: frozenset[int]) -> tuple | None:
+    def _code_on_the_way(self, site: Site, after: frozenset[int], marks) -> tuple | None:
         """The source extents of the refused code a run from `site` can run: its own call's and those of the
         refused calls after it; None when that is not known."""
-        edges = self.program.edges
         extents: list = []
-        for ei, e in enumerate(edges):
-            later = range(len(e.stmts)) if e.src in after else \
-                range(site[1], len(e.stmts)) if ei == site[0] else ()
-            for si in later:
-                s = e.stmts[si]
-                if not isinstance(s, Assert):
-                    continue
-                if s.prop == UNMODELLED_CALL:
-                    return None
-                if s.prop == UNMODELLED_REFUSED:
-                    code = self._refused_code(s)
-                    if code is None:
-                        return None
-                    extents.extend(code)
+        for ei, si, s in marks:
+            if self.program.edges[ei].src not in after and not (ei == site[0] and si >= site[1]):
+                continue
+            if s.prop == UNMODELLED_CALL:
+                return None
+            code = self._refused_code(s)
+            if code is None:
+                return None
+            extents.extend(code)
         return tuple(extents)
 
     def _refused_code(self, s: Assert) -> tuple | None:
@@ -91,22 +86,50 @@ class RefusalReach:
         return {r for r in self.sites if any(self.touches(r, s) for s in sites)}
 
 
-def refusals_of(program: Program, s: Assert) -> list[Refusal]:
-    """The refusals recorded for the refused call asserted by `s`."""
-    return [r for r in program.refusals if r.call == s.src]
+def touching_note(program: Program, sites) -> str:
+    """Why a check at `sites` that stays unknown may do so: the refused calls a run can make before it (``
+    when none can)."""
+    if not program.refusals:
+        return ""
+    reach = reach_of(program)
+    calls = sorted(reach.touching(sites))
+    if not calls:
+        return ""
+    first = reach.program.edges[calls[0][0]].stmts[calls[0][1]].src
+    what = next((r.describe() for r in program.refusals if r.call == first), "a refused construct")
+    more = f" and {len(calls) - 1} other refused call{'s' if len(calls) > 2 else ''}" if len(calls) > 1 else ""
+    return f"; a run can reach it after the call at {first}{more}, whose code looprover refuses ({what})"
 
 
-_REACH: dict[int, RefusalReach] = {}
+_REACH: dict[int, tuple[tuple[Refusal, ...], RefusalReach]] = {}
 
 
 def reach_of(program: Program) -> RefusalReach:
-    """`RefusalReach` of `program`, kept for the programs a run of `check` asks about again."""
-    got = _REACH.get(id(program))
-    if got is None or got.program is not program:
-        if len(_REACH) > 8:
-            _REACH.clear()
-        got = _REACH[id(program)] = RefusalReach(program)
-    return got
+    """`RefusalReach` of `program`, computed once for all the programs `check` derives from one lowering: they
+    share its refusals and its graph, and differ only in which checks are assertions (on debie1, computing it
+    for each took 140 s)."""
+    got = _REACH.get(id(program.refusals))
+    if got is not None and got[0] is program.refusals and _same_graph(got[1], program):
+        return got[1]
+    if len(_REACH) > 8:
+        _REACH.clear()
+    reach = RefusalReach(program)
+    _REACH[id(program.refusals)] = (program.refusals, reach)
+    return reach
+
+
+def _same_graph(reach: RefusalReach, program: Program) -> bool:
+    """Whether `reach`, computed for another program, holds for `program`: same edges between the same
+    locations, the refused calls at the same sites."""
+    a, b = reach.program.edges, program.edges
+    if len(a) != len(b) or any(x.src != y.src or x.dst != y.dst for x, y in zip(a, b)):
+        return False
+    for ei, si in reach.sites:
+        stmts = b[ei].stmts
+        s = stmts[si] if si < len(stmts) else None
+        if not (isinstance(s, Assert) and s.prop == UNMODELLED_REFUSED and s.src == a[ei].stmts[si].src):
+            return False
+    return True
 
 
 def asserting_refusals(program: Program, sites) -> Program:
