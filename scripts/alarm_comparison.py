@@ -145,6 +145,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only-alarms", action="store_true",
                     help="check only the lines of EVA's alarms of the kinds both tools check (`check --at`), as "
                          "the LABMC seed checked a static analyser's alarms one by one")
+    ap.add_argument("--check-report", help="the JSON of a `check ... --json` run already made with --check's "
+                                           "arguments: compare it instead of running check again")
     ap.add_argument("--json", help="write the result here too")
     a = ap.parse_args(argv)
     files = set(a.files.split(","))
@@ -156,7 +158,11 @@ def main(argv: list[str] | None = None) -> int:
     if a.only_alarms:
         places = sorted({(f, line) for f, line, kind, prop in alarms if our_kind(kind, prop) is not None})
         check_args += [arg for f, line in places for arg in ("--at", f"{f}:{line}")]
-    data, check_time = run_check(check_args)
+    if a.check_report:
+        data = json.loads(Path(a.check_report).read_text())
+        check_time = float(data["time"])
+    else:
+        data, check_time = run_check(check_args)
     checks = [c for c in data.get("checks", []) if os.path.basename(c.get("file") or "") in files]
     result = {"name": a.name, "eva_alarms": len(alarms), "eva_time": round(eva_time, 1),
               "checks": len(checks), "check_statuses": dict(Counter(c["status"] for c in checks)),
