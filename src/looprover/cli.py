@@ -138,6 +138,9 @@ def cmd_check(args: argparse.Namespace) -> int:
               if args.json else f"UNKNOWN\n  reason:   {why}")
         return EXIT_VERDICT
     checks = checks_of(program)
+    if progress is not None:
+        progress(f"front-end: {len(checks)} checks, {len(program.edges)} edges, "
+                 f"{sum(len(e.stmts) for e in program.edges)} statements; refused calls: {len(program.refusals)}")
     if args.at:
         checks = at_places(checks, args.at)
     base = Path(args.file[0])

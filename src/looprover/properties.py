@@ -93,7 +93,7 @@ UNMODELLED = {
                      "bytes (C leaves it to the implementation whether the old object is freed)",
     # `frontend/c/calls.py` (`looprover check` only): a call whose body has a construct the front-end refuses is
     # this assertion instead of the body (`Program.refusals` names the construct); which checks it can touch is
-    # `refusals.py`'s business
+    # `model_exits.py`'s business
     UNMODELLED_REFUSED: "a call of a function whose body (or a function it calls) has a construct looprover "
                         "refuses",
 }

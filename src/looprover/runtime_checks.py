@@ -46,7 +46,7 @@ from looprover.jobs import (
 from looprover.program.cfa import Assert, Assume, Edge, Program, SrcLoc
 from looprover.processes import Child
 from looprover.program.instrument import UNDECIDED, instrument_no_overflow
-from looprover.program.refusals import asserting_refusals, reach_of, touching_note
+from looprover.program.model_exits import assuming, assuming_untouched, touched, touching_note
 from looprover.properties import NO_OVERFLOW, UNMODELLED, UNMODELLED_REFUSED, UNREACH_CALL, Property
 from looprover.verdict import Counterexample, Status, Verdict
 
@@ -189,11 +189,12 @@ def only(program: Program, check: Check) -> Program:
     return asserting(program, set(check.sites))
 
 
-def asserting(program: Program, sites: set[tuple[int, int]]) -> Program:
+def asserting(program: Program, sites: set[tuple[int, int]], untouched_exits: bool = True) -> Program:
     """`program` with the checks at `sites` as assertions (of property unreach-call, which every engine checks)
-    and every other check an assumption; so are the refused calls that can touch none of them
-    (`program/refusals.py`)."""
-    program = asserting_refusals(program, sites)
+    and every other check an assumption; so are, with `untouched_exits`, the model's own assertions after which
+    no run can reach any of them (`program/model_exits.py`)."""
+    if untouched_exits:
+        program = assuming_untouched(program, sites)
     edges = []
     for ei, e in enumerate(program.edges):
         stmts = []
@@ -255,16 +256,27 @@ def run_checks(program: Program, checks: list[Check], data_model: str, options: 
     by_site = {site: c for c in checks for site in c.sites}
     open_ = list(checks)
     model = ""
+    report = options.progress or (lambda msg: None)
     if interval_pass and open_:
+        report(f"first pass (intervals) on {len(open_)} checks")
         first = interval_settled(program, open_, options, deadline)
+        report(f"first pass: {len(first.settled)} safe" if first is not None else "first pass: none settled")
         if first is not None:
             for r in first.settled:
                 settle(r)
                 open_.remove(r.check)
-            if any(isinstance(st, Assert) and st.prop in UNMODELLED for e in program.edges for st in e.stmts):
+            if not first.model_shown:
+                # checks the pass shows beside runs that leave the model; the later passes need them all shown
+                report("first pass: the model's own assertions are not all shown; no second pass")
+            elif any(isinstance(st, Assert) and st.prop in UNMODELLED for e in program.edges for st in e.stmts):
                 program = model_assumed(program)
                 model = " (the model's own assertions assumed, as the interval pass's checked proof shows them)"
-            second = interval_settled(program, open_, options, deadline, first) if open_ else None
+            second = None
+            if open_ and first.model_shown:
+                report(f"second pass (orderings) on {len(open_)} checks")
+                second = interval_settled(program, open_, options, deadline, first)
+                report(f"second pass: {len(second.settled)} safe" if second is not None else
+                       "second pass: none settled")
             for r in second.settled if second is not None else ():
                 r.reason += model       # its program assumes them too
                 settle(r)
@@ -275,6 +287,7 @@ def run_checks(program: Program, checks: list[Check], data_model: str, options: 
         # at most what one check would get of the total budget: a run that fails costs no more than that
         mine = Deadline(min(deadline.at, start + min(per_check, deadline.left() / (len(open_) + 1))))
         together = asserting(program, {site for c in open_ for site in c.sites})
+        report(f"the {len(open_)} open checks at once, within {mine.left():.1f} s")
         verdict = undecided_verdict(checked_verdict(together, task, options, mine, wrap), program.refusals)
         spent = time.monotonic() - start
         if verdict.status == Status.TRUE:
@@ -297,6 +310,7 @@ def run_checks(program: Program, checks: list[Check], data_model: str, options: 
             r = CheckResult(c, UNKNOWN, "not run: the total time budget is spent")
         else:
             mine = Deadline(min(deadline.at, start + per_check))
+            report(f"check {c.id} alone ({c.kind} at {c.src})")
             verdict = undecided_verdict(checked_verdict(only(program, c), task, options, mine, wrap),
                                          program.refusals)
             status = {Status.TRUE: SAFE, Status.FALSE: VIOLATED}.get(verdict.status, UNKNOWN)
@@ -322,16 +336,23 @@ class PassResult:
     settled: list[CheckResult]
     analysis: Any = None
 
+    @property
+    def model_shown(self) -> bool:
+        """Whether the pass's proof shows every assertion of the model's own (the first pass's only)."""
+        return self.analysis is None or self.analysis[2]
+
 
 def interval_settled(program: Program, checks: list[Check], options: JobOptions, deadline: Deadline,
                      earlier: PassResult | None = None) -> PassResult | None:
     """The checks an interval analysis of the program with all of `checks` asserted shows to hold, settled
     `safe` together: the analysis's proof (`engines.intervals.proof_of`) goes through the job's check with fresh
     solvers on the program with just those asserted and the model's own assertions (`properties.UNMODELLED`),
-    the others assumed (as for any one check), as any engine's proof would. So a result, even with nothing
-    settled, also says that no run passing every check leaves the model. None when the analysis does not show
-    the model's own assertions (a check is safe only where no run leaves the model), or runs out of its share of
-    the time: it runs in a child process killed at the end of that share (building the proof check's encoding
+    the others assumed (as for any one check), as any engine's proof would. Where the analysis does not show
+    one of the model's own assertions (a run may leave the model there), the checks such a run can reach next
+    are not shown, and the others' proof assumes it (`model_exits.py`: a run that reaches them never passed it);
+    when it shows them all, the result, even with nothing settled, also says that no run passing every check
+    leaves the model (`PassResult.model_shown`). None when it shows nothing, or runs out of its share of the
+    time: it runs in a child process killed at the end of that share (building the proof check's encoding
     of a large program has no deadline checks of its own).
 
     With the first pass's result `earlier`, this is the second pass (`_relations_shown`): its analysis
@@ -369,18 +390,19 @@ def _interval_shown(program: Program, checks: list[Check], requested: bool | Non
         return None
     model = [(ei, si) for ei, e in enumerate(together.edges) for si, st in enumerate(e.stmts)
              if isinstance(st, Assert) and st.prop in UNMODELLED]
-    refused = {site for site in model if _refused(together, site)}
-    if any(site not in result.proved for site in model if site not in refused):
-        return None
-    found = (bitvector, result.at_sources())
-    # a check is shown when its sites are, and so are the refused calls that can touch it (`refusals.py`)
-    reach = reach_of(program)
-    open_refused = [site for site in refused if site not in result.proved]
-    shown = [c for c in checks if all(site in result.proved for site in c.sites)
-             and not any(reach.touches(r, site) for r in open_refused for site in c.sites)]
-    if not shown and not model:
-        return set(), "", found
-    proved = asserting(program, {site for c in shown for site in c.sites})
+    # where the analysis does not show that runs stay in the model: refused calls and others of its assertions
+    exits = [site for site in model if site not in result.proved]
+    left = [site for site in exits if not _refused(together, site)]
+    found = (bitvector, result.at_sources(), not left)
+    # a check is shown when its sites are, and no run that leaves the model where the analysis does not show it
+    # stays can reach them (`model_exits.py`)
+    out = touched(together, exits, {site for c in checks for site in c.sites})
+    shown = [c for c in checks if all(site in result.proved and site not in out for site in c.sites)]
+    if not shown and (left or not model):
+        return (set(), "", found) if not left else None
+    # the proof is checked with the model's assertions it shows as assertions (so that, with none left, it shows
+    # that no run leaves the model), and those it does not as assumptions: no run to a shown check passes them
+    proved = assuming(asserting(program, {site for c in shown for site in c.sites}, untouched_exits=False), exits)
     reason = f"shown with {len(shown) - 1} other checks by an interval analysis, its invariants at " \
              f"{len(result.cutpoints)} cutpoints checked by z3"
     if not _passes_check(proved, reason, proof_of(proved, result, bitvector), bitvector, mine):
@@ -404,7 +426,7 @@ def _relations_shown(program: Program, checks: list[Check], found: tuple, mine: 
     from looprover.absint.relations import strengthened
     from looprover.engines.intervals import state_formulas
     from looprover.evidence.proofs import CutpointInvariantProof
-    bitvector, analysis = found
+    bitvector, analysis, _ = found
     together = asserting(program, {site for c in checks for site in c.sites})
     result = replace(analysis, program=together)
     try:
@@ -413,12 +435,12 @@ def _relations_shown(program: Program, checks: list[Check], found: tuple, mine: 
                                             state_formulas(together, result, bitvector), mine)
     except (OutOfTime, GiveUp):
         return None
-    reach = reach_of(program)
     open_refused = [(ei, si) for ei, e in enumerate(together.edges) for si, st in enumerate(e.stmts)
                     if isinstance(st, Assert) and st.prop == UNMODELLED_REFUSED
                     and (ei, si) not in result.proved and (ei, si) not in extra]
-    shown = [c for c in checks if all(site in result.proved or site in extra for site in c.sites)
-             and not any(reach.touches(r, site) for r in open_refused for site in c.sites)]
+    out = touched(together, open_refused, {site for c in checks for site in c.sites})
+    shown = [c for c in checks if all((site in result.proved or site in extra) and site not in out
+                                      for site in c.sites)]
     if not shown:
         return None
     proved = asserting(program, {site for c in shown for site in c.sites})
@@ -522,7 +544,7 @@ def _same_file(a: str, b: str) -> bool:
 
 def refusal_lines(program: Program) -> list[str]:
     """One line per refused call (`Program.refusals`): its code has no checks of its own in the list, and the
-    checks it can touch stay unknown unless a proof shows no run makes it (`program/refusals.py`)."""
+    checks it can touch stay unknown unless a proof shows no run makes it (`program/model_exits.py`)."""
     lines = {f"the call at {r.call} is not modelled, nor are the checks in its code: {r.describe()}": None
              for r in program.refusals}
     return list(lines)

@@ -320,10 +320,9 @@ def successors(edges) -> dict[int, list[int]]:
     return succ
 
 
-def reached_from(edges, start: int, succ: dict[int, list[int]] | None = None) -> set[int]:
-    """The locations a path of at least one of `edges` leads to from `start` (`start` itself only on a cycle);
-    `succ` is `successors(edges)` when the caller asks for several starts."""
-    succ = successors(edges) if succ is None else succ
+def reached_from(edges, start: int) -> set[int]:
+    """The locations a path of at least one of `edges` leads to from `start` (`start` itself only on a cycle)."""
+    succ = successors(edges)
     seen: set[int] = set()
     todo = list(succ.get(start, ()))
     while todo:

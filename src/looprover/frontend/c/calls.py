@@ -260,7 +260,7 @@ class CallMixin(LoweringState):
         """A call whose body has a construct the front-end refuses (`exc`): asserted not to be made (tag
         `properties.UNMODELLED_REFUSED`; a run that makes it leaves the model) and recorded with the code it runs
         (`cfa.Refusal`). The code after the call stays: no run of the model passes the failing assertion, but
-        which checks a real run could reach from there is read off it (`refusals.py`)."""
+        which checks a real run could reach from there is read off it (`model_exits.py`)."""
         self.loc = self.where(c)
         where = str(exc.where) if exc.where is not None else ""
         self.refusals.append(Refusal(self.loc, exc.construct, where, self.code_of(fdef)))
