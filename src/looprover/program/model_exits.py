@@ -22,6 +22,7 @@ import os
 from functools import lru_cache
 
 from looprover.program.cfa import Assert, Assume, Edge, Program, successors
+from looprover.program.expr import TRUE
 from looprover.properties import UNMODELLED, UNMODELLED_CALL, UNMODELLED_REFUSED
 
 Site = tuple[int, int]      # (edge index, statement index)
@@ -29,9 +30,9 @@ Code = tuple[tuple[str, int, int], ...]     # source extents: (file, first line,
 
 
 def exits_of(program: Program) -> list[Site]:
-    """The sites of the model's own assertions."""
+    """The sites of the model's own assertions (but those that are true in every state: no run leaves there)."""
     return [(ei, si) for ei, e in enumerate(program.edges) for si, s in enumerate(e.stmts)
-            if isinstance(s, Assert) and s.prop in UNMODELLED]
+            if isinstance(s, Assert) and s.prop in UNMODELLED and s.cond != TRUE]
 
 
 def touched(program: Program, exits, sites) -> set[Site]:

@@ -147,3 +147,25 @@ def test_a_goto_into_a_block_with_an_address_taken_local_stays_refused(tmp_path)
     body = "int *p = 0; if (__VERIFIER_nondet_int()) goto in; { int x = 1; p = &x;\n in: x = 2; }"
     got, verdict, _ = body_verdict(tmp_path, "goto_in", HEAD, body, "valid-memsafety")
     assert got == "U" and "label inside a block" in verdict.reason
+
+
+def test_a_call_through_a_table_leaves_the_model_only_where_another_type_can_be_called(tmp_path):
+    """The call's assertion against a function of another type names those functions' ids, which drop out where
+    the pointer cannot hold them: with `set` (another type) used as a value elsewhere, `ops[k].f(x)` has no such
+    assertion left, and with `wide` stored in the table through a cast it keeps one."""
+    from looprover.frontend.c import load_c_program
+    from looprover.program.model_exits import exits_of
+    from looprover.properties import UNMODELLED_CALL
+
+    def exits(entry: str) -> int:
+        f = tmp_path / "t.c"
+        f.write_text(HEAD + "static int g;\nstatic void set(int v) { g = v; }\n"
+                     "static long wide(long v) { return v; }\nstatic int inc(int x) { return x + 1; }\n"
+                     "struct op { int (*f)(int); };\n"
+                     f"static const struct op ops[] = {{ {{inc}}, {{{entry}}} }};\n"
+                     "int main(void) {\n  void (*s)(int) = set; s(1);\n  int k = __VERIFIER_nondet_int();\n"
+                     "  if (k < 0 || k > 1) return 0;\n  return ops[k].f(3);\n}\n")
+        p = load_c_program(f, memsafety=True)
+        return sum(1 for ei, si in exits_of(p) if p.edges[ei].stmts[si].prop == UNMODELLED_CALL)
+    assert exits("inc") == 0
+    assert exits("(int (*)(int))wide") >= 1

@@ -7,7 +7,8 @@ So a call through a pointer of type T is, for each function of type T whose addr
 holds its id, inline it", and otherwise either NULL (undefined behaviour: a `valid-deref` violation under
 memory safety, a path not followed otherwise) or a function of another type, reached through a cast: C11
 6.3.2.3p8 leaves that call undefined and real code relies on it, so it is asserted against with tag
-`unmodelled-call` (UNKNOWN if it can happen), never dropped.
+`unmodelled-call` (UNKNOWN if it can happen), never dropped. The assertion names the ids of those functions, so
+where the pointer cannot hold any of them (`object_ids.narrowed`) it is true: no run leaves the model there.
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from looprover.frontend.c.known_functions import ASSUME_FUNCTIONS, TERMINATING_F
 from looprover.frontend.c.memory import Val, pointer
 from looprover.frontend.c.state import LoweringState
 from looprover.program.cfa import Assert
-from looprover.program.expr import FALSE, Compare, IntConst, not_
+from looprover.program.expr import FALSE, Compare, IntConst, not_, or_
 from looprover.properties import UNMODELLED_CALL
 
 # functions `CallMixin.call` models by name even when the program defines them
@@ -96,11 +97,17 @@ class FunctionPointerMixin(LoweringState):
                 self.jump(join)
             self.start(miss)
         self.loc = loc
-        null = Compare("==", obj, IntConst(0, self.OBJ))
+        # what is left: NULL, checked under valid-memsafety; a function of another type, whose body is not
+        # inlined here (the model does not follow the call); anything else is no function, undefined behaviour
+        # (C11 6.5.2.2p9), not followed. The ids of the others the pointer cannot hold drop out after lowering
+        # (`object_ids.narrowed`), which leaves the assertion true where the pointer only holds functions of
+        # its type.
+        others = [fid for can, fid in self.function_ids.items() if _signature(can.type.get_canonical()) != signature]
+        other = or_(*(Compare("==", obj, IntConst(fid, self.OBJ)) for fid in others))
         if self.memsafety:
-            self.emit(Assert(not_(null), "valid-deref", loc), Assert(FALSE, UNMODELLED_CALL, loc))
-        else:     # NULL: undefined behaviour, not followed; anything else: a function of another type
-            self.emit(Assert(null, UNMODELLED_CALL, loc))
+            self.emit(Assert(not_(Compare("==", obj, IntConst(0, self.OBJ))), "valid-deref", loc))
+        if other != FALSE:
+            self.emit(Assert(not_(other), UNMODELLED_CALL, loc))
         self.block()
         self.start(join)
         if res is None:
