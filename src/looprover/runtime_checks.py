@@ -286,8 +286,8 @@ def run_checks(program: Program, checks: list[Check], data_model: str, options: 
         start = time.monotonic()
         # at most what one check would get of the total budget: a run that fails costs no more than that
         mine = Deadline(min(deadline.at, start + min(per_check, deadline.left() / (len(open_) + 1))))
-        together = asserting(program, {site for c in open_ for site in c.sites})
         report(f"the {len(open_)} open checks at once, within {mine.left():.1f} s")
+        together = asserting(program, {site for c in open_ for site in c.sites})
         verdict = undecided_verdict(checked_verdict(together, task, options, mine, wrap), program.refusals)
         spent = time.monotonic() - start
         if verdict.status == Status.TRUE:

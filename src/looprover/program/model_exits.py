@@ -19,6 +19,7 @@ every check of the program unknown.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from functools import lru_cache
 
 from looprover.program.cfa import Assert, Assume, Edge, Program, successors
@@ -31,8 +32,7 @@ Code = tuple[tuple[str, int, int], ...]     # source extents: (file, first line,
 
 def exits_of(program: Program) -> list[Site]:
     """The sites of the model's own assertions (but those that are true in every state: no run leaves there)."""
-    return [(ei, si) for ei, e in enumerate(program.edges) for si, s in enumerate(e.stmts)
-            if isinstance(s, Assert) and s.prop in UNMODELLED and s.cond != TRUE]
+    return list(_graph(program).exits)
 
 
 def touched(program: Program, exits, sites) -> set[Site]:
@@ -41,16 +41,17 @@ def touched(program: Program, exits, sites) -> set[Site]:
     exits = list(exits)
     if not exits:
         return set()
-    after = _closure(successors(edges), {edges[ei].dst for ei, _ in exits})
+    graph = _graph(program)
+    after = _closure(graph.succ, {edges[ei].dst for ei, _ in exits})
     first = _first_on_edge(exits)
     code: list = []
-    for k, own in _call_exits(program):
+    for k, own in graph.calls:
         if edges[k[0]].src in after or (k[0] in first and first[k[0]] <= k[1]):  # passed after an exit, or one
             if own is None:
                 return set(sites)
             code.extend(own)
     return {site for site in sites
-            if edges[site[0]].src in after or _later(first, site) or _in_code(program, site, code)}
+            if edges[site[0]].src in after or _later(first, site) or _in_code(_stmt(program, site).src, code)}
 
 
 def touching(program: Program, exits, sites) -> set[Site]:
@@ -58,15 +59,14 @@ def touching(program: Program, exits, sites) -> set[Site]:
     as `touched`'s)."""
     edges = program.edges
     sites = list(sites)
-    preds: dict[int, list[int]] = {}
-    for e in edges:
-        preds.setdefault(e.dst, []).append(e.src)
-    # the refused calls (and calls of functions the CFA does not hold) whose own code can hold a site
     if not sites:
         return set()
-    hits = [k for k, own in _call_exits(program) if own is None or any(_in_code(program, s, own) for s in sites)]
+    graph = _graph(program)
+    # the refused calls (and calls of functions the CFA does not hold) whose own code can hold a site
+    places = {_stmt(program, s).src for s in sites}
+    hits = [k for k, own in graph.calls if own is None or any(_in_code(src, own) for src in places)]
     targets = sites + hits
-    before = _closure(preds, {edges[ei].src for ei, _ in targets})
+    before = _closure(graph.preds, {edges[ei].src for ei, _ in targets})
     last: dict[int, int] = {}
     for ei, si in targets:
         last[ei] = max(si, last.get(ei, si))
@@ -113,18 +113,41 @@ def _stmt(program: Program, site: Site):
     return program.edges[site[0]].stmts[site[1]]
 
 
-def _call_exits(program: Program) -> list[tuple[Site, Code | None]]:
-    """The exits that run code the CFA does not hold, with that code's extents (None: any code)."""
-    out = []
-    for site in exits_of(program):
+@dataclass
+class _Graph:
+    """What the walks need of a program, made once per program (`check` asks again for each check)."""
+    exits: tuple[Site, ...]
+    calls: list[tuple[Site, Code | None]]    # the exits that run code the CFA does not hold (None: any code)
+    succ: dict[int, list[int]]
+    preds: dict[int, list[int]]
+
+
+_GRAPHS: dict[int, tuple[Program, _Graph]] = {}
+
+
+def _graph(program: Program) -> _Graph:
+    got = _GRAPHS.get(id(program))
+    if got is not None and got[0] is program:
+        return got[1]
+    exits = tuple((ei, si) for ei, e in enumerate(program.edges) for si, s in enumerate(e.stmts)
+                  if isinstance(s, Assert) and s.prop in UNMODELLED and s.cond != TRUE)
+    calls = []
+    for site in exits:
         s = _stmt(program, site)
         if s.prop == UNMODELLED_CALL:
-            out.append((site, None))
+            calls.append((site, None))
         elif s.prop == UNMODELLED_REFUSED:
             found = [r for r in program.refusals if r.call == s.src]
             known = found and all(r.extents is not None for r in found)
-            out.append((site, tuple(x for r in found for x in r.extents) if known else None))
-    return out
+            calls.append((site, tuple(x for r in found for x in r.extents) if known else None))
+    preds: dict[int, list[int]] = {}
+    for e in program.edges:
+        preds.setdefault(e.dst, []).append(e.src)
+    graph = _Graph(exits, calls, successors(program.edges), preds)
+    if len(_GRAPHS) >= 4:
+        _GRAPHS.clear()
+    _GRAPHS[id(program)] = (program, graph)
+    return graph
 
 
 def _closure(step: dict[int, list[int]], start: set[int]) -> set[int]:
@@ -151,8 +174,8 @@ def _later(first: dict[int, int], site: Site) -> bool:
     return site[0] in first and first[site[0]] < site[1]
 
 
-def _in_code(program: Program, site: Site, code) -> bool:
-    src = _stmt(program, site).src
+def _in_code(src, code) -> bool:
+    """Whether the source place `src` lies in the extents `code` (a place not known could lie anywhere)."""
     if src is None:
         return True
     return any(first <= src.line <= last and _same_file(file, src.file) for file, first, last in code)
