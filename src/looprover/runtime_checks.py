@@ -43,10 +43,10 @@ from looprover.errors import GiveUp, InputError, UnsupportedError
 from looprover.jobs import (
     Job, JobOptions, checked_verdict, encoding_choice, load_program, model_assertions_only, undecided_verdict,
 )
-from looprover.program.cfa import Assert, Assume, Edge, Program, SrcLoc
+from looprover.program.cfa import Assert, Assume, Edge, Program, SrcLoc, same_file
 from looprover.processes import Child
 from looprover.program.instrument import UNDECIDED, instrument_no_overflow
-from looprover.program.model_exits import assuming, assuming_untouched, touched, touching_note
+from looprover.program.model_exits import assuming, assuming_untouched, refused_of, touched, touching_note
 from looprover.properties import NO_OVERFLOW, UNMODELLED, UNMODELLED_REFUSED, UNREACH_CALL, Property
 from looprover.verdict import Counterexample, Status, Verdict
 
@@ -170,7 +170,7 @@ def at_places(checks: list[Check], places: list[tuple[str, int]]) -> list[Check]
     assumed, as each check assumes the others."""
     def at(c: Check, file: str, line: int) -> bool:
         return c.src is not None and c.src.line == line and \
-            (_same_file(c.src.file, file) or Path(c.src.file).name == file)
+            (same_file(c.src.file, file) or Path(c.src.file).name == file)
     return [c for c in checks if any(at(c, f, n) for f, n in places)]
 
 
@@ -392,7 +392,8 @@ def _interval_shown(program: Program, checks: list[Check], requested: bool | Non
              if isinstance(st, Assert) and st.prop in UNMODELLED]
     # where the analysis does not show that runs stay in the model: refused calls and others of its assertions
     exits = [site for site in model if site not in result.proved]
-    left = [site for site in exits if not _refused(together, site)]
+    refused = set(refused_of(together))
+    left = [site for site in exits if site not in refused]
     found = (bitvector, result.at_sources(), not left)
     # a check is shown when its sites are, and no run that leaves the model where the analysis does not show it
     # stays can reach them (`model_exits.py`)
@@ -408,11 +409,6 @@ def _interval_shown(program: Program, checks: list[Check], requested: bool | Non
     if not _passes_check(proved, reason, proof_of(proved, result, bitvector), bitvector, mine):
         return None
     return {c.id for c in shown}, reason, found
-
-
-def _refused(program: Program, site: tuple[int, int]) -> bool:
-    st = program.edges[site[0]].stmts[site[1]]
-    return isinstance(st, Assert) and st.prop == UNMODELLED_REFUSED
 
 
 def _relations_shown(program: Program, checks: list[Check], found: tuple, mine: Deadline
@@ -435,9 +431,7 @@ def _relations_shown(program: Program, checks: list[Check], found: tuple, mine: 
                                             state_formulas(together, result, bitvector), mine)
     except (OutOfTime, GiveUp):
         return None
-    open_refused = [(ei, si) for ei, e in enumerate(together.edges) for si, st in enumerate(e.stmts)
-                    if isinstance(st, Assert) and st.prop == UNMODELLED_REFUSED
-                    and (ei, si) not in result.proved and (ei, si) not in extra]
+    open_refused = [x for x in refused_of(together) if x not in result.proved and x not in extra]
     out = touched(together, open_refused, {site for c in checks for site in c.sites})
     shown = [c for c in checks if all((site in result.proved or site in extra) and site not in out
                                       for site in c.sites)]
@@ -528,18 +522,14 @@ def _sanitized_stop(check: Check, cex: Counterexample, sources: list[Path], data
         return HarnessResult(True, said) if not others else \
             HarnessResult(None, f"{said}; the program has {others + 1} assertions and the run does not say which")
     if check.src is None or stop.file is None or stop.line != check.src.line \
-            or not _same_file(stop.file, check.src.file) \
+            or not same_file(stop.file, check.src.file) \
             or not any(w in stop.what for w in _REPORTED_AS.get(check.kind, ())):
         return HarnessResult(False, said)
     twins = [c for c in checks if c.id != check.id and c.kind == check.kind and c.src is not None
-             and c.src.line == check.src.line and _same_file(c.src.file, check.src.file)]
+             and c.src.line == check.src.line and same_file(c.src.file, check.src.file)]
     if twins and not (stop.col and check.src.col == stop.col):
         return HarnessResult(None, f"{said}; {len(twins) + 1} checks of this kind share the line")
     return HarnessResult(True, said)
-
-
-def _same_file(a: str, b: str) -> bool:
-    return Path(a).resolve() == Path(b).resolve()
 
 
 def refusal_lines(program: Program) -> list[str]:

@@ -17,8 +17,9 @@ initialisation (zeroed globals, havocked locals) explicit on the first edges.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field, replace
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Iterable, Iterator, Mapping
 
 from looprover.program.expr import BOOL, Expr, Var, free_vars
@@ -320,17 +321,32 @@ def successors(edges) -> dict[int, list[int]]:
     return succ
 
 
+def closure(step: dict[int, list[int]], start) -> set[int]:
+    """`start` and every location `step` (a successor or predecessor map) leads to from it."""
+    seen = set(start)
+    todo = list(seen)
+    while todo:
+        for y in step.get(todo.pop(), ()):
+            if y not in seen:
+                seen.add(y)
+                todo.append(y)
+    return seen
+
+
 def reached_from(edges, start: int) -> set[int]:
     """The locations a path of at least one of `edges` leads to from `start` (`start` itself only on a cycle)."""
     succ = successors(edges)
-    seen: set[int] = set()
-    todo = list(succ.get(start, ()))
-    while todo:
-        x = todo.pop()
-        if x not in seen:
-            seen.add(x)
-            todo.extend(succ.get(x, ()))
-    return seen
+    return closure(succ, succ.get(start, ()))
+
+
+@lru_cache(maxsize=4096)
+def _real(path: str) -> str:
+    return os.path.realpath(path)
+
+
+def same_file(a: str, b: str) -> bool:
+    """Whether two source file names (of `SrcLoc`s, of a compiler's report) name one file."""
+    return a == b or _real(a) == _real(b)
 
 
 def stmt_to_str(s: Stmt) -> str:

@@ -18,11 +18,9 @@ every check of the program unknown.
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
-from functools import lru_cache
 
-from looprover.program.cfa import Assert, Assume, Edge, Program, successors
+from looprover.program.cfa import Assert, Assume, Edge, Program, closure, same_file, successors
 from looprover.program.expr import TRUE
 from looprover.properties import UNMODELLED, UNMODELLED_CALL, UNMODELLED_REFUSED
 
@@ -35,6 +33,11 @@ def exits_of(program: Program) -> list[Site]:
     return list(_graph(program).exits)
 
 
+def refused_of(program: Program) -> list[Site]:
+    """The sites of the refused calls (`properties.UNMODELLED_REFUSED`) among the exits."""
+    return [x for x in _graph(program).exits if _stmt(program, x).prop == UNMODELLED_REFUSED]
+
+
 def touched(program: Program, exits, sites) -> set[Site]:
     """The sites of `sites` that a run leaving the model at one of `exits` can reach next: one walk forward."""
     edges = program.edges
@@ -42,7 +45,7 @@ def touched(program: Program, exits, sites) -> set[Site]:
     if not exits:
         return set()
     graph = _graph(program)
-    after = _closure(graph.succ, {edges[ei].dst for ei, _ in exits})
+    after = closure(graph.succ, {edges[ei].dst for ei, _ in exits})
     first = _first_on_edge(exits)
     code: list = []
     for k, own in graph.calls:
@@ -66,7 +69,7 @@ def touching(program: Program, exits, sites) -> set[Site]:
     places = {_stmt(program, s).src for s in sites}
     hits = [k for k, own in graph.calls if own is None or any(_in_code(src, own) for src in places)]
     targets = sites + hits
-    before = _closure(graph.preds, {edges[ei].src for ei, _ in targets})
+    before = closure(graph.preds, {edges[ei].src for ei, _ in targets})
     last: dict[int, int] = {}
     for ei, si in targets:
         last[ei] = max(si, last.get(ei, si))
@@ -99,8 +102,7 @@ def touching_note(program: Program, sites) -> str:
     when none can)."""
     if not program.refusals:
         return ""
-    refused = [x for x in exits_of(program) if _stmt(program, x).prop == UNMODELLED_REFUSED]
-    calls = sorted(touching(program, refused, sites))
+    calls = sorted(touching(program, refused_of(program), sites))
     if not calls:
         return ""
     first = _stmt(program, calls[0]).src
@@ -150,17 +152,6 @@ def _graph(program: Program) -> _Graph:
     return graph
 
 
-def _closure(step: dict[int, list[int]], start: set[int]) -> set[int]:
-    seen = set(start)
-    todo = list(start)
-    while todo:
-        for y in step.get(todo.pop(), ()):
-            if y not in seen:
-                seen.add(y)
-                todo.append(y)
-    return seen
-
-
 def _first_on_edge(sites) -> dict[int, int]:
     """Per edge, the least statement index of `sites` on it."""
     first: dict[int, int] = {}
@@ -178,13 +169,4 @@ def _in_code(src, code) -> bool:
     """Whether the source place `src` lies in the extents `code` (a place not known could lie anywhere)."""
     if src is None:
         return True
-    return any(first <= src.line <= last and _same_file(file, src.file) for file, first, last in code)
-
-
-@lru_cache(maxsize=4096)
-def _real(path: str) -> str:
-    return os.path.realpath(path)
-
-
-def _same_file(a: str, b: str) -> bool:
-    return a == b or _real(a) == _real(b)
+    return any(first <= src.line <= last and same_file(file, src.file) for file, first, last in code)

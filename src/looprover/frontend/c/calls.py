@@ -263,7 +263,9 @@ class CallMixin(LoweringState):
         which checks a real run could reach from there is read off it (`model_exits.py`)."""
         self.loc = self.where(c)
         where = str(exc.where) if exc.where is not None else ""
-        self.refusals.append(Refusal(self.loc, exc.construct, where, self.code_of(fdef)))
+        if fdef.canonical not in self.refused_code:    # the same for every call of it (debie1: 191 calls)
+            self.refused_code[fdef.canonical] = self.code_of(fdef)
+        self.refusals.append(Refusal(self.loc, exc.construct, where, self.refused_code[fdef.canonical]))
         self.emit(Assert(FALSE, UNMODELLED_REFUSED, self.loc))
         rt = self.type_of(fdef.result_type, fdef)
         return Val(rt, {}) if isinstance(rt, CVoid) or not want else self.zero(rt)

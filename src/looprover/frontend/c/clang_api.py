@@ -74,34 +74,27 @@ def unary_op(c: ci.Cursor) -> int:
     return lib().clang_getCursorUnaryOperatorKind(c)
 
 
-def evaluate_int(c: ci.Cursor) -> int | None:
-    """Clang's constant folding of an integer expression (case labels, sizeof, character literals)."""
+def _evaluate(c: ci.Cursor, kind: int, read):
+    """Clang's constant folding of `c`, read by `read(lib, result)` when it is of `kind`; else None."""
     lb = lib()
     res = lb.clang_Cursor_Evaluate(c)
     if not res:
         return None
     try:
-        if lb.clang_EvalResult_getKind(res) != _CXEval_Int:
-            return None
-        if lb.clang_EvalResult_isUnsignedInt(res):
-            return int(lb.clang_EvalResult_getAsUnsigned(res))
-        return int(lb.clang_EvalResult_getAsLongLong(res))
+        return read(lb, res) if lb.clang_EvalResult_getKind(res) == kind else None
     finally:
         lb.clang_EvalResult_dispose(res)
+
+
+def evaluate_int(c: ci.Cursor) -> int | None:
+    """Clang's constant folding of an integer expression (case labels, sizeof, character literals)."""
+    return _evaluate(c, _CXEval_Int, lambda lb, res: int(lb.clang_EvalResult_getAsUnsigned(res))
+                     if lb.clang_EvalResult_isUnsignedInt(res) else int(lb.clang_EvalResult_getAsLongLong(res)))
 
 
 def evaluate_float(c: ci.Cursor) -> float | None:
     """Clang's constant folding of a floating-point expression, as a double (None when it does not fold)."""
-    lb = lib()
-    res = lb.clang_Cursor_Evaluate(c)
-    if not res:
-        return None
-    try:
-        if lb.clang_EvalResult_getKind(res) != _CXEval_Float:
-            return None
-        return float(lb.clang_EvalResult_getAsDouble(res))
-    finally:
-        lb.clang_EvalResult_dispose(res)
+    return _evaluate(c, _CXEval_Float, lambda lb, res: float(lb.clang_EvalResult_getAsDouble(res)))
 
 
 def presumed_location(loc: ci.SourceLocation) -> tuple[str, int, int]:

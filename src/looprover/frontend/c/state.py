@@ -91,6 +91,7 @@ class LoweringState:
         self.nondet_undefined = nondet_undefined  # havoc at calls of undefined functions (`CallMixin.undefined_call`)
         self.assumptions: list[str] = []    # what the model assumes beyond C (`Program.assumptions`)
         self.refusals: list = []            # `check`: calls whose body is refused (`Program.refusals`)
+        self.refused_code: dict = {}        # and the code each refused function runs (`CallMixin.code_of`)
         self.tu = parsed.tu
         self.types = TypeTable(data_model)
         self.IDX = self.types.index_type
