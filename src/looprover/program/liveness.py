@@ -12,26 +12,48 @@ from looprover.program.expr import Var
 
 def live_through(edge: Edge, live_after: frozenset[Var]) -> frozenset[Var]:
     """The variables live before `edge`, given those live after it."""
-    out = set(live_after)
+    kill, gen = _summary(edge)
+    return (live_after - kill) | gen
+
+
+def _summary(edge: Edge) -> tuple[frozenset[Var], frozenset[Var]]:
+    """(K, G) with live-before = (live-after - K) | G: the variables the edge writes, and those it reads before
+    writing them. One pass over the statements, so that the fixpoint below never walks them again."""
+    kill: set[Var] = set()
+    gen: set[Var] = set()
     for s in reversed(edge.stmts):
-        out -= s.writes()
-        out |= s.reads()
-    return frozenset(out)
+        w = s.writes()
+        kill |= w
+        gen -= w
+        gen |= s.reads()
+    return frozenset(kill), frozenset(gen)
 
 
 def liveness(program: Program) -> dict[int, frozenset[Var]]:
-    """Live-in variables per location (backward may-analysis; `exit` and sinks have nothing live)."""
+    """Live-in variables per location (backward may-analysis; `exit` and sinks have nothing live), by a worklist
+    over the edges' summaries (x509-parser inlined: 27,736 edges of 309,315 statements; walking the statements
+    in every round took a minute)."""
     live: dict[int, frozenset[Var]] = {l: frozenset() for l in program.locations}
-    changed = True
-    while changed:
-        changed = False
-        for loc in reversed(program.locations):
-            if loc == program.exit:
-                continue
-            new: set[Var] = set()
-            for e in program.out_edges(loc):
-                new |= live_through(e, live[e.dst])
-            if new != live[loc]:
-                live[loc] = frozenset(new)
-                changed = True
+    summary = {id(e): _summary(e) for e in program.edges}
+    preds: dict[int, set[int]] = {}
+    for e in program.edges:
+        preds.setdefault(e.dst, set()).add(e.src)
+    work = list(program.locations)         # popped from the end: the last locations first
+    queued = set(work)
+    while work:
+        loc = work.pop()
+        queued.discard(loc)
+        if loc == program.exit:
+            continue
+        new: set[Var] = set()
+        for e in program.out_edges(loc):
+            kill, gen = summary[id(e)]
+            new |= live[e.dst] - kill
+            new |= gen
+        if new != live[loc]:
+            live[loc] = frozenset(new)
+            for p in preds.get(loc, ()):
+                if p not in queued:
+                    queued.add(p)
+                    work.append(p)
     return live
