@@ -20,7 +20,7 @@ from looprover.deadline import Deadline
 from looprover.program.cfa import Edge
 from looprover.program.cpg import ERROR, CPGEdge, CutpointGraph
 from looprover.program.expr import IntType, Var
-from looprover.smt.dag import DagEncoding, DagSpec, EdgeEnc, Violation, encode_dag
+from looprover.smt.dag import DagEncoding, DagSpec, EdgeEnc, SsaEnv, Violation, encode_dag
 from looprover.smt.encode import Encoder
 from looprover.smt.systems import pc_system
 from looprover.smt.terms import FALSE, Renaming, is_false, mk_and, mk_ite, mk_or
@@ -84,12 +84,20 @@ class CPGSystem:
     @cached_property
     def regions(self) -> dict[int, DagEncoding]:
         """Each fragment's SSA DAG, over the current state."""
-        regions: dict[int, DagEncoding] = {}
-        for src in self.cpg.sources:
-            self.enc.prefix = f"c{src}."
-            regions[src] = encode_dag(self.enc, fragment_spec(self.cpg, src), self.cur)
-        self.enc.prefix = ""
-        return regions
+        return {src: self.region(src) for src in self.cpg.sources}
+
+    def region(self, src: int) -> DagEncoding:
+        """`src`'s fragment as an SSA DAG over the current state, made anew (`regions` keeps them all; a proof's
+        check needs one at a time, and on inlined real code all of them at once take gigabytes)."""
+        self.enc.prefix = f"c{src}."
+        try:
+            return encode_dag(self.enc, fragment_spec(self.cpg, src), self._cur_env)
+        finally:
+            self.enc.prefix = ""
+
+    @cached_property
+    def _cur_env(self) -> SsaEnv:
+        return SsaEnv.of(self.cur, entry=True)     # made once: it has every variable
 
     @cached_property
     def ts(self) -> TransitionSystem:

@@ -18,8 +18,10 @@ from __future__ import annotations
 import heapq
 from collections import ChainMap
 from dataclasses import dataclass, field
-from typing import Callable, Hashable, Mapping, Sequence
+from collections.abc import Mapping
+from typing import Callable, Hashable, Sequence
 
+import immutables
 import z3
 
 from looprover.errors import UnsupportedError
@@ -28,6 +30,65 @@ from looprover.program.expr import Compare, Expr, Store, Var, not_
 from looprover.smt.encode import Encoder
 from looprover.smt.solver import check_deadline
 from looprover.smt.terms import FALSE, TRUE, is_false, mk_and, mk_ite, mk_not, mk_or
+
+
+# ------------------------------------------------------------------------------------------ environments
+class SsaEnv(Mapping):
+    """The values of all variables at one point of an encoded DAG.
+
+    Why not a dict: a dict per edge and per node copies every variable's entry, and inlined real code has
+    thousands of variables (x509-parser: 9,671, with 27,736 edges; the dicts of one proof check's encoding took
+    18 GB). Here the values are a persistent map (`immutables.Map`: a write shares all but O(log n) of it), and
+    `log` records the names written since the DAG's entry as a chain of cells `(names, previous cell, depth)`
+    shared with the environments this one came from, so that a join compares only the names written since its
+    incoming environments last agreed (`_diverged`), not every variable."""
+    __slots__ = ("values", "log")
+
+    def __init__(self, values: immutables.Map, log: tuple | None):
+        self.values = values
+        self.log = log
+
+    @staticmethod
+    def of(env: Mapping[str, object], entry: bool = False) -> "SsaEnv":
+        """`env` as an environment: of a DAG's entry (nothing written yet), or else one whose every name counts
+        as written (what a join must compare)."""
+        if isinstance(env, SsaEnv):
+            return env
+        values = env if isinstance(env, immutables.Map) else immutables.Map(env)
+        return SsaEnv(values, None if entry else (tuple(values), None, 1))
+
+    def written(self, names: Mapping[str, object]) -> "SsaEnv":
+        """This environment after `names` are written."""
+        if not names:
+            return self
+        return SsaEnv(self.values.update(names), (tuple(names), self.log, _depth(self.log) + 1))
+
+    def __getitem__(self, name: str):
+        return self.values[name]
+
+    def __iter__(self):
+        return iter(self.values)
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+
+def _depth(log: tuple | None) -> int:
+    return 0 if log is None else log[2]
+
+
+def _diverged(envs: Sequence[SsaEnv]) -> tuple[set[str], tuple | None]:
+    """The names written on the way to any of `envs` since the last log cell all of them share, and that cell:
+    only those names can hold different values in them."""
+    logs = [e.log for e in envs]
+    names: set[str] = set()
+    while any(l is not logs[0] for l in logs):
+        deepest = max(_depth(l) for l in logs)
+        for i, l in enumerate(logs):
+            if _depth(l) == deepest:
+                names.update(l[0])
+                logs[i] = l[1]
+    return names, logs[0]
 
 
 # ------------------------------------------------------------------------------------------ DAG data
@@ -134,7 +195,7 @@ def encode_dag(enc: Encoder, spec: DagSpec, env0: Mapping[str, z3.ExprRef], join
     (3.0 s vs 0.16 s at 256): the arithmetic simplifier folds `i-1-1-1` chains, names block that.
     `join_consts=True` names merged values at every join (measured: no gain; kept for experiments).
     """
-    dag = DagEncoding(spec, {spec.entry: TRUE}, {spec.entry: env0}, {}, {}, [], [], [])
+    dag = DagEncoding(spec, {spec.entry: TRUE}, {spec.entry: SsaEnv.of(env0, entry=True)}, {}, {}, [], [], [])
     for count, node in enumerate(spec.order):
         if count % 256 == 255:
             check_deadline(enc.deadline)
@@ -171,7 +232,8 @@ class LazyDag:
                  stable: frozenset = frozenset(), name_guards: bool = True, one_way_binders: bool = False):
         self.enc, self.key, self.successors, self.is_open = enc, key, successors, is_open
         self.sinks, self.stable, self.name_guards = sinks, stable, name_guards
-        self.dag = DagEncoding(DagSpec(entry, [], {}), {entry: TRUE}, {entry: env0}, {}, {}, [], [], [],
+        self.dag = DagEncoding(DagSpec(entry, [], {}), {entry: TRUE}, {entry: SsaEnv.of(env0, entry=True)},
+                               {}, {}, [], [], [],
                                one_way_binders)
         self.visited: set[Hashable] = set()              # nodes whose out-edges are encoded
         self.more: dict[Hashable, z3.BoolRef] = {}       # open nodes: their current completeness literal
@@ -259,7 +321,7 @@ class LazyDag:
                 kept[name] = t0
         self.kept[node] = kept
         g, env = self._chain(node, ins, [n for n in ins[0].env if n not in kept], True)
-        dag.envs[node] = {**env, **kept}
+        dag.envs[node] = SsaEnv.of({**env, **kept})
         gc = z3.Bool(enc.fresh_name("g"))
         dag.aux.append(gc)
         dag.side.append(gc == g)
@@ -428,7 +490,7 @@ def _edge(enc: Encoder, dag: DagEncoding, node, edge: Edge, dst, env: Mapping[st
         else:
             raise UnsupportedError(f"statement {type(st).__name__}")
     taken = FALSE if blocked else mk_and(*conds)
-    post = env if not written else {**env, **written}
+    post = env.written(written)
     return EdgeEnc(node, edge, dst, taken, post, written, havocs, cells)
 
 
@@ -441,12 +503,14 @@ def _named(enc: Encoder, dag: DagEncoding, c: z3.BoolRef) -> z3.BoolRef:
     return q
 
 
-def _merge(enc: Encoder, dag: DagEncoding, ins: list[EdgeEnc], join_consts: bool) -> Mapping[str, object]:
+def _merge(enc: Encoder, dag: DagEncoding, ins: list[EdgeEnc], join_consts: bool) -> SsaEnv:
     if len(ins) == 1:
         return ins[0].env
+    names, common = _diverged([ee.env for ee in ins])
     first = ins[0].env
     merged: dict[str, object] = {}
-    for name, t0 in first.items():
+    for name in names:
+        t0 = first[name]
         terms = [t0]
         same = True
         for ee in ins[1:]:
@@ -455,7 +519,6 @@ def _merge(enc: Encoder, dag: DagEncoding, ins: list[EdgeEnc], join_consts: bool
             if same and not same_value(t, t0):
                 same = False
         if same:
-            merged[name] = t0
             continue
         ty = enc.var_types[name]
         r = enc.term(terms[-1], ty)
@@ -467,7 +530,9 @@ def _merge(enc: Encoder, dag: DagEncoding, ins: list[EdgeEnc], join_consts: bool
             dag.side.append(c == r)
             r = c
         merged[name] = r
-    return merged
+    # every name written since `common` is logged again: it may differ from its value there
+    return SsaEnv(first.values.update(merged) if merged else first.values,
+                  (tuple(names), common, _depth(common) + 1) if names else common)
 
 
 def _complementary(c: Expr, d: Expr) -> bool:
