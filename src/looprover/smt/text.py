@@ -10,7 +10,16 @@ import z3
 
 
 def to_text(f: z3.BoolRef) -> str:
-    """`f` as SMT-LIB2 declarations and one assertion."""
+    """`f` as SMT-LIB2 declarations and one assertion. z3's benchmark printer writes it ten to twenty times
+    faster than its pretty-printer (an interval proof of inlined x509-parser: 1,800 invariants of about 900
+    bounds each, 115 s with the pretty-printer), but it does not always write what its parser reads back as the
+    same term (a quantifier's): its text is used where it reads back as `f`, the pretty-printer's elsewhere."""
+    fast = z3.Z3_benchmark_to_smtlib_string(f.ctx_ref(), "", "", "unknown", "", 0, None, f.as_ast())
+    try:
+        if from_text(fast, f.ctx).eq(f):
+            return fast
+    except z3.Z3Exception:
+        pass
     s = z3.Solver(ctx=f.ctx)
     s.add(f)
     return s.sexpr()
