@@ -146,3 +146,54 @@ def test_a_variable_live_at_the_start_keeps_its_type_s_range_from_there(tmp_path
     v = verify("intervals", program, timeout=30, bitvector=bitvector)
     assert v.status == Status.TRUE, v.reason
     assert v.evidence.check(program, bitvector, Deadline.after(30)) is None
+
+
+SHARED = HEADER + """int main(void) {
+  int a = __VERIFIER_nondet_int(), s = 0, t = 0, i;
+  if (a > 0) for (i = 0; i < 10; i++) s = i;
+  t = s + 1; t = t + 2; t = t + 3; t = t - 1; t = t + 2; s = s + 0;
+  if (a > 1) for (i = 0; i < 10; i++) s = i;
+  t = s + 1; t = t + 2; t = t + 3; t = t - 1; t = t + 2; s = s + 0;
+  if (a > 2) for (i = 0; i < 10; i++) s = i;
+  t = s + 1; t = t + 2; t = t + 3; t = t - 1; t = t + 2;
+  __VERIFIER_assert(s <= 9 && t <= 16);
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("bitvector", [False, True])
+def test_code_the_loop_heads_fragments_share_is_cut_out_and_checked_once(tmp_path, bitvector):
+    """After a conditional loop, the code up to the next loop lies in the fragment of the loop head and in that
+    of the node before the loop: the proof cuts the graph where such shared code starts, with the analysis's
+    state there as its invariant, so that its check encodes that code once (x509-parser's fragments held 17
+    times its locations). The proof checks, and a wrong invariant at such a point does not."""
+    from looprover.program.cpg import build_cpg, split_points
+    from looprover.smt.text import to_text
+    program = _load(tmp_path, SHARED)
+    live = liveness(program)
+    splits = split_points(program, lambda loc: len(live[loc]))
+    assert splits and not splits & {program.init, program.exit}
+
+    def interior(cpg):
+        return sum(len(f.inner) for f in cpg.fragments.values())
+    assert interior(build_cpg(program, splits=splits)) < interior(build_cpg(program))
+    v = verify("intervals", program, timeout=30, bitvector=bitvector)
+    assert v.status == Status.TRUE, v.reason
+    assert v.evidence.splits == tuple(sorted(splits)) and {n for n, _ in v.evidence.invariants} >= splits
+    assert v.evidence.check(program, bitvector, Deadline.after(30)) is None
+    import z3
+    cut = min(splits)
+    wrong = tuple((n, to_text(z3.BoolVal(False)) if n == cut else t) for n, t in v.evidence.invariants)
+    assert dataclasses.replace(v.evidence, invariants=wrong).check(program, bitvector, Deadline.after(30))
+    missing = tuple((n, t) for n, t in v.evidence.invariants if n != cut)
+    assert "no interpretation" in dataclasses.replace(v.evidence, invariants=missing).check(
+        program, bitvector, Deadline.after(30))
+    odd = dataclasses.replace(v.evidence, splits=(program.num_locs + 5,))
+    assert "no location" in odd.check(program, bitvector, Deadline.after(30))
+
+
+def test_no_cut_where_shared_code_is_shorter_than_the_invariant_it_would_need(tmp_path):
+    from looprover.program.cpg import split_points
+    program = _load(tmp_path, SHARED)
+    assert not split_points(program, lambda loc: 10_000)

@@ -46,15 +46,17 @@ class Analysis:
         return Analysis(None, {n: s for n, s in self.states.items() if n in keep}, self.cutpoints, self.proved,
                         self.unproved)
 
-    def invariants(self, bitvector: bool) -> list[Candidate]:
-        """The cutpoints' states as candidate invariants, over the variables live there: `false` where nothing
-        arrives, else each variable's bounds (with integers also those of its type, which a state leaves out
-        but z3's Int does not know) and each known boolean. The initial location's too: a variable live there
-        (read before any write, e.g. a struct member a write through a pointer may keep) starts with its type's
-        range, which a cutpoint's bounds rest on and the first fragment's clause must be given."""
-        live = liveness(self.program)
+    def invariants(self, bitvector: bool, also: frozenset[int] = frozenset(),
+                   live: dict[int, frozenset[Var]] | None = None) -> list[Candidate]:
+        """The cutpoints' states as candidate invariants, over the variables live there (`live`, else computed):
+        `false` where nothing arrives, else each variable's bounds (with integers also those of its type, which
+        a state leaves out but z3's Int does not know) and each known boolean. The initial location's too: a
+        variable live there (read before any write, e.g. a struct member a write through a pointer may keep)
+        starts with its type's range, which a cutpoint's bounds rest on and the first fragment's clause must be
+        given. And those of the locations `also` (any state over-approximates its location's executions)."""
+        live = liveness(self.program) if live is None else live
         out: list[Candidate] = []
-        for c in sorted({self.program.init, *self.cutpoints}):
+        for c in sorted({self.program.init, *self.cutpoints, *also}):
             s = self.states.get(c)
             if s is None:
                 out.append(Candidate(c, FALSE))

@@ -17,6 +17,8 @@ from looprover.absint.fixpoint import Analysis, analyze
 from looprover.engines.base import Engine, Run, Task
 from looprover.evidence.proofs import CutpointInvariantProof
 from looprover.program.cfa import Program
+from looprover.program.cpg import split_points
+from looprover.program.liveness import liveness
 from looprover.smt.cpg_system import state_name
 from looprover.smt.encode import Encoder
 from looprover.smt.terms import mk_and
@@ -47,17 +49,27 @@ class Intervals(Engine):
 
 def proof_of(program: Program, result: Analysis, bitvector: bool) -> CutpointInvariantProof:
     """The analysis's states at the cutpoint-graph sources (the initial location and the cutpoints) as one
-    formula each (`state_formulas`). `program` may be the analysed one with assertions made assumptions: both
-    refine a state alike, so the states are the same."""
-    return CutpointInvariantProof.of(state_formulas(program, result, bitvector), program)
+    formula each (`state_formulas`), and at the locations where cutting the graph once more pays
+    (`program.cpg.split_points`: inlined real code shares long stretches between the fragments of its loop
+    heads). `program` may be the analysed one with assertions made assumptions: both refine a state alike, so
+    the states are the same."""
+    live = liveness(program)
+    splits = split_points(program, lambda loc: len(live.get(loc, ())))
+    return CutpointInvariantProof.of(state_formulas(program, result, bitvector, splits, live), program, splits)
 
 
-def state_formulas(program: Program, result: Analysis, bitvector: bool) -> dict[int, z3.BoolRef]:
-    """The analysis's state at each cutpoint-graph source as a formula over the state constants the cutpoint
-    graph's Horn clauses have as parameters (`smt.systems.cpg_horn`, `smt.cpg_system.CPGSystem.cur`)."""
+def state_formulas(program: Program, result: Analysis, bitvector: bool, also: frozenset[int] = frozenset(),
+                   live: dict | None = None) -> dict[int, z3.BoolRef]:
+    """The analysis's state at each cutpoint-graph source (and at the locations `also`) as a formula over the
+    state constants the cutpoint graph's Horn clauses have as parameters (`smt.systems.cpg_horn`,
+    `smt.cpg_system.CPGSystem.cur`)."""
     enc = Encoder(program, bitvector, prefix="")
     env = {v.name: enc.const(state_name(v.name), v.type) for v in program.all_vars}
-    atoms: dict[int, list[z3.BoolRef]] = {n: [] for n in {program.init, *result.cutpoints}}
-    for c in result.invariants(bitvector):
-        atoms[c.node].append(enc.expr(c.atom, env))
+    atoms: dict[int, list[z3.BoolRef]] = {n: [] for n in {program.init, *result.cutpoints, *also}}
+    made: dict = {}     # most bounds recur at many locations: each is encoded once
+    for c in result.invariants(bitvector, also, live):
+        f = made.get(c.atom)
+        if f is None:
+            f = made[c.atom] = enc.expr(c.atom, env)
+        atoms[c.node].append(f)
     return {n: mk_and(*fs) for n, fs in atoms.items()}

@@ -37,7 +37,7 @@ from looprover.errors import GiveUp
 from looprover.smt.mbp import vocabulary
 from looprover.smt.solver import check, obligation_failure
 from looprover.smt.systems import clause_name
-from looprover.smt.terms import mk_and, mk_not
+from looprover.smt.terms import mk_and, mk_not, mk_or
 from looprover.smt.text import from_text, to_text
 
 
@@ -169,17 +169,23 @@ class ClosedRunProof(Proof):
 class CutpointInvariantProof(Proof):
     invariants: tuple[tuple[int, str], ...]     # (CPG node, the invariant as SMT-LIB text over its live variables)
     labels: tuple[tuple[int, str], ...] = ()    # (node, how users know it: `Program.loc_label`), for --json
+    # locations the graph is cut at besides the loop heads (`cpg.split_points`): a proof of a large program
+    # gives invariants there too, so that code the loop heads' fragments share is checked once
+    splits: tuple[int, ...] = ()
     kind: ClassVar[str] = "cutpoint-invariants"
 
     @staticmethod
-    def of(interp, program: Program) -> "CutpointInvariantProof":
+    def of(interp, program: Program, splits: frozenset[int] = frozenset()) -> "CutpointInvariantProof":
         """The proof for `interp` (CPG node -> z3 formula over the node's live variables)."""
         nodes = sorted(interp)
         return CutpointInvariantProof(tuple((n, to_text(interp[n])) for n in nodes),
-                                      tuple((n, program.loc_label(n)) for n in nodes))
+                                      tuple((n, program.loc_label(n)) for n in nodes), tuple(sorted(splits)))
 
     def check(self, program: Program, bitvector: bool, deadline: Deadline) -> str | None:
-        sys = CPGSystem(build_cpg(program), bitvector, deadline)
+        odd = [n for n in self.splits if not 0 <= n < program.num_locs]
+        if odd:
+            return f"the proof cuts the graph at {odd[0]}, which is no location of the program"
+        sys = CPGSystem(build_cpg(program, splits=frozenset(self.splits)), bitvector, deadline)
         return _cutpoint_failure(sys, {n: from_text(t) for n, t in self.invariants}, deadline)
 
     def to_json(self) -> dict[str, Any]:
@@ -195,9 +201,9 @@ def _cutpoint_failure(sys: CPGSystem, interp: dict[int, z3.BoolRef], deadline: D
     Why per fragment: a CPG edge's formula encodes its own sub-DAG of its source's fragment, and the fragments of
     inlined real code share long prefixes among their edges: cwalk's 944 fragments hold 7,061 CFA edges, its
     17,195 CPG edges 741,006, and their clauses did not finish encoding in 20 minutes. Here each fragment is
-    encoded once (`CPGSystem.regions`) and its obligations -- each target's invariant at the values the
-    fragment ends with there, no failed assertion -- are asked in turn of one solver holding the source's
-    invariant and the fragment. Quantified invariants (Spacer's) are checked clause by clause instead
+    encoded once (`CPGSystem.region`) and its obligations -- each target's invariant at the values the
+    fragment ends with there, no failed assertion -- are asked together of one solver holding the source's
+    invariant and the fragment (`failure`). Quantified invariants (Spacer's) are checked clause by clause instead
     (`by_clause`): small programs, where incremental solving gives up on them."""
     var_of = {sys.cur[v.name].get_id(): v for v in sys.vars}
     quantified = False
@@ -229,18 +235,22 @@ def _cutpoint_failure(sys: CPGSystem, interp: dict[int, z3.BoolRef], deadline: D
         except GiveUp as err:
             return f"clause {name}: {err}"
 
-    def failure(s: z3.Solver, src: int, dst: int, *fs: z3.BoolRef) -> str | None:
-        """The obligation `fs` of the clause of CPG edge src -> dst, asked of the fragment's solver `s`; where
-        that solver gives up, asked again as `by_clause` does."""
-        s.push()
-        s.add(*fs)
+    def failure(src: int, goals: list[tuple[int, z3.BoolRef]], *given: z3.BoolRef) -> str | None:
+        """The obligations `goals` (target, the clause's failure) of `src`'s fragment `given` (the source's
+        invariant, the fragment's side conditions), asked at once: one query per fragment, since building the
+        solver's state for a large fragment is what costs (pushing a scope for each target took four times the
+        solving on x509-parser). Where they do not all hold, or the solver gives up, each clause is asked on
+        its own (`by_clause`), which names the one that fails."""
         try:
-            return outcome(s, clause_name(src, dst))
+            if check(solver(*given, mk_or(*(f for _, f in goals))), deadline) == z3.unsat:
+                return None
         except GiveUp:
             pass
-        finally:
-            s.pop()
-        return by_clause(edge_of[(src, dst)])
+        for dst, _ in goals:
+            why = by_clause(edge_of[(src, dst)])
+            if why:
+                return why
+        return f"the clauses of {sys.program.loc_label(src)}'s fragment hold one by one but not together"
 
     def by_clause(edge) -> str | None:
         """The clause of one CPG edge (its own sub-DAG) in a fresh solver: what quantified invariants need
@@ -265,21 +275,20 @@ def _cutpoint_failure(sys: CPGSystem, interp: dict[int, z3.BoolRef], deadline: D
                     return why
         return None
     for src in sys.cpg.sources:
-        R = sys.regions[src]
-        s = solver(interp[src], *R.side)
+        R = sys.region(src)
+        goals: list[tuple[int, z3.BoolRef]] = []
         for t in sys.cpg.fragment(src).targets:
             g = R.guard(("t", t))
             if t not in over or z3.is_false(g):          # an exit: nothing follows
                 continue
             env = R.envs[("t", t)]
             after = z3.substitute(interp[t], *((sys.cur[v.name], sys.enc.term(env[v.name], v.type)) for v in over[t]))
-            why = failure(s, src, t, g, mk_not(after))
-            if why:
-                return why
+            goals.append((t, mk_and(g, mk_not(after))))
         if R.violations:
-            why = failure(s, src, ERROR, R.error())
-            if why:
-                return why
+            goals.append((ERROR, R.error()))
+        why = failure(src, goals, interp[src], *R.side) if goals else None
+        if why:
+            return why
     return None
 
 
