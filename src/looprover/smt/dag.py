@@ -77,18 +77,19 @@ def _depth(log: tuple | None) -> int:
     return 0 if log is None else log[2]
 
 
-def _diverged(envs: Sequence[SsaEnv]) -> tuple[set[str], tuple | None]:
-    """The names written on the way to any of `envs` since the last log cell all of them share, and that cell:
-    only those names can hold different values in them."""
+def _diverged(envs: Sequence[SsaEnv]) -> tuple[list[str], tuple | None]:
+    """The names written on the way to any of `envs` since the last log cell all of them share (each once, in
+    the order the walk meets them: a set's order would vary with Python's string hashing, and with it the order
+    in which z3 terms are made), and that cell: only those names can hold different values in them."""
     logs = [e.log for e in envs]
-    names: set[str] = set()
+    names: dict[str, None] = {}
     while any(l is not logs[0] for l in logs):
         deepest = max(_depth(l) for l in logs)
         for i, l in enumerate(logs):
             if _depth(l) == deepest:
-                names.update(l[0])
+                names.update(dict.fromkeys(l[0]))
                 logs[i] = l[1]
-    return names, logs[0]
+    return list(names), logs[0]
 
 
 # ------------------------------------------------------------------------------------------ DAG data
