@@ -197,3 +197,36 @@ def test_no_cut_where_shared_code_is_shorter_than_the_invariant_it_would_need(tm
     from looprover.program.cpg import split_points
     program = _load(tmp_path, SHARED)
     assert not split_points(program, lambda loc: 10_000)
+
+
+@pytest.mark.parametrize("bitvector", [False, True])
+def test_where_a_fragment_s_query_gives_up_its_clauses_are_asked_one_by_one(tmp_path, monkeypatch, bitvector):
+    """A proof's check asks a fragment's obligations together; where the solver gives up on that query, each
+    clause alone decides: the analysis's proof still passes, a wrong one still fails."""
+    import z3
+
+    from looprover.errors import GiveUp
+    from looprover.evidence import proofs
+    from looprover.smt.text import to_text
+    together: list[z3.BoolRef] = []
+    real_or, real_check = proofs.mk_or, proofs.check
+
+    def recorded_or(*fs):       # the same disjunction, made a term no other query has
+        f = z3.And(real_or(*fs), z3.Not(z3.Bool("made-up marker")))
+        together.append(f)
+        return f
+
+    def giving_up(s, deadline):
+        if any(a.eq(f) for a in s.assertions() for f in together):
+            raise GiveUp("unknown (made up by the test)")
+        return real_check(s, deadline)
+    monkeypatch.setattr(proofs, "mk_or", recorded_or)
+    monkeypatch.setattr(proofs, "check", giving_up)
+    program = _load(tmp_path, SHARED)
+    v = verify("intervals", program, timeout=30, bitvector=bitvector)
+    assert v.status == Status.TRUE, v.reason
+    assert v.evidence.check(program, bitvector, Deadline.after(30)) is None
+    assert together
+    cut = min(v.evidence.splits)
+    wrong = tuple((n, to_text(z3.BoolVal(False)) if n == cut else t) for n, t in v.evidence.invariants)
+    assert dataclasses.replace(v.evidence, invariants=wrong).check(program, bitvector, Deadline.after(30))

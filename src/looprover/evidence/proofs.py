@@ -241,16 +241,20 @@ def _cutpoint_failure(sys: CPGSystem, interp: dict[int, z3.BoolRef], deadline: D
         solver's state for a large fragment is what costs (pushing a scope for each target took four times the
         solving on x509-parser). Where they do not all hold, or the solver gives up, each clause is asked on
         its own (`by_clause`), which names the one that fails."""
+        gave_up = False
         try:
             if check(solver(*given, mk_or(*(f for _, f in goals))), deadline) == z3.unsat:
                 return None
         except GiveUp:
-            pass
+            gave_up = True
         for dst, _ in goals:
             why = by_clause(edge_of[(src, dst)])
             if why:
                 return why
-        return f"the clauses of {sys.program.loc_label(src)}'s fragment hold one by one but not together"
+        if gave_up:
+            return None             # each clause holds on its own
+        # each holds alone, yet the fragment's encoding has a model that breaks one: the encodings disagree
+        return f"the clauses of {sys.program.loc_label(src)}'s fragment hold one by one, not in its encoding"
 
     def by_clause(edge) -> str | None:
         """The clause of one CPG edge (its own sub-DAG) in a fresh solver: what quantified invariants need
