@@ -381,7 +381,7 @@ def _interval_shown(program: Program, checks: list[Check], requested: bool | Non
     """The first pass's work, in its child: the ids of the checks shown, with the reason, and (bit-vectors or
     not, the analysis at the cutpoint-graph sources) for the second; or None."""
     from looprover.absint.fixpoint import analyze
-    from looprover.engines.intervals import proof_of
+    from looprover.engines.intervals import places, proof_of
     together = asserting(program, {site for c in checks for site in c.sites})
     bitvector, _ = encoding_choice(together, requested, True)
     try:
@@ -404,9 +404,10 @@ def _interval_shown(program: Program, checks: list[Check], requested: bool | Non
     # the proof is checked with the model's assertions it shows as assertions (so that, with none left, it shows
     # that no run leaves the model), and those it does not as assumptions: no run to a shown check passes them
     proved = assuming(asserting(program, {site for c in shown for site in c.sites}, untouched_exits=False), exits)
+    proof = proof_of(proved, result, bitvector)
     reason = f"shown with {len(shown) - 1} other checks by an interval analysis, its invariants at " \
-             f"{len(result.cutpoints)} cutpoints checked by z3"
-    if not _passes_check(proved, reason, proof_of(proved, result, bitvector), bitvector, mine):
+             f"{places(result, proof)} checked by z3"
+    if not _passes_check(proved, reason, proof, bitvector, mine):
         return None
     return {c.id for c in shown}, reason, found
 

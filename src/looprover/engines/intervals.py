@@ -43,8 +43,8 @@ class Intervals(Engine):
             return self.unknown(f"the interval analysis shows {len(result.proved)} of {total} assertions; "
                                 f"not the one{where}: {st.cond}")
         shown = f"show all {total} assertions" if total else "hold (the program has no assertion)"
-        return self.true(f"interval invariants at {len(result.cutpoints)} cutpoints {shown}",
-                         proof_of(program, result, run.bitvector))
+        proof = proof_of(program, result, run.bitvector)
+        return self.true(f"interval invariants at {places(result, proof)} {shown}", proof)
 
 
 def proof_of(program: Program, result: Analysis, bitvector: bool) -> CutpointInvariantProof:
@@ -56,6 +56,12 @@ def proof_of(program: Program, result: Analysis, bitvector: bool) -> CutpointInv
     live = liveness(program)
     splits = split_points(program, lambda loc: len(live.get(loc, ())))
     return CutpointInvariantProof.of(state_formulas(program, result, bitvector, splits, live), program, splits)
+
+
+def places(result: Analysis, proof: CutpointInvariantProof) -> str:
+    """Where the proof states invariants, as reasons say it: the cutpoints, and its cuts if it has any."""
+    cuts = f" and {len(proof.splits)} cuts of shared code" if proof.splits else ""
+    return f"{len(result.cutpoints)} cutpoints{cuts}"
 
 
 def state_formulas(program: Program, result: Analysis, bitvector: bool, also: frozenset[int] = frozenset(),
