@@ -17,8 +17,8 @@ formulas, and so that a counterexample can name the CFA edges it took. Engines b
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
 from functools import cached_property
+from typing import Callable
 
 from looprover.program.cfa import Assert, Edge, Program
 from looprover.program.loops import LoopForest, analyze_loops
@@ -224,13 +224,10 @@ def split_points(program: Program, live: Callable[[int], int], loops: LoopForest
                     shared.setdefault(d, set()).add(s)
                     if d not in stops:
                         todo.append(d)
-    preds: dict[int, list[int]] = {}
-    for e in program.edges:
-        preds.setdefault(e.dst, []).append(e.src)
     out = set()
     for loc, sources in shared.items():
         if loc in stops or len(sources) < 2 or \
-                all(u not in stops and shared.get(u) == sources for u in preds.get(loc, ())):
+                all(e.src not in stops and shared.get(e.src) == sources for e in program.in_edges(loc)):
             continue
         # the region's statements, counted only as far as deciding needs
         need = live(loc) // (len(sources) - 1) + 1

@@ -35,9 +35,6 @@ def liveness(program: Program) -> dict[int, frozenset[Var]]:
     in every round took a minute)."""
     live: dict[int, frozenset[Var]] = {l: frozenset() for l in program.locations}
     summary = {id(e): _summary(e) for e in program.edges}
-    preds: dict[int, set[int]] = {}
-    for e in program.edges:
-        preds.setdefault(e.dst, set()).add(e.src)
     work = list(program.locations)         # popped from the end: the last locations first
     queued = set(work)
     while work:
@@ -52,8 +49,8 @@ def liveness(program: Program) -> dict[int, frozenset[Var]]:
             new |= gen
         if new != live[loc]:
             live[loc] = frozenset(new)
-            for p in preds.get(loc, ()):
-                if p not in queued:
-                    queued.add(p)
-                    work.append(p)
+            for e in program.in_edges(loc):
+                if e.src not in queued:
+                    queued.add(e.src)
+                    work.append(e.src)
     return live
