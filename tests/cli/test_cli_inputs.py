@@ -113,6 +113,64 @@ def test_a_header_that_macros_change_is_kept_unless_an_earlier_file_had_all_of_i
         assert code == 1 and "redefinition of 's'" in data["error"], data
 
 
+STATIC_LIB = ("static int helper(int x) { return x + 1; }\nstatic int counter = 5;\n"
+              "int fa(int x) { counter++; return helper(x) + counter; }\n")
+STATIC_MAIN = ("extern int __VERIFIER_nondet_int(void);\nextern void reach_error(void);\nint fa(int x);\n"
+               "static long counter;\n"
+               "static int helper(int x) { struct { int helper; } s; s.helper = 2; return x * s.helper; }\n"
+               "int main(void) {\n  int n = __VERIFIER_nondet_int();\n  if (n < 0 || n > 100) return 0;\n"
+               "  int r = fa(n); int q = helper(n); counter = 7; if (r != n + 7 || q != WANT) reach_error();\n"
+               "  if (counter != 7) reach_error();\n  return 0;\n}\n")
+
+
+@pytest.mark.parametrize("want, verdict", [("2 * n", "TRUE"), ("2 * n + 1", "FALSE")])
+def test_static_names_of_two_files_stay_apart(tmp_path, capsys, want, verdict):
+    """Each file's `static` function and variable is its own (C11 6.2.2p3), as a compiler and linker keep them,
+    though one name in both files: lib.c's helper adds one, main.c's doubles (a struct member of that name is
+    left alone), and each file's counter has its own type and value."""
+    (tmp_path / "main.c").write_text(STATIC_MAIN.replace("WANT", want))
+    (tmp_path / "lib.c").write_text(STATIC_LIB)
+    code, data = _verify(capsys, tmp_path / "main.c", tmp_path / "lib.c")
+    assert code == 0 and data["status"] == verdict, data
+    if verdict == "FALSE":
+        assert data["counterexample"]["validated"] and data["harness"]["reached_error"] is True, data
+
+
+def test_a_static_name_another_file_gives_external_linkage_is_renamed_only_where_static(tmp_path, capsys):
+    """sha512.c of Monocypher defines a static crypto_wipe while the library's header declares an external one."""
+    (tmp_path / "lib.h").write_text("void wipe(int *p);\n")
+    (tmp_path / "lib.c").write_text('#include "lib.h"\nvoid wipe(int *p) { *p = 0; }\n')
+    (tmp_path / "main.c").write_text(
+        "extern void reach_error(void);\nstatic void wipe(int *p) { *p = 1; }\nvoid other(int *p);\n"
+        "int main(void) { int a = 5, b = 5; wipe(&a); other(&b); if (a != 1 || b != 0) reach_error(); return 0; }\n")
+    (tmp_path / "other.c").write_text('#include "lib.h"\nvoid other(int *p) { wipe(p); }\n')
+    code, data = _verify(capsys, tmp_path / "main.c", tmp_path / "lib.c", tmp_path / "other.c")
+    assert code == 0 and data["status"] == "TRUE", data
+
+
+def test_checks_after_a_renamed_name_keep_their_source_columns(tmp_path):
+    """Renaming makes a line longer; the checks after it on that line are reported at their columns in the
+    source: the same as when no name needs renaming."""
+    (tmp_path / "main.c").write_text(STATIC_MAIN.replace("WANT", "2 * n"))
+    (tmp_path / "lib.c").write_text(STATIC_LIB)
+    (tmp_path / "apart.c").write_text(STATIC_LIB.replace("helper", "inc").replace("counter", "count"))
+
+    def places(lib):
+        program = load_c_program([tmp_path / "main.c", lib], reach_checks=True)
+        return sorted((s.src.line, s.src.col) for _, s in program.statements()
+                      if s.src is not None and s.src.file.endswith("main.c"))
+    assert places(tmp_path / "lib.c") == places(tmp_path / "apart.c")
+
+
+def test_column_shifts_map_renamed_columns_back():
+    from looprover.frontend.c.internal_names import ColumnShifts
+    shifts = ColumnShifts()
+    shifts.add("a.c", 3, 5, 8)          # a name at column 5 grew by 8
+    shifts.add("a.c", 3, 20, 4)         # and one at column 20 by 4 (at 28 in the renamed line)
+    assert [shifts.original("a.c", 3, c) for c in (1, 5, 14, 20, 28, 40)] == [1, 5, 6, 12, 20, 28]
+    assert shifts.original("a.c", 4, 30) == 30 and shifts.original("b.c", 3, 30) == 30
+
+
 def test_a_task_with_two_input_files(tmp_path, capsys):
     (tmp_path / "main.c").write_text(MAIN.replace("LIMIT", "60"))
     (tmp_path / "lib.c").write_text(LIB)

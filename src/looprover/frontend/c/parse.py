@@ -22,6 +22,7 @@ import clang.cindex as ci
 from looprover.errors import InputError, UnsupportedError
 from looprover.frontend import check_text
 from looprover.frontend.c.clang_api import presumed_location
+from looprover.frontend.c.internal_names import ColumnShifts, rename_internal_names
 
 TRIPLES = {"ILP32": "i386-pc-linux-gnu", "LP64": "x86_64-pc-linux-gnu"}
 
@@ -51,10 +52,13 @@ class Parsed:
     tu: ci.TranslationUnit
     path: str            # the input file as given
     presumed: bool       # report presumed (line-marker) locations: True for .c files we preprocessed
+    shifts: ColumnShifts | None = None      # columns that renamed internal names moved (linked files)
 
     def where(self, loc: ci.SourceLocation) -> tuple[str, int, int]:
         if self.presumed:
             f, line, col = presumed_location(loc)
+            if self.shifts is not None:
+                col = self.shifts.original(f, line, col)
             return (f or self.path), line, col
         f = loc.file.name if loc.file is not None else self.path
         return f, loc.line, loc.column
@@ -160,16 +164,16 @@ def _read(path_like: str | os.PathLike) -> Path:
     return path
 
 
-def _linked_text(paths: list[Path], data_model: str, cpp_flags: tuple[str, ...]) -> str:
+def _linked_text(paths: list[Path], data_model: str, cpp_flags: tuple[str, ...], args: list[str],
+                 shifts: ColumnShifts) -> str:
     """Several input files as one translation unit: each preprocessed on its own (macros and include guards
     do not leak from one file into the next), then concatenated, each behind a line marker naming it. That
     is what linking them does for the programs clang accepts: a function or variable defined twice, or two
-    different types of one name, is a compiler error (an input error), and `static` names that two files
-    both define clash the same way, so nothing is silently merged. The exception is a header that two files
-    include with the same text: from the second file on it is left out (`_without_shared_headers`), as C takes
-    the types both files declare by it to be one."""
-    parts = []
-    seen: dict[str, set] = {}
+    different types of one name, is a compiler error (an input error). A file's `static` names that another
+    file also uses are renamed in it first (`internal_names`), as a compiler keeps them apart. The exception is
+    a header that two files include with the same text: from the second file on it is left out
+    (`_without_shared_headers`), as C takes the types both files declare by it to be one."""
+    texts = []
     for path in paths:
         if path.suffix == ".i":
             text = path.read_text(errors="replace")
@@ -177,8 +181,22 @@ def _linked_text(paths: list[Path], data_model: str, cpp_flags: tuple[str, ...])
             text = preprocess(path, data_model, cpp_flags)
             if text is None:
                 raise InputError(f"{path}: several input files need gcc to preprocess them")
-        parts.append(f'# 1 "{path}"\n{_without_shared_headers(text, path, seen)}\n')
-    return "".join(parts)
+        texts.append((str(path), text))
+
+    def parse_alone(name: str, text: str) -> ci.TranslationUnit:
+        return _the_index().parse(name, args=args, unsaved_files=[(name, text)])
+
+    renamed = rename_internal_names(texts, parse_alone, shifts)
+    seen: dict[str, set] = {}
+    return "".join(f'# 1 "{path}"\n{_without_shared_headers(text, path, seen)}\n'
+                   for path, text in zip(paths, renamed))
+
+
+def _the_index() -> ci.Index:
+    global _index
+    if _index is None:
+        _index = ci.Index.create()
+    return _index
 
 
 _MARKER = re.compile(r'# (\d+) "([^"]*)"')     # a line marker: the next line is this line of this file
@@ -246,10 +264,12 @@ def parse(path_like: str | os.PathLike | list, data_model: str, cpp_flags: tuple
             *_RELAX, "-ferror-limit=0", "-fbracket-depth=100000"]
     unsaved = None
     presumed = False
+    shifts = None
     if len(paths) > 1:
         if any(p.suffix == ".i" for p in paths):
             args += _GLIBC_FLOAT_DEFINES
-        unsaved = [(shown, _linked_text(paths, data_model, tuple(cpp_flags)))]
+        shifts = ColumnShifts()
+        unsaved = [(shown, _linked_text(paths, data_model, tuple(cpp_flags), args, shifts))]
         presumed = True
     elif path.suffix == ".i":
         args += _GLIBC_FLOAT_DEFINES
@@ -260,14 +280,11 @@ def parse(path_like: str | os.PathLike | list, data_model: str, cpp_flags: tuple
         else:
             unsaved = [(shown, text)]
         presumed = True
-    global _index
-    if _index is None:
-        _index = ci.Index.create()
     try:
-        tu = _index.parse(shown, args=args, unsaved_files=unsaved)
+        tu = _the_index().parse(shown, args=args, unsaved_files=unsaved)
     except ci.TranslationUnitLoadError as exc:
         raise InputError(f"{shown}: clang could not parse the file: {exc}") from None
-    parsed = Parsed(tu, shown, presumed)
+    parsed = Parsed(tu, shown, presumed, shifts if shifts and shifts.lines else None)
     errors = []
     for d in tu.diagnostics:
         if d.severity >= ci.Diagnostic.Error:
