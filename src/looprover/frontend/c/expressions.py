@@ -13,7 +13,7 @@ import clang.cindex as ci
 
 from looprover.frontend.c import clang_api as capi
 from looprover.frontend.c.ctype import (
-    CBool, CFunc, CInt, CPtr, CStruct, CType, CVoid, compatible, elements_in, innermost, is_char, is_floating,
+    CArray, CBool, CFunc, CInt, CPtr, CStruct, CType, CVoid, compatible, elements_in, innermost, is_char, is_floating,
 )
 from looprover.frontend.c.cursors import (
     ARRAY_KINDS, FUNCTION_KINDS, INCDEC_OPS, K, canonical_kind, children, expr_children, is_array_expr, strip_parens,
@@ -158,6 +158,10 @@ class ExpressionMixin(LoweringState):
             ch = ks[0]
             to = self.ctype(c)
             chk = canonical_kind(ch)
+            if isinstance(to, CArray) and chk not in ARRAY_KINDS:
+                # an argument converted to a parameter declared as an array: libclang gives the conversion the
+                # declared type (clang's DecayedType); C converts to the pointer it adjusts to (C11 6.7.6.3p7)
+                to = CPtr(to.elem)
             if chk in ARRAY_KINDS and isinstance(to, CPtr):
                 return self.convert(self.decay_array(ch), to, c)
             if chk in FUNCTION_KINDS:
