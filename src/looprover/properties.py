@@ -55,6 +55,7 @@ UNMODELLED_UNION = "unmodelled-union"
 UNMODELLED_MEMTRACK = "unmodelled-memtrack"
 UNMODELLED_HEAP = "unmodelled-heap"
 UNMODELLED_REFUSED = "unmodelled-refused"
+UNMODELLED_VOID = "unmodelled-void"
 UNMODELLED = {
     # `frontend/c/main_args.py`
     UNMODELLED_ARGV: "an element of argv past the argument strings that have objects in the model",
@@ -96,6 +97,11 @@ UNMODELLED = {
     # `model_exits.py`'s business
     UNMODELLED_REFUSED: "a call of a function whose body (or a function it calls) has a construct looprover "
                         "refuses",
+    # `frontend/c/void_pointers.py` (`looprover check` only): a void * keeps its offset in the elements of the
+    # object it points into, so a use that reads it in other units (bytes of a struct or of a u32) is not modelled
+    UNMODELLED_VOID: "a use of a void * (a conversion to another pointer type, a memset or memcpy, arithmetic) "
+                     "that may point into an object whose elements are not of the type the use reads (the bytes "
+                     "of a struct or of a wider integer)",
 }
 
 # properties the engines can check (others are recognised and reported as unsupported)

@@ -624,3 +624,42 @@ def test_a_check_a_refused_call_can_reach_is_never_safe(tmp_path, text, line):
     got = _check(tmp_path, text)
     at = [c for c in got["checks"] if c["line"] == line and c["kind"] == "memory-access"]
     assert at and all(c["status"] == "unknown" and "refuses" in c["reason"] for c in at), got["checks"]
+
+
+VOID_BYTES = """extern int __VERIFIER_nondet_int(void);
+struct ctx { unsigned int h[4]; int n; };
+static void wipe(void *secret, unsigned long size) {
+  volatile unsigned char *v = (unsigned char *)secret;
+  for (unsigned long i = 0; i < size; i++) v[i] = 0;
+}
+int main(void) {
+  struct ctx c; int a[10];
+  int n = __VERIFIER_nondet_int();
+  if (n < 0 || n >= 10) return 0;
+  a[n] = 1;
+  int y = 100 / n;
+  c.n = n;
+  if (n == 5) { wipe(&c, sizeof c); a[n] = 3; }
+  a[n] = y;
+  return 0;
+}
+"""
+
+
+def test_a_void_pointer_read_as_bytes_of_a_struct_costs_only_the_checks_after_it(tmp_path):
+    """Monocypher wipes its context structs through `(u8 *)secret`, a view the model does not have: under `check`
+    that conversion is a model exit, so the checks before it are answered and those a run reaches after it stay
+    unknown naming it (wipe's own access too); `verify` still refuses the program."""
+    got = _check(tmp_path, VOID_BYTES)
+    by_line = _by_line(got)
+    assert by_line[(11, "memory-access")] == "safe"
+    assert by_line[(12, "undefined-operation")] == "violated"
+    after = [c for c in got["checks"] if c["line"] in (5, 14, 15)]
+    assert len(after) == 3 and all(c["status"] == "unknown" and "void *" in c["reason"] and "p.c:4" in c["reason"]
+                                   for c in after), after
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert cli.main(["verify", str(tmp_path / "p.c"), "--property", "valid-memsafety", "--json"]) == \
+            cli.EXIT_VERDICT
+    data = json.loads(buf.getvalue())
+    assert data["status"] == "UNKNOWN" and "void *" in data["reason"], data

@@ -142,8 +142,14 @@ class Lowerer(StatementMixin, ExpressionMixin, CallMixin, FunctionPointerMixin, 
         refused = self.check_void_sites(reached)
         if looped or refused:
             allocs, calls = self.learned_types(reached) if refused else ({}, {})
-            raise Relower({key: self.allocation_calls[key] for key, _ in looped}, allocs, calls,
-                          looped[0][1] if looped else None, refused[0] if refused else None)
+            pools = {key: self.allocation_calls[key] for key, _ in looped}
+            learned = not (pools.keys() <= self.pool_calls.keys()
+                           and allocs.keys() <= self.void_allocation_types.keys()
+                           and calls.keys() <= self.byte_call_types.keys())
+            if learned or looped or not self.assert_checks:
+                raise Relower(pools, allocs, calls, looped[0][1] if looped else None,
+                              refused[0] if refused else None)
+            self.void_site_exits(refused)       # `check`: those sites are model exits (`void_pointers.py`)
         if self.void_sites:
             self.drop_void_sites()
         if self.allocations:

@@ -14,7 +14,9 @@ Each such use is a *site*: the lowering copies the pointer's object id into a te
 type the site assumes (`void_site`). When the lowering is done, a flow-insensitive analysis of the ids every
 variable can hold (`object_ids.values`) gives each site's set of objects, and every object in it must have
 elements of the assumed type (`check_void_sites`). A site whose set is unknown or holds another object makes
-the program unsupported with the site's place; so a TRUE or FALSE never rests on a reinterpreted offset.
+the program unsupported with the site's place; so a TRUE or FALSE never rests on a reinterpreted offset. Under
+`looprover check` such a site is a model exit instead (`void_site_exits`): only the checks a run can reach
+through it stay unknown (Monocypher wipes every context struct through a `u8 *` at the end of each call).
 
 An allocation used as `void *` is an array of chars (`heap.allocate_bytes`) unless a first lowering shows that
 the sites its pointer reaches convert it to one object type T: then a second lowering makes its object an array
@@ -31,8 +33,9 @@ from looprover.frontend.c.ctype import CArray, CInt, CType, compatible, innermos
 from looprover.frontend.c.memory import Val
 from looprover.frontend.c.object_ids import ANY, object_index, values
 from looprover.frontend.c.state import LoweringState
-from looprover.program.cfa import Assign, Edge, SrcLoc
-from looprover.program.expr import IntConst, Var
+from looprover.program.cfa import Assert, Assign, Edge, SrcLoc
+from looprover.program.expr import FALSE, IntConst, Var
+from looprover.properties import UNMODELLED_VOID
 
 
 CHAR = CInt(8, True, rank=1)
@@ -93,6 +96,15 @@ class VoidPointerMixin(LoweringState):
                                       f"{o.name}, of {e} elements"))
                     break
         return bad
+
+    def void_site_exits(self, refused: list[tuple[VoidSite, str]]) -> None:
+        """Each refused site (`check_void_sites`) an assertion that no run gets there (`UNMODELLED_VOID`), in
+        place of its copy of the object id: a run that does leaves the model before the access, so what the
+        model does with the offset there is never part of a verdict (`program/model_exits.py`)."""
+        exits = {site.obj: site for site, _ in refused}
+        self.bld.edges = [Edge(e.src, e.dst, tuple(
+            Assert(FALSE, UNMODELLED_VOID, exits[st.lhs].where) if isinstance(st, Assign) and st.lhs in exits
+            else st for st in e.stmts)) for e in self.bld.edges]
 
     def drop_void_sites(self) -> None:
         """The CFA without the copies the sites took for the check (no engine needs them)."""
