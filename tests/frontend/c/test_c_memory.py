@@ -91,13 +91,14 @@ u8 buf[32], out[16];
 int r1, r2;
 static void copy(u8 o[16], const u8 k[32], int n) { for (int i = 0; i < 16; i++) o[i] = k[(i + n) & 31]; }
 static int sum(const int v[4]) { return v[0] + v[1] + v[2] + v[3]; }
+static int tail(const u8 k[32], int n) { const u8 *p = k + 16; p = n > 0 ? k + 8 : p; return p[n & 7] + (k + 1)[2]; }
 int main(void) {
   int x = __VERIFIER_nondet_int();
   for (int i = 0; i < 32; i++) buf[i] = i * 3 + x;
   int v[4] = {x, 2, 3, 4};
   copy(out, buf, x);
   r1 = out[0] + out[15];
-  r2 = sum(v);
+  r2 = sum(v) + tail(buf, x);
   return 0;
 }
 """
@@ -105,7 +106,8 @@ int main(void) {
 
 def test_arrays_passed_to_const_array_parameters(gcc, tmp_path):
     """A parameter declared `const u8 k[32]` is a pointer (C11 6.7.6.3p7), though libclang gives the argument's
-    conversion the array type (Monocypher's API: every key and nonce parameter)."""
+    conversion, and what is computed from the parameter (`k + 16`), the array type (Monocypher's API: every key
+    and nonce parameter)."""
     crosscheck(gcc, tmp_path, ARRAY_PARAMS, [[0], [5], [-7], [300]], ["r1", "r2"], BOTH)
 
 

@@ -15,7 +15,7 @@ from looprover.frontend.c.ctype import (
     TAG, TAG_TYPE, TAG_UNSET, TAG_ZERO, CArray, CBool, CFunc, CInt, CPtr, CStruct, CVoid, compatible, innermost,
     is_char, strip_array,
 )
-from looprover.frontend.c.cursors import TK, K, canonical_kind, children, is_array_decay, strip_parens
+from looprover.frontend.c.cursors import ARRAY_KINDS, TK, K, canonical_kind, children, is_array_decay, strip_parens
 from looprover.frontend.c.memory import LV, Cell, Val, idx_const, is_zero, pointer, scalar
 from looprover.frontend.c.state import LoweringState
 from looprover.frontend.c.void_pointers import CHAR
@@ -51,8 +51,8 @@ class LValueMixin(LoweringState):
             return self.member(blv, c.spelling, c)
         if k == K.ARRAY_SUBSCRIPT_EXPR:
             a, b = children(c)
-            if canonical_kind(a) != TK.POINTER:
-                a, b = b, a  # `i[a]`
+            if canonical_kind(a) not in (TK.POINTER, *ARRAY_KINDS):
+                a, b = b, a  # `i[a]` (an array here: a parameter's adjusted type, `state.ctype`)
             a_s = strip_parens(a)
             if is_array_decay(a_s):
                 alv = self.lv(children(a_s)[0])

@@ -25,6 +25,11 @@ from looprover.program.cfa import Assume, ProgramBuilder, SrcLoc
 from looprover.program.expr import FALSE, TRUE, Expr, Var, free_vars, not_
 
 
+# expressions whose value C never gives an array type (their operands decay first)
+_NEVER_ARRAYS = frozenset({K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR, K.CONDITIONAL_OPERATOR,
+                           K.CSTYLE_CAST_EXPR, K.CALL_EXPR})
+
+
 @dataclass
 class Frame:
     """One inlined activation of a function."""
@@ -209,9 +214,11 @@ class LoweringState:
             raise
 
     def ctype(self, c: ci.Cursor) -> CType:
-        """The C type of an expression (a parameter declared as an array is the pointer C makes it)."""
+        """The C type of an expression (a parameter declared as an array is the pointer C makes it). libclang
+        gives such a parameter's adjusted type (clang's DecayedType) as the declared array, also to what is
+        computed from it (`nonce + 16`); an operator, a cast or a call never has an array value in C."""
         t = canonical_type(c.type)
-        if t.kind in ARRAY_KINDS and denotes_param(c):
+        if t.kind in ARRAY_KINDS and (c.kind in _NEVER_ARRAYS or denotes_param(c)):
             return CPtr(self.type_of(t.element_type, c))
         return self.type_of(t, c, canonical=True)
 
