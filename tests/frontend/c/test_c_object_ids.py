@@ -99,3 +99,107 @@ def test_a_pointer_to_a_block_local_designates_no_static_object(tmp_path):
     prog = load_c_program(path, memsafety=True)
     writes = [s for e in prog.edges for s in e.stmts if isinstance(s, Assign) and s.lhs.name == "g"]
     assert len(writes) <= 1, writes      # its initialisation only
+
+
+def test_resolved_ids_fold_what_the_edge_decides_and_nothing_else():
+    """`p := w; p == w` is true and `p == u` false (u another object's id), also `p == 0`; after w's rebirth, p's
+    write or a havoc nothing is folded; a variable that is no object's id (`n`) is never taken for one."""
+    from looprover.frontend.c.object_ids import resolved_ids
+    from looprover.program.cfa import Assert
+    from looprover.program.expr import TRUE
+    w, u, p, q, n = (Var(x, I32) for x in ("w@id", "u@id", "p.obj", "q.obj", "n"))
+    eq = lambda a, b: Compare("==", a, b)   # noqa: E731
+    stmts = (Assign(p, w), Assign(q, p), Assert(eq(p, w)), Assert(eq(q, u)), Assert(eq(p, IntConst(0, I32))),
+             Assert(eq(n, u)), Assert(eq(w, w)), Assert(Compare("!=", u, w)),
+             Assign(w, Binary("-", w, IntConst(7, I32), I32)), Assert(eq(p, w)), Assert(eq(q, u)),
+             Assign(p, u), Assert(eq(p, u)), Havoc((p,)), Assert(eq(p, u)))
+    (edge,) = resolved_ids([Edge(0, 1, stmts)], frozenset({w, u}))
+    conds = [str(s.cond) for s in edge.stmts if isinstance(s, Assert)]
+    assert conds == [str(TRUE), str(FALSE), str(FALSE), str(eq(n, u)), str(TRUE), str(TRUE), str(eq(p, w)),
+                     str(eq(q, u)), str(TRUE), str(eq(p, u))], conds
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_resolved_ids_keep_every_comparison_of_random_straight_line_code(seed):
+    """On random straight-line code over the ids of three objects (each -k - jN, a birth subtracting N) and
+    pointer variables copying them, constants or havocked, every folded comparison has the value the original
+    has on random runs."""
+    from looprover.frontend.c.object_ids import resolved_ids
+    from looprover.program.cfa import Assert
+    rng = random.Random(seed)
+    N = 3
+    ids = [Var(f"o{k}@id", I32) for k in (1, 2, 3)]
+    ptrs = [Var(f"p{k}", I32) for k in range(3)]
+    folded = 0
+    for _ in range(60):
+        stmts = []
+        for _ in range(12):
+            r = rng.random()
+            if r < 0.35:
+                stmts.append(Assign(rng.choice(ptrs), rng.choice(ids + ptrs + [IntConst(0, I32), IntConst(-2, I32)])))
+            elif r < 0.45:
+                o = rng.choice(ids)
+                stmts.append(Assign(o, Binary("-", o, IntConst(N, I32), I32)))
+            elif r < 0.5:
+                stmts.append(Havoc((rng.choice(ptrs),)))
+            else:
+                a, b = rng.choice(ids + ptrs), rng.choice(ids + ptrs + [IntConst(0, I32), IntConst(-1, I32)])
+                stmts.append(Assert(Compare(rng.choice(["==", "!="]), a, b)))
+        (edge,) = resolved_ids([Edge(0, 1, tuple(stmts))], frozenset(ids))
+        for _ in range(10):
+            env = {o: -(k + 1) - N * rng.randrange(3) for k, o in enumerate(ids)}
+            env.update({p: rng.choice([0, -1, -2, -3, -4, 5]) for p in ptrs})
+            havocs = [rng.choice([0, -1, -2, -5, 7]) for _ in range(20)]
+
+            def run(code):
+                st, hv, out = dict(env), list(havocs), []
+
+                def ev(x):
+                    if isinstance(x, IntConst):
+                        return x.value
+                    if isinstance(x, Var):
+                        return st[x]
+                    if isinstance(x, Binary):
+                        return ev(x.lhs) - ev(x.rhs)
+                    if isinstance(x, Compare):
+                        return (ev(x.lhs) == ev(x.rhs)) == (x.op == "==")
+                    return x.value          # a folded BoolConst
+                for s in code:
+                    if isinstance(s, Assign):
+                        st[s.lhs] = ev(s.rhs)
+                    elif isinstance(s, Havoc):
+                        st[s.vars[0]] = hv.pop()
+                    else:
+                        out.append(ev(s.cond))
+                return out
+            assert run(stmts) == run(edge.stmts), (stmts, edge.stmts, env)
+        folded += edge.stmts != tuple(stmts)
+    assert folded >= 20
+
+
+def test_a_struct_pointer_copied_into_a_local_designates_one_object_per_call(tmp_path, monkeypatch):
+    """Each inlined call of f gets its own `q = p->a` on the edge, so `q[i]` reads one object instead of every
+    int array of the program; the program runs as before, with its out-of-bounds access."""
+    path = tmp_path / "calls.c"
+    path.write_text(
+        "extern int __VERIFIER_nondet_int(void);\nstruct s { int a[2]; int b; };\nint r;\n"
+        "void f(struct s *p, int k) { int *q = p->a; q[k] += p->b; r += q[0]; }\n"
+        "int main(void) { for (int i = 0; i < 2; i++) { struct s x = {{1, 2}, 3}, y = {{4, 5}, 6};\n"
+        "  struct s *z = __VERIFIER_nondet_int() ? &x : &y; int k = __VERIFIER_nondet_int();\n"
+        "  if (k < 0 || k > 2) return 0;\n"
+        "  f(&x, k & 1); f(z, 1); f(&y, k); r += x.a[0] + y.a[1]; } return 0; }\n")
+    resolved = load_c_program(path, memsafety=True)
+    with monkeypatch.context() as m:
+        m.setattr(lower_module, "resolved_ids", lambda edges, distinct: edges)
+        plain = load_c_program(path, memsafety=True)
+    size = lambda prog: sum(len(str(s)) for e in prog.edges for s in e.stmts)   # noqa: E731
+    assert size(resolved) < size(plain)
+    rng = random.Random(5)
+    outcomes = set()
+    for _ in range(40):
+        inputs = [rng.randrange(-1, 4) for _ in range(10)]
+        runs = [interp.run(prog, interp.InputOracle(prog, inputs), signed_overflow="wrap", max_steps=100_000)
+                for prog in (resolved, plain)]
+        assert (runs[0].outcome, runs[0].state.get("r")) == (runs[1].outcome, runs[1].state.get("r")), inputs
+        outcomes.add(str(runs[0].outcome))
+    assert len(outcomes) >= 2, outcomes     # safe runs and the access at a[2]

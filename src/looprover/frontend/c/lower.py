@@ -56,7 +56,7 @@ from looprover.frontend.c.lvalues import LValueMixin
 from looprover.frontend.c.memory import idx_const
 from looprover.frontend.c.main_args import MainArgsMixin
 from looprover.frontend.c.output_functions import OutputFunctionsMixin
-from looprover.frontend.c.object_ids import narrowed
+from looprover.frontend.c.object_ids import narrowed, resolved_ids
 from looprover.frontend.c.parse import Parsed
 from looprover.frontend.c.simplify import simplify
 from looprover.frontend.c.state import Frame
@@ -165,7 +165,9 @@ class Lowerer(StatementMixin, ExpressionMixin, CallMixin, FunctionPointerMixin, 
                                    "modelled)", again)
         edges, init, exit_, n, srcs, names = simplify(self.bld.edges, self.bld.init, self.exit, self.bld.num_locs,
                                                       dict(self.bld.loc_src), dict(self.bld.loc_names))
-        edges = narrowed(edges, self.id_vars, self.pool_seeds())
+        distinct = frozenset(o.id_var for o in self.objects
+                             if o.id_var is not None and o.id not in pooled and o.id <= self.id_step)
+        edges = narrowed(resolved_ids(edges, distinct) if distinct else edges, self.id_vars, self.pool_seeds())
         p = Program(self.bld.name, dict(self.bld.variables), tuple(edges), init, exit_, n, srcs, names,
                     self.bld.data_model, self.bld.source_file, assumptions=tuple(self.assumptions),
                     refusals=tuple(self.refusals))

@@ -18,14 +18,19 @@ assignment holds an indeterminate value; for a pointer that is undefined behavio
 the dereference checks (valid-memsafety) or does not follow (other properties) either way, so dropping the cases
 it could match changes no defined run. (The converse, `v == k` true where k is v's only value, would not be
 sound: a pointer read uninitialised must stay an invalid access under valid-memsafety.)
+
+`resolved_ids` adds what straight-line code decides: within one edge, a pointer assigned an object's id holds it
+until either is written again (a function's locals are one set of variables for all its inlined calls, so the
+flow-insensitive sets above mix every call's objects).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
 from looprover.program.cfa import Assign, Assume, Assert, Edge, Havoc
+from looprover.properties import UNMODELLED
 from looprover.program.expr import (
-    Compare, ConstArray, Expr, IntConst, Ite, Select, Store, Var, FALSE, transform,
+    ArrayType, Compare, ConstArray, Expr, IntConst, IntType, Ite, Select, Store, Var, FALSE, TRUE, transform,
 )
 
 LIMIT = 256          # more values than this: any value
@@ -155,4 +160,73 @@ def narrowed(edges: list[Edge], tracked: set[Var], seeds: dict | None = None) ->
                 s = replace(s, cond=transform(s.cond, fold, rewritten))
             stmts.append(s)
         out.append(Edge(e.src, e.dst, tuple(stmts)))
+    return out
+
+
+def resolved_ids(edges: list[Edge], distinct: frozenset[Var]) -> list[Edge]:
+    """The edges with the id comparisons that straight-line code decides folded: `v == w` where both hold the same
+    value (the same variable, or `v` assigned `w` earlier on the edge and neither written since) is true, and
+    where they hold the current ids of two different objects of `distinct` it is false (an id at or above 0,
+    NULL or a static id, is no such object's either). `distinct`: the id variables of the locals registered before
+    `StorageMixin.id_step` was fixed, whose ids -k - jN never meet (`_new_instance`).
+
+    Why: a function's locals are one set of variables for all its inlined calls, so `values` (flow-insensitive)
+    gives `input = ctx->input` in Monocypher's blake2b_compress every call's `ctx`, and each `input[i]` stays a
+    case split over every u64 array of the program (172 K statements per line of its rounds); on the edge itself
+    the pointer holds one known id."""
+    def same(a: Expr, b: Expr) -> bool | None:
+        if a == b and not isinstance(a.type, ArrayType):
+            return True
+        if a in distinct and (b in distinct or (isinstance(b, IntConst) and b.value >= 0)):
+            return False
+        if b in distinct and isinstance(a, IntConst) and a.value >= 0:
+            return False
+        return None
+
+    out = []
+    for e in edges:
+        known: dict[Var, Var] = {}          # a variable -> the id variable it holds here
+        memo: dict = {}
+
+        def fold(n: Expr):
+            if isinstance(n, Compare) and n.op in ("==", "!="):
+                a = known.get(n.lhs, n.lhs) if isinstance(n.lhs, Var) else n.lhs
+                b = known.get(n.rhs, n.rhs) if isinstance(n.rhs, Var) else n.rhs
+                s = same(a, b)
+                if s is not None:
+                    return TRUE if s == (n.op == "==") else FALSE
+            return None
+
+        stmts = []
+        changed = False
+        for s in e.stmts:
+            if isinstance(s, Assign):
+                r = transform(s.rhs, fold, memo) if (known or distinct) else s.rhs
+                if r is not s.rhs:
+                    s, changed = replace(s, rhs=r), True
+                written = (s.lhs,)
+            elif isinstance(s, (Assume, Assert)):
+                c = transform(s.cond, fold, memo)
+                if c is not s.cond:
+                    changed = True
+                    if c == TRUE and (isinstance(s, Assume) or s.prop in UNMODELLED):
+                        continue    # (a check keeps its assertion: it is listed, and shown safe)
+                    s = replace(s, cond=c)
+                written = ()
+            elif isinstance(s, Havoc):
+                written = s.vars
+            else:
+                written = ()
+            if written:
+                gone = set(written)
+                if any(v in gone or w in gone for v, w in known.items()):
+                    known = {v: w for v, w in known.items() if v not in gone and w not in gone}
+                    memo = {}       # what `fold` gave depends on `known`
+                if isinstance(s, Assign) and isinstance(s.lhs.type, IntType) and s.lhs not in distinct:
+                    w = known.get(s.rhs, s.rhs) if isinstance(s.rhs, Var) else s.rhs
+                    if w in distinct:
+                        known[s.lhs] = w
+                        memo = {}
+            stmts.append(s)
+        out.append(Edge(e.src, e.dst, tuple(stmts)) if changed else e)
     return out
