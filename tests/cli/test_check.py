@@ -663,3 +663,15 @@ def test_a_void_pointer_read_as_bytes_of_a_struct_costs_only_the_checks_after_it
             cli.EXIT_VERDICT
     data = json.loads(buf.getvalue())
     assert data["status"] == "UNKNOWN" and "void *" in data["reason"], data
+
+
+def test_equal_operands_with_arithmetic_keep_their_checks(tmp_path):
+    """A review's counterexample: folding `x + 1 == x + 1` to true (as the id comparisons of `resolved_ids` are)
+    dropped the addition before `check` instrumented it, so its overflow and the division after it had no check."""
+    got = _check(tmp_path, "extern int __VERIFIER_nondet_int(void);\n"
+                           "void f(void) { int l; int *p = &l; *p = 0; }\n"
+                           "int main(void) {\n  int x = __VERIFIER_nondet_int(), y = __VERIFIER_nondet_int();\n"
+                           "  f();\n  if (x + 1 == x + 1) return 0;\n  if (x / y != x / y) return 2;\n  return 1;\n}\n")
+    by_line = _by_line(got)
+    assert by_line[(6, "signed-overflow")] == "violated", got["checks"]
+    assert (7, "undefined-operation") in by_line, got["checks"]

@@ -175,8 +175,8 @@ def resolved_ids(edges: list[Edge], distinct: frozenset[Var]) -> list[Edge]:
     case split over every u64 array of the program (172 K statements per line of its rounds); on the edge itself
     the pointer holds one known id."""
     def same(a: Expr, b: Expr) -> bool | None:
-        if a == b and not isinstance(a.type, ArrayType):
-            return True
+        if isinstance(a, Var) and a == b and not isinstance(a.type, ArrayType):
+            return True     # (variables only: `x + 1 == x + 1` keeps the arithmetic `check` instruments later)
         if a in distinct and (b in distinct or (isinstance(b, IntConst) and b.value >= 0)):
             return False
         if b in distinct and isinstance(a, IntConst) and a.value >= 0:
