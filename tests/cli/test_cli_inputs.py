@@ -148,6 +148,32 @@ def test_a_static_name_another_file_gives_external_linkage_is_renamed_only_where
     assert code == 0 and data["status"] == "TRUE", data
 
 
+@pytest.mark.parametrize("mine", [
+    'static int counter = 1; const char *m = "\u00e9\u00e9\u00e9"; int get(void) { return counter; }\n',  # bytes
+    "static int\ncounter = 1;\nint get(void) { return counter; }\n",          # the name on the next line
+    "static int a,\n  counter = 1;\nint get(void) { return counter + a; }\n",
+])
+def test_a_static_name_is_renamed_wherever_clang_shows_it(tmp_path, capsys, mine):
+    """Cases a review found missed: a use after non-ASCII text (clang counts bytes), `static` on another line
+    than the name. The other file's counter is 5; get must read its own file's, 1."""
+    (tmp_path / "lib.c").write_text(mine)
+    (tmp_path / "main.c").write_text("extern void reach_error(void);\nint get(void);\nint counter = 5;\n"
+                                     "int main(void) { if (get() != 1 || counter != 5) reach_error(); return 0; }\n")
+    code, data = _verify(capsys, tmp_path / "main.c", tmp_path / "lib.c")
+    assert code == 0 and data["status"] == "TRUE", data
+
+
+def test_a_static_name_used_where_clang_shows_no_reference_is_unknown(tmp_path, capsys):
+    """An attribute's argument names the function without a reference clang shows: renaming could miss it."""
+    (tmp_path / "lib.c").write_text("static void helper(int *p) { *p = 0; }\n"
+                                    "int get(void) { int x __attribute__((cleanup(helper))) = 1; return x; }\n")
+    (tmp_path / "main.c").write_text("extern void reach_error(void);\nint get(void);\n"
+                                     "void helper(int *p) { *p = 1; }\n"
+                                     "int main(void) { if (get() != 1) reach_error(); return 0; }\n")
+    code, data = _verify(capsys, tmp_path / "main.c", tmp_path / "lib.c")
+    assert code == 0 and data["status"] == "UNKNOWN" and "static name 'helper'" in data["reason"], data
+
+
 def test_checks_after_a_renamed_name_keep_their_source_columns(tmp_path):
     """Renaming makes a line longer; the checks after it on that line are reported at their columns in the
     source: the same as when no name needs renaming."""

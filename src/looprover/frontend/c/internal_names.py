@@ -18,6 +18,7 @@ from typing import Callable
 
 import clang.cindex as ci
 
+from looprover.errors import UnsupportedError
 from looprover.frontend.c.clang_api import presumed_location
 
 _WORD = re.compile(r"[A-Za-z_]\w*")
@@ -46,19 +47,25 @@ class ColumnShifts:
         return max(1, col - moved) if col > 0 else col
 
 
-def _own_static_words(name: str, text: str) -> set[str]:
-    """The words on this file's own lines (not its headers') that mention `static`: a cheap superset of the
-    names it gives internal linkage, so that most files need no parse of their own."""
+def _mentions_static(name: str, text: str) -> bool:
+    """Whether this file's own lines (not its headers') have the word `static`: files without it need no parse of
+    their own (the names themselves may be on other lines: `static int\ncounter;`)."""
     own = os.path.realpath(name)
     here = True
-    out: set[str] = set()
     for ln in text.split("\n"):
         m = _MARKER.match(ln)
         if m is not None:
             here = os.path.realpath(m.group(2)) == own
-        elif here and "static" in ln:
-            out.update(_WORD.findall(ln))
-    return out
+        elif here and "static" in ln and re.search(r"\bstatic\b", ln):
+            return True
+    return False
+
+
+# what a place spelt like a renamed name may also be, and is then left alone: another name space (a member, a tag,
+# a label), or no name at all (text in a literal)
+_NOT_THE_NAME = frozenset({_K.MEMBER_REF_EXPR, _K.FIELD_DECL, _K.MEMBER_REF, _K.TYPE_REF, _K.STRUCT_DECL,
+                           _K.UNION_DECL, _K.ENUM_DECL, _K.LABEL_STMT, _K.LABEL_REF, _K.STRING_LITERAL,
+                           _K.CHARACTER_LITERAL})
 
 
 def _refers_to(cur: ci.Cursor, name: str) -> bool:
@@ -90,9 +97,8 @@ def rename_internal_names(texts: list[tuple[str, str]], parse_alone: Callable[[s
     count = Counter(w for ws in words for w in ws)
     used = set(count)
     out = []
-    for (name, text), ws in zip(texts, words):
-        shared = {w for w in _own_static_words(name, text) if count[w] > 1}
-        if not shared:
+    for name, text in texts:
+        if not _mentions_static(name, text):
             out.append(text)
             continue
         try:
@@ -105,27 +111,37 @@ def rename_internal_names(texts: list[tuple[str, str]], parse_alone: Callable[[s
             continue
         own = os.path.realpath(name)
         internal = sorted({c.spelling for c in tu.cursor.get_children()
-                           if c.spelling in shared and c.kind in (_K.FUNCTION_DECL, _K.VAR_DECL)
+                           if c.kind in (_K.FUNCTION_DECL, _K.VAR_DECL) and count[c.spelling] > 1
                            and c.linkage == ci.LinkageKind.INTERNAL
                            and os.path.realpath(presumed_location(c.location)[0] or name) == own})
+        if not internal:
+            out.append(text)
+            continue
+        data = text.encode()                # clang's offsets count bytes
         edits = []
         for old in internal:
             new = _fresh(old, name, used)
-            for m in re.finditer(rf"(?<!\w){re.escape(old)}(?!\w)", text):
+            for m in re.finditer(rb"(?<![\w$])" + re.escape(old.encode()) + rb"(?![\w$])", data):
                 loc = tu.get_location(name, m.start())
-                if not _refers_to(ci.Cursor.from_location(tu, loc), old):
+                cur = ci.Cursor.from_location(tu, loc)
+                if not _refers_to(cur, old):
+                    if cur.kind not in _NOT_THE_NAME and cur.spelling != old:
+                        f, line, _ = presumed_location(loc)
+                        raise UnsupportedError(f"the static name '{old}', which another linked file also uses, "
+                                               f"where clang shows no use of a declaration (an attribute?)",
+                                               f"{f}:{line}")
                     continue
-                edits.append((m.start(), m.end(), new))
+                edits.append((m.start(), m.end(), new.encode()))
                 f, line, col = presumed_location(loc)
                 shifts.add(f, line, col, len(new) - len(old))
-        out.append(_applied(text, edits))
+        out.append(_applied(data, edits).decode())
     return out
 
 
-def _applied(text: str, edits: list[tuple[int, int, str]]) -> str:
+def _applied(data: bytes, edits: list[tuple[int, int, bytes]]) -> bytes:
     parts, at = [], 0
     for start, end, new in sorted(edits):
-        parts += [text[at:start], new]
+        parts += [data[at:start], new]
         at = end
-    parts.append(text[at:])
-    return "".join(parts)
+    parts.append(data[at:])
+    return b"".join(parts)
