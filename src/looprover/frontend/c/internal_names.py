@@ -22,7 +22,7 @@ from looprover.errors import UnsupportedError
 from looprover.frontend.c.clang_api import presumed_location
 
 _WORD = re.compile(r"[A-Za-z_]\w*")
-_MARKER = re.compile(r'# (\d+) "([^"]*)"')
+MARKER = re.compile(r'# (\d+) "([^"]*)"')     # a line marker: the next line is this line of this file
 _K = ci.CursorKind
 
 
@@ -53,7 +53,7 @@ def _mentions_static(name: str, text: str) -> bool:
     own = os.path.realpath(name)
     here = True
     for ln in text.split("\n"):
-        m = _MARKER.match(ln)
+        m = MARKER.match(ln)
         if m is not None:
             here = os.path.realpath(m.group(2)) == own
         elif here and "static" in ln and re.search(r"\bstatic\b", ln):

@@ -201,7 +201,7 @@ def resolved_ids(edges: list[Edge], distinct: frozenset[Var]) -> list[Edge]:
         changed = False
         for s in e.stmts:
             if isinstance(s, Assign):
-                r = transform(s.rhs, fold, memo) if (known or distinct) else s.rhs
+                r = transform(s.rhs, fold, memo)
                 if r is not s.rhs:
                     s, changed = replace(s, rhs=r), True
                 written = (s.lhs,)

@@ -22,7 +22,7 @@ import clang.cindex as ci
 from looprover.errors import InputError, UnsupportedError
 from looprover.frontend import check_text
 from looprover.frontend.c.clang_api import presumed_location
-from looprover.frontend.c.internal_names import ColumnShifts, rename_internal_names
+from looprover.frontend.c.internal_names import MARKER as _MARKER, ColumnShifts, rename_internal_names
 
 TRIPLES = {"ILP32": "i386-pc-linux-gnu", "LP64": "x86_64-pc-linux-gnu"}
 
@@ -199,7 +199,6 @@ def _the_index() -> ci.Index:
     return _index
 
 
-_MARKER = re.compile(r'# (\d+) "([^"]*)"')     # a line marker: the next line is this line of this file
 _STATIC = re.compile(r"\bstatic\b(?!\s+(?:__inline__|__inline|inline)\b)")
 
 
