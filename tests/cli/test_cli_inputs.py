@@ -152,13 +152,14 @@ def test_a_static_name_another_file_gives_external_linkage_is_renamed_only_where
     'static int counter = 1; const char *m = "\u00e9\u00e9\u00e9"; int get(void) { return counter; }\n',  # bytes
     "static int\ncounter = 1;\nint get(void) { return counter; }\n",          # the name on the next line
     "static int a,\n  counter = 1;\nint get(void) { return counter + a; }\n",
+    "static int in = 1, c = 0;\nint get(void) { return in + c; }\n",   # words of line markers: <built-in>, x.c
 ])
 def test_a_static_name_is_renamed_wherever_clang_shows_it(tmp_path, capsys, mine):
     """Cases a review found missed: a use after non-ASCII text (clang counts bytes), `static` on another line
     than the name. The other file's counter is 5; get must read its own file's, 1."""
     (tmp_path / "lib.c").write_text(mine)
     (tmp_path / "main.c").write_text("extern void reach_error(void);\nint get(void);\nint counter = 5;\n"
-                                     "int main(void) { if (get() != 1 || counter != 5) reach_error(); return 0; }\n")
+                                     "int in = 7, c = 3;\nint main(void) { if (get() != 1 || counter != 5) reach_error(); return 0; }\n")
     code, data = _verify(capsys, tmp_path / "main.c", tmp_path / "lib.c")
     assert code == 0 and data["status"] == "TRUE", data
 

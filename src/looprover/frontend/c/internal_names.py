@@ -122,6 +122,8 @@ def rename_internal_names(texts: list[tuple[str, str]], parse_alone: Callable[[s
         for old in internal:
             new = _fresh(old, name, used)
             for m in re.finditer(rb"(?<![\w$])" + re.escape(old.encode()) + rb"(?![\w$])", data):
+                if data[data.rfind(b"\n", 0, m.start()) + 1:m.start()].lstrip().startswith(b"#"):
+                    continue        # a line marker's file name ("<built-in>", "main.c")
                 loc = tu.get_location(name, m.start())
                 cur = ci.Cursor.from_location(tu, loc)
                 if not _refers_to(cur, old):
