@@ -8,7 +8,8 @@ import z3
 from helpers.wrap_chain import wrap_states
 from looprover.deadline import Deadline
 from looprover.smt.mbp import free_constants
-from looprover.smt.tactics import apply, run_killable
+from looprover.smt.tactics import apply, merged_bounds, run_killable
+from looprover.smt.terms import dag_size
 
 
 def _valid(f: z3.BoolRef) -> bool:
@@ -24,6 +25,16 @@ def test_apply_runs_a_tactic_and_gives_up_past_the_deadline():
     assert r is not None and _valid(r == (x < 9))
     assert apply(("simplify", "propagate-ineqs"), z3.And(x < 3, x < 5), Deadline.after(10)) is not None
     assert apply("qe2", f, Deadline(time.monotonic() - 1)) is None
+
+
+def test_merged_bounds_merges_a_guard_unrolled_by_its_offsets():
+    """QE of `x < n, x' = x + 1` twice-composed leaves `Not(n <= x), Not(n <= 1 + x), ...`: one bound on `n - x`
+    whatever the offsets (they were kept apart, and TPA's powers doubled in size each level), and equivalent."""
+    n, x, x1 = z3.Ints("n x x1")
+    f = z3.And([z3.Not(n <= k + x) for k in range(8)] + [x1 == x + 8, x <= 100])
+    r = merged_bounds(f, Deadline.after(10))
+    assert _valid(r == f)
+    assert dag_size(r) < dag_size(f) // 2 and len([a for a in r.children() if not z3.is_eq(a)]) == 2
 
 
 def test_apply_answers_where_qsat_with_qel_does_not_stop():

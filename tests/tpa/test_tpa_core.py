@@ -452,7 +452,7 @@ def test_runs_are_deterministic():
 
 def test_power_query_that_stalls_gives_up_the_booster_not_the_run(monkeypatch):
     """The exact-powers reachability query is optional: when no solver configuration answers it within its cap,
-    `reach` returns None and marks the booster failed (the caller recurses), unless the run's deadline itself
+    `reach` returns None and marks the booster too slow (the caller recurses), unless the run's deadline itself
     has passed, which must still raise."""
     import looprover.tpa.powers as powers
     from looprover.deadline import OutOfTime
@@ -470,10 +470,31 @@ def test_power_query_that_stalls_gives_up_the_booster_not_the_run(monkeypatch):
         raise OutOfTime()
     monkeypatch.setattr(powers, "check", stalls)
     assert ex.reach(ts.init, x >= 3, 2, _deadline()) is None
-    assert ex.failed is not None and "no answer" in ex.failed
+    assert ex.slow is not None and "no answer" in ex.slow
     assert len(calls) == 2 and all(c is not None for c in calls)      # two capped configurations, then done
     with pytest.raises(OutOfTime):
         ex.reach(ts.init, x >= 3, 2, Deadline.after(0.0))
+
+
+def test_powers_below_a_failed_one_still_confirm_the_lower_levels(monkeypatch):
+    """When the sequence of powers stops at E_2 (here: QE fails for E_3), a deep SAT answer recurses only down to
+    the levels E_0..E_2 cover and confirms each piece there with one query, instead of going down to 2^n base
+    cases (it went to the base cases: a nondet-bound C loop of 3,000 iterations took 53 s instead of 8 s)."""
+    import looprover.tpa.powers as powers
+    real_qe, calls = powers.qe, []
+
+    def qe_fails_for_the_third_power(*a, **k):
+        calls.append(1)
+        if len(calls) >= 3:
+            raise powers.QEError("test: no third power")
+        return real_qe(*a, **k)
+    monkeypatch.setattr(powers, "qe", qe_fails_for_the_third_power)
+    N = 200
+    ts = counter(N, unsafe=True)
+    r = solve_tpa(ts, timeout=TIMEOUT)
+    assert_unsafe(ts, r, depth=N)
+    assert r.stats["powers_computed"] == 2 and "power 3" in r.stats["powers_stopped"]
+    assert r.stats["base_cases"] == 0 and r.stats["power_confirmations"] >= N // 8
 
 
 def test_a_power_after_one_near_the_size_cap_is_not_attempted(monkeypatch):

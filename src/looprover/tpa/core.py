@@ -16,7 +16,7 @@ Choices that differ from a literal reading of the notes, and why:
   even when Init is a set. Progress is preserved: a failed second half adds a level-n lemma that excludes that
   state from every later midpoint (midpoints are projections of the current, stronger ATr[n]).
 - *Exact powers* (powers.py): when QE keeps `Tr^{=2^j}` small, a SAT node is confirmed by one query instead of
-  2^n base cases; otherwise the plain recursion runs.
+  2^n base cases; otherwise the plain recursion runs, down to the levels the powers computed so far cover.
 - *Seed lemmas* (seeds.py): checked reflexive-transitive template facts conjoined to every level. With the
   interpolants we have, plain TPA needs ~16 s and 84 interpolations for the N=10 safe counter and does not
   close for N=1000; with seeds every N closes at level 1. `seeds=False` gives the plain algorithm.
@@ -186,7 +186,7 @@ class TPA:
             "power_confirmations": self.stats["power_ok"],
             "power_queries": self.stats["power_q"],
             "powers_computed": len(self.powers.powers),
-            "powers_stopped": self.powers.failed,
+            "powers_stopped": self.powers.slow or self.powers.failed,
             "interpolations": self.itp_stats.calls,
             "itp_time": round(self.itp_stats.seconds, 3),
             "itp_methods": dict(self.itp_stats.wins),
@@ -489,7 +489,7 @@ class TPA:
     def _confirm_by_powers(self, S: z3.BoolRef, T: z3.BoolRef, n: int) -> _Reach | None:
         """One exact query over E_0..E_{n+1} (lengths < 2^{n+2}) instead of the recursion, when available and the
         powers are likely to pay (`ExactPowers.worth_it`)."""
-        if not self.powers.worth_it(n + 1) or self.powers.failed is not None or \
+        if not self.powers.worth_it(n + 1) or self.powers.slow is not None or \
                 not self.powers.available(n + 1, self.deadline):
             return None
         self.stats["power_q"] += 1

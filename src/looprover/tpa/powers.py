@@ -9,8 +9,10 @@ whether `T` is reachable from `S` in exactly Σ b_j·2^j steps, for every length
 
 Soundness: only the under-approximation direction matters (every E_j pair must be a real 2^j-step path).
 QE is equivalence-preserving; the result is simplified by equivalence-preserving tactics only. Powers are
-computed lazily, under a size cap and a time cap; the first failure stops the sequence for good and the
-caller falls back to the plain TPA recursion (so loops with branching updates still work, just slower).
+computed lazily, under a size cap and a time cap; the first failure stops the sequence for good, and the
+caller confirms longer paths by the plain TPA recursion down to the powers it has (so loops with branching
+updates still work, just slower). A reachability query over the powers that z3 does not answer in time stops
+their use altogether (`slow`).
 """
 from __future__ import annotations
 
@@ -70,7 +72,8 @@ class ExactPowers:
         self.voc = voc
         self.convex = convex            # Tr (as given, before `smt/divmod`) is convex; else short paths skip powers
         self.powers: list[z3.BoolRef] = []          # E_1, E_2, ... (index j-1)
-        self.failed: str | None = None if enabled else "disabled"
+        self.failed: str | None = None if enabled else "disabled"     # why the sequence stopped
+        self.slow: str | None = None                                   # why the powers are not queried any more
         self.seconds = 0.0
 
     def worth_it(self, m: int) -> bool:
@@ -129,7 +132,7 @@ class ExactPowers:
               ) -> tuple[int, list[tuple[int, State]]] | None:
         """Is T reachable from S in some k < 2^{m+1} steps? Returns (k, waypoints) for one real path, where
         waypoints are (step index, state) at the power boundaries (first = source, last = target), or None when
-        no such path exists or the query is too slow (then `failed` is set). Requires `available(m)`."""
+        no such path exists or the query is too slow (then `slow` is set). Requires `available(m)`."""
         voc = self.voc
         ctx = voc.ctx
         pts = [voc.step(10_000_000 + i) for i in range(m + 2)]      # a private range of step copies
@@ -156,7 +159,7 @@ class ExactPowers:
 
     def _decide(self, query: list[z3.BoolRef], m: int, deadline: Deadline) -> z3.Solver | None:
         """The solver holding a model of `query`, or None when it is unsat or no configuration answers in time
-        (then `failed` is set: the booster is optional, and the caller recurses instead).
+        (then `slow` is set: the booster is optional, and the caller recurses instead).
 
         Why two configurations: these queries (a selector per power, values near 2^32 in integer mode) are
         chaotic for z3's default solver. Measured on loop-invariants/eq2 at m = 32: the same query, built with
@@ -170,7 +173,7 @@ class ExactPowers:
             except (OutOfTime, GiveUp, z3.Z3Exception):
                 if deadline.expired():
                     raise OutOfTime()
-        self.failed = f"reachability query over E_0..E_{m} gave no answer within {REACH_CAP_SECONDS} s (twice)"
+        self.slow = f"reachability query over E_0..E_{m} gave no answer within {REACH_CAP_SECONDS} s (twice)"
         return None
 
 
