@@ -9,6 +9,7 @@ way the run records that it happened, so a replay can refuse evidence that depen
 """
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
 
@@ -58,11 +59,22 @@ Value = int | bool | ArrayValue
 State = dict[str, Value]
 
 
+_COMPARE = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt,
+            ">=": operator.ge}
+COMPILED_CAP = 50_000       # compiled expressions kept per evaluator (callers that evaluate throw-away terms)
+
+
 class Evaluator:
+    """Evaluates IR expressions on a state. Each expression is compiled once into a closure (`_compiled`), and
+    evaluation calls it: the semantics is written once, in the compiler, and a run no longer walks the syntax
+    tree through a chain of type tests per node (measured: replaying a 10^6-iteration loop by running it took
+    24 s of a 31 s TPA run)."""
+
     def __init__(self, signed_overflow: str = "math"):
         assert signed_overflow in ("math", "wrap")
         self.signed_overflow = signed_overflow
         self.overflowed = False
+        self._code: dict[int, tuple[Expr, Callable[[State], Value]]] = {}   # id -> (expr kept alive, closure)
 
     def _fit(self, value: int, t: IntType) -> int:
         if t.bits is None:
@@ -75,56 +87,122 @@ class Evaluator:
                 return t.wrap(value)
         return value
 
+    def _fitter(self, t: IntType) -> Callable[[int], int]:
+        """`_fit` for one type, with the type's case decided once."""
+        if t.bits is None:
+            return lambda v: v
+        if not t.signed:
+            mask = (1 << t.bits) - 1            # v mod 2^bits, also for negative v
+            return lambda v: v & mask
+        lo, hi = t.min, t.max
+        return lambda v: v if lo <= v <= hi else self._fit(v, t)
+
     def eval(self, e: Expr, s: State) -> Value:
+        return self._compiled(e)(s)
+
+    def _compiled(self, e: Expr) -> Callable[[State], Value]:
+        hit = self._code.get(id(e))
+        if hit is not None:
+            return hit[1]
+        if len(self._code) >= COMPILED_CAP:
+            self._code.clear()
+        fn = self._compile(e)
+        self._code[id(e)] = (e, fn)
+        return fn
+
+    def steps(self, edge: Edge) -> list[tuple]:
+        """An edge's statements with their expressions compiled, for `try_edge`: (Assign, name, value),
+        (Store, name, index, value) for an in-place array store, (Havoc, vars), (Assume | Assert, stmt, cond)."""
+        hit = self._code.get(id(edge))
+        if hit is not None:
+            return hit[1]
+        c = self._compiled
+        out: list[tuple] = []
+        for st in edge.stmts:
+            kind = st.__class__
+            if kind is Assign:
+                rhs = st.rhs
+                if rhs.__class__ is Store and rhs.array == st.lhs:
+                    out.append((Store, st.lhs.name, c(rhs.index), c(rhs.value)))
+                else:
+                    out.append((Assign, st.lhs.name, c(rhs)))
+            elif kind is Havoc:
+                out.append((Havoc, st.vars))
+            elif kind is Assume or kind is Assert:
+                out.append((kind, st, c(st.cond)))
+        self._code[id(edge)] = (edge, out)
+        return out
+
+    def _compile(self, e: Expr) -> Callable[[State], Value]:
+        """The closure computing `e` on a state (operands evaluated left to right, `and`/`or`/`?:` lazily)."""
+        c = self._compiled
         if isinstance(e, Var):
-            return s[e.name]
+            name = e.name
+            return lambda s: s[name]
         if isinstance(e, (IntConst, BoolConst)):
-            return e.value
+            value = e.value
+            return lambda s: value
         if isinstance(e, Compare):
-            a, b = self.eval(e.lhs, s), self.eval(e.rhs, s)
-            op = e.op
-            return (a == b if op == "==" else a != b if op == "!=" else a < b if op == "<" else
-                    a <= b if op == "<=" else a > b if op == ">" else a >= b)
+            a, b, op = c(e.lhs), c(e.rhs), _COMPARE[e.op]
+            return lambda s: op(a(s), b(s))
         if isinstance(e, Not):
-            return not self.eval(e.arg, s)
+            a = c(e.arg)
+            return lambda s: not a(s)
         if isinstance(e, And):
-            return all(self.eval(a, s) for a in e.args)
+            fs = [c(a) for a in e.args]
+            return lambda s: all(f(s) for f in fs)
         if isinstance(e, Or):
-            return any(self.eval(a, s) for a in e.args)
+            fs = [c(a) for a in e.args]
+            return lambda s: any(f(s) for f in fs)
         if isinstance(e, Ite):
-            return self.eval(e.then, s) if self.eval(e.cond, s) else self.eval(e.orelse, s)
+            cond, then, orelse = c(e.cond), c(e.then), c(e.orelse)
+            return lambda s: then(s) if cond(s) else orelse(s)
         if isinstance(e, Cast):
-            v = self.eval(e.arg, s)
+            a = c(e.arg)
             if isinstance(e.type, BoolType):
-                return v != 0
-            return e.type.wrap(int(v))
+                return lambda s: a(s) != 0
+            wrap = e.type.wrap
+            return lambda s: wrap(int(a(s)))
         if isinstance(e, Unary):
-            v = self.eval(e.arg, s)
-            return self._fit(-v if e.op == "-" else ~v, e.type)
+            a, fit = c(e.arg), self._fitter(e.type)
+            if e.op == "-":
+                return lambda s: fit(-a(s))
+            return lambda s: fit(~a(s))
         if isinstance(e, Binary):
-            return self._binary(e, self.eval(e.lhs, s), self.eval(e.rhs, s))
+            a, b, op = c(e.lhs), c(e.rhs), self._binary(e.op, e.type)
+            return lambda s: op(a(s), b(s))
         if isinstance(e, Select):
-            return self.eval(e.array, s).get(self.eval(e.index, s))
+            arr, ix = c(e.array), c(e.index)
+            return lambda s: arr(s).get(ix(s))
         if isinstance(e, Store):
-            arr = self.eval(e.array, s).copy()
-            arr.cells[self.eval(e.index, s)] = self.eval(e.value, s)
-            return arr
+            arr, ix, val = c(e.array), c(e.index), c(e.value)
+
+            def store(s: State) -> ArrayValue:
+                out = arr(s).copy()
+                out.cells[ix(s)] = val(s)
+                return out
+            return store
         if isinstance(e, ConstArray):
-            return ArrayValue(self.eval(e.value, s))
+            val = c(e.value)
+            return lambda s: ArrayValue(val(s))
         if isinstance(e, ForAll):
-            lo, hi = self.eval(e.lo, s), self.eval(e.hi, s)
-            ks = _cell_points(e, s, lo, hi) if hi - lo > SPARSE_FROM else None
-            if ks is None and hi - lo > MAX_BINDER_RANGE:
-                raise TooLarge(f"quantifier over {hi - lo} values")
-            inner = dict(s)
-            for k in (range(lo, hi) if ks is None else ks):
-                inner[e.var.name] = k
-                if not self.eval(e.body, inner):
-                    return False
-            return True
+            return lambda s: self._forall(e, s)
         if isinstance(e, ArrayFill):
-            return self._fill(e, s)
+            return lambda s: self._fill(e, s)
         raise TypeError(f"cannot evaluate {type(e).__name__}")
+
+    def _forall(self, e: ForAll, s: State) -> bool:
+        lo, hi = self.eval(e.lo, s), self.eval(e.hi, s)
+        ks = _cell_points(e, s, lo, hi) if hi - lo > SPARSE_FROM else None
+        if ks is None and hi - lo > MAX_BINDER_RANGE:
+            raise TooLarge(f"quantifier over {hi - lo} values")
+        body = self._compiled(e.body)
+        inner = dict(s)
+        for k in (range(lo, hi) if ks is None else ks):
+            inner[e.var.name] = k
+            if not body(inner):
+                return False
+        return True
 
     def _fill(self, e: ArrayFill, s: State) -> ArrayValue:
         arr = self.eval(e.array, s).copy()
@@ -132,45 +210,48 @@ class Evaluator:
         if count > MAX_BINDER_RANGE:
             raise TooLarge(f"array fill of {count} cells")
         idx_t: IntType = e.type.index
+        value = self._compiled(e.value)
         inner = dict(s)
         for k in range(count):
             i = start + e.stride * k
             if not idx_t.contains(i):
                 raise UndefinedBehavior(f"array fill writes cell {i} outside the index type {idx_t}")
             inner[e.var.name] = k
-            arr.cells[i] = self.eval(e.value, inner)
+            arr.cells[i] = value(inner)
         return arr
 
-    def _binary(self, e: Binary, a: int, b: int) -> int:
-        op, t = e.op, e.type
+    def _binary(self, op: str, t: IntType) -> Callable[[int, int], int]:
+        """The function computing `a op b` in type `t`."""
+        fit = self._fitter(t)
         if op == "+":
-            return self._fit(a + b, t)
+            return lambda a, b: fit(a + b)
         if op == "-":
-            return self._fit(a - b, t)
+            return lambda a, b: fit(a - b)
         if op == "*":
-            return self._fit(a * b, t)
+            return lambda a, b: fit(a * b)
         if op in ("/", "%"):
-            if b == 0:
-                raise UndefinedBehavior("division by zero")
-            q = abs(a) // abs(b)
-            if (a < 0) != (b < 0):
-                q = -q
-            qf = self._fit(q, t)      # C11 6.5.5: a % b is undefined when a / b is (INT_MIN % -1)
-            return qf if op == "/" else self._fit(a - q * b, t)
-        if op == "&":
-            return t.wrap(a & b)
-        if op == "|":
-            return t.wrap(a | b)
-        if op == "^":
-            return t.wrap(a ^ b)
+            def divide(a: int, b: int) -> int:
+                if b == 0:
+                    raise UndefinedBehavior("division by zero")
+                q = abs(a) // abs(b)
+                if (a < 0) != (b < 0):
+                    q = -q
+                qf = fit(q)      # C11 6.5.5: a % b is undefined when a / b is (INT_MIN % -1)
+                return qf if op == "/" else fit(a - q * b)
+            return divide
+        if op in ("&", "|", "^"):
+            bitwise = {"&": operator.and_, "|": operator.or_, "^": operator.xor}[op]
+            return lambda a, b: t.wrap(bitwise(a, b))
         if op in ("<<", ">>"):
-            if b < 0 or (t.bits is not None and b >= t.bits):
-                raise UndefinedBehavior(f"shift by {b}")
-            if op == ">>":
-                return a >> b  # arithmetic for signed (gcc), logical for unsigned (a >= 0)
-            if t.signed and a < 0:
-                raise UndefinedBehavior("left shift of a negative value")
-            return self._fit(a << b, t)
+            def shift(a: int, b: int) -> int:
+                if b < 0 or (t.bits is not None and b >= t.bits):
+                    raise UndefinedBehavior(f"shift by {b}")
+                if op == ">>":
+                    return a >> b  # arithmetic for signed (gcc), logical for unsigned (a >= 0)
+                if t.signed and a < 0:
+                    raise UndefinedBehavior("left shift of a negative value")
+                return fit(a << b)
+            return shift
         raise TypeError(op)
 
 
@@ -292,31 +373,30 @@ def try_edge(ev: Evaluator, edge: Edge, state: State, oracle: Oracle) -> EdgeRun
     linear instead of copying the array per store.)"""
     s = dict(state)
     overlays: list[str] = []
-    for st in edge.stmts:
-        kind = st.__class__             # class tests instead of isinstance: this is the interpreter's hot loop
+    for step in ev.steps(edge):
+        kind = step[0]                  # class tests instead of isinstance: this is the interpreter's hot loop
         if kind is Assign:
-            rhs, name = st.rhs, st.lhs.name
-            if rhs.__class__ is Store and rhs.array == st.lhs:
-                cur = s[name]
-                if not isinstance(cur, _Overlay):
-                    cur = _Overlay(cur)
-                    s[name] = cur
-                    overlays.append(name)
-                cur.cells[ev.eval(rhs.index, s)] = ev.eval(rhs.value, s)
-            else:
-                val = ev.eval(rhs, s)
-                if val.__class__ is not int and val.__class__ is not bool and isinstance(val, ArrayValue):
-                    val = val.copy()    # every variable owns its array: arrays are updated in place
-                s[name] = val
+            _, name, value = step
+            val = value(s)
+            if val.__class__ is not int and val.__class__ is not bool and isinstance(val, ArrayValue):
+                val = val.copy()        # every variable owns its array: arrays are updated in place
+            s[name] = val
+        elif kind is Store:
+            _, name, index, value = step
+            cur = s[name]
+            if not isinstance(cur, _Overlay):
+                cur = _Overlay(cur)
+                s[name] = cur
+                overlays.append(name)
+            cur.cells[index(s)] = value(s)
         elif kind is Havoc:
-            for v in st.vars:
+            for v in step[1]:
                 s[v.name] = oracle(v)
         elif kind is Assume:
-            if not ev.eval(st.cond, s):
-                return EdgeRun(s, overlays, blocked=st)
-        elif kind is Assert:
-            if not ev.eval(st.cond, s):
-                return EdgeRun(s, overlays, violated=st)
+            if not step[2](s):
+                return EdgeRun(s, overlays, blocked=step[1])
+        elif not step[2](s):            # Assert
+            return EdgeRun(s, overlays, violated=step[1])
     return EdgeRun(s, overlays)
 
 
