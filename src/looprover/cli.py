@@ -23,7 +23,8 @@ from looprover.argtypes import engine_option, positive_float, positive_int
 from looprover.deadline import Deadline, OutOfTime
 from looprover.engines import engine_names, get_engine, settings_map
 from looprover.errors import InputError, UnsupportedError
-from looprover.jobs import JobOptions, load_job_program, resolve_job, run_job_limited
+from looprover.jobs import JobOptions, limit_memory, load_job_program, resolve_job, run_job_limited
+from looprover.processes import out_of_memory_reason
 from looprover.report import print_error
 
 EXIT_VERDICT = 0      # a verdict was printed (TRUE, FALSE(p), UNKNOWN; sat, unsat, unknown)
@@ -111,8 +112,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     """`check FILE...`: every run-time check of a C program, one verdict each (`runtime_checks.py`); a line per
     check as it is settled, then the totals (or one JSON object), and with `--sarif` a SARIF 2.1.0 log."""
     from looprover.runtime_checks import (
-        at_places, checked_program_within, checks_of, compiled_check, of_kinds, refusal_lines, run_checks, summary,
-        table,
+        UNKNOWN, CheckResult, at_places, checked_program_within, checks_of, compiled_check, of_kinds, refusal_lines,
+        run_checks, summary, table,
     )
     from looprover.sarif import sarif_log
     start = time.monotonic()
@@ -123,14 +124,18 @@ def cmd_check(args: argparse.Namespace) -> int:
                           args.allocation == "may-fail")
         if job.is_chc:
             raise InputError(f"{job.input}: `check` verifies the run-time checks of C programs, not Horn clauses")
+        no_room = limit_memory(job, args.engine, args.memory)
+        if no_room is not None:
+            raise MemoryError(no_room)
         program = checked_program_within(job, deadline)
         if args.kinds:
             program = of_kinds(program, args.kinds)
     except InputError as exc:
         return _error(str(exc), args.json, file=args.file[0])
-    except (UnsupportedError, OutOfTime) as exc:
+    except (UnsupportedError, OutOfTime, MemoryError) as exc:
         # nothing can be checked in a program the front-end cannot build: UNKNOWN for the file, with the reason
         why = str(exc) if isinstance(exc, UnsupportedError) else \
+            (str(exc) or out_of_memory_reason("while building the program")) if isinstance(exc, MemoryError) else \
             f"timeout while building the program (not built within {args.timeout:g} s)"
         if args.sarif:
             _write_json(args.sarif, sarif_log([], f"UNKNOWN: {why}"))
@@ -153,13 +158,25 @@ def cmd_check(args: argparse.Namespace) -> int:
         for line in refused:
             print(f"warning: {line}", flush=True)
     options = JobOptions(args.engine, None, args.settings, progress)
-    results = run_checks(program, checks, job.data_model, options, deadline, args.check_timeout,
-                         done=(lambda r: None) if args.json else
-                         (lambda r: print(table([r], base)[0], flush=True)), slicing=args.slice,
-                         interval_pass=args.intervals,
-                         harness=lambda check, cex: compiled_check(check, cex, [job.input, *job.more_inputs],
-                                                                   job.data_model, deadline, checks,
-                                                                   job.cpp_flags, program))
+    settled: dict[str, CheckResult] = {}
+
+    def done(r: CheckResult) -> None:
+        settled[r.check.id] = r
+        if not args.json:
+            print(table([r], base)[0], flush=True)
+    try:
+        results = run_checks(program, checks, job.data_model, options, deadline, args.check_timeout, done=done,
+                             slicing=args.slice, interval_pass=args.intervals,
+                             harness=lambda check, cex: compiled_check(check, cex, [job.input, *job.more_inputs],
+                                                                       job.data_model, deadline, checks,
+                                                                       job.cpp_flags, program))
+    except MemoryError:
+        # what is settled stands; the others are unknown (the memory the failed step held is free again here)
+        why = out_of_memory_reason("before this check was settled")
+        results = [settled.get(c.id) or CheckResult(c, UNKNOWN, why) for c in checks]
+        for r in results:
+            if r.check.id not in settled:
+                done(r)
     if args.sarif:
         _write_json(args.sarif, sarif_log(results, warnings=refused))
     if args.json:
@@ -480,6 +497,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="wall-clock seconds for one check (default 30)")
     c.add_argument("--data-model", choices=DATA_MODELS, default=None,
                    help="C data model (default: the task's, else ILP32)")
+    c.add_argument("--memory", type=positive_int, metavar="MB", default=None,
+                   help="limit the address space of looprover's processes (RLIMIT_AS): past it a check is unknown "
+                        "(out of memory), and the checks settled so far are still reported")
     c.add_argument("--kinds", metavar="K[,K...]", type=_check_kinds,
                    help="only these kinds of checks (memory-access, free, signed-overflow, undefined-operation, "
                         "assertion); the others are neither checked nor assumed")

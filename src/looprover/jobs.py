@@ -462,15 +462,24 @@ def _child_job(job: Job, options: JobOptions, start: float, deadline: Deadline, 
     parent, which only waits and prints."""
     def set_phase(p: int) -> None:
         phase.value = p
-    if options.memory:
-        preload(job, options.engine)
-        loaded = address_space_mb()
-        if loaded is not None and options.memory - loaded < MIN_HEADROOM_MB:
-            why = f"out of memory (--memory {options.memory} MB: looprover maps {loaded} MB before it starts and " \
-                  f"needs {MIN_HEADROOM_MB} MB more)"
-            return render(Verdict.unknown(options.engine, why), None, job, start)
-    set_memory_limit(options.memory)
+    why = limit_memory(job, options.engine, options.memory)
+    if why is not None:
+        return render(Verdict.unknown(options.engine, why), None, job, start)
     return run_job(job, options, start, deadline, set_phase)
+
+
+def limit_memory(job: Job, engine: str, memory: int | None) -> str | None:
+    """Apply `--memory` (MB of address space) to this process and the processes it starts, after loading the code
+    the job needs (`preload`); the reason to answer UNKNOWN when that code alone leaves no room, else None."""
+    if not memory:
+        return None
+    preload(job, engine)
+    loaded = address_space_mb()
+    if loaded is not None and memory - loaded < MIN_HEADROOM_MB:
+        return f"out of memory (--memory {memory} MB: looprover maps {loaded} MB before it starts and " \
+               f"needs {MIN_HEADROOM_MB} MB more)"
+    set_memory_limit(memory)
+    return None
 
 
 def preload(job: Job, engine: str) -> None:

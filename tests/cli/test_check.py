@@ -675,3 +675,39 @@ def test_equal_operands_with_arithmetic_keep_their_checks(tmp_path):
     by_line = _by_line(got)
     assert by_line[(6, "signed-overflow")] == "violated", got["checks"]
     assert (7, "undefined-operation") in by_line, got["checks"]
+
+
+def test_memory_running_out_mid_way_keeps_what_is_settled_and_leaves_the_rest_unknown(tmp_path, monkeypatch):
+    """A MemoryError while the engines run (as `--memory` makes it) costs the checks not settled yet: they are
+    unknown (out of memory), the interval pass's safe checks stand, and the output is the usual one."""
+    import looprover.runtime_checks as rc
+
+    def no_memory(*args, **kwargs):
+        raise MemoryError()
+    monkeypatch.setattr(rc, "checked_verdict", no_memory)
+    got = _check(tmp_path, HEADER + """int main(void) {
+  int a[8];
+  int n = __VERIFIER_nondet_int();
+  for (int i = 0; i < 8; i++) a[i] = i;
+  return a[n];
+}
+""")
+    by_line = {(c["line"], c["kind"]): c for c in got["checks"]}
+    assert by_line[(8, "memory-access")]["status"] == "safe"                 # a[i]: the interval pass
+    assert by_line[(9, "memory-access")]["status"] == "unknown"
+    assert by_line[(9, "memory-access")]["reason"].startswith("out of memory")
+    assert got["summary"]["safe"] >= 1 and got["summary"]["unknown"] >= 1
+
+
+def test_a_memory_limit_too_small_to_load_is_unknown_for_the_file(tmp_path):
+    """`check --memory` applies to looprover's own process: when the code it must load leaves no room, the file
+    is UNKNOWN (out of memory), never a traceback."""
+    import subprocess
+    import sys
+    c = tmp_path / "p.c"
+    c.write_text(HEADER + "int main(void) { int a[2]; return a[__VERIFIER_nondet_int()]; }\n")
+    r = subprocess.run([sys.executable, "-m", "looprover", "check", str(c), "--memory", "30", "--json"],
+                       capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert r.returncode == cli.EXIT_VERDICT and "Traceback" not in r.stderr, r.stderr
+    data = json.loads(r.stdout)
+    assert data["status"] == "UNKNOWN" and data["reason"].startswith("out of memory"), data
