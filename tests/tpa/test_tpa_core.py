@@ -344,6 +344,25 @@ def test_counterexample_replay_rejects_wrong_depth():
     assert "power 2" in replay_counterexample(ts, 10, wp, _deadline(), replay_limit=3, powers=[e1, fake])
 
 
+def test_a_long_segment_is_split_through_the_powers_and_a_wrong_power_cannot_make_it_replay():
+    """A 64-step claim with only its ends given is split at midpoints through E_5 and E_4 into pieces of
+    DENSE_CHUNK steps, each unrolled on its own; the path is the real one. A "power" that is not Tr's (here
+    E_j(x, x') with y doubling) gives midpoints no Tr path joins: the claim fails, it never passes."""
+    from looprover.tpa import certify
+    N = 64
+    ts = counter(N, unsafe=True)
+    x, y = ts.state
+    x1, y1 = ts.next
+    powers = [z3.And(x + 2 ** j <= N, x1 == x + 2 ** j, y1 == y + 2 ** (j + 1)) for j in range(1, 7)]
+    wp = [(0, (0, 0)), (N, (N, 2 * N))]
+    dense = certify._densified(Vocabulary(ts), wp, powers, 2000, _deadline())
+    assert [i for i, _ in dense] == list(range(0, N + 1, certify.DENSE_CHUNK))
+    ok = replay_counterexample(ts, N, wp, _deadline(), powers=powers)
+    assert not isinstance(ok, str) and ok.path == [(i, 2 * i) for i in range(N + 1)]
+    wrong = [z3.And(x1 == x + 2 ** j, y1 == 2 * y) for j in range(1, 7)]
+    assert isinstance(replay_counterexample(ts, N, [(0, (0, 0)), (N, (N, 0))], _deadline(), powers=wrong), str)
+
+
 def test_reset_query_reuses_levels():
     """Learned levels abstract Tr only: they stay valid for a new Init/Bad (Golem #148 was about this)."""
     ts = counter(100, unsafe=True)
