@@ -208,8 +208,8 @@ REPLAY_CHUNK = 64      # steps per BMC query of a replay whose waypoints are at 
 
 
 def _replay_in_chunks(voc: Vocabulary, waypoints: list[tuple[int, State]], deadline: Deadline,
-                      init: z3.BoolRef, bad: z3.BoolRef) -> list[State] | None:
-    """The whole path through `waypoints` (Init at the first, Bad at the last), unrolled a chunk of consecutive
+                      init: z3.BoolRef | None = None, bad: z3.BoolRef | None = None) -> list[State] | None:
+    """The whole path through `waypoints` (`init` at the first, `bad` at the last), unrolled a chunk of consecutive
     waypoints at a time: each chunk's path joins the next at a pinned state, so together they are one path.
     (One query over all 895 steps of a +1/+2 counter, pinned every 16, took z3 22 s.)"""
     if len(waypoints) == 1:
@@ -311,13 +311,11 @@ def replay_counterexample(ts: TransitionSystem, depth: int, waypoints: list[tupl
             by_powers += length
             i = j
             continue
-        while j + 1 < len(waypoints) and waypoints[j + 1][0] - a_idx <= replay_limit:
-            j += 1
-        length = waypoints[j][0] - a_idx
-        pins = [(idx - a_idx, st) for idx, st in waypoints[i + 1:j + 1]]
-        if _replay(voc, a_state, length, pins, deadline) is None:
+        while j + 1 < len(waypoints) and waypoints[j + 1][0] - waypoints[j][0] <= replay_limit:
+            j += 1                                          # the run of segments short enough to unroll
+        if _replay_in_chunks(voc, waypoints[i:j + 1], deadline) is None:
             return f"segment {a_idx}..{waypoints[j][0]} does not replay"
-        replayed += length
+        replayed += waypoints[j][0] - a_idx
         i = j
     how = "segments" if by_powers == 0 else \
         f"segments ({replayed} of {depth} steps replayed, {by_powers} by re-validated exact powers)"
