@@ -116,6 +116,33 @@ def test_three_loops_fixed(load):
     assert_proved(run(prog), loops=3, program=prog)
 
 
+@pytest.mark.parametrize("lim, want", [(20, Status.FALSE), (30, Status.TRUE)], ids=["unsafe", "safe"])
+def test_tpa_engine_runs_the_network_on_loops_in_sequence(load, lim, want):
+    """As Golem's TPA engine: loops in sequence, none nested, are solved by the network of per-loop TPAs, with the
+    multiloop engine's evidence (safe sets re-checked, or the counterexample replayed); `tpa.loops=single`
+    keeps the one pc-encoded system instead."""
+    from looprover.tpa.options import TPAOptions
+    p = load(f"two_{lim}", TWO.replace("LIM", str(lim)))
+    v = verify("tpa", p, timeout=60)
+    assert v.status == want, v.reason
+    assert v.stats["system"] == "network of loops" and len(v.stats["loops"]) == 2
+    if want == Status.TRUE:
+        assert_proved(v, loops=2, program=p)
+    else:
+        assert_replayed(p, v)
+    single = verify("tpa", p, timeout=60, settings=TPAOptions(loops="single"))
+    assert single.stats["system"] != "network of loops" and single.status in (want, Status.UNKNOWN)
+
+
+def test_tpa_engine_keeps_one_system_for_nested_loops(load):
+    """Nested loops are not a DAG of loops: the tpa engine solves them as one pc-encoded system (Golem's
+    single-loop transformation), never by the network, whose contraction is the multiloop engine's."""
+    p = load("nested_unsafe", NESTED)
+    v = verify("tpa", p, timeout=60)
+    assert v.stats.get("system") != "network of loops"
+    assert v.status in (Status.FALSE, Status.UNKNOWN), v.reason
+
+
 @pytest.mark.parametrize("bitvector", [False, True], ids=["int", "bv"])
 def test_loop_free(load, bitvector):
     p = load("loopfree_unsafe", LOOPFREE.replace("BAD", "8"))

@@ -372,3 +372,15 @@ def test_a_share_clock_stands_still_while_the_child_is_paused():
         assert budget.expired() and dl.now() == 14.0
     finally:
         dl.use_clock(old)
+
+
+def test_tpa_keeps_its_single_system_beside_the_multiloop_engine():
+    """In the portfolio the network search runs once (multiloop's), tpa gives the pc-encoded view; settings
+    the user gave tpa are kept, and without multiloop tpa keeps its default."""
+    from looprover.tpa.options import TPAOptions
+    both = portfolio._settings_for("tpa", ["bmc", "tpa", "multiloop"], {})
+    assert both["tpa"].loops == "single"
+    assert portfolio._settings_for("tpa", ["bmc", "tpa"], {}) == {}
+    mine = {"tpa": TPAOptions(variant="split")}
+    assert portfolio._settings_for("tpa", ["tpa", "multiloop"], mine) is mine
+    assert portfolio._settings_for("multiloop", ["tpa", "multiloop"], {}) == {}

@@ -16,6 +16,7 @@ from looprover.jobs import load_program
 from looprover.program.cpg import build_cpg
 from looprover.smt.cpg_system import CPGSystem
 from looprover.smt.text import to_text
+from looprover.tpa.options import TPAOptions
 from looprover.tpa.program_ts import entry_system, single_loop_system
 from looprover.tpa.proof import TransitionInvariantProof
 from looprover.verdict import Status
@@ -65,10 +66,14 @@ def test_the_entry_system_is_the_plain_system_one_step_later(tmp_path, text, uns
     assert any(reached) == unsafe
 
 
+# two loops in sequence: by default the tpa engine solves them by the network of per-loop TPAs, as Golem does
+SINGLE = TPAOptions(loops="single")
+
+
 @pytest.fixture(scope="module")
 def proved(tmp_path_factory):
     prog = _load(tmp_path_factory.mktemp("e"), SAFE, "safe.smt2")
-    v = verify("tpa", prog, timeout=30)
+    v = verify("tpa", prog, timeout=30, settings=SINGLE)
     assert v.status == Status.TRUE, v.reason
     assert isinstance(v.evidence, TransitionInvariantProof) and v.evidence.init is not None
     return prog, v.evidence
@@ -88,6 +93,6 @@ def test_an_entry_set_that_misses_a_state_after_the_entry_fails(proved):
 
 
 def test_tpa_refutes_the_unsafe_twin_with_a_replayed_counterexample(tmp_path):
-    v = verify("tpa", _load(tmp_path, UNSAFE, "unsafe.smt2"), timeout=30)
+    v = verify("tpa", _load(tmp_path, UNSAFE, "unsafe.smt2"), timeout=30, settings=SINGLE)
     assert v.status == Status.FALSE, v.reason
     assert v.stats["system"] == "pc-encoded cutpoint graph after the entry step"

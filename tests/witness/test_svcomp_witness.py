@@ -13,6 +13,7 @@ import yaml
 from looprover.deadline import Deadline
 from looprover.jobs import Job, JobOptions, verify_job
 from looprover.properties import default_property
+from looprover.tpa.options import TPAOptions
 from looprover.verdict import Status
 from looprover.witness.svcomp import witness_for
 from looprover.witness.validate import validate
@@ -23,14 +24,15 @@ SCHEMA = json.loads((Path(__file__).parent / "witness-2.0.schema.json").read_tex
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA, format_checker=jsonschema.FormatChecker())
 
 
-def _verify(path: Path, engine: str):
+def _verify(path: Path, engine: str, settings=None):
     job = Job(path, default_property(), "ILP32")
-    verdict, program = verify_job(job, JobOptions(engine), Deadline(time.monotonic() + 60))
+    options = JobOptions(engine, settings={engine: settings} if settings is not None else {})
+    verdict, program = verify_job(job, options, Deadline(time.monotonic() + 60))
     return verdict, program
 
 
-def _witness(path: Path, engine: str, expected: Status, tmp_path: Path) -> tuple[Path, list]:
-    verdict, program = _verify(path, engine)
+def _witness(path: Path, engine: str, expected: Status, tmp_path: Path, settings=None) -> tuple[Path, list]:
+    verdict, program = _verify(path, engine, settings)
     assert verdict.status == expected, verdict.reason
     w = witness_for(verdict, program, path, "unreach-call", "ILP32")
     assert w.text is not None, w.note
@@ -250,10 +252,22 @@ def test_tpa_witness_from_the_entry_system_is_confirmed(tmp_path):
     state invariant, joined with the entry's Init, split by loop head)."""
     path = tmp_path / "two.c"
     path.write_text(TWO_COPYING_LOOPS)
-    verdict, _ = _verify(path, "tpa")
+    single = TPAOptions(loops="single")        # two loops in sequence: by default the network's
+    verdict, _ = _verify(path, "tpa", single)
     assert verdict.stats["system"] == "pc-encoded cutpoint graph after the entry step", verdict.stats
-    out, data = _witness(path, "tpa", Status.TRUE, tmp_path)
+    out, data = _witness(path, "tpa", Status.TRUE, tmp_path, single)
     assert len(data[0]["content"]) == 2          # one loop invariant per loop
+    assert _check(out, path) == "confirmed"
+
+
+def test_tpa_witness_from_the_network_of_loops_is_confirmed(tmp_path):
+    """By default TPA solves two loops in sequence as Golem does, one TPA per loop composed by the network
+    search; its TRUE writes a witness `validate` confirms (the network's safe sets at the loop heads)."""
+    path = tmp_path / "two.c"
+    path.write_text(TWO_COPYING_LOOPS)
+    verdict, _ = _verify(path, "tpa")
+    assert verdict.stats["system"] == "network of loops", verdict.stats
+    out, data = _witness(path, "tpa", Status.TRUE, tmp_path)
     assert _check(out, path) == "confirmed"
 
 
@@ -528,7 +542,7 @@ def test_no_overflow_correctness_witness_is_confirmed(engine, tmp_path):
     out, path, data = _overflow_witness(OVERFLOW_SAFE, engine, Status.TRUE, tmp_path)
     assert _validate(out, path, _no_overflow()).status == "confirmed"
     # read for the witness's own property even when none is given
-    assert _validate(out, path).status == "confirmed"
+    assert _check(out, path) == "confirmed"
 
 
 def test_no_overflow_invariant_too_weak_for_the_checks_is_not_confirmed(tmp_path):

@@ -76,15 +76,7 @@ class MultiLoop(Engine):
         if cycle is not None:      # not expected after contracting a reducible graph's nested loops
             return self._fallback(program, task, run, "cutpoint graph has a cycle through "
                                   + " -> ".join(program.loc_label(v) for v in cycle))
-        run.stats["loops"] = [program.loc_label(v) for v in net.loops]
-        run.report(f"multiloop: {len(net.loops)} loops, {len(net.bridges)} bridges")
-        res = NetworkTPA(net, opts, run.report).solve(run.deadline)
-        run.stats.update(res.stats)
-        if res.status == TPAStatus.SAFE:
-            return self._prove(program, sys, heads, summaries, net, res, run, opts)
-        if res.status == TPAStatus.UNSAFE:
-            return self._falsify(program, sys, set(heads), res.path, run)
-        return self.unknown(f"multiloop: {res.reason}")
+        return solve_network(self, program, sys, net, heads, summaries, run, opts)
 
     def _fallback(self, program: Program, task: Task, run: Run, why: str) -> Verdict:
         """Irreducible flow: the single-system TPA engine, with its default settings."""
@@ -95,33 +87,59 @@ class MultiLoop(Engine):
         return dataclasses.replace(v, engine=self.name, reason=f"{why}; single-system TPA: {v.reason}",
                                    stats={**v.stats, "fallback": "tpa", "fallback_reason": why})
 
-    def _prove(self, program: Program, sys: CPGSystem, heads: list[int], summaries: list[Summary],
-               net: Network, res: NetworkResult, run: Run, opts: TPAOptions) -> Verdict:
-        run.report("multiloop: re-checking the proof")
-        if heads:      # the summaries again, on a network rebuilt from the program
-            net = contract(network(sys), heads, summaries, run.deadline)
-            if isinstance(net, str):
-                return self.unknown(f"internal error: multiloop proof failed its re-check: {net}")
-        certificates: dict = {}
-        why, how = check_proof(net, res.pre, res.post, run.deadline, opts, found=certificates,
-                               candidates=res.certificates)
-        if why is not None:
-            return self.unknown(f"internal error: multiloop proof failed its re-check: {why}")
-        run.stats["loop_checks"] = {program.loc_label(v): h for v, h in how.items()}
-        inner = f", {len(heads)} nested loop(s) summarised" if heads else ""
-        return self.true(f"multiloop: safe sets for {len(net.loops)} loops{inner}, re-checked",
-                         NetworkProof.of(program, res.pre, res.post, certificates, summaries))
 
-    def _falsify(self, program: Program, sys: CPGSystem, hidden: set[int], path: list[tuple[int, int]],
-                 run: Run) -> Verdict:
-        if hidden:
-            run.stage = "expanding the counterexample through the contracted loops"
-            run.stats["abstract_cex_path"] = [program.loc_label(v) for v, _ in path]
-            full = expand_path(sys, path, hidden, run.deadline, loop_path.REPLAY_LIMIT)
-            if isinstance(full, str):
-                return self.unknown(f"multiloop: {full}")
-            path = full
-        return falsify_loop_path(self, program, sys, path, run)
+def loops_in_sequence(cpg: CutpointGraph) -> bool:
+    """Whether the cutpoint graph is a DAG of loops, none nested (Golem's "transition system DAG"): the shape its
+    TPA engine solves by the network of per-loop TPA instances, without contracting anything."""
+    return bool(cpg.cutpoints) and _cycle(cpg) is None
+
+
+def solve_network(engine: Engine, program: Program, sys: CPGSystem, net: Network, heads: list[int],
+                  summaries: list[Summary], run: Run, opts: TPAOptions) -> Verdict:
+    """The network search on `net` (nested loops `heads` already contracted into `summaries`), its proof
+    re-checked or its counterexample replayed: the multi-loop engine's work, and the `tpa` engine's on loops in
+    sequence, as Golem's TPA engine does."""
+    who = engine.name
+    run.stats["loops"] = [program.loc_label(v) for v in net.loops]
+    run.report(f"{who}: {len(net.loops)} loops, {len(net.bridges)} bridges")
+    res = NetworkTPA(net, opts, run.report).solve(run.deadline)
+    run.stats.update(res.stats)
+    if res.status == TPAStatus.SAFE:
+        return _prove(engine, program, sys, heads, summaries, net, res, run, opts)
+    if res.status == TPAStatus.UNSAFE:
+        return _falsify(engine, program, sys, set(heads), res.path, run)
+    return engine.unknown(f"{who}: {res.reason}")
+
+
+def _prove(engine: Engine, program: Program, sys: CPGSystem, heads: list[int], summaries: list[Summary],
+           net: Network, res: NetworkResult, run: Run, opts: TPAOptions) -> Verdict:
+    who = engine.name
+    run.report(f"{who}: re-checking the proof")
+    if heads:      # the summaries again, on a network rebuilt from the program
+        net = contract(network(sys), heads, summaries, run.deadline)
+        if isinstance(net, str):
+            return engine.unknown(f"internal error: {who} proof failed its re-check: {net}")
+    certificates: dict = {}
+    why, how = check_proof(net, res.pre, res.post, run.deadline, opts, found=certificates,
+                           candidates=res.certificates)
+    if why is not None:
+        return engine.unknown(f"internal error: {who} proof failed its re-check: {why}")
+    run.stats["loop_checks"] = {program.loc_label(v): h for v, h in how.items()}
+    inner = f", {len(heads)} nested loop(s) summarised" if heads else ""
+    return engine.true(f"{who}: safe sets for {len(net.loops)} loops{inner}, re-checked",
+                       NetworkProof.of(program, res.pre, res.post, certificates, summaries))
+
+
+def _falsify(engine: Engine, program: Program, sys: CPGSystem, hidden: set[int], path: list[tuple[int, int]],
+             run: Run) -> Verdict:
+    if hidden:
+        run.stage = "expanding the counterexample through the contracted loops"
+        run.stats["abstract_cex_path"] = [program.loc_label(v) for v, _ in path]
+        full = expand_path(sys, path, hidden, run.deadline, loop_path.REPLAY_LIMIT)
+        if isinstance(full, str):
+            return engine.unknown(f"{engine.name}: {full}")
+        path = full
+    return falsify_loop_path(engine, program, sys, path, run)
 
 
 def network(sys: CPGSystem) -> Network:

@@ -1,6 +1,10 @@
 """TPA engine: Program -> one transition system -> `looprover.tpa` core.
 
 Which system:
+- loops in sequence, none nested (Golem's "transition system DAG"): as Golem's TPA engine, one TPA per loop composed
+  by the network search (`engines.multiloop.solve_network`), which learns each loop alone; the pc-encoded system
+  below must abstract all loops at once and its lemmas creep one bound per level (`tpa.loops=single` keeps it, as
+  the portfolio does beside the multiloop engine, so that the two give different views of such programs);
 - a program with one loop (Golem's "transition system" shape) becomes the loop's own TS over the program
   variables live at its head (`tpa.program_ts`); anything else becomes the pc-encoded cutpoint-graph system,
   like Golem's single-loop transformation (loops in sequence or nested share one level hierarchy), started
@@ -24,6 +28,7 @@ from __future__ import annotations
 import z3
 
 from looprover.engines.base import Engine, Run, Task
+from looprover.engines.multiloop import loops_in_sequence, network, solve_network
 from looprover.engines.transformed import on_cells
 from looprover.program.cfa import Program
 from looprover.program.cpg import build_cpg
@@ -31,7 +36,7 @@ from looprover.smt.cpg_system import CPGSystem
 from looprover.tpa import TPAOptions, TPAStatus
 from looprover.transforms.cells import has_arrays
 from looprover.tpa.loop_solver import LoopSolver
-from looprover.tpa.program_ts import EntrySystem, LoopSystem, entry_system, single_loop_system
+from looprover.tpa.program_ts import EntrySystem, LoopSystem, entry_system, one_loop, single_loop_system
 from looprover.tpa.proof import TransitionInvariantProof, system_label
 from looprover.tpa.result import UnsafeWitness, is_state
 from looprover.verdict import Verdict
@@ -40,7 +45,8 @@ from looprover.evidence.confirm import confirm_cpg_path
 
 class TPAEngine(Engine):
     name = "tpa"
-    summary = "Transition Power Abstraction on one transition system (the loop's own, or the pc-encoded CPG)"
+    summary = ("Transition Power Abstraction as Golem's TPA engine: a loop's own transition system, loops in sequence "
+               "by the multi-loop network, other shapes as one pc-encoded system")
     Settings = TPAOptions
 
     def solve(self, program: Program, task: Task, run: Run) -> Verdict:
@@ -50,6 +56,9 @@ class TPAEngine(Engine):
         stats = run.stats
         cpg = build_cpg(program)
         sys = CPGSystem(cpg, run.bitvector, run.deadline)
+        if opts.loops == "auto" and one_loop(cpg) is None and loops_in_sequence(cpg):
+            stats["system"] = "network of loops"
+            return solve_network(self, program, sys, network(sys), [], [], run, opts)
         loop = single_loop_system(sys, run.deadline)
         start = entry_system(sys, run.deadline) if loop is None else None
         exact = loop.ts if loop is not None else start.ts if start is not None else sys.ts

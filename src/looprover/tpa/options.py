@@ -42,10 +42,17 @@ class TPAOptions:
     divmod: bool = field(default=True, metadata={
         "help": "division and remainder by constants in Tr as auxiliary quotient and remainder (smt/divmod.py)"})
     qe_timeout: float = 2.0
+    loops: str = field(default="auto", metadata={
+        "help": "the tpa engine on a program of several loops: auto (as Golem's TPA engine: loops in sequence, none "
+                "nested, by the network of per-loop TPAs that the multiloop engine runs; other shapes as one "
+                "pc-encoded system) or single (always one pc-encoded system)"})
 
     def __post_init__(self) -> None:
         if self.variant not in VARIANTS:
             raise ValueError(f"tpa.variant: expected one of {', '.join(VARIANTS)}, got {self.variant!r}")
+        if self.loops not in LOOPS:
+            raise ValueError(f"tpa.loops: expected one of {', '.join(LOOPS)}, got {self.loops!r}")
 
 
 VARIANTS = ("basic", "split")
+LOOPS = ("auto", "single")
