@@ -28,7 +28,6 @@ from __future__ import annotations
 import z3
 
 from looprover.engines.base import Engine, Run, Task
-from looprover.engines.multiloop import loops_in_sequence, network, solve_network
 from looprover.engines.transformed import on_cells
 from looprover.program.cfa import Program
 from looprover.program.cpg import build_cpg
@@ -56,9 +55,12 @@ class TPAEngine(Engine):
         stats = run.stats
         cpg = build_cpg(program)
         sys = CPGSystem(cpg, run.bitvector, run.deadline)
-        if opts.loops == "auto" and one_loop(cpg) is None and loops_in_sequence(cpg):
-            stats["system"] = "network of loops"
-            return solve_network(self, program, sys, network(sys), [], [], run, opts)
+        if opts.loops == "auto" and one_loop(cpg) is None:
+            # (imported here: a one-loop program, the common case, does not load the network's modules)
+            from looprover.engines.multiloop import loops_in_sequence, network, solve_network
+            if loops_in_sequence(cpg):
+                stats["system"] = "network of loops"
+                return solve_network(self, program, sys, network(sys), [], [], run, opts)
         loop = single_loop_system(sys, run.deadline)
         start = entry_system(sys, run.deadline) if loop is None else None
         exact = loop.ts if loop is not None else start.ts if start is not None else sys.ts
