@@ -396,3 +396,14 @@ def test_a_tasks_default_property_is_reachability_then_termination_then_no_overf
     assert default("no-overflow", "termination") == "termination"
     assert default("no-overflow", "termination", "unreach-call") == "unreach-call"
     assert default("no-overflow") == "no-overflow"
+
+
+def test_the_sources_are_byte_compiled_before_runs_are_timed():
+    """Without it, under PYTHONDONTWRITEBYTECODE every run of a never-compiled checkout compiled its modules
+    again (about 0.3 s of each run's time)."""
+    import importlib.util
+    from looprover.bench import runner, tasks
+    cached = Path(importlib.util.cache_from_source(tasks.__file__))
+    cached.unlink(missing_ok=True)
+    runner.byte_compile()
+    assert cached.exists()
