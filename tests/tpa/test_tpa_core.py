@@ -18,6 +18,7 @@ from looprover.tpa import (
 from looprover.smt.ts import TransitionSystem
 from looprover.tpa import core
 from looprover.tpa.core import TPA
+from looprover.tpa.split import make_tpa
 from looprover.tpa.result import Vocabulary
 from looprover.tpa.seeds import transitive_seeds
 from helpers.wrap_chain import M, wrapped_adds
@@ -565,3 +566,25 @@ def test_convex_relations(text, want):
     f = eval(text, {"And": z3.And, "Or": z3.Or, "Not": z3.Not, "If": z3.If, "ForAll": z3.ForAll,
                     "x": x, "y": y, "x1": x1})
     assert convex(f) == want
+
+
+@pytest.mark.parametrize("variant", ["basic", "split"])
+def test_safety_explanation_keeps_only_the_clauses_that_separate_bad(variant):
+    """From the single start (a, c) = (0, 2) of a loop that moves a and c together, a = c is never reached. The
+    explanation (the network's safe set on arrival) must cover every start with a < c, not only those near this
+    one: a Farkas interpolant also keeps bounds like `c ≥ 2` that merely contradict this Init, and the
+    explanation is widened by dropping such clauses while it stays apart from the runs towards Bad."""
+    (a, c), (a1, c1) = ints("a", "c")
+    ts = TransitionSystem([a, c], [a1, c1], z3.And(a == 0, c == 2), z3.And(a1 == a + 1, c1 == c + 1, c1 > 0),
+                          a == c)
+    tpa = make_tpa(ts, TPAOptions(variant=variant))
+    r = tpa.solve(_deadline())
+    assert_safe(ts, r)
+    e = tpa.safety_explanation(r.certificate)
+    assert _holds(z3.And(e, a == -9, c == -5), []) and _holds(z3.And(e, a == 40, c == 41), [])
+    s = z3.Solver()
+    s.add(ts.init, z3.Not(e))
+    assert s.check() == z3.unsat                     # Init ⊆ E
+    s = z3.Solver()
+    s.add(e, a == c)
+    assert s.check() == z3.unsat                     # no state of Bad is called safe

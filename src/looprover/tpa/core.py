@@ -65,6 +65,7 @@ from looprover.tpa.result import SafeCertificate, State, TPAResult, TPAStatus, V
 SEED_BUDGET = 5.0          # seconds at most for the first query's seed lemmas
 SEED_BUDGET_LATER = 1.0    # ... and for those of a later query's new Bad atoms
 DIRECT_MBP_ITE_DEPTH = 8   # z3's projection of Tr itself only up to this ite nesting (`smt.mbp.ite_depth`)
+WIDEN_CAP = 1.0            # seconds to widen one safety explanation (`TPA._widened`)
 FIXPOINT_CAP = 0.5         # seconds for a fixed-point check at first (doubled each time one runs into it)
 
 
@@ -654,7 +655,40 @@ class TPA:
             return self.init
         if r is None:
             return self.init
-        return z3.simplify(z3.Not(r.formula))
+        return self._widened(r.formula, towards_bad)
+
+    def _widened(self, itp: z3.BoolRef, towards_bad: z3.BoolRef) -> z3.BoolRef:
+        """¬itp with as few of its clauses (the negated disjuncts of itp) as keep it apart from `towards_bad`.
+
+        Every E with `E ∧ towards_bad` unsat is a safe superset of Init, and the largest generalises best: the
+        network's bridge into this loop is blocked only by states inside E. A Farkas interpolant keeps, per
+        A-cube, whatever contradicts this particular Init -- for a single start state often a bound on one
+        counter (`i ≤ -1`) where the relational fact (`x ≥ i`) alone separates every start; Golem's strong
+        interpolants do not have that bias. An unsat core, then one try per remaining clause, drops the others."""
+        parts = [z3.simplify(z3.Not(d)) for d in (itp.children() if z3.is_or(itp) else [itp])]
+        if len(parts) < 2:
+            return z3.simplify(z3.Not(itp))
+        deadline = self.deadline.cap(WIDEN_CAP)
+        s = z3.Solver(ctx=self.ctx)
+        s.add(towards_bad)
+        marks = [z3.Bool(f"widen!{k}", self.ctx) for k in range(len(parts))]
+        for m, p in zip(marks, parts):
+            s.add(z3.Implies(m, p))
+        try:
+            if check(s, deadline, *marks) != z3.unsat:
+                return z3.simplify(z3.Not(itp))
+            core = {m.get_id() for m in s.unsat_core()}
+            keep = [m for m in marks if m.get_id() in core]
+            for m in list(keep):
+                trial = [k for k in keep if k is not m]
+                if check(s, deadline, *trial) == z3.unsat:
+                    keep = trial
+        except (GiveUp, OutOfTime):
+            if self.deadline.expired():
+                raise
+            return z3.simplify(z3.Not(itp))
+        self.stats["explanation_clauses_dropped"] += len(parts) - len(keep)
+        return all_of([parts[marks.index(m)] for m in keep], self.ctx)
 
 
 def solve_tpa(ts: TransitionSystem, deadline: Deadline | None = None, *, timeout: float | None = None,
