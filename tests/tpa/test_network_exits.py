@@ -64,3 +64,19 @@ def test_no_reached_set_for_a_path_that_is_not_one_or_too_long():
     assert reached_exits(ts, ts.init, i >= 2, [(0, 3), (5, 3), (6, 3)], Deadline.after(30)) is None
     assert reached_exits(ts, ts.init, i >= 0, [(0, 3)], Deadline.after(30)) is None          # no step
     assert reached_exits(ts, ts.init, i >= 0, None, Deadline.after(30)) is None
+
+
+def test_a_quotient_the_loop_tracks_does_not_pin_the_dividend():
+    """x grows by 101 and q must equal x div 100 at every step (fm24 const_div): the exits after 3 steps are
+    every x whose quotients fit, not only the path's x. Projecting the `div` terms themselves fixed x."""
+    c, x, q, c1, x1, q1 = z3.Ints("c x q c' x' q'")
+    ts = TransitionSystem([c, x, q], [c1, x1, q1], c == 0,
+                          z3.And(c < 3, c1 == c + 1, x1 == x + 101, x / 100 == q, q1 == q + 1), z3.BoolVal(False))
+    bad = c >= 3
+    path = [(j, 5 + 101 * j, (5 + 101 * j) // 100) for j in range(4)]
+    target = reached_exits(ts, ts.init, bad, path, Deadline.after(30))
+    assert target is not None
+    ends = z3.Solver()
+    ends.add(target, x != 5 + 3 * 101)
+    assert ends.check() == z3.sat                     # another dividend than the path's
+    assert _reachable_in(ts, ts.init, bad, 3, target)

@@ -29,6 +29,7 @@ from typing import Callable, Mapping
 
 import z3
 
+from looprover.smt.divmod import purify_divmod
 from looprover.smt.interpolate import SatisfiableError, compute_interpolant
 from looprover.smt.mbp import project
 from looprover.smt.systems import Bridge, Network, Node
@@ -377,6 +378,9 @@ def reached_exits(ts: TransitionSystem, init: z3.BoolRef, bad: z3.BoolRef, path:
     ctx = init.ctx
     try:
         fml = z3.And([ts.at(init, 0)] + [ts.trans_at(j) for j in range(k)] + [ts.at(bad, k)])
+        # linear atoms for div/mod by constants: projecting `x div 100 = y` pins x to its model value, so every
+        # exit of a loop that tracks a quotient was one point (fm24 const_div_4: one query per value of x)
+        fml, _ = purify_divmod(fml, "exit")
         s = z3.Solver(ctx=ctx)
         s.add(fml, *(is_state(ts.step_vars(j), st, ctx) for j, st in enumerate(path)))
         if check(s, deadline) != z3.sat:
