@@ -214,15 +214,24 @@ def _write_witness(path: str, outcome) -> None:
     outcome.text.append(f"  witness:  {line}")
 
 
+def _read_text(path: str) -> str:
+    try:
+        return Path(path).read_text(errors="replace")
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror}") from None
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
-    """`validate --witness W FILE`: confirmed / rejected: reason / unknown: reason (exit 0)."""
+    """`validate --witness W FILE`: confirmed / rejected: reason / unknown: reason (exit 0). For a Horn-clause
+    file the witness is a model or a derivation (`witness/chc.py`)."""
     from looprover.witness.validate import Validation, validate
     deadline = Deadline(time.monotonic() + args.timeout)
     try:
         job = resolve_job(args.file, args.property, args.data_model, (),
                           args.undefined_functions == "nondet", args.allocation == "may-fail")
         if job.is_chc:
-            result = Validation("unknown", "SV-COMP witnesses are for C programs, not Horn clauses")
+            from looprover.witness.chc import check_witness
+            result = check_witness(_read_text(args.witness), Path(job.input), deadline)
         else:
             result = validate(Path(args.witness), job, args.data_model or (job.data_model if job.task else None),
                               deadline, property_given=args.property is not None)
@@ -469,7 +478,8 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--memory", type=positive_int, metavar="MB", default=None,
                    help="limit the address space of each looprover process (RLIMIT_AS)")
     v.add_argument("--witness", metavar="FILE",
-                   help="write an SV-COMP witness (format 2.0, YAML) of a TRUE or FALSE for a C program to FILE")
+                   help="write the answer's witness to FILE: for a C program an SV-COMP witness (format 2.0, "
+                        "YAML) of a TRUE or FALSE, for Horn clauses a model (sat) or a derivation (unsat)")
     out = v.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     out.add_argument("--chc-comp", action="store_true",
@@ -529,12 +539,18 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("-o", "--output", metavar="FILE", help="write the C here instead of stdout")
     t.set_defaults(func=cmd_transform)
 
-    w = sub.add_parser("validate", parents=[common], help="check an SV-COMP witness (format 2.0) for a C program",
+    w = sub.add_parser("validate", parents=[common],
+                       help="check an SV-COMP witness (format 2.0) for a C program, or a model or derivation for "
+                            "Horn clauses",
                        description="Replays a violation witness on the program, or checks that a correctness "
                                    "witness's loop invariants are inductive and exclude the error, without any "
-                                   "engine. Prints `confirmed`, `rejected: reason` or `unknown: reason` (exit 0).")
-    w.add_argument("file", metavar="FILE", help="the .c/.i program (or .yml task) the witness is about")
-    w.add_argument("--witness", metavar="W", required=True, help="the witness file (YAML)")
+                                   "engine. For a Horn-clause file (.smt2): checks with z3 that a model "
+                                   "(define-funs) satisfies every clause, or that each step of a derivation "
+                                   "(Golem's format) follows by a clause. Prints `confirmed`, `rejected: reason` "
+                                   "or `unknown: reason` (exit 0).")
+    w.add_argument("file", metavar="FILE", help="the .c/.i program (or .yml task) or .smt2 file the witness is about")
+    w.add_argument("--witness", metavar="W", required=True,
+                   help="the witness file (YAML; for Horn clauses a model or a derivation)")
     w.add_argument("--property", metavar="PRP", help="an SV-COMP .prp file or property name (default unreach-call)")
     w.add_argument("--data-model", choices=DATA_MODELS, default=None,
                    help="C data model (default: the witness's, else ILP32)")

@@ -191,7 +191,7 @@ def _named_inputs(cex: Counterexample, program: Program | None) -> list[_Input]:
 
 # ------------------------------------------------------------------------------ Horn-clause derivations
 @dataclass
-class _Derived:
+class Derived:
     """One step of a Horn-clause counterexample in the file's terms: the clause applied, the fact it derives,
     and the values of the clause's variables (None where the trace does not determine them)."""
     clause: ClauseStep
@@ -233,7 +233,7 @@ def derivations_shared():
         _shared_derivations = outer
 
 
-def _derivation(cex: Counterexample, program: Program) -> list[_Derived | None]:
+def derivation(cex: Counterexample, program: Program) -> list[Derived | None]:
     """The trace of a Horn-clause program as the clauses it applies. The state before each step is rebuilt
     from the initial values and the values the steps wrote (all of them, for a replayed trace); an
     abbreviated run, a step without recorded values or one that wrote an array leaves the values from there on
@@ -247,11 +247,11 @@ def _derivation(cex: Counterexample, program: Program) -> list[_Derived | None]:
     return hit[2]
 
 
-def _derive(cex: Counterexample, program: Program) -> list[_Derived | None]:
+def _derive(cex: Counterexample, program: Program) -> list[Derived | None]:
     ev = Evaluator("math")
     state = dict(cex.initial)
     known = not getattr(cex, "omitted", 0)
-    out: list[_Derived | None] = []
+    out: list[Derived | None] = []
     for st in cex.steps:
         clause = program.clauses.get(st.edge)
         # a whole array is recorded as `<array>`, a cell as `a[i]`: the state cannot be rebuilt from there on
@@ -270,7 +270,7 @@ def _derive(cex: Counterexample, program: Program) -> list[_Derived | None]:
             except (KeyError, UndefinedBehavior, ZeroDivisionError):
                 args = variables = None
             state.update(st.values)
-        out.append(_Derived(clause, args, variables))
+        out.append(Derived(clause, args, variables))
     return out
 
 
@@ -312,7 +312,7 @@ def counterexample_json(cex: Counterexample, program: Program | None) -> dict[st
     names = _names(program)
     if _is_chc(program):
         steps = []
-        for st, d in zip(cex.steps, _derivation(cex, program)):
+        for st, d in zip(cex.steps, derivation(cex, program)):
             step: dict[str, Any] = {"location": str(st.src) if st.src else None, "edge": [st.edge.src, st.edge.dst]}
             if d is not None:
                 step.update({"clause": d.clause.number, "derived": d.fact, "statements": [d.clause.text],
@@ -344,7 +344,7 @@ def counterexample_json(cex: Counterexample, program: Program | None) -> dict[st
 def _derivation_lines(cex: Counterexample, program: Program, head: str) -> list[str]:
     """A Horn-clause counterexample: the clauses applied, by their position in the file, each with the fact it
     derives and its variables' values under their names in the file."""
-    derived = _derivation(cex, program)
+    derived = derivation(cex, program)
     last = next((d for d in reversed(derived) if d is not None), None)
     if last is not None and last.clause.head is None:
         file = Path(program.source_file).name if program.source_file else None

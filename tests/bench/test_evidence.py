@@ -32,9 +32,10 @@ def test_evidence_fields_of_a_verify_answer():
         "not run: no time left"
 
 
-def test_horn_clause_tasks_get_no_witness_path(tmp_path):
-    assert witness_path(tmp_path, _task("a/b"), "portfolio").parent == tmp_path
-    assert witness_path(tmp_path, _task("a/b", ".smt2"), "portfolio") is None
+def test_c_and_horn_clause_tasks_get_witness_paths_of_their_own_kind(tmp_path):
+    assert witness_path(tmp_path, _task("a/b"), "portfolio").name.endswith(".witness.yml")
+    horn = witness_path(tmp_path, _task("a/b", ".smt2"), "portfolio")
+    assert horn.parent == tmp_path and horn.suffix == ".witness"
 
 
 def test_counts_per_engine_name_what_was_not_confirmed():

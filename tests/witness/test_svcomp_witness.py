@@ -177,12 +177,27 @@ def test_engines_without_invariants_write_no_witness_and_say_why():
     assert w.text is None and "no correctness witness" in w.note
 
 
-def test_horn_clauses_get_no_witness(chc_file):
+def test_horn_clauses_get_a_model_not_an_svcomp_witness(chc_file):
+    """A TRUE without invariants of its own (here: none at all) gets its model from Spacer's, as a C TRUE gets
+    its witness; it is CHC-COMP's `define-fun` list, not YAML (`witness/chc.py`)."""
     from looprover.frontend.chc import load_chc_program
     from looprover.verdict import Verdict
     program = load_chc_program(chc_file)
     w = witness_for(Verdict(Status.TRUE, "x", "r"), program, chc_file, "check-sat", "ILP32")
-    assert w.text is None and "Horn clauses" in w.note
+    assert w.kind == "correctness" and w.text.startswith("(\n  (define-fun "), w.note
+
+
+def test_a_horn_clause_answer_s_witness_on_the_command_line(tmp_path, capsys, chc_file):
+    from looprover.cli import main
+    out = tmp_path / "model"
+    assert main(["verify", str(chc_file), "--engine", "spacer", "--witness", str(out), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["chc_answer"] == "sat" and result["witness"]["file"] == str(out)
+    assert main(["validate", "--witness", str(out), str(chc_file), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["status"] == "confirmed"
+    out.write_text("((define-fun inv ((x Int) (y Int)) Bool true))")
+    assert main(["validate", "--witness", str(out), str(chc_file)]) == 0
+    assert capsys.readouterr().out.startswith("rejected: clause")
 
 
 def test_verify_witness_and_validate_on_the_command_line(tmp_path, capsys):

@@ -1,8 +1,9 @@
-"""The evidence behind a bench run's answers: counterexample depth, the compiled harness, SV-COMP witnesses.
+"""The evidence behind a bench run's answers: counterexample depth, the compiled harness, witnesses (SV-COMP's
+for C, models and derivations for Horn clauses).
 
 Why in the bench: a verifier is judged by whether its answers can be checked elsewhere, so a dev-set run
 should say, per engine, how many witnesses it wrote and how many an independent check confirmed, and how
-many FALSE harnesses reached the error when compiled and run. `bench --witnesses DIR` has every C run write
+many FALSE harnesses reached the error when compiled and run. `bench --witnesses DIR` has every run write
 its witness there (`verify --witness`) and then checks it with `looprover validate` in a process of its own,
 with the task's time limit: the validator runs no engine, so a witness it confirms does not depend on the
 engine's own reasoning.
@@ -22,11 +23,13 @@ C_SUFFIXES = (".c", ".i")
 
 
 def witness_path(directory: Path, task: BenchTask, engine: str) -> Path | None:
-    """Where the run of `engine` on `task` writes its witness; None where there are no SV-COMP witnesses
-    (Horn clauses)."""
+    """Where the run of `engine` on `task` writes its witness: an SV-COMP witness for C, a model or a
+    derivation for Horn clauses (`witness/chc.py`)."""
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{task.id}.{task.property}.{engine}")
+    if task.input_file.suffix == ".smt2":
+        return directory / f"{name}.witness"
     if task.input_file.suffix not in C_SUFFIXES:
         return None
-    name = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{task.id}.{task.property}.{engine}")
     return directory / f"{name}.witness.yml"
 
 

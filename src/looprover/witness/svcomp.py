@@ -518,7 +518,8 @@ def witness_for(verdict: Verdict, program: Program | None, input_path: Path, pro
     if program is None:
         return Witness(None, None, "no witness: no program")
     if input_path.suffix == ".smt2" or program.clauses:
-        return Witness(None, None, "no witness: SV-COMP witnesses are for C programs, not Horn clauses")
+        from looprover.witness.chc import chc_witness
+        return chc_witness(verdict, program, deadline)
     if prop not in SPECIFICATIONS and prop not in MEMORY_PROPERTIES:
         return Witness(None, None, f"no witness: witnesses for property {prop} are not written")
     if prop in MEMORY_PROPERTIES and verdict.status == Status.TRUE:

@@ -28,6 +28,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import z3
 
@@ -113,6 +114,13 @@ def assert_lines(text: str) -> list[int]:
 
 def load_chc_program(path: str | os.PathLike) -> Program:
     path = Path(path)
+    preds, clauses, _ = read_clauses(path)
+    return _build_program(path, preds, clauses)
+
+
+def read_clauses(path: Path) -> tuple[dict[str, z3.FuncDeclRef], list[Clause], list[z3.BoolRef]]:
+    """The file's predicates, its clauses split into body, constraint and head, and its assertions as z3 reads
+    them (closed formulas: what a model of the file must satisfy)."""
     if not path.is_file():
         raise InputError(f"{path}: no such file")
     raw = path.read_bytes()
@@ -129,7 +137,7 @@ def load_chc_program(path: str | os.PathLike) -> Program:
         lines = [None] * len(assertions)
     preds: dict[str, z3.FuncDeclRef] = {}
     clauses = [_split_clause(a, i, preds, path, lines[i]) for i, a in enumerate(assertions)]
-    return _build_program(path, preds, clauses)
+    return preds, clauses, list(assertions)
 
 
 # ------------------------------------------------------------------------------------ clause shapes
@@ -224,6 +232,23 @@ def _ir_type(sort: z3.SortRef, where: str):
     raise UnsupportedError(f"sort {sort}", where)
 
 
+def argument_slots(d: z3.FuncDeclRef, where: str) -> list[tuple[Any, int]]:
+    """Where a predicate's arguments live: (IR type, k) per argument, the k-th slot of that type (`i<k>`,
+    `b<k>`, `a<k>`, `slot_name`). The CHC witnesses read a model back into the file's predicates through it."""
+    counters = dict.fromkeys(_POOL, 0)
+    out = []
+    for i in range(d.arity()):
+        t = _ir_type(d.domain(i), where)
+        out.append((t, counters[t]))
+        counters[t] += 1
+    return out
+
+
+def slot_name(t: Any, k: int) -> str:
+    """The IR variable of the k-th slot of type t."""
+    return f"{_POOL[t]}{k}"
+
+
 def _build_program(path: Path, preds: dict[str, z3.FuncDeclRef], clauses: list[Clause]) -> Program:
     b = ProgramBuilder(path.stem, data_model="CHC", source_file=str(path))
     b.exit = b.new_loc(name="error")
@@ -239,15 +264,8 @@ def _build_program(path: Path, preds: dict[str, z3.FuncDeclRef], clauses: list[C
             pool.append(b.declare(name, type_, kind="temp" if kind else "local"))
         return pool[k]
 
-    slots: dict[str, list[Var]] = {}
-    for name, d in preds.items():
-        counters = dict.fromkeys(_POOL, 0)
-        vs = []
-        for i in range(d.arity()):
-            t = _ir_type(d.domain(i), f"{path}: predicate {name}")
-            vs.append(pooled("", t, counters[t]))
-            counters[t] += 1
-        slots[name] = vs
+    slots = {name: [pooled("", t, k) for t, k in argument_slots(d, f"{path}: predicate {name}")]
+             for name, d in preds.items()}
 
     for c in clauses:
         where = _where(path, c.line, c.index)
