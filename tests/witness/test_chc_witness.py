@@ -184,3 +184,50 @@ def test_random_horn_systems_keep_their_answer_and_their_evidence_holds_for_the_
         else:
             assert "does not confirm" not in w.note, (text, w.note)      # a witness that fails is a bug
     assert answered >= 10 and witnessed == answered
+
+
+# ------------------------------------------------------------------------------ the cvc5 second opinion
+def _cvc5_script():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("chc_model_cvc5",
+                                                  Path(__file__).parents[2] / "scripts" / "chc_model_cvc5.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_the_cvc5_script_replaces_the_predicates_declarations_by_the_model_and_negates_each_clause():
+    mod = _cvc5_script()
+    model = "sat\n((define-fun inv ((a Int) (b Int)) Bool (= b (* 2 a)))\n (define-fun mid ((a Int)) Bool (= a 20)))"
+    script, n = mod.check_script(SAFE, model)
+    assert n == 4 and "declare-fun" not in script and script.count("(check-sat)") == 4
+    assert script.index("(define-fun mid") < script.index("(push 1)")
+    assert "(assert (not (forall ((y Int)) (=> (and (mid y) (not (= y 20))) false))))" in script
+
+
+def test_cvc5_confirms_our_model_and_rejects_a_weak_one(tmp_path):
+    pytest.importorskip("cvc5", reason="cvc5 (pip install cvc5) is a measurement tool, not a dependency")
+    mod = _cvc5_script()
+    path = _file(tmp_path, SAFE)
+    v, w = _witness(path, "spacer")
+    model = tmp_path / "m"
+    model.write_text(w.text)
+    assert mod.check(path, model) == "confirmed"
+    model.write_text("((define-fun inv ((a Int) (b Int)) Bool true) (define-fun mid ((a Int)) Bool true))")
+    assert mod.check(path, model) == "rejected: clause 4 is violated"
+
+
+def test_the_reachable_states_of_an_exhaustively_unwound_program_are_exact(tmp_path):
+    """bmc's TRUE has no invariants: its model is the union of the states of every depth, which runs out."""
+    from looprover.witness.chc import predicate_locations, reachable_states
+    program = load_chc_program(_file(tmp_path, SAFE))
+    got = reachable_states(program, Deadline.after(20))
+    loc = {name: n for n, name in predicate_locations(program).items()}
+    x, y = z3.Ints("i0 i1")
+    exact = z3.And(0 <= x, x <= 10, y == 2 * x)
+    s = z3.Solver()
+    s.add(got[loc["inv"]] != exact)
+    assert s.check() == z3.unsat
+    # a counter without a bound never runs out: the iteration gives up instead of looping
+    endless = SAFE.replace("(< x 10)", "(>= x 0)")
+    assert isinstance(reachable_states(load_chc_program(_file(tmp_path, endless, "e.smt2")), Deadline.after(2)), str)

@@ -15,7 +15,7 @@ Proof kinds:
 - `CutpointInvariantProof` (spacer, intervals): an invariant per cutpoint-graph node over the program variables
   that satisfies every clause of the cutpoint graph as Horn clauses (`smt.systems.cpg_horn`): the initial states
   imply init's, each edge preserves them, no edge into the error is enabled. Checked one fragment at a time
-  (`_cutpoint_failure`).
+  (`cutpoint_failure`).
 - `tpa.proof.TransitionInvariantProof` (TPA): a safe transition invariant and the system it holds for.
 - `termination.proof.TerminationProof` (termination): invariants as above and one checked argument per loop.
 - `TransformedProof` (an engine on an over-approximating transform of the program, e.g. tpa on the cell
@@ -186,7 +186,7 @@ class CutpointInvariantProof(Proof):
         if odd:
             return f"the proof cuts the graph at {odd[0]}, which is no location of the program"
         sys = CPGSystem(build_cpg(program, splits=frozenset(self.splits)), bitvector, deadline)
-        return _cutpoint_failure(sys, {n: from_text(t) for n, t in self.invariants}, deadline)
+        return cutpoint_failure(sys, {n: from_text(t) for n, t in self.invariants}, deadline)
 
     def to_json(self) -> dict[str, Any]:
         label = dict(self.labels)
@@ -194,7 +194,7 @@ class CutpointInvariantProof(Proof):
                 "invariants": {label.get(n, f"L{n}"): str(from_text(t)) for n, t in self.invariants}}
 
 
-def _cutpoint_failure(sys: CPGSystem, interp: dict[int, z3.BoolRef], deadline: Deadline) -> str | None:
+def cutpoint_failure(sys: CPGSystem, interp: dict[int, z3.BoolRef], deadline: Deadline) -> str | None:
     """Why `interp` (CPG node -> formula over the current-state constants) is not a safe inductive invariant of
     the cutpoint graph, or None: the obligations of `cpg_horn`'s clauses, named as those are.
 

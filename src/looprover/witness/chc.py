@@ -36,7 +36,7 @@ def cutpoint_invariants(proof: Any, program: Program, deadline: Deadline) -> dic
     """A safe inductive invariant per node of the program's cutpoint graph, over the current-state constants:
     a cutpoint proof's own, else the largest inductive subset of the proof's invariants (Houdini) when it
     excludes the error; or why there is none."""
-    from looprover.evidence.proofs import CutpointInvariantProof, _cutpoint_failure
+    from looprover.evidence.proofs import CutpointInvariantProof, cutpoint_failure
     from looprover.program.cpg import build_cpg
     from looprover.smt.cpg_system import CPGSystem
     from looprover.smt.text import from_text
@@ -56,7 +56,7 @@ def cutpoint_invariants(proof: Any, program: Program, deadline: Deadline) -> dic
         interp = _inductive(sys, cands, deadline)
         if isinstance(interp, str):
             return interp
-    why = _cutpoint_failure(sys, interp, deadline)
+    why = cutpoint_failure(sys, interp, deadline)
     return interp if why is None else f"the invariants are not a safe inductive invariant: {why}"
 
 
@@ -90,14 +90,11 @@ def chc_model(program: Program, interp: dict[int, z3.BoolRef], deadline: Deadlin
     the cutpoint graph: projected onto each predicate's arguments at the loop heads, the strongest
     postcondition of the incoming clauses elsewhere (the graph cut at every predicate, so that its edges are the
     clauses)."""
-    from looprover.frontend.chc import argument_slots, read_clauses, slot_name
     from looprover.program.cpg import build_cpg
     from looprover.smt.cpg_system import CPGSystem
     from looprover.smt.terms import mk_or
-    preds, _, _ = read_clauses(Path(program.source_file))
+    preds, params = _parameters(program)
     locs = predicate_locations(program)
-    params = {name: [program.variables[slot_name(t, k)].var for t, k in argument_slots(d, name)]
-              for name, d in preds.items()}
     cpg = build_cpg(program, splits=frozenset(locs))
     sys = CPGSystem(cpg, False, deadline)
     slots_at = {loc: params.get(name, []) for loc, name in locs.items()}
@@ -135,6 +132,69 @@ def chc_model(program: Program, interp: dict[int, z3.BoolRef], deadline: Deadlin
     for name in preds:                      # a predicate no clause derives: the clauses hold with it false
         model.setdefault(name, ([sys.cur[v.name] for v in params[name]], z3.BoolVal(False)))
     return model
+
+
+def _parameters(program: Program) -> tuple[dict[str, z3.FuncDeclRef], dict[str, list[Any]]]:
+    """The file's predicates and, per predicate, the slot variables that hold its arguments."""
+    from looprover.frontend.chc import argument_slots, read_clauses, slot_name
+    preds, _, _ = read_clauses(Path(program.source_file))
+    return preds, {name: [program.variables[slot_name(t, k)].var for t, k in argument_slots(d, name)]
+                   for name, d in preds.items()}
+
+
+def reachable_states(program: Program, deadline: Deadline) -> dict[int, z3.BoolRef] | str:
+    """The exact reachable states per cutpoint, by forward iteration over the cutpoint graph (each step's new
+    states the projection of the last step's through an edge), for programs whose reachable states run out:
+    what bmc's exhaustive unwinding proved has no invariants of its own, and the union of the states of every
+    depth is the strongest one. Or why it did not finish in time."""
+    from looprover.program.cpg import build_cpg
+    from looprover.smt.cpg_system import CPGSystem
+    _, params = _parameters(program)
+    locs = predicate_locations(program)
+    sys = CPGSystem(build_cpg(program), False, deadline)
+    cpg = sys.cpg
+    slots_at = {loc: params.get(name, []) for loc, name in locs.items()}
+    reached: dict[int, list[z3.BoolRef]] = {n: [] for n in cpg.sources}
+    edges = [e for e in cpg.edges if e.dst in reached]
+    formula = {id(e): sys.edge_formula(e, slots_at.get(e.dst, [])) for e in edges}
+    try:
+        return _forward(sys, slots_at, edges, formula, reached, deadline)
+    except (OutOfTime, GiveUp):
+        return "the forward iteration of the reachable states did not finish in time"
+
+
+def _forward(sys: Any, slots_at: dict, edges: list, formula: dict, reached: dict, deadline: Deadline
+             ) -> dict[int, z3.BoolRef] | str:
+    from looprover.smt.solver import check
+    from looprover.smt.terms import mk_not, mk_or
+    cpg = sys.cpg
+    frontier = {cpg.init: z3.BoolVal(True)}
+    for step in range(REACH_STEPS):
+        if deadline.expired():
+            raise OutOfTime()
+        new: dict[int, list[z3.BoolRef]] = {}
+        for e in edges:
+            if e.src in frontier:
+                keep = [sys.nxt[v.name] for v in slots_at.get(e.dst, [])]
+                post = _project(z3.And(frontier[e.src], formula[id(e)]), keep, deadline)
+                new.setdefault(e.dst, []).append(
+                    z3.substitute(post, *[(sys.nxt[v.name], sys.cur[v.name]) for v in slots_at[e.dst]])
+                    if keep else post)
+        frontier = {}
+        for n, posts in new.items():
+            f = z3.simplify(mk_or(*posts))
+            s = z3.Solver()
+            s.add(f, mk_not(mk_or(*reached[n])))
+            if check(s, deadline) == z3.sat:        # states not reached before: a frontier
+                reached[n].append(f)
+                frontier[n] = f
+        if not frontier:
+            reached[cpg.init] = [z3.BoolVal(True)]
+            return {n: mk_or(*fs) for n, fs in reached.items()}
+    return f"the reachable states did not run out within {REACH_STEPS} steps"
+
+
+REACH_STEPS = 1000
 
 
 def _project(f: z3.BoolRef, keep: list[z3.ExprRef], deadline: Deadline) -> z3.BoolRef:
@@ -385,6 +445,38 @@ def _step_failure(fact: z3.BoolRef, premise: z3.BoolRef | None, clauses: list, d
 
 
 # ------------------------------------------------------------------------------------------- the writer
+# engines asked for invariants, in turn, when the answer's own evidence has none that hold (bmc's exhaustive
+# unwinding has none at all, and its reachable states may not run out in time): TPA's (on loops in sequence
+# the network's, which proves the multi-loop files Spacer does not), then Spacer's, each for at most these seconds
+MODEL_SOURCES = (("tpa", 20.0), ("spacer", 10.0))
+REACH_SECONDS = 10.0        # for the reachable states of a program bmc unwound exhaustively
+
+
+def _invariants(verdict: Any, program: Program, deadline: Deadline) -> dict[int, z3.BoolRef] | str:
+    """Cutpoint invariants for a sat answer's model: from its own evidence, else from `MODEL_SOURCES`."""
+    from looprover.engines import verify
+    from looprover.verdict import Status
+    interp = cutpoint_invariants(verdict.evidence, program, deadline)
+    why = interp if isinstance(interp, str) else ""
+    if why and getattr(verdict.evidence, "kind", None) == "unwinding":
+        got = reachable_states(program, deadline.cap(REACH_SECONDS))
+        if not isinstance(got, str):
+            return got          # exact, so safe and inductive; the file's clauses are checked in any case
+        why += f"; {got}"
+    for engine, cap in MODEL_SOURCES:
+        budget = min(cap, deadline.left() - 1.0)
+        if not why or budget < 0.5:
+            break
+        if engine == verdict.engine:
+            continue
+        v = verify(engine, program, timeout=budget)
+        got = cutpoint_invariants(v.evidence, program, deadline) if v.status == Status.TRUE else \
+            f"{engine} did not prove it in {budget:.0f} s"
+        if not isinstance(got, str):
+            return got
+        why += f"; {got}"
+    return interp if not why else why
+
 def chc_witness(verdict: Any, program: Program, deadline: Deadline | None) -> Any:
     """The witness of a Horn-clause answer (`svcomp.Witness`): a model for sat, a derivation for unsat, each
     written only when `check_witness` confirms it on the file."""
@@ -405,14 +497,9 @@ def chc_witness(verdict: Any, program: Program, deadline: Deadline | None) -> An
                                        "(an abbreviated run or array values)")
         kind, what = "violation", "derivation"
     else:
-        interp = cutpoint_invariants(verdict.evidence, program, dl)
+        interp = _invariants(verdict, program, dl)
         if isinstance(interp, str):
-            from looprover.witness.svcomp import _spacer_invariants
-            other = _spacer_invariants(verdict.evidence, program, dl)
-            got = cutpoint_invariants(other, program, dl) if other is not None else None
-            if got is None or isinstance(got, str):
-                return Witness(None, None, f"no model: {interp}")
-            interp = got
+            return Witness(None, None, f"no model: {interp}")
         try:
             text = model_text(chc_model(program, interp, dl))
         except UnsupportedError as exc:
