@@ -20,6 +20,8 @@ from looprover.frontend.chc import load_chc_program
 from looprover.verdict import Status
 from looprover.witness.chc import check_witness, chc_witness
 
+from helpers.randhorn import random_system, spacer_answer
+
 SAFE = """(set-logic HORN)
 (declare-fun inv (Int Int) Bool)
 (declare-fun mid (Int) Bool)
@@ -106,70 +108,14 @@ def test_derivations_that_do_not_follow_are_rejected(tmp_path):
 
 
 # ------------------------------------------------------------------------------ random Horn systems
-def _random_system(rng: random.Random) -> str:
-    """A small linear Horn system over Int: 1-3 predicates of arity 1-2, facts, loops, edges between the
-    predicates (with copied, shifted, summed and fresh arguments), and queries."""
-    n = rng.randint(1, 3)
-    arity = [rng.randint(1, 2) for _ in range(n)]
-    preds = [f"p{i}" for i in range(n)]
-    lines = ["(set-logic HORN)"] + [f"(declare-fun {p} ({' '.join(['Int'] * a)}) Bool)" for p, a in zip(preds, arity)]
-
-    def atom(xs: list[str]) -> str:
-        a, b = rng.sample(xs, 2) if len(xs) > 1 and rng.random() < 0.5 else (rng.choice(xs), None)
-        c = rng.randint(-3, 12)
-        op = rng.choice(["<=", ">=", "<", "=", ">"])
-        return f"({op} (- {a} {b}) {c})" if b else f"({op} {a} {c})"
-
-    def clause(src: int | None, dst: int | None) -> str:
-        xs = [f"x{k}" for k in range(arity[src])] if src is not None else []
-        ys = [f"y{k}" for k in range(arity[dst])] if dst is not None else []
-        body = [f"({preds[src]} {' '.join(xs)})"] if src is not None else []
-        cons = []
-        for k, y in enumerate(ys):
-            kind = rng.random()
-            if not xs or kind < 0.15:
-                cons.append(f"(= {y} {rng.randint(-2, 3)})" if kind < 0.1 or not xs else atom([y]))
-            elif kind < 0.55:
-                cons.append(f"(= {y} (+ {rng.choice(xs)} {rng.randint(-2, 3)}))")
-            elif kind < 0.75:
-                cons.append(f"(= {y} (+ {rng.choice(xs)} {rng.choice(xs)}))")
-            else:
-                cons.append(f"(= {y} {rng.choice(xs)})")
-        if xs and rng.random() < 0.7:
-            cons.append(atom(xs))
-        vs = xs + ys
-        decl = " ".join(f"({v} Int)" for v in vs) or "(z Int)"
-        head = f"({preds[dst]} {' '.join(ys)})" if dst is not None else "false"
-        conj = " ".join(body + cons) or "true"
-        return f"(assert (forall ({decl}) (=> (and {conj} true) {head})))"
-
-    lines.append(clause(None, 0))
-    for _ in range(rng.randint(1, 4)):
-        src = rng.randrange(n)
-        dst = rng.randrange(n) if rng.random() < 0.6 else src
-        lines.append(clause(src, dst))
-    if n > 1 and rng.random() < 0.5:
-        lines.append(clause(None, rng.randrange(n)))
-    for _ in range(rng.randint(1, 2)):
-        lines.append(clause(rng.randrange(n), None))
-    return "\n".join(lines) + "\n(check-sat)\n"
-
-
-def _spacer_answer(text: str) -> str:
-    s = z3.SolverFor("HORN")
-    s.set("timeout", 10000)
-    s.from_string(text)
-    return str(s.check())
-
-
 @pytest.mark.parametrize("engine", ["tpa", "kinduction", "spacer", "multiloop", "bmc"])
 def test_random_horn_systems_keep_their_answer_and_their_evidence_holds_for_the_original_clauses(tmp_path, engine):
     """Property check (seeded random; the project does not use hypothesis)."""
     rng = random.Random({"tpa": 31, "kinduction": 32, "spacer": 33, "multiloop": 34, "bmc": 35}[engine])
     answered = witnessed = 0
     for i in range(14):
-        text = _random_system(rng)
-        expected = _spacer_answer(text)
+        text = random_system(rng)
+        expected = spacer_answer(text)
         if expected == "unknown":
             continue
         path = _file(tmp_path, text, f"r{i}.smt2")
