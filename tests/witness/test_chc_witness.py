@@ -177,3 +177,15 @@ def test_the_reachable_states_of_an_exhaustively_unwound_program_are_exact(tmp_p
     # a counter without a bound never runs out: the iteration gives up instead of looping
     endless = SAFE.replace("(< x 10)", "(>= x 0)")
     assert isinstance(reachable_states(load_chc_program(_file(tmp_path, endless, "e.smt2")), Deadline.after(2)), str)
+
+
+def test_models_as_other_solvers_print_them_are_read(tmp_path):
+    """Golem writes `let`s nested thousands deep and `(error ...)` lines for commands it ignores before its
+    answer: neither stops the check."""
+    path = _file(tmp_path, SAFE)
+    inv = "(and (= b (* 2 a)) (<= a 10))"
+    for k in range(3000):
+        inv = f"(let ((l{k} {inv})) l{k})"
+    model = f'(error "Unknown command, ignoring")\nsat\n((define-fun inv ((a Int) (b Int)) Bool {inv})\n' \
+            "(define-fun mid ((a Int)) Bool (= a 20)))"
+    assert check_witness(model, path, Deadline.after(10)).status == "confirmed"

@@ -261,8 +261,13 @@ def _value(v: Any) -> str:
 
 # ------------------------------------------------------------------------------------------- checks
 def check_witness(text: str, path: Path, deadline: Deadline) -> Validation:
-    """A model or a derivation for the Horn clauses of `path`, checked with z3 against the file's clauses."""
-    body = _strip_comments(text).strip()
+    """A model or a derivation for the Horn clauses of `path`, checked with z3 against the file's clauses. A
+    solver's complaints about the file before its answer (Golem prints `(error "...")` lines for commands it
+    ignores) and a leading `sat`/`unsat` are skipped."""
+    lines = _strip_comments(text).strip().splitlines()
+    while lines and (lines[0].startswith("(error ") or not lines[0].strip()):
+        lines.pop(0)
+    body = "\n".join(lines).strip()
     if body.startswith("sat"):
         body = body[3:].strip()
     elif body.startswith("unsat"):
@@ -287,27 +292,34 @@ def _uncommented(line: str) -> str:
     return line
 
 
+class _List(list):
+    """A parsed S-expression list that keeps its own text (models nest `let`s hundreds deep: printing them back
+    recursively would exceed Python's recursion limit)."""
+    text: str = ""
+
+
 def _sexprs(text: str) -> list[Any]:
     """S-expressions of `text` (lists of atoms; |quoted| symbols and "strings" kept whole)."""
-    tokens = re.findall(r'\(|\)|\|[^|]*\||"(?:[^"]|"")*"|[^\s()|"]+', text)
-    stack: list[list[Any]] = [[]]
-    for t in tokens:
+    stack: list[tuple[_List, int]] = [(_List(), 0)]
+    for m in re.finditer(r'\(|\)|\|[^|]*\||"(?:[^"]|"")*"|[^\s()|"]+', text):
+        t = m.group()
         if t == "(":
-            stack.append([])
+            stack.append((_List(), m.start()))
         elif t == ")":
             if len(stack) == 1:
                 raise ValueError("unbalanced ')'")
-            done = stack.pop()
-            stack[-1].append(done)
+            done, start = stack.pop()
+            done.text = text[start:m.end()]
+            stack[-1][0].append(done)
         else:
-            stack[-1].append(t)
+            stack[-1][0].append(t)
     if len(stack) != 1:
         raise ValueError("unbalanced '('")
-    return stack[0]
+    return stack[0][0]
 
 
 def _unparse(x: Any) -> str:
-    return x if isinstance(x, str) else "(" + " ".join(_unparse(y) for y in x) + ")"
+    return x if isinstance(x, str) else x.text
 
 
 def _unquoted(sym: str) -> str:
