@@ -230,8 +230,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
         job = resolve_job(args.file, args.property, args.data_model, (),
                           args.undefined_functions == "nondet", args.allocation == "may-fail")
         if job.is_chc:
-            from looprover.witness.chc import check_witness
-            result = check_witness(_read_text(args.witness), Path(job.input), deadline)
+            from looprover.witness.chc import check_witness_by
+            result = check_witness_by(_read_text(args.witness), Path(job.input), deadline)
         else:
             result = validate(Path(args.witness), job, args.data_model or (job.data_model if job.task else None),
                               deadline, property_given=args.property is not None)

@@ -260,6 +260,20 @@ def _value(v: Any) -> str:
 
 
 # ------------------------------------------------------------------------------------------- checks
+def check_witness_by(text: str, path: Path, deadline: Deadline) -> Validation:
+    """`check_witness` in a child process killed at the deadline: z3 does not always stop at its timeout while
+    it takes in a model of megabytes (Golem's, on multi-loop files), and `validate --timeout` must hold."""
+    from looprover.processes import Child
+    child = Child("looprover-validate", check_witness, text, path, deadline, daemon=False)
+    try:
+        if Child.wait([child], max(deadline.left(), 0.0) + 1.0):
+            ok, value = child.result()
+            return value if ok else Validation("unknown", f"the check crashed ({value})")
+    finally:
+        child.kill()
+    return Validation("unknown", "timeout: the check did not finish in time")
+
+
 def check_witness(text: str, path: Path, deadline: Deadline) -> Validation:
     """A model or a derivation for the Horn clauses of `path`, checked with z3 against the file's clauses. A
     solver's complaints about the file before its answer (Golem prints `(error "...")` lines for commands it
@@ -293,29 +307,37 @@ def _uncommented(line: str) -> str:
 
 
 class _List(list):
-    """A parsed S-expression list that keeps its own text (models nest `let`s hundreds deep: printing them back
-    recursively would exceed Python's recursion limit)."""
-    text: str = ""
+    """A parsed S-expression list that knows where its text is (models nest `let`s thousands deep: printing
+    them back recursively would exceed Python's recursion limit, and a copy of the text per list is quadratic)."""
+    source: str = ""
+    start: int = 0
+    end: int = 0
+
+    @property
+    def text(self) -> str:
+        return self.source[self.start:self.end]
 
 
 def _sexprs(text: str) -> list[Any]:
     """S-expressions of `text` (lists of atoms; |quoted| symbols and "strings" kept whole)."""
-    stack: list[tuple[_List, int]] = [(_List(), 0)]
+    stack: list[_List] = [_List()]
     for m in re.finditer(r'\(|\)|\|[^|]*\||"(?:[^"]|"")*"|[^\s()|"]+', text):
         t = m.group()
         if t == "(":
-            stack.append((_List(), m.start()))
+            new = _List()
+            new.source, new.start = text, m.start()
+            stack.append(new)
         elif t == ")":
             if len(stack) == 1:
                 raise ValueError("unbalanced ')'")
-            done, start = stack.pop()
-            done.text = text[start:m.end()]
-            stack[-1][0].append(done)
+            done = stack.pop()
+            done.end = m.end()
+            stack[-1].append(done)
         else:
-            stack[-1][0].append(t)
+            stack[-1].append(t)
     if len(stack) != 1:
         raise ValueError("unbalanced '('")
-    return stack[0][0]
+    return stack[0]
 
 
 def _unparse(x: Any) -> str:
