@@ -29,6 +29,7 @@ from looprover.program.cfa import Program
 from looprover.witness.validate import Validation
 
 CHECK_SECONDS = 5.0     # per clause or derivation step, at most
+REACH_STEPS = 1000      # steps of the forward iteration of the reachable states, at most
 
 
 # ------------------------------------------------------------------------------------------- models
@@ -93,7 +94,7 @@ def chc_model(program: Program, interp: dict[int, z3.BoolRef], deadline: Deadlin
     from looprover.program.cpg import build_cpg
     from looprover.smt.cpg_system import CPGSystem
     from looprover.smt.terms import mk_or
-    preds, params = _parameters(program)
+    _, params = _parameters(program)
     locs = predicate_locations(program)
     cpg = build_cpg(program, splits=frozenset(locs))
     sys = CPGSystem(cpg, False, deadline)
@@ -115,23 +116,20 @@ def chc_model(program: Program, interp: dict[int, z3.BoolRef], deadline: Deadlin
         """n's interpretation: the strongest postcondition of its incoming edges (the cutpoints' interpretations
         are given, so this recursion follows no cycle)."""
         if n not in got:
-            keep = [sys.nxt[v.name] for v in slots_at[n]]
-            back = [(sys.nxt[v.name], sys.cur[v.name]) for v in slots_at[n]]
-            posts = []
-            for e in cpg.in_edges(n):
-                step = z3.And(of(e.src), sys.edge_formula(e, slots_at[n]))
-                post = _project(step, keep, deadline)
-                posts.append(z3.substitute(post, *back) if back else post)
-            got[n] = z3.simplify(mk_or(*posts))
+            got[n] = z3.simplify(mk_or(*(_image(sys, of(e.src), sys.edge_formula(e, slots_at[n]), slots_at[n],
+                                                deadline) for e in cpg.in_edges(n))))
         return got[n]
 
-    model = {}
-    for loc, name in locs.items():
-        if name in preds:
-            model[name] = ([sys.cur[v.name] for v in params[name]], of(loc))
-    for name in preds:                      # a predicate no clause derives: the clauses hold with it false
-        model.setdefault(name, ([sys.cur[v.name] for v in params[name]], z3.BoolVal(False)))
-    return model
+    # the front-end gives every predicate of the file a location of its own
+    return {name: ([sys.cur[v.name] for v in params[name]], of(loc)) for loc, name in locs.items()}
+
+
+def _image(sys: Any, states: z3.BoolRef, step: z3.BoolRef, slots: list[Any], deadline: Deadline) -> z3.BoolRef:
+    """The states one step (a formula over the current and next state) leads to from `states`, over the
+    target's slots as current-state constants."""
+    keep = [sys.nxt[v.name] for v in slots]
+    post = _project(z3.And(states, step), keep, deadline)
+    return z3.substitute(post, *[(sys.nxt[v.name], sys.cur[v.name]) for v in slots]) if slots else post
 
 
 def _parameters(program: Program) -> tuple[dict[str, z3.FuncDeclRef], dict[str, list[Any]]]:
@@ -169,17 +167,14 @@ def _forward(sys: Any, slots_at: dict, edges: list, formula: dict, reached: dict
     from looprover.smt.terms import mk_not, mk_or
     cpg = sys.cpg
     frontier = {cpg.init: z3.BoolVal(True)}
-    for step in range(REACH_STEPS):
+    for _ in range(REACH_STEPS):
         if deadline.expired():
             raise OutOfTime()
         new: dict[int, list[z3.BoolRef]] = {}
         for e in edges:
             if e.src in frontier:
-                keep = [sys.nxt[v.name] for v in slots_at.get(e.dst, [])]
-                post = _project(z3.And(frontier[e.src], formula[id(e)]), keep, deadline)
                 new.setdefault(e.dst, []).append(
-                    z3.substitute(post, *[(sys.nxt[v.name], sys.cur[v.name]) for v in slots_at[e.dst]])
-                    if keep else post)
+                    _image(sys, frontier[e.src], formula[id(e)], slots_at.get(e.dst, []), deadline))
         frontier = {}
         for n, posts in new.items():
             f = z3.simplify(mk_or(*posts))
@@ -193,8 +188,6 @@ def _forward(sys: Any, slots_at: dict, edges: list, formula: dict, reached: dict
             return {n: mk_or(*fs) for n, fs in reached.items()}
     return f"the reachable states did not run out within {REACH_STEPS} steps"
 
-
-REACH_STEPS = 1000
 
 
 def _project(f: z3.BoolRef, keep: list[z3.ExprRef], deadline: Deadline) -> z3.BoolRef:
@@ -231,7 +224,6 @@ def derivation_text(cex: Any, program: Program) -> str | None:
     """A counterexample as Golem prints a derivation: `0: true`, then per clause applied the fact it derives
     and the step it follows from, the last `false`; None when the trace does not determine every fact (an
     abbreviated run, array values)."""
-    from looprover.program.interp import ArrayValue
     from looprover.report import derivation
     if getattr(cex, "omitted", 0):
         return None
@@ -245,7 +237,7 @@ def derivation_text(cex: Any, program: Program) -> str | None:
         elif not d.args:
             fact = _symbol(d.clause.head)
         else:
-            if any(isinstance(a, ArrayValue) or not isinstance(a, (bool, int)) for a in d.args):
+            if any(not isinstance(a, (bool, int)) for a in d.args):      # an array's value
                 return None
             fact = f"({_symbol(d.clause.head)} {' '.join(_value(a) for a in d.args)})"
         lines.append(f"{i}:\t{fact} -> {i - 1}\t; clause {d.clause.number}"
@@ -396,16 +388,26 @@ def check_model(text: str, path: Path, deadline: Deadline) -> Validation:
         return Validation("rejected", f"no definition of {', '.join(missing)}", "correctness")
     pairs = [(preds[n], body) for n, body in defs.items()]
     for c, a in zip(clauses, assertions):
-        s = z3.Solver()
-        s.set("timeout", max(1, int(1000 * min(CHECK_SECONDS, deadline.left()))))
-        s.add(z3.Not(z3.substitute_funs(a, *pairs)))
-        r = s.check()
+        r, why = _decide(deadline, z3.Not(z3.substitute_funs(a, *pairs)))
         where = f"clause {c.index + 1}" + (f" (line {c.line})" if c.line else "")
         if r == z3.sat:
             return Validation("rejected", f"{where} does not hold for the model", "correctness")
-        if r == z3.unknown:
-            return Validation("unknown", f"{where}: z3 does not decide it ({s.reason_unknown()})", "correctness")
+        if r != z3.unsat:
+            return Validation("unknown", f"{where}: z3 does not decide it ({why})", "correctness")
     return Validation("confirmed", "", "correctness")
+
+
+def _decide(deadline: Deadline, *fs: z3.BoolRef) -> tuple[z3.CheckSatResult, str]:
+    """sat or unsat of the conjunction in a fresh solver within CHECK_SECONDS, else unknown and why."""
+    from looprover.smt.solver import check
+    s = z3.Solver()
+    s.add(*fs)
+    try:
+        return check(s, deadline, cap=CHECK_SECONDS), ""
+    except OutOfTime:
+        return z3.unknown, "timeout"
+    except GiveUp as exc:
+        return z3.unknown, str(exc)
 
 
 _STEP = re.compile(r"^\s*(\d+)\s*:\s*(.*?)\s*(?:->\s*([\d\s]*))?$")
@@ -435,16 +437,13 @@ def check_derivation(text: str, path: Path, deadline: Deadline) -> Validation:
         if any(u is None for u in used):
             return Validation("rejected", f"step {k} follows from a step not derived before it", "violation")
         body = [u for u in used if not z3.is_true(u)]
-        if not premises and not z3.is_true(fact):
-            body = []
         if len(body) > 1:
             return Validation("unknown", f"step {k} has {len(body)} premises: only linear derivations are checked",
                               "violation")
         if premises or not z3.is_true(fact):
-            why = _step_failure(fact, body[0] if body else None, clauses, deadline)
-            if why:
-                return Validation("rejected" if not why.startswith("undecided") else "unknown",
-                                  f"step {k}: {why}", "violation")
+            failure = _step_failure(fact, body[0] if body else None, clauses, deadline)
+            if failure:
+                return Validation(failure[0], f"step {k}: {failure[1]}", "violation")
         facts[k] = fact
         last = fact
     if last is None or not z3.is_false(last):
@@ -452,8 +451,10 @@ def check_derivation(text: str, path: Path, deadline: Deadline) -> Validation:
     return Validation("confirmed", "", "violation")
 
 
-def _step_failure(fact: z3.BoolRef, premise: z3.BoolRef | None, clauses: list, deadline: Deadline) -> str | None:
-    """Why no clause derives `fact` from `premise` (None: a body fact or no premise), or None when one does."""
+def _step_failure(fact: z3.BoolRef, premise: z3.BoolRef | None, clauses: list, deadline: Deadline
+                  ) -> tuple[str, str] | None:
+    """None when a clause derives `fact` from `premise` (None: a body fact or no premise), else the status
+    (rejected, or unknown where z3 did not decide a clause) and why."""
     def same(app: z3.ExprRef | None, ground: z3.BoolRef | None) -> list[z3.BoolRef] | None:
         if app is None or ground is None:
             return [] if app is None and ground is None else None
@@ -468,14 +469,12 @@ def _step_failure(fact: z3.BoolRef, premise: z3.BoolRef | None, clauses: list, d
         bodies = same(c.body_preds[0] if c.body_preds else None, premise)
         if heads is None or bodies is None:
             continue
-        s = z3.Solver()
-        s.set("timeout", max(1, int(1000 * min(CHECK_SECONDS, deadline.left()))))
-        s.add(c.constraint, *heads, *bodies)
-        r = s.check()
+        r, _ = _decide(deadline, c.constraint, *heads, *bodies)
         if r == z3.sat:
             return None
         undecided = undecided or r == z3.unknown
-    return "undecided by z3" if undecided else "no clause of the file derives it from its premise"
+    return ("unknown", "undecided by z3") if undecided else \
+        ("rejected", "no clause of the file derives it from its premise")
 
 
 # ------------------------------------------------------------------------------------------- the writer

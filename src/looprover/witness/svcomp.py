@@ -477,7 +477,7 @@ def _with_domain_candidates(proof: Any, program: Program, deadline: Deadline | N
                               own + tuple(a for a in hints.atoms if a not in own))
 
 
-def spacer_invariants(proof: Any, program: Program, deadline: Deadline | None) -> Any:
+def _spacer_invariants(proof: Any, program: Program, deadline: Deadline | None) -> Any:
     """Invariants per cutpoint from z3's Spacer on the program's cutpoint Horn clauses (the `spacer` engine, for
     at most `SPACER_SECONDS`), when it proves the program in that time; disjunctive invariants, which the
     domains do not offer, come from here. None otherwise."""
@@ -542,7 +542,7 @@ def witness_for(verdict: Verdict, program: Program | None, input_path: Path, pro
             return w
         # the engine has no invariants (bmc) or they are not 1-inductive at the C loop heads (k-induction with
         # k > 1): other sources, each written only if the validator confirms it
-        for source in (_closed_run, _with_domain_candidates, spacer_invariants):
+        for source in (_closed_run, _with_domain_candidates, _spacer_invariants):
             if deadline is not None and deadline.left() <= 0.5:
                 break
             hints = source(verdict.evidence, program, deadline)
