@@ -53,6 +53,7 @@ from looprover.smt.itp_problem import MAX_ROUNDS, MethodFailed, Problem, as_form
 from looprover.smt.terms import any_of, dag_size
 from looprover.smt.mbp import QEError, eliminate_quantifiers, free_constants, project, qe, vocabulary
 from looprover.smt.tactics import apply as tactics_apply
+from looprover.smt.solver import plain_solver
 
 __all__ = [
     "METHODS", "SPACER_FIRST", "VARIANTS", "Attempt", "Interpolant", "ItpStats", "SatisfiableError", "check_interpolant",
@@ -140,7 +141,7 @@ def check_interpolant(A: z3.BoolRef, B: z3.BoolRef, I: z3.BoolRef, shared: Seque
         return "not a quantifier-free formula over the shared constants"
     ms = max(1, int(timeout * 1000))
     for name, fs in (("A ⇒ I", (A, z3.Not(I))), ("I ∧ B unsat", (I, B))):
-        s = z3.Solver(ctx=ctx)
+        s = plain_solver(ctx)
         s.set("random_seed", 0)
         s.set("timeout", ms)
         s.add(*fs)

@@ -14,6 +14,7 @@ import z3
 from looprover.deadline import Deadline
 from looprover.smt.mbp import vocabulary
 from looprover.smt.terms import all_of, conjuncts
+from looprover.smt.solver import plain_solver
 
 MAX_ROUNDS = 500             # cube-enumeration cap per loop (a safety net against DNF blow-up)
 
@@ -89,7 +90,7 @@ class Problem:
         return max(1, int(left * 1000))
 
     def solver(self, *fs: z3.BoolRef) -> z3.Solver:
-        s = z3.Solver(ctx=self.ctx)
+        s = plain_solver(self.ctx)
         s.set("random_seed", 0)
         for f in fs:
             s.add(f)

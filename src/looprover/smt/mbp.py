@@ -32,6 +32,7 @@ from looprover.deadline import Deadline
 from looprover.smt.terms import all_of, conjuncts, distinct_asts
 from looprover.smt.tactics import apply as tactics_apply
 from looprover.smt.tactics import run_killable
+from looprover.smt.solver import plain_solver
 
 __all__ = ["ModelValues", "QEError", "Vocabulary", "eliminate_definitions", "eliminate_quantifiers", "free_constants", "implicant",
            "ite_depth", "mbp_enumerate", "project", "qe", "vocabulary"]
@@ -437,7 +438,7 @@ def mbp_enumerate(formula: z3.BoolRef, *, keep: Sequence[z3.ExprRef] | None = No
     if not elim:
         return formula
     deadline = deadline or Deadline.after(QE_DEFAULT_SECONDS)
-    s = z3.Solver(ctx=ctx)
+    s = plain_solver(ctx)
     s.add(formula)
     parts: list[z3.BoolRef] = []
     for _ in range(max_rounds):

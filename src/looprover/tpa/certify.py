@@ -11,7 +11,7 @@ from looprover.smt.mbp import QEError, free_constants, qe
 from looprover.smt.ts import TransitionSystem
 from looprover.deadline import Deadline, OutOfTime
 from looprover.errors import GiveUp
-from looprover.smt.solver import check, unsat
+from looprover.smt.solver import check, plain_solver, unsat
 from looprover.tpa.result import SafeCertificate, State, UnsafeWitness, Vocabulary, is_state, state_of
 
 
@@ -156,7 +156,7 @@ def _replay(voc: Vocabulary, start: State, steps: int, pins: list[tuple[int, Sta
     """A concrete path of exactly `steps` Tr-steps from `start` through the pinned (index, state) points, or None
     if no such path exists. `first`/`last` are extra state formulas at the ends (Init, Bad)."""
     ys = [voc.step(t) for t in range(steps + 1)]
-    s = z3.Solver(ctx=voc.ctx)
+    s = plain_solver(voc.ctx)
     s.add(is_state(ys[0], start, voc.ctx))
     if first is not None:
         s.add(voc.cur_to(first, ys[0]))
@@ -196,7 +196,7 @@ def _bisected(voc: Vocabulary, powers: list[z3.BoolRef], a: tuple[int, State], b
     if length <= DENSE_CHUNK or length > limit or length != 1 << j or j - 1 > len(powers):
         return [b]
     half = powers[j - 2]                                    # E_{j-1} (powers[0] is E_1)
-    s = z3.Solver(ctx=voc.ctx)
+    s = plain_solver(voc.ctx)
     s.add(is_state(voc.x, a[1], voc.ctx), half, voc.rel_to(half, voc.x1, voc.x2), is_state(voc.x2, b[1], voc.ctx))
     if check(s, deadline) != z3.sat:
         return [b]
@@ -249,7 +249,7 @@ def _power_chain_ok(voc: Vocabulary, powers: list[z3.BoolRef], j: int, deadline:
             prev = powers[i - 2]
             comp = z3.And(voc.rel_to(prev, voc.x, voc.x2), voc.rel_to(prev, voc.x2, voc.x1))
             elim = list(voc.x2)
-        s = z3.Solver(ctx=voc.ctx)
+        s = plain_solver(voc.ctx)
         s.add(e, z3.ForAll(elim, z3.Not(comp)) if elim else z3.Not(comp))
         if check(s, deadline) != z3.unsat:
             return f"power {i} is not a composition of power {i - 1}"
@@ -286,7 +286,7 @@ def replay_counterexample(ts: TransitionSystem, depth: int, waypoints: list[tupl
     ends = [(is_state(voc.x, src, voc.ctx), ts.init, "Init(initial)"), (is_state(voc.x, dst, voc.ctx), ts.bad,
                                                                       "Bad(final)")]
     for pt, f, name in ends:
-        s = z3.Solver(ctx=voc.ctx)
+        s = plain_solver(voc.ctx)
         s.add(pt, f)
         if check(s, deadline) != z3.sat:
             return f"{name} does not hold"
@@ -304,7 +304,7 @@ def replay_counterexample(ts: TransitionSystem, depth: int, waypoints: list[tupl
             why = _power_chain_ok(voc, powers, p, deadline, validated)
             if why is not None:
                 return why
-            s = z3.Solver(ctx=voc.ctx)
+            s = plain_solver(voc.ctx)
             s.add(is_state(voc.x, a_state, voc.ctx), is_state(voc.x1, waypoints[j][1], voc.ctx), powers[p - 1])
             if check(s, deadline) != z3.sat:
                 return f"segment {a_idx}..{waypoints[j][0]} is not in power {p}"

@@ -58,7 +58,7 @@ from looprover.tpa.powers import ExactPowers, convex
 from looprover.tpa.seeds import bound_atoms, transitive_seeds
 from looprover.deadline import Deadline, OutOfTime, now
 from looprover.errors import GiveUp
-from looprover.smt.solver import check, unsat
+from looprover.smt.solver import check, plain_solver, unsat
 from looprover.tpa.result import SafeCertificate, State, TPAResult, TPAStatus, Vocabulary, is_state, state_of
 
 
@@ -339,7 +339,7 @@ class TPA:
         b_parts = conjuncts(S) + conjuncts(T2) + [voc.rel_to(c, voc.x, voc.x2) for c in self.seeds or []]
         parts = a_parts + b_parts
         lits = [z3.Bool(f"tpa!core{i}", self.ctx) for i in range(len(parts))]
-        s = z3.Solver(ctx=self.ctx)
+        s = plain_solver(self.ctx)
         s.set("core.minimize", True)
         s.add(*[z3.Implies(a, p) for a, p in zip(lits, parts)])
         if check(s, self.deadline, *lits) == z3.unsat:
@@ -581,7 +581,7 @@ class TPA:
         if cands:
             inv.extend(self._houdini(cands, inv, first, second, context))
         atr = self._conj(self.levels[i])
-        s = z3.Solver(ctx=self.ctx)
+        s = plain_solver(self.ctx)
         s.add(*[first(c) for c in inv], first(atr), context, z3.Not(second(atr)))
         if check(s, self.deadline) == z3.unsat:
             return SafeCertificate(side, all_of(_unique(inv + self.levels[i]), self.ctx), i, restricted=False)
@@ -589,7 +589,7 @@ class TPA:
         if check(s, self.deadline) == z3.unsat:
             return SafeCertificate(side, all_of(_unique(inv + self.levels[i]), self.ctx), i, restricted=True)
         if inv:
-            s = z3.Solver(ctx=self.ctx)
+            s = plain_solver(self.ctx)
             s.add(self.init, *inv, voc.cur_to(self.bad, x1))
             if check(s, self.deadline) == z3.unsat:
                 return SafeCertificate(side, all_of(list(inv), self.ctx), i, restricted=False)
@@ -603,7 +603,7 @@ class TPA:
             cands = [z3.And(cands[k], cands[k + 1]) if k + 1 < len(cands) else cands[k]
                      for k in range(0, len(cands), 2)]
         alive = houdini([context, *[first(c) for c in inv]], [first(c) for c in cands],
-                        [second(c) for c in cands], self.deadline, new_solver=lambda: z3.Solver(ctx=self.ctx))
+                        [second(c) for c in cands], self.deadline, new_solver=lambda: plain_solver(self.ctx))
         out = []
         for i in alive:
             out.extend(conjuncts(cands[i]))
@@ -669,7 +669,7 @@ class TPA:
         if len(parts) < 2:
             return z3.simplify(z3.Not(itp))
         deadline = self.deadline.cap(WIDEN_CAP)
-        s = z3.Solver(ctx=self.ctx)
+        s = plain_solver(self.ctx)
         s.add(towards_bad)
         marks = [z3.Bool(f"widen!{k}", self.ctx) for k in range(len(parts))]
         for m, p in zip(marks, parts):

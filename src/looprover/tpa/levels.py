@@ -7,7 +7,7 @@ from __future__ import annotations
 import z3
 
 from looprover.deadline import Deadline
-from looprover.smt.solver import check
+from looprover.smt.solver import check, plain_solver
 
 
 class LevelSolver:
@@ -27,7 +27,7 @@ class LevelSolver:
             self.solver.add(*fs)
 
     def _fresh(self) -> z3.Solver:
-        s = z3.Solver(ctx=self.ctx)
+        s = plain_solver(self.ctx)
         s.add(*self.base)
         return s
 

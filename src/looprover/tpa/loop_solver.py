@@ -14,6 +14,7 @@ from looprover.tpa.split import make_tpa
 from looprover.tpa.options import TPAOptions
 from looprover.deadline import Deadline
 from looprover.tpa.result import TPAResult, TPAStatus, z3_value
+from looprover.smt.solver import plain_solver
 
 WRAP_QE = 2.0              # seconds for the wrap states of one body (quantifier elimination)
 
@@ -56,7 +57,7 @@ class LoopSolver:
 
 def may_be_sat(f: z3.BoolRef, seconds: float) -> bool:
     """Satisfiable, or not shown unsatisfiable within `seconds`."""
-    s = z3.Solver(ctx=f.ctx)
+    s = plain_solver(f.ctx)
     s.set("timeout", max(1, int(seconds * 1000)))
     s.add(f)
     return s.check() != z3.unsat

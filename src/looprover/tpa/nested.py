@@ -33,7 +33,7 @@ from looprover.errors import GiveUp
 from looprover.program.cpg import ERROR, CutpointGraph
 from looprover.smt.cpg_system import CPGSystem
 from looprover.smt.mbp import free_constants
-from looprover.smt.solver import check
+from looprover.smt.solver import check, plain_solver
 from looprover.smt.systems import Bridge, Network, Node
 from looprover.smt.terms import mk_and, mk_or
 from looprover.tpa.result import Vocabulary
@@ -109,7 +109,7 @@ def check_summary(net: Network, h: Node, s: z3.BoolRef, deadline: Deadline) -> s
     for what, fs in (("it is not reflexive", [voc.identity(x, x1), z3.Not(s)]),
                      ("it is not closed under one more iteration",
                       [voc.rel_to(s, x, x2), voc.trans(x2, x1, "sumchk"), z3.Not(s)])):
-        solver = z3.Solver(ctx=s.ctx)
+        solver = plain_solver(s.ctx)
         solver.add(*fs)
         try:
             if check(solver, deadline) != z3.unsat:
@@ -178,7 +178,7 @@ def expand_path(sys: CPGSystem, path: Sequence[tuple[Node, int]], hidden: set[No
     ids = [sys.pc_id[v] for v in visible]
     hidden_ids = [sys.pc_id[v] for v in hidden]
     seq = z3.Function("nested!seq", z3.IntSort(), z3.IntSort())
-    s = z3.Solver()
+    s = plain_solver()
     s.add(ts.at(ts.init, 0), *(seq(i) == p for i, p in enumerate(ids)))
     pos = [z3.Int("nested!p0")]
     s.add(pos[0] == 0, sys.pc_at(0) == seq(0))

@@ -37,7 +37,7 @@ from looprover.tpa.options import TPAOptions
 from looprover.tpa.loop_solver import LoopSolver
 from looprover.deadline import Deadline, OutOfTime, now
 from looprover.errors import GiveUp
-from looprover.smt.solver import check, valid
+from looprover.smt.solver import check, plain_solver, valid
 from looprover.smt.solver import unsat as solver_unsat
 from looprover.smt.tactics import merged_bounds
 from looprover.smt.terms import dag_size
@@ -209,7 +209,7 @@ class NetworkTPA:
         self.stats["closure_checks"] += 1
         for fs in ([reached, z3.Not(self.post[v].formula)],
                    [reached, self.net.loops[v], z3.Not(self.net.prime(reached))]):
-            s = z3.Solver(ctx=self.ctx)
+            s = plain_solver(self.ctx)
             s.add(*fs)
             if check(s, self.deadline) != z3.unsat:
                 return False
@@ -229,7 +229,7 @@ class NetworkTPA:
         if z3.is_false(z3.simplify(not_pre)):
             f.reasons.append(z3.BoolVal(True, self.ctx))
             return None
-        s = z3.Solver(ctx=self.ctx)
+        s = plain_solver(self.ctx)
         s.add(f.reached, b.label, not_pre)
         self.stats["bridge_queries"] += 1
         if check(s, self.deadline) == z3.sat:
@@ -381,7 +381,7 @@ def reached_exits(ts: TransitionSystem, init: z3.BoolRef, bad: z3.BoolRef, path:
         # linear atoms for div/mod by constants: projecting `x div 100 = y` pins x to its model value, so every
         # exit of a loop that tracks a quotient was one point (fm24 const_div_4: one query per value of x)
         fml, _ = purify_divmod(fml, "exit")
-        s = z3.Solver(ctx=ctx)
+        s = plain_solver(ctx)
         s.add(fml, *(is_state(ts.step_vars(j), st, ctx) for j, st in enumerate(path)))
         if check(s, deadline) != z3.sat:
             return None

@@ -41,6 +41,7 @@ from looprover.tpa.core import TPA, _Reach
 from looprover.tpa.levels import LevelSolver
 from looprover.tpa.options import TPAOptions
 from looprover.tpa.result import SafeCertificate, TPAResult, TPAStatus, is_state, state_of
+from looprover.smt.solver import plain_solver
 
 
 class SplitTPA(TPA):
@@ -337,7 +338,7 @@ class SplitTPA(TPA):
         voc = self.voc
         pre = [z3.And(c, voc.rel_to(c, voc.x1, voc.x2)) for c in cs]
         post = [voc.rel_to(c, voc.x, voc.x2) for c in cs]
-        alive = houdini([], pre, post, self.deadline, new_solver=lambda: z3.Solver(ctx=self.ctx))
+        alive = houdini([], pre, post, self.deadline, new_solver=lambda: plain_solver(self.ctx))
         return [cs[k] for k in alive]
 
     # ------------------------------------------------------------------------------------------ answers

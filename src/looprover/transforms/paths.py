@@ -24,7 +24,7 @@ from looprover.program.cfa import Edge, Program
 from looprover.program.loops import Loop, LoopForest
 from looprover.smt.dag import DagSpec, encode_dag
 from looprover.smt.encode import Encoder
-from looprover.smt.solver import check_unpaused
+from looprover.smt.solver import check_unpaused, plain_solver
 from looprover.smt.terms import FALSE
 
 END = ("end",)
@@ -94,9 +94,7 @@ def loop_paths(program: Program, forest: LoopForest, loop: Loop, accelerated: Ma
             key = (node[0], ee.edge, node[2])
             prev = taken.get(key)
             taken[key] = ee.taken if prev is None else z3.Or(prev, ee.taken)
-    # z3's plain incremental core: the default solver's preprocessing of a first query took 0.2-0.4 s on a
-    # string loop's doubled body (inner loops accelerated, quantified guards), the core alone 5-15 ms
-    s = z3.SimpleSolver()
+    s = plain_solver()
     s.set("timeout", timeout_ms)
     s.add(*side, *dag.side, dag.guard(END))
     for (c, e, after) in list(taken):
