@@ -102,3 +102,29 @@ def test_inputs_are_sometimes_the_programs_constants(monkeypatch):
     assert all(0 <= s["j"] <= s["i"] for s in sample_states(prog, heads)[inner])
     monkeypatch.setattr(samples_module, "CONSTANT_SHARE", 0.0)
     assert not sample_states(prog, heads)[inner]
+
+
+def _behind_a_square():
+    """The loop runs only when x·x = 1369 (x = ±37): small random inputs, the program's constants and the rare
+    type extremes all miss it, and an edge that random values cannot run has a sibling they can."""
+    p = Prog("square")
+    x, i = p.var("x", I32), p.var("i", I32)
+    p.havoc(x)
+    p.assign(i, c(0))
+    with p.if_(eq(mul(x, x), c(1369))):
+        with p.while_(lt(i, c(5))):
+            p.assign(i, add(i, c(1)))
+    return p.build()
+
+
+def test_a_point_no_random_run_reaches_gets_states_from_paths_z3_finds():
+    from looprover.deadline import Deadline
+    from looprover.smt.cpg_system import CPGSystem
+    prog = _behind_a_square()
+    cpg = build_cpg(prog)
+    head = next(iter(cpg.loops.loops))
+    assert not sample_states(prog, {head})[head]
+    samples = sample_states(prog, {head}, system=CPGSystem(cpg), deadline=Deadline.after(30))[head]
+    assert samples
+    assert all(s["x"] * s["x"] == 1369 and 0 <= s["i"] <= 5 for s in samples)     # reachable states only
+    assert len({s["i"] for s in samples}) > 1              # and the random run on from there

@@ -214,3 +214,19 @@ def test_bitvector_wraparound_bugs_are_never_true(p):
 def test_bitvector_summaries_prove_safe_loops():
     for p in (ec.even_counter(7), ec.unsigned_decrement()):
         assert verify("summarize", p, timeout=20, bitvector=True).status == Status.TRUE
+
+
+@pytest.mark.parametrize("offsets, safe", [("o > 10", True), ("o > 1003", True), ("o > 1004", False)])
+def test_a_scan_from_an_offset_into_a_terminated_buffer_is_summarized_by_the_sum_of_both(tmp_path, offsets, safe):
+    """`strlen(msg + o)` over a buffer whose last cell is 0: the summary needs `o + n <= 1003` (the strings
+    domain's bound of an index sum, `strings.index_sums`), which neither counter states alone. An offset up to
+    the last cell is safe (the scan stops there at once); one past it reads outside the buffer."""
+    pytest.importorskip("looprover.frontend.c")
+    from looprover.frontend.c import load_c_program
+    f = tmp_path / "scan.c"
+    f.write_text("extern char __VERIFIER_nondet_char(void); extern int __VERIFIER_nondet_int(void);\n"
+                 "int main(void) { char msg[1004]; for (int k = 0; k < 1003; k++) msg[k] = __VERIFIER_nondet_char();"
+                 " msg[1003] = 0; int o = __VERIFIER_nondet_int(); if (o < 0 || " + offsets + ") return 0;"
+                 " char *s = msg + o; int n = 0; while (s[n] != 0) n++; return 0; }\n")
+    v = verify("summarize", load_c_program(f, "ILP32", memsafety=True), timeout=30)
+    assert (v.status == Status.TRUE) == safe, v.reason

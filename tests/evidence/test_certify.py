@@ -6,6 +6,7 @@ import pytest
 import looprover.evidence.certify as certify_mod
 from looprover.deadline import Deadline
 from looprover.evidence.certify import certify, certify_with_domains, domain_candidates, quantified
+from looprover.program.expr import free_vars
 
 from helpers.svcomp_c import load_main
 
@@ -60,3 +61,59 @@ def test_an_unsafe_twin_is_never_certified(load):
     p = load("array_bad", ARRAY.replace("a[i] = 0", "a[i] = i"))
     proof, why = certify_with_domains(p, [], False, Deadline.after(60))
     assert proof is None and why
+
+
+def test_runs_from_houdini_s_models_drop_no_invariant(monkeypatch):
+    """`RunRefuter` drops candidates false in states reachable from a round's model state; on random programs
+    Houdini keeps the same invariants with and without it (every drop was right), and it does drop some."""
+    from helpers.randprog import random_program
+    from looprover.program.cpg import build_cpg
+    from looprover.smt.cpg_system import CPGSystem
+    dropped: list[int] = []
+    real = certify_mod.RunRefuter._refuted
+
+    def counted(self, node, state, alive):
+        gone = real(self, node, state, alive)
+        dropped.append(len(gone))
+        return gone
+    monkeypatch.setattr(certify_mod.RunRefuter, "_refuted", counted)
+    for seed in range(10):
+        p = random_program(seed)
+        cands = domain_candidates(p, False, Deadline.after(30))
+        with_runs = certify_mod.houdini(CPGSystem(build_cpg(p), False, None), cands, Deadline.after(60))
+        with monkeypatch.context() as m:
+            m.setattr(certify_mod.RunRefuter, "after_step", lambda self, model, alive: set())
+            m.setattr(certify_mod.RunRefuter, "at_init", lambda self, model, alive: set())
+            without = certify_mod.houdini(CPGSystem(build_cpg(p), False, None), cands, Deadline.after(60))
+        assert with_runs is not None and with_runs == without, seed
+    assert sum(dropped) > 0
+
+
+def test_no_runs_from_models_that_assume_quantified_candidates_at_instances_only(load, monkeypatch):
+    """Houdini's queries assume a quantified candidate at a few instances, so a model's array may break it
+    elsewhere: a run from such a state dropped true invariants (SV-COMP's array-cav19 tasks). With quantified
+    candidates alive the refuter does nothing, and Houdini keeps the same as without it."""
+    p = load("array", ARRAY)
+    cands = domain_candidates(p, False, Deadline.after(30))
+    assert any(quantified(c) for c in cands)
+    from looprover.program.cpg import build_cpg
+    from looprover.smt.cpg_system import CPGSystem
+    with_runs = certify_mod.houdini(CPGSystem(build_cpg(p), False, None), cands, Deadline.after(60))
+    monkeypatch.setattr(certify_mod.RunRefuter, "after_step", lambda self, model, alive: set())
+    monkeypatch.setattr(certify_mod.RunRefuter, "at_init", lambda self, model, alive: set())
+    without = certify_mod.houdini(CPGSystem(build_cpg(p), False, None), cands, Deadline.after(60))
+    assert with_runs is not None and with_runs == without
+
+
+def test_a_fact_from_before_a_loop_is_carried_through_it_among_many_variables(load):
+    """With many variables, relations need a variable the loop changes; `q - p == 2` holds before the loop,
+    which changes neither, and is read after it: as both are live at the head, the relation is a candidate there
+    and certifies the assertion (Verisec's bind rrextract carries `cp.off - n == 2` through a `strlen`)."""
+    unused = " ".join(f"int u{k} = __VERIFIER_nondet_int();" for k in range(24))
+    body = (unused + " int p = __VERIFIER_nondet_int(); int q = p + 2; int i = 0;"
+            " while (i < 100 && __VERIFIER_nondet_int()) i++; __VERIFIER_assert(q - p == 2);")
+    p = load("carried", body)
+    cands = domain_candidates(p, False, Deadline.after(30))
+    assert any({"p", "q"} <= {v.name.split("::")[-1] for v in free_vars(c.atom)} for c in cands if c.node is not None)
+    proof, why = certify(p, cands, False, Deadline.after(60))
+    assert proof is not None, why

@@ -79,3 +79,39 @@ def test_each_consecution_round_gets_a_fresh_solver():
     assert alive == [0]
     # initiation drops x >= 1; at least one round drops an upper bound and a last one finds no model
     assert len(made) >= 3 and len({id(s) for s in made}) == len(made)
+
+
+class _DropEvery:
+    """A refuter that drops the alive candidates of `gone` whatever the model: right or wrong, Houdini's
+    result must stay inductive."""
+
+    def __init__(self, gone: set[int]):
+        self.gone, self.calls = gone, 0
+
+    def at_init(self, m, alive):
+        self.calls += 1
+        return self.gone & set(alive)
+
+    def after_step(self, m, alive):
+        self.calls += 1
+        return self.gone & set(alive)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_refuter_s_drops_never_make_the_result_non_inductive(seed):
+    """Whatever a refuter drops (here: arbitrary candidates, some of them inductive), the loop still ends at an
+    inductive subset of what the plain run keeps: a wrong drop can cost a proof, never make one."""
+    rng = random.Random(seed)
+    x, y, x1, y1 = z3.Ints("x y x1 y1")
+    trans = z3.And(x1 == x + rng.choice([0, 1, 2]), y1 == y + x)
+    init = z3.And(x == rng.randint(0, 2), y == rng.randint(0, 2))
+    atoms = [lambda u, v, k=k: u >= k for k in range(-1, 3)] + [lambda u, v, k=k: v >= k for k in range(-1, 3)] \
+        + [lambda u, v: u <= v, lambda u, v: u + v >= 0, lambda u, v: v <= 7]
+    cands = [f(x, y) for f in atoms]
+    post = [f(x1, y1) for f in atoms]
+    plain = houdini([trans], cands, post, Deadline.after(30), init=init)
+    refuter = _DropEvery(set(rng.sample(range(len(cands)), 3)))
+    alive = houdini([trans], cands, post, Deadline.after(30), init=init, refute=refuter)
+    assert refuter.calls > 0
+    assert _inductive(trans, init, cands, post, alive)
+    assert set(alive) <= set(plain) and not set(alive) & refuter.gone

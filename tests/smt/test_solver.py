@@ -150,3 +150,26 @@ def test_restarts_end_after_the_solver_gave_up_three_times():
     s = solver_mod.Solver(Deadline.after(60), _Seeded(set(), log, "(incomplete quantifiers)"))
     assert s.check_restarting(fresh=new) == z3.unknown
     assert len(log) == 3 and len(fresh) == 2
+
+
+def test_the_fast_assumption_check_assert_and_model_evaluation_agree_with_the_api():
+    """`check_assuming`, `add_all` and `holds_in` skip the API's per-argument casts and result wrappers: the
+    same answers, the same unsat cores, the same truth values."""
+    from looprover.smt.solver import add_all, check_assuming, holds_in
+    xs = [z3.Int(f"x{i}") for i in range(6)]
+    lits = [z3.Bool(f"a{i}") for i in range(6)]
+    facts = [z3.Implies(lits[i], xs[i] >= i) for i in range(6)] + [xs[2] + xs[4] <= 3]
+    fast, api = z3.SimpleSolver(), z3.SimpleSolver()
+    add_all(fast, facts)
+    api.add(*facts)
+    for chosen in ([0, 1], [2, 4], [1, 2, 3, 4, 5], []):
+        got = check_assuming(fast, tuple(lits[i] for i in chosen))
+        want = api.check(*(lits[i] for i in chosen))
+        assert got == want
+        if want == z3.unsat:
+            assert {str(c) for c in fast.unsat_core()} == {str(c) for c in api.unsat_core()} == {"a2", "a4"}
+        else:
+            m = fast.model()
+            for f in facts + [x >= 1 for x in xs]:
+                assert holds_in(m, f) == z3.is_true(m.eval(f, model_completion=True))
+    assert check_assuming(fast, (True,)) == z3.sat          # not a z3 Boolean: through the API's own check

@@ -37,6 +37,7 @@ class Site:
     live: frozenset[str] | None = None      # variables live at the cutpoint (None: not known)
     loop_writes: frozenset[str] | None = None   # variables the loop headed there writes (None: not known)
     comparisons: tuple = ()                 # the branch comparisons of variables (`guards.guard_comparisons`)
+    index_sums: dict = field(default_factory=dict)   # char arrays' `a[x + y]` index pairs (`strings.index_sums`)
 
 
 @dataclass

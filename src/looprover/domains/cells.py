@@ -46,7 +46,8 @@ class CellShapes:
     equal: tuple[Expr, ...] = ()
 
 
-def _strip(ix: Expr) -> Expr:
+def strip_casts(ix: Expr) -> Expr:
+    """`ix` without its integer casts (`a[(int)i]` is read at the index `i`)."""
     while isinstance(ix, Cast) and isinstance(ix.type, IntType):
         ix = ix.arg
     return ix
@@ -70,8 +71,8 @@ def _at_cell(e: Expr) -> Expr | None:
     index: set[Expr] = set()
 
     def at(n: Expr) -> Expr | None:
-        if isinstance(n, Select) and isinstance(n.array, Var) and _scalar(_strip(n.index)):
-            index.add(_strip(n.index))
+        if isinstance(n, Select) and isinstance(n.array, Var) and _scalar(strip_casts(n.index)):
+            index.add(strip_casts(n.index))
             return Select(n.array, cast(n.array.type.index, CELL), n.type)
         return None
     out = transform(e, at)
@@ -93,7 +94,7 @@ def _syntactic_facts(program: Program) -> list[Expr]:
                             facts.append(f)
         elif isinstance(st, Assign) and isinstance(st.rhs, Store) and st.rhs.array == st.lhs:
             w = st.rhs
-            if isinstance(w.type.elem, IntType) and _scalar(_strip(w.index)):
+            if isinstance(w.type.elem, IntType) and _scalar(strip_casts(w.index)):
                 f = _at_cell(cmp("==", Select(st.lhs, w.index, w.type.elem), w.value))
                 if f is not None:
                     facts.append(f)
@@ -109,7 +110,7 @@ def _ranges(program: Program) -> list[tuple[Expr, Expr]]:
         for e in (getattr(st, "rhs", None), getattr(st, "cond", None)):
             for n in walk(e) if e is not None else ():
                 if isinstance(n, (Select, Store)) and isinstance(n.array.type, ArrayType):
-                    ix = _strip(n.index)
+                    ix = strip_casts(n.index)
                     if _scalar(ix) and free_vars(ix):
                         ixs.append(ix)
                         idx_vars |= free_vars(ix)
@@ -122,7 +123,7 @@ def _ranges(program: Program) -> list[tuple[Expr, Expr]]:
             if not isinstance(n, Compare) or n.op not in _MIRROR:
                 continue
             for v, bound, op in ((n.lhs, n.rhs, n.op), (n.rhs, n.lhs, _MIRROR[n.op])):
-                if _strip(v) in idx_vars and _scalar(bound):
+                if strip_casts(v) in idx_vars and _scalar(bound):
                     if op == "<":
                         ends.append(bound)
                     elif op == "<=":
@@ -220,6 +221,6 @@ class Cells(Domain):
 
         def at(k: Var):
             return lambda n: (Select(n.array, cast(n.array.type.index, k), n.type)
-                              if isinstance(n, Select) and _strip(n.index) == CELL else None)
+                              if isinstance(n, Select) and strip_casts(n.index) == CELL else None)
         return list(shapes.equal) + [ForAll(k, lo, hi, transform(f, at(k))) for f in shapes.facts
                                      for (lo, hi), k in zip(shapes.ranges, cells)]

@@ -20,6 +20,7 @@ from looprover.program.cfa import Assign, Assume, Edge, Havoc, Program
 from looprover.program.expr import ArrayType, BoolType, IntType, Var
 from looprover.program.interp import ArrayValue, Evaluator, Oracle, UndefinedBehavior, commit, try_edge
 from looprover.smt.encode import Encoder
+from looprover.smt.solver import check_unpaused, plain_solver
 
 SOLVE_MS = 50      # z3's time per solved step: a sample is a hint, not worth more
 CONSTANT_SHARE = 0.2    # of the random inputs of the runs for unreached points: a program constant
@@ -126,19 +127,24 @@ RUNS_PER_POINT = 4         # the short runs share a point's samples: no run reco
                            # one long loop does not fill them all with the same inputs
 
 
+PATH_STEPS = 6             # cutpoint steps of the paths z3 finds to points no run reached
+PATH_SHARE = 0.5           # of the time left to the deadline, for those paths
+
+
 def sample_states(program: Program, points: set[int], seed: int = 0, runs: int = 32, max_steps: int = 600,
                   per_point: int = 200, bitvector: bool = False, deadline: Deadline | None = None,
-                  arrays: bool = False) -> dict[int, list[dict]]:
+                  arrays: bool = False, system=None) -> dict[int, list[dict]]:
     """States (scalar variables, and copies of the arrays with `arrays`) seen at `points` in random runs of the
     concrete interpreter. A point that no short run reaches gets short runs whose inputs are sometimes the
     program's constants (one behind a branch on a character), then, if still unreached (one behind a loop of
     a thousand iterations), a few long runs: without samples, every candidate there reaches Houdini, and
     contradictory ones (`k ≥ 0` and `k ≤ -1`) make any set of candidates vacuously inductive. The long runs take random steps only (a
     step z3 must find values for costs about a millisecond, too much for thousands of them) and stop at the
-    deadline."""
+    deadline. Points still unreached, given the cutpoint graph's encoding `system` (`smt.cpg_system.CPGSystem`),
+    get the states of paths z3 finds to them (`solved_states`) and of random runs from those."""
     rng = random.Random(seed)
     out: dict[int, list[dict]] = {p: [] for p in points}
-    sampler = _Sampler(program, bitvector, arrays, rng)
+    sampler = RandomRuns(program, bitvector, arrays, rng)
     for _ in range(runs):
         if deadline is not None and deadline.expired():
             break
@@ -154,11 +160,49 @@ def sample_states(program: Program, points: set[int], seed: int = 0, runs: int =
         if deadline is not None and deadline.expired():
             break
         sampler.run(missing, max_steps * LONG_STEPS, per_point, per_point, solve=False, deadline=deadline)
+    out.update({p: v for p, v in missing.items() if v})
+    missing = {p: [] for p in points if not out[p]}
+    if missing and system is not None:
+        cap = Deadline.after(60.0) if deadline is None else deadline.cap(deadline.left() * PATH_SHARE)
+        for node, state in solved_states(system, set(missing), cap):
+            for p, states in sampler.states_from(node, state, set(missing), max_steps, per_point).items():
+                missing[p].extend(states[:per_point - len(missing[p])])
     return {**out, **missing}
 
 
-class _Sampler:
-    """One random run of the concrete interpreter from a random state, recording the states at given points."""
+def solved_states(system, points: set[int], deadline: Deadline, steps: int = PATH_STEPS
+                  ) -> list[tuple[int, dict]]:
+    """(point, state) of the first visit of each of `points` that some path of at most `steps` cutpoint steps
+    reaches, as z3 finds the paths in `system`'s pc-encoded transition system; a point found is not asked for
+    again. The states are the model's, read as the interpreter's values (`evidence.replay.model_state`): a
+    state of the encoding's semantics, which the interpreter's is tested against; a wrong one could only make
+    the samples drop a candidate, never make a proof."""
+    from looprover.evidence.replay import model_state     # evidence builds on the domains, not the reverse
+    ts = system.ts
+    s = plain_solver()
+    s.add(ts.at(ts.init, 0))
+    todo = {p for p in points if p in system.pc_id}
+    found: list[tuple[int, dict]] = []
+    for k in range(1, steps + 1):
+        if not todo or deadline.expired():
+            break
+        s.add(ts.trans_at(k - 1))
+        while todo and not deadline.expired():
+            hit = z3.Bool(f"!reach{k}.{len(found)}")
+            s.add(z3.Implies(hit, z3.Or([system.pc_at(k) == system.pc_id[p] for p in todo])))
+            if check_unpaused(s, hit, deadline=deadline, timeout=deadline.left()) != z3.sat:
+                break
+            m = s.model()
+            for j in range(k + 1):
+                node = system.node_of.get(m.eval(system.pc_at(j), model_completion=True).as_long())
+                if node in todo:
+                    todo.discard(node)
+                    found.append((node, model_state(system, m, system.state_at(j))))
+    return found
+
+
+class RandomRuns:
+    """Random runs of the concrete interpreter from a random state, recording the states at given points."""
 
     def __init__(self, program: Program, bitvector: bool, arrays: bool, rng: random.Random):
         self.program, self.bitvector, self.rng = program, bitvector, rng
@@ -167,16 +211,28 @@ class _Sampler:
         self.solvers: dict[int, _EdgeSolver] = {}
         self.consts = program_constants(program)
 
+    def states_from(self, loc: int, state: dict, points: set[int], max_steps: int, per_point: int = 8
+                    ) -> dict[int, list[dict]]:
+        """States seen at `points` in one random run from `loc` in `state` (which the run changes): every one is
+        reachable from it. Houdini's refutation by running (`evidence/certify.py`) asks for them."""
+        out: dict[int, list[dict]] = {p: [] for p in points}
+        self.run(out, max_steps, per_point, per_point, solve=False, start=(loc, state))
+        return out
+
     def run(self, out: dict[int, list[dict]], max_steps: int, per_point: int, per_run: int, solve: bool = True,
-            deadline: Deadline | None = None, constants: bool = False) -> None:
+            deadline: Deadline | None = None, constants: bool = False, start: tuple[int, dict] | None = None
+            ) -> None:
         """Record up to `per_run` states of this run at each point, up to `per_point` in all. `solve`: where no
         edge runs on random values, let z3 choose them (`_solved_step`). Every
-        `_CHECK_EVERY` steps the run looks at the deadline and ends once every point has its samples."""
+        `_CHECK_EVERY` steps the run looks at the deadline and ends once every point has its samples. `start`:
+        the run's first location and state (which it changes), instead of a random state at the entry."""
         program, rng = self.program, self.rng
         ev = Evaluator("wrap" if self.bitvector else "math")
         oracle = _RandomOracle(rng, self.consts if constants else [])
-        state = {n: _random_value(rng, i.var.type) for n, i in program.variables.items()}
-        loc = program.init
+        if start is None:
+            loc, state = program.init, {n: _random_value(rng, i.var.type) for n, i in program.variables.items()}
+        else:
+            loc, state = start
         mine: dict[int, int] = {}
         try:
             for step in range(max_steps):

@@ -1,6 +1,8 @@
 """Strings and buffers: for a char array `a` and an integer variable `v`, zero termination at `v`
 (`a[v] == 0`) and the index bounds `0 ≤ v`, `v < size(a)`, `v ≤ size(a)`; for an array of known size, a
-terminator in its last cell (`a[size-1] == 0`) and `v < size(a) - 1`; for one of unknown size (a heap or
+terminator in its last cell (`a[size-1] == 0`), `v < size(a) - 1`, and for a cell the program reads at `x + y`
+(a pointer's offset plus a counter: `strlen(s)` with `s` pointing into a), `x + y <= size(a) - 1`; for one of
+unknown size (a heap or
 `alloca` buffer of n cells), a terminator in the last cell of a buffer of v cells (`a[v-1] == 0`).
 
 Why: the string loops of buffer code (Loopfrog's Verisec/Zitser suites) scan or write `a[p]` until a
@@ -10,13 +12,17 @@ supplies the array facts, which no scalar domain can state. The last-cell pair i
 `do i++; while (a[i] != 0)` over a buffer whose program put the terminator at its end (`a[N] = 0` with
 `char a[N+1]`): the scan stops at the end at the latest, so it never reads past it. A buffer of unknown size
 is allocated with n cells and terminated at `a[n-1]` (SV-COMP's MemSafety string tasks); a fill loop before
-the scan keeps `a[n-1] == 0`, which no candidate over the loop's own counters states.
+the scan keeps `a[n-1] == 0`, which no candidate over the loop's own counters states. The sum form is the scan's
+bound when it starts inside the buffer (`strlen(msg + 2)` over `msg[N]` with `msg[N-1] = 0`: Verisec's bind
+rrextract at BASE_SZ 1000, whose loop summary needs it), which no interval on the counter alone states without
+the offset; only the sums the program indexes with are offered (`index_sums`), not every pair of variables.
 """
 from __future__ import annotations
 
 from looprover.domains.base import Domain, Site
+from looprover.domains.cells import strip_casts
 from looprover.program.cfa import Program
-from looprover.program.expr import ArrayType, Binary, Expr, IntType, Select, Var, cast, cmp, const, or_
+from looprover.program.expr import ArrayType, Binary, Expr, IntType, Select, Store, Var, cast, cmp, const, or_, walk
 
 LENGTH_GHOST = "@len"       # the suffix of a char array's terminator ghost (`transforms/strings.py`)
 MAX_BOUNDS = 3              # constants tried per bounded form, the smallest the samples allow
@@ -33,6 +39,10 @@ class Strings(Domain):
         last = t.size is not None and t.size > 1          # an array with a last cell besides the first
         if last:
             out.append(cmp("==", Select(a, const(t.size - 1, t.index), t.elem), const(0, t.elem)))
+        names = {v.name for v in indices}
+        for x, y in site.index_sums.get(a.name, ()) if last else ():
+            if x.name in names and y.name in names:
+                out.append(cmp("<=", Binary("+", x, y, x.type), const(t.size - 1, x.type)))
         for v in indices:
             if not isinstance(v.type, IntType):
                 continue
@@ -46,6 +56,28 @@ class Strings(Domain):
                 if last:
                     out.append(cmp("<", v, const(t.size - 1, v.type)))
         return out
+
+
+def index_sums(program: Program) -> dict[str, tuple[tuple[Var, Var], ...]]:
+    """Per char array of known size, the pairs (x, y) of integer variables of one type that the program reads or
+    writes it at, as `a[x + y]` (casts aside): the sums `Strings` bounds by the array's last cell."""
+    found: dict[str, dict[tuple[Var, Var], None]] = {}
+    for _, st in program.statements():
+        for e in (getattr(st, "rhs", None), getattr(st, "cond", None)):
+            for m in walk(e) if e is not None else ():
+                if not isinstance(m, (Select, Store)) or not isinstance(m.array, Var):
+                    continue
+                t = m.array.type
+                if not (isinstance(t, ArrayType) and t.size is not None and isinstance(t.elem, IntType)
+                        and t.elem.bits == 8):
+                    continue
+                ix = strip_casts(m.index)
+                if isinstance(ix, Binary) and ix.op == "+":
+                    x, y = strip_casts(ix.lhs), strip_casts(ix.rhs)
+                    if isinstance(x, Var) and isinstance(y, Var) and x.type == y.type \
+                            and isinstance(x.type, IntType):
+                        found.setdefault(m.array.name, {})[(x, y)] = None
+    return {a: tuple(pairs) for a, pairs in found.items()}
 
 
 def is_length_ghost(name: str) -> bool:

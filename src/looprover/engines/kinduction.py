@@ -8,8 +8,9 @@ of proven invariants, so assuming it in the step case is sound.
 
 Invariant candidates (pc-guarded per cutpoint) come from the abstract domains (`domains/`: type ranges, bounds,
 orderings, equalities `x = y + d`, residues and congruences, lines `y = a·x + b`, Boolean constants). They are
-generated from the program's constants and from states seen in short random concrete runs (`program.interp`),
-which also discard candidates that are false in a reachable state. Houdini (`smt/houdini.py`) then keeps the
+generated from the program's constants and from states seen in short random concrete runs (`program.interp`;
+at cutpoints no run reaches, on paths z3 finds there), which also discard candidates that are false in a
+reachable state. Houdini (`smt/houdini.py`) then keeps the
 largest inductive subset: check initiation, then drop every candidate that fails consecution relative to all
 surviving ones, until none fails. Only a completed Houdini
 run is used; on timeout the step case runs without invariants. Houdini runs over the quantifier-free candidates
@@ -101,7 +102,7 @@ class KInduction(Engine):
         if opts.invariants:
             span = max(deadline.at - t0, 0.0) if not deadline.unlimited else 60.0
             samples = sample_states(program, set(cpg.cutpoints), seed=opts.seed, bitvector=run.bitvector,
-                                    arrays=True, deadline=Deadline(min(deadline.at, t0 + span / 10)))
+                                    arrays=True, deadline=Deadline(min(deadline.at, t0 + span / 10)), system=sys)
             # on the string-terminator abstraction, over the live variables only: its ghosts multiply the
             # relations (outer_ok at BASE_SZ 1000: 524 candidates, Houdini 8.6 s; live ones 175, 1.0 s, and
             # the same proof)

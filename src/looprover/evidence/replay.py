@@ -156,6 +156,16 @@ class TraceBuilder:
                                    havocs=self.havocs, length=len(self.steps))
 
 
+def model_state(sys, model: z3.ModelRef, env: dict[str, z3.ExprRef]) -> dict[str, Any]:
+    """The program state a model gives the state constants `env` of the cutpoint-graph system `sys` (the
+    interpreter's values; arrays exact where the model writes them as stores, else read lazily)."""
+    values = TraceBuilder(sys.program, sys.enc)
+
+    def ev(t: z3.ExprRef) -> z3.ExprRef:
+        return model.eval(t, model_completion=True)
+    return {v.name: values.value(env[v.name], v.type, ev) for v in sys.vars}
+
+
 def cpg_trace(program: Program, sys, model: z3.ModelRef, steps: int) -> ModelCounterexample:
     """The CFA trace of the first `steps` cutpoint steps in a model of `Init@0 ∧ trans_at(0) ∧ …` over the
     cutpoint-graph system `sys` (`smt.cpg_system.CPGSystem`), up to the first violated assertion."""

@@ -22,25 +22,48 @@ for the same Houdini run repeated in one process (the last round alone 0.3 s or 
 fresh solver: 0.2-0.7 s under six random seeds), so k-induction's Houdini share of a 10 s run (1/3) ran out
 in the CLI; a fresh solver per round: 0.8-1.3 s over eight repetitions.
 
+A `Refuter` may drop more per round: the candidates false in some state reachable from the round's model state
+(`evidence/certify.RunRefuter` runs the program from it). The model's pre-state satisfies every alive candidate,
+hence the largest inductive subset, and so does every state reachable from it; a candidate false in one of them
+is not in that subset. Whatever a refuter drops, the loop still ends at an inductive subset (the last round is
+unsat over the candidates left), so a wrong drop could cost a proof, never make one.
+
 A round whose model falsifies no alive candidate (an incomplete model) raises GiveUp instead of looping;
 `unknown` raises OutOfTime or GiveUp (`smt.solver.check`). Callers that can do without the invariants catch
 both.
 """
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Callable, Collection, Protocol, Sequence
 
 import z3
 
 from looprover.deadline import Deadline
 from looprover.errors import GiveUp
-from looprover.smt.solver import check
+from looprover.smt.solver import add_all, check, holds_in
 from looprover.smt.terms import any_of, mk_not
+
+
+class Refuter(Protocol):
+    """More candidates to drop, given a model of the initiation query (a state `init` allows) or of a
+    consecution round (a step from a state of all alive candidates): the alive indices false in some state
+    reachable from the model's state (see the module docstring)."""
+
+    def at_init(self, m: z3.ModelRef, alive: list[int]) -> Collection[int]: ...
+
+    def after_step(self, m: z3.ModelRef, alive: list[int]) -> Collection[int]: ...
+
+
+def _without(alive: list[int], gone: Collection[int]) -> list[int]:
+    if not gone:
+        return alive
+    drop = set(gone)
+    return [i for i in alive if i not in drop]
 
 
 def _survivors(m: z3.ModelRef, alive: list[int], forms: Sequence[z3.BoolRef]) -> list[int]:
     """The alive candidates whose form holds in m; m must falsify at least one (else we would loop forever)."""
-    keep = [i for i in alive if z3.is_true(m.eval(forms[i], model_completion=True))]
+    keep = [i for i in alive if holds_in(m, forms[i])]
     if len(keep) == len(alive):
         raise GiveUp("internal error: Houdini model violates no candidate")
     return keep
@@ -49,12 +72,13 @@ def _survivors(m: z3.ModelRef, alive: list[int], forms: Sequence[z3.BoolRef]) ->
 def houdini(background: Sequence[z3.BoolRef], pre: Sequence[z3.BoolRef], post: Sequence[z3.BoolRef],
             deadline: Deadline | None, *, init: z3.BoolRef | None = None,
             at_init: Sequence[z3.BoolRef] | None = None,
-            new_solver: Callable[[], z3.Solver] | None = None) -> list[int]:
+            new_solver: Callable[[], z3.Solver] | None = None, refute: Refuter | None = None) -> list[int]:
     """Indices (ascending) of the largest subset H of the candidates with `init ⇒ at_init_i` (when `init` is
     given; `at_init` defaults to `pre`) and `background ∧ ⋀_{j∈H} pre_j ⇒ post_i` for every i in H.
 
     `pre[i]`/`post[i]` are candidate i read in the pre- and post-state; `new_solver` makes an empty solver
-    (default: `z3.Solver` in the candidates' context). Raises OutOfTime/GiveUp when the solver gives no answer."""
+    (default: `z3.Solver` in the candidates' context); `refute` drops more per round (see the module
+    docstring). Raises OutOfTime/GiveUp when the solver gives no answer."""
     assert len(pre) == len(post)
     if not pre:
         return []
@@ -65,11 +89,14 @@ def houdini(background: Sequence[z3.BoolRef], pre: Sequence[z3.BoolRef], post: S
     if init is not None:
         s0 = make()
         s0.add(init)
-        alive = unrefuted(s0, list(at_init) if at_init is not None else list(pre), alive, deadline)
-    return consecutive(background, pre, post, alive, deadline, make)
+        alive = unrefuted(s0, list(at_init) if at_init is not None else list(pre), alive, deadline,
+                          refute.at_init if refute is not None else None)
+    return consecutive(background, pre, post, alive, deadline, make,
+                       refute.after_step if refute is not None else None)
 
 
-def unrefuted(s: z3.Solver, forms: Sequence[z3.BoolRef], alive: list[int], deadline: Deadline) -> list[int]:
+def unrefuted(s: z3.Solver, forms: Sequence[z3.BoolRef], alive: list[int], deadline: Deadline,
+              refute: Callable[[z3.ModelRef, list[int]], Collection[int]] | None = None) -> list[int]:
     """The `alive` indices of `forms` that hold in every model of what `s` holds (initiation: the initial
     states, or the states of executions a few steps long); a model that falsifies some drops each it falsifies.
     (The negations are made once: a round drops few candidates, and remaking hundreds of `Not`s per round through
@@ -78,12 +105,16 @@ def unrefuted(s: z3.Solver, forms: Sequence[z3.BoolRef], alive: list[int], deadl
     while alive:
         if check(s, deadline, any_of([neg[i] for i in alive], forms[alive[0]].ctx)) == z3.unsat:
             break
-        alive = _survivors(s.model(), alive, forms)
+        m = s.model()
+        alive = _survivors(m, alive, forms)
+        if refute is not None:
+            alive = _without(alive, refute(m, alive))
     return alive
 
 
 def consecutive(background: Sequence[z3.BoolRef], pre: Sequence[z3.BoolRef], post: Sequence[z3.BoolRef],
-                alive: list[int], deadline: Deadline, make: Callable[[], z3.Solver]) -> list[int]:
+                alive: list[int], deadline: Deadline, make: Callable[[], z3.Solver],
+                refute: Callable[[z3.ModelRef, list[int]], Collection[int]] | None = None) -> list[int]:
     """Houdini's consecution: the largest subset of the `alive` indices with `background ∧ ⋀ pre_j ⇒ post_i`."""
     if not alive:
         return []
@@ -94,10 +125,13 @@ def consecutive(background: Sequence[z3.BoolRef], pre: Sequence[z3.BoolRef], pos
     neg = {i: mk_not(post[i]) for i in alive}
     while alive:
         s = make()          # fresh per round: see the module docstring
-        s.add(*background)
-        s.add(*(guarded[i] for i in alive))
+        add_all(s, background)
+        add_all(s, (guarded[i] for i in alive))
         s.add(z3.Implies(q, any_of([neg[i] for i in alive], ctx)))
         if check(s, deadline, q, *(lits[i] for i in alive)) == z3.unsat:
             break
-        alive = _survivors(s.model(), alive, post)
+        m = s.model()
+        alive = _survivors(m, alive, post)
+        if refute is not None:
+            alive = _without(alive, refute(m, alive))
     return alive

@@ -14,7 +14,7 @@ import z3
 from looprover.deadline import Deadline
 from looprover.smt.mbp import vocabulary
 from looprover.smt.terms import all_of, conjuncts
-from looprover.smt.solver import plain_solver
+from looprover.smt.solver import check_assuming, plain_solver
 
 MAX_ROUNDS = 500             # cube-enumeration cap per loop (a safety net against DNF blow-up)
 
@@ -98,7 +98,7 @@ class Problem:
 
     def check(self, s: z3.Solver, *assumptions: z3.BoolRef) -> z3.CheckSatResult:
         s.set("timeout", self.ms())
-        r = s.check(*assumptions)
+        r = check_assuming(s, assumptions)
         if r == z3.unknown:
             raise MethodFailed("timeout" if self.left() <= 0 else f"solver unknown ({s.reason_unknown()})")
         return r

@@ -45,7 +45,7 @@ from looprover.program.expr import (BOOL, FALSE, Expr, ForAll, IntType, Var, and
                                    implies, substitute)
 from looprover.program.interp import Evaluator, UndefinedBehavior
 from looprover.program.loops import Loop, analyze_loops
-from looprover.smt.cpg_system import fragment_spec
+from looprover.smt.cpg_system import CPGSystem, fragment_spec
 from looprover.smt.dag import encode_dag
 from looprover.smt.encode import Encoder
 from looprover.smt.houdini import houdini
@@ -177,7 +177,8 @@ class SummarizeTransform(Transform):
                 for h, lp in forest.loops.items() for e in lp.entry_edges}
         sprog = program.with_edges([Edge(e.src, e.dst, e.stmts + made[id(e)]) if id(e) in made else e
                                     for e in program.edges], variables=variables)
-        samples = sample_states(sprog, set(forest.loops), bitvector=opts.bitvector, deadline=deadline, arrays=True)
+        samples = sample_states(sprog, set(forest.loops), bitvector=opts.bitvector, deadline=deadline, arrays=True,
+                                system=CPGSystem(build_cpg(sprog), opts.bitvector, deadline))
         prog, done = dataclasses.replace(program, variables=variables), []
         while True:
             forest = analyze_loops(prog)
