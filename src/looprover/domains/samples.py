@@ -14,8 +14,9 @@ from typing import Any
 
 import z3
 
-from looprover.deadline import Deadline
+from looprover.deadline import Deadline, OutOfTime
 from looprover.domains.base import program_constants
+from looprover.errors import GiveUp
 from looprover.program.cfa import Assign, Assume, Edge, Havoc, Program
 from looprover.program.expr import ArrayType, BoolType, IntType, Var
 from looprover.program.interp import ArrayValue, Evaluator, Oracle, UndefinedBehavior, commit, try_edge
@@ -128,7 +129,8 @@ RUNS_PER_POINT = 4         # the short runs share a point's samples: no run reco
 
 
 PATH_STEPS = 6             # cutpoint steps of the paths z3 finds to points no run reached
-PATH_SHARE = 0.5           # of the time left to the deadline, for those paths
+PATH_SHARE = 0.5           # of the time left to the deadline, for those paths,
+PATH_SECONDS = 2.0         # and at most this long: samples are hints, the caller's search needs the time
 
 
 def sample_states(program: Program, points: set[int], seed: int = 0, runs: int = 32, max_steps: int = 600,
@@ -163,7 +165,8 @@ def sample_states(program: Program, points: set[int], seed: int = 0, runs: int =
     out.update({p: v for p, v in missing.items() if v})
     missing = {p: [] for p in points if not out[p]}
     if missing and system is not None:
-        cap = Deadline.after(60.0) if deadline is None else deadline.cap(deadline.left() * PATH_SHARE)
+        cap = Deadline.after(PATH_SECONDS) if deadline is None \
+            else deadline.cap(min(deadline.left() * PATH_SHARE, PATH_SECONDS))
         for node, state in solved_states(system, set(missing), cap):
             for p, states in sampler.states_from(node, state, set(missing), max_steps, per_point).items():
                 missing[p].extend(states[:per_point - len(missing[p])])
@@ -178,26 +181,29 @@ def solved_states(system, points: set[int], deadline: Deadline, steps: int = PAT
     state of the encoding's semantics, which the interpreter's is tested against; a wrong one could only make
     the samples drop a candidate, never make a proof."""
     from looprover.evidence.replay import model_state     # evidence builds on the domains, not the reverse
-    ts = system.ts
-    s = plain_solver()
-    s.add(ts.at(ts.init, 0))
-    todo = {p for p in points if p in system.pc_id}
     found: list[tuple[int, dict]] = []
-    for k in range(1, steps + 1):
-        if not todo or deadline.expired():
-            break
-        s.add(ts.trans_at(k - 1))
-        while todo and not deadline.expired():
-            hit = z3.Bool(f"!reach{k}.{len(found)}")
-            s.add(z3.Implies(hit, z3.Or([system.pc_at(k) == system.pc_id[p] for p in todo])))
-            if check_unpaused(s, hit, deadline=deadline, timeout=deadline.left()) != z3.sat:
+    try:
+        ts = system.ts
+        s = plain_solver()
+        s.add(ts.at(ts.init, 0))
+        todo = {p for p in points if p in system.pc_id}
+        for k in range(1, steps + 1):
+            if not todo or deadline.expired():
                 break
-            m = s.model()
-            for j in range(k + 1):
-                node = system.node_of.get(m.eval(system.pc_at(j), model_completion=True).as_long())
-                if node in todo:
-                    todo.discard(node)
-                    found.append((node, model_state(system, m, system.state_at(j))))
+            s.add(ts.trans_at(k - 1))
+            while todo and not deadline.expired():
+                hit = z3.Bool(f"!reach{k}.{len(found)}")
+                s.add(z3.Implies(hit, z3.Or([system.pc_at(k) == system.pc_id[p] for p in todo])))
+                if check_unpaused(s, hit, deadline=deadline, timeout=deadline.left()) != z3.sat:
+                    break
+                m = s.model()
+                for j in range(k + 1):
+                    node = system.node_of.get(m.eval(system.pc_at(j), model_completion=True).as_long())
+                    if node in todo:
+                        todo.discard(node)
+                        found.append((node, model_state(system, m, system.state_at(j))))
+    except (OutOfTime, GiveUp):
+        pass                # the encoding or a query ran out: the paths found so far
     return found
 
 
