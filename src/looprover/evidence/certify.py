@@ -113,7 +113,7 @@ class RunRefuter:
             return set()
         node, state = start
         for i, atom in self.atoms.get(node, []) + self.atoms.get(None, []):
-            if i in live and not self._true(atom, state):
+            if i in live and self._value(atom, state) is not True:
                 return set()
         return self._refuted(node, state, alive)
 
@@ -128,21 +128,16 @@ class RunRefuter:
         gone: set[int] = set()
         for point, states in seen.items():
             for i, atom in self.atoms.get(point, []) + self.atoms.get(None, []):
-                if i in live and i not in gone and any(self._false(atom, st) for st in states):
+                if i in live and i not in gone and any(self._value(atom, st) is False for st in states):
                     gone.add(i)
         return gone
 
-    def _true(self, atom: Expr, state: dict) -> bool:
+    def _value(self, atom: Expr, state: dict) -> object:
+        """The atom's value on `state`, None where the interpreter cannot evaluate it (neither true nor false)."""
         try:
-            return self.ev.eval(atom, state) is True
+            return self.ev.eval(atom, state)
         except (UndefinedBehavior, ArithmeticError, KeyError, TypeError, ValueError):
-            return False
-
-    def _false(self, atom: Expr, state: dict) -> bool:
-        try:
-            return self.ev.eval(atom, state) is False
-        except (UndefinedBehavior, ArithmeticError, KeyError, TypeError, ValueError):
-            return False
+            return None
 
 
 def quantified(c: Candidate) -> bool:
@@ -160,23 +155,27 @@ def _checked_formula(sys: CPGSystem, c: Candidate, env: dict, pc, tag: str):
     return candidate_formula(sys, Candidate(c.node, inst), {**env, cell.name: sys.enc.const(cell.name, cell.type)}, pc)
 
 
-def domain_candidates(program: Program, bitvector: bool, deadline: Deadline | None, live_only: bool = False
-                      ) -> list[Candidate]:
+def domain_candidates(program: Program, bitvector: bool, deadline: Deadline | None, live_only: bool = False,
+                      system: CPGSystem | None = None) -> list[Candidate]:
     """The abstract domains' candidate invariants at the program's cutpoints (`domains.candidates`; `live_only`:
     over the variables live there), less those a sampled state falsifies (random runs, and paths z3 finds to the
-    cutpoints no run reaches: `domains.samples`)."""
+    cutpoints no run reaches: `domains.samples`, over `system`, the program's cutpoint-graph system, when the
+    caller has one)."""
     from looprover.domains import candidates, sample_states
-    cpg = build_cpg(program)
+    system = system if system is not None else CPGSystem(build_cpg(program), bitvector, deadline)
+    cpg = system.cpg
     samples = sample_states(program, set(cpg.cutpoints), bitvector=bitvector, deadline=deadline, arrays=True,
-                            system=CPGSystem(cpg, bitvector, deadline))
+                            system=system)
     return list(candidates(program, cpg, samples, bitvector, live_only=live_only))
 
 
 def certify(program: Program, atoms: list[Candidate], bitvector: bool, deadline: Deadline,
-            more: list[Candidate] | None = None) -> tuple[KInductiveProof | None, str]:
+            more: list[Candidate] | None = None, system: CPGSystem | None = None
+            ) -> tuple[KInductiveProof | None, str]:
     """A checked proof from `atoms`: their largest inductive subset (Houdini on the program's cutpoint graph),
     which must exclude every violation k-inductively for some k ≤ `MAX_K`, as the checks of the portfolio decide
-    again. (None, why) when they do not. With `more`, the union of both is tried after `atoms`.
+    again. (None, why) when they do not. With `more`, the union of both is tried after `atoms`; `system`: the
+    program's cutpoint-graph system, when the caller has made it.
 
     The quantifier-free atoms are tried first (of `atoms`, then of the union), and the quantified ones only when
     those do not certify: the quantified array facts cost most of Houdini's time (MemSafety's
@@ -192,7 +191,7 @@ def certify(program: Program, atoms: list[Candidate], bitvector: bool, deadline:
     tries = tries or [[]]           # no candidates: the property may still be k-inductive alone
     why = "no candidate invariants"
     try:
-        sys = CPGSystem(build_cpg(program), bitvector, deadline)
+        sys = system if system is not None else CPGSystem(build_cpg(program), bitvector, deadline)
         for cands in tries:
             kept = _houdini(sys, cands, deadline)
             if kept is None:
@@ -229,7 +228,8 @@ def certify_with_domains(program: Program, atoms: list[Candidate], bitvector: bo
     that hold alone: 1031 on MemSafety's cstrcmp-alloca-2, where Houdini over them took 14 s and did not
     certify), while the domains' quantifier-free candidates certified each MemSafety string task in 0.6-8.7 s."""
     try:
-        more = domain_candidates(program, bitvector, deadline)
+        system = CPGSystem(build_cpg(program), bitvector, deadline)    # one encoding for the samples and Houdini
+        more = domain_candidates(program, bitvector, deadline, system=system)
     except (OutOfTime, GiveUp):
         return None, "the domains' candidates were not sampled in time"
-    return certify(program, more, bitvector, deadline, atoms)
+    return certify(program, more, bitvector, deadline, atoms, system)

@@ -54,19 +54,20 @@ class Refuter(Protocol):
     def after_step(self, m: z3.ModelRef, alive: list[int]) -> Collection[int]: ...
 
 
-def _without(alive: list[int], gone: Collection[int]) -> list[int]:
-    if not gone:
-        return alive
-    drop = set(gone)
-    return [i for i in alive if i not in drop]
-
-
 def _survivors(m: z3.ModelRef, alive: list[int], forms: Sequence[z3.BoolRef]) -> list[int]:
     """The alive candidates whose form holds in m; m must falsify at least one (else we would loop forever)."""
     keep = [i for i in alive if holds_in(m, forms[i])]
     if len(keep) == len(alive):
         raise GiveUp("internal error: Houdini model violates no candidate")
     return keep
+
+
+def _next_alive(m: z3.ModelRef, alive: list[int], forms: Sequence[z3.BoolRef],
+                refute: Callable[[z3.ModelRef, list[int]], Collection[int]] | None) -> list[int]:
+    """A round's survivors: those `m` does not falsify, less those the refuter finds false (see above)."""
+    alive = _survivors(m, alive, forms)
+    gone = set(refute(m, alive)) if refute is not None else set()
+    return [i for i in alive if i not in gone] if gone else alive
 
 
 def houdini(background: Sequence[z3.BoolRef], pre: Sequence[z3.BoolRef], post: Sequence[z3.BoolRef],
@@ -105,10 +106,7 @@ def unrefuted(s: z3.Solver, forms: Sequence[z3.BoolRef], alive: list[int], deadl
     while alive:
         if check(s, deadline, any_of([neg[i] for i in alive], forms[alive[0]].ctx)) == z3.unsat:
             break
-        m = s.model()
-        alive = _survivors(m, alive, forms)
-        if refute is not None:
-            alive = _without(alive, refute(m, alive))
+        alive = _next_alive(s.model(), alive, forms, refute)
     return alive
 
 
@@ -130,8 +128,5 @@ def consecutive(background: Sequence[z3.BoolRef], pre: Sequence[z3.BoolRef], pos
         s.add(z3.Implies(q, any_of([neg[i] for i in alive], ctx)))
         if check(s, deadline, q, *(lits[i] for i in alive)) == z3.unsat:
             break
-        m = s.model()
-        alive = _survivors(m, alive, post)
-        if refute is not None:
-            alive = _without(alive, refute(m, alive))
+        alive = _next_alive(s.model(), alive, post, refute)
     return alive

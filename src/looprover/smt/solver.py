@@ -45,32 +45,33 @@ def check_deadline(deadline: Deadline | None) -> None:
         deadline.check()
 
 
+def _bools_of(s, fs) -> bool:
+    """Are `fs` z3 Booleans of the z3 solver `s`'s context (what the C API may take without the casts)?"""
+    return isinstance(s, z3.Solver) and all(isinstance(f, z3.BoolRef) and f.ctx is s.ctx for f in fs)
+
+
 def check_assuming(s: z3.Solver, assumptions: tuple) -> z3.CheckSatResult:
     """`s.check(*assumptions)` without the z3 API's per-assumption cast: it makes and compares each one's sort
     through ctypes, about 10 µs each, and Houdini and summarize's support queries pass a literal per candidate
     (Verisec's simp_ok at BASE_SZ 1000: a thousand literals in each of hundreds of queries, 40 % of summarize's
     time). Anything but z3 Booleans of the solver's context goes through the API's own check."""
-    if not assumptions or not isinstance(s, z3.Solver):
-        return s.check(*assumptions)
-    ctx = s.ctx
-    if not all(isinstance(a, z3.BoolRef) and a.ctx is ctx for a in assumptions):
+    if not assumptions or not _bools_of(s, assumptions):
         return s.check(*assumptions)
     arr = (z3.Ast * len(assumptions))()
     for i, a in enumerate(assumptions):
         arr[i] = a.ast
-    return z3.CheckSatResult(z3.Z3_solver_check_assumptions(ctx.ref(), s.solver, len(assumptions), arr))
+    return z3.CheckSatResult(z3.Z3_solver_check_assumptions(s.ctx.ref(), s.solver, len(assumptions), arr))
 
 
 def add_all(s: z3.Solver, forms) -> None:
     """`s.add(*forms)` without the API's per-formula cast (as `check_assuming`): Houdini asserts a guarded
     formula per candidate in each round, two thousand on Verisec's bind rrextract, where the casts cost as much
     as asserting."""
-    ctx = s.ctx
     forms = list(forms)
-    if not all(isinstance(f, z3.BoolRef) and f.ctx is ctx for f in forms):
+    if not _bools_of(s, forms):
         s.add(*forms)
         return
-    ref = ctx.ref()
+    ref = s.ctx.ref()
     for f in forms:
         z3.Z3_solver_assert(ref, s.solver, f.ast)
 
