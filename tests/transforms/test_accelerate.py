@@ -517,3 +517,47 @@ def test_paths_that_cannot_be_accelerated_do_not_use_up_max_paths():
     assert len(res.accelerators) == 1, res.notes
     acc, = res.accelerators.values()
     assert "y: offset" in acc.describe, res.notes
+
+
+def lookahead_program(bound: int = 20):
+    """`if (c != 5) { c = i; i += 1 } else i += 2`: the path's guard reads the c the previous iteration wrote
+    (a scanner's lookahead character, Verisec's prescan), so iteration 0 tests the c from before the loop and
+    iteration k >= 1 tests i0 + k - 1."""
+    p = Prog("lookahead")
+    ch, i = p.var("c", I32), p.var("i", I32)
+    p.havoc(ch, i)
+    with p.while_(lt(i, c(bound))):
+        with p.if_(ne(ch, c(5))) as els:
+            p.assign(ch, i)
+            p.assign(i, add(i, c(1)))
+            els()
+            p.assign(i, add(i, c(2)))
+    p.assert_(ne(i, c(17)))
+    return p.build()
+
+
+def test_a_guard_on_the_previous_iterations_value_is_taken_on_it():
+    notes = notes_of(lookahead_program())
+    assert "c: last iteration, i: offset" in notes and "previous iteration" not in notes, notes
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_runs_through_a_lookahead_branch_are_runs_of_the_original(seed):
+    assert check_runs_map_back(lookahead_program(), 30, seed) > 0
+
+
+def test_a_lookahead_branch_takes_exactly_the_iterations_the_original_can():
+    """From c = 0, i = 3 the original takes the path 3 times (c becomes 3, 4, 5; the 4th test sees c = 5):
+    the branch with n = 3 runs, with n = 4 it is blocked. Both directions, so the split guard is neither
+    weaker (not an under-approximation) nor stronger (bugs behind it missed) than the n iterations."""
+    t = AccelerateTransform().apply(lookahead_program(), FAST)
+    edge = next(e for e, acc in t.back.accels.items() if "c: last iteration" in acc.describe)
+    count = edge.stmts[0].vars[0]
+    for n, runs in ((3, True), (4, False)):
+        state = {**interp.initial_state(t.program), "c": 0, "i": 3}
+        oracle = interp.InputOracle(t.program, havocs=[n], strict=False)
+        r = try_edge(Evaluator("math"), edge, state, oracle)
+        assert (r.blocked is None) == runs, (n, r.blocked)
+        if runs:
+            after = commit(r)
+            assert (after["c"], after["i"]) == (5, 6) and count.name in after

@@ -60,7 +60,7 @@ from looprover.program.cfa import Assert, Assign, Assume, Edge, Havoc, Program, 
 from looprover.program.expr import (
     BINDERS, FALSE, TRUE, And, ArrayFill, ArrayType, Binary, BoolConst, BoolType, Cast, Compare, ConstArray, Expr,
     ForAll, IntConst, IntType, Ite, Not, Or, Select, Store, Unary, Var, and_, cast, cmp, const, conjuncts,
-    free_vars, ite, not_, rebuild, substitute, transform, walk,
+    free_vars, ite, not_, or_, rebuild, substitute, transform, walk,
 )
 from looprover.program.loops import Loop, analyze_loops
 from looprover.smt.encode import Encoder
@@ -443,16 +443,21 @@ class PathAccelerator:
             for x in _flatten(c_):
                 if x not in atoms:
                     atoms.append(x)
-        reads: set[Var] = set()
-        for x in list(fm.values()) + atoms + [y for ws in fills.values() for pair in ws for y in pair]:
+        reads: set[Var] = set()      # what the values read
+        for x in list(fm.values()) + [y for ws in fills.values() for pair in ws for y in pair]:
             reads |= free_vars(x)
-        if reads & arrays:
-            raise ReadsWhatItWrites(f"the path reads array(s) it writes: {_names(reads & arrays)}")
+        tested: set[Var] = set()     # what the guard reads
+        for x in atoms:
+            tested |= free_vars(x)
+        if (reads | tested) & arrays:
+            raise ReadsWhatItWrites(f"the path reads array(s) it writes: {_names((reads | tested) & arrays)}")
         deps = {v: frozenset(free_vars(fm[v]) & scalars) for v in scalars}
         rec = _recursive(deps)
         nonrec = scalars - rec
-        if reads & nonrec:
-            raise NotAccelerable(f"the path reads the previous iteration's value of {_names(reads & nonrec)}")
+        carried = tested & nonrec
+        if reads & nonrec or any(free_vars(fm[v]) & nonrec or not isinstance(v.type, IntType) for v in carried):
+            raise NotAccelerable(f"the path reads the previous iteration's value of {_names((reads | tested) & nonrec)}")
+        self.carried, self.fm = carried, fm
         if any(isinstance(v.type, BoolType) for v in rec):
             raise NotAccelerable(f"a Boolean depends on itself: {_names(v for v in rec if isinstance(v.type, BoolType))}")
 
@@ -569,14 +574,39 @@ class PathAccelerator:
         return out
 
     # ------------------------------------------------------------------------- the guard
+    def after(self, e: Expr, k: Expr) -> Expr:
+        """`e` at the state after `k` + 1 iterations of the path, where it reads the variables the previous
+        iteration wrote (`carried`): those hold what iteration k wrote (`at` of their values)."""
+        k1 = Binary("+", k, const(1, self.w), self.w)
+        vals = {r: f.at(self.count, k1) for r, f in self.forms.items()}
+        vals.update({v: self.at(self.fm[v], k) for v in self.carried})
+        return transform(e, lambda x: vals.get(occurrence(x)) if occurrence(x) in vals else None)
+
     def _guard(self, atoms: list[Expr], n: Var) -> list[Expr]:
+        """`∀k < n. atom at iteration k`, one constraint per atom where it can. An atom that reads a value the
+        previous iteration wrote (`carried`, a lookahead such as `c` in `if (c != NOCHAR) ...; c = s[p++]`) is
+        taken at iteration 0 on the value before the loop, and at iterations 1..n-1 on the value the one
+        before wrote: exactly the n iterations' conditions."""
         w = self.w
+        one = const(1, w)
         k = self.b.fresh("__lr_k", w, declare=False)
+        own = [a for a in atoms if not free_vars(a) & self.carried]
+        out = self._guard_over([fold(self.at(a, k)) for a in own], k, n)
+        shifted = [a for a in atoms if free_vars(a) & self.carried]
+        if shifted:
+            out += [fold(self.at(a, const(0, w))) for a in shifted]
+            later = self._guard_over([fold(self.after(a, k)) for a in shifted], k, Binary("-", n, one, w))
+            out += [or_(cmp("==", n, one), g) for g in later]
+        return out
+
+    def _guard_over(self, gs: list[Expr], k: Var, n: Expr) -> list[Expr]:
+        """`∀k ∈ [0, n). g` for each g of `gs` (a condition at iteration k), without the quantifier where the
+        module docstring's methods allow; n >= 1."""
+        w = self.w
         zero, one = const(0, w), const(1, w)
         last = Binary("-", n, one, w)
         out: list[Expr] = []
-        for a in atoms:
-            g = fold(self.at(a, k))
+        for g in gs:
             if k not in free_vars(g):
                 out.append(g)
                 self._kind("constant")
@@ -627,7 +657,7 @@ class PathAccelerator:
                 return kind
         return None
 
-    def _membership(self, g: Expr, k: Var, n: Var) -> Expr | None:
+    def _membership(self, g: Expr, k: Var, n: Expr) -> Expr | None:
         """`∀k<n. G(b[i0 ± k])` as `∀j ∈ cells. G(b[j])` when k occurs only in those reads' index."""
         reads = {x for x in walk(g) if isinstance(x, Select) and k in free_vars(x.index)}
         if not reads:
@@ -654,7 +684,7 @@ class PathAccelerator:
         return and_(cmp(">=", lo, const(it.min, w)), cmp("<", hi, const(it.max, w)),
                     ForAll(j, cast(it, lo), cast(it, Binary("+", hi, const(1, w), w)), body))
 
-    def _qe(self, g: Expr, k: Var, n: Var) -> Expr | None:
+    def _qe(self, g: Expr, k: Var, n: Expr) -> Expr | None:
         """z3's quantifier elimination of `∀k. 0 <= k < n ⇒ g` over the integers, read back as an expression."""
         from looprover.smt.mbp import QEError, eliminate_quantifiers
         if any(isinstance(x, (Select, Store, ArrayFill, ForAll)) for x in walk(g)):
@@ -665,11 +695,11 @@ class PathAccelerator:
                 if lin is None or not isinstance(fold(lin[0]), IntConst):
                     return None
         enc = Encoder(None, bitvector=False)
-        vs = free_vars(g) | {n}
+        vs = free_vars(g) | free_vars(n)
         env = _env(enc, vs)
         kz = env[k.name]
         body = enc.expr(g, env)
-        f = z3.ForAll([kz], z3.Implies(z3.And(kz >= 0, kz < env[n.name]), body))
+        f = z3.ForAll([kz], z3.Implies(z3.And(kz >= 0, kz < enc.expr(n, env)), body))
         try:
             res = eliminate_quantifiers(f, deadline=Deadline.after(self.b.timeout_ms() / 1000))
         except (QEError, z3.Z3Exception):

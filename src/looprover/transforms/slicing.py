@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from looprover.evidence.deep import PlanSeq, run_counterexample
 from looprover.evidence.proofs import Proof, TransformedProof
 from looprover.program.cfa import Assert, Assign, Assume, Edge, Havoc, Program, Stmt
 from looprover.program.expr import Expr, Var, free_vars
@@ -265,11 +266,26 @@ class SameEdges(RunOnInputs):
 
     Where the original cannot follow the trace (a loop the slice left early because its condition was dropped,
     while the original runs it 100,000 times first), the original is run on the trace's inputs
-    (`RunOnInputs`)."""
+    (`RunOnInputs`). A run too long to store (`evidence.deep.RunCounterexample`) that knows every havoc value
+    of its run (`plan`: an accelerated one) is run again on the original with those values, a run as long as
+    the slice's, and keeps them, compressed, as its own."""
 
     def trace(self, cex: Counterexample, original: Program, budget: float) -> Counterexample | None:
-        mapped = None if getattr(cex, "omitted", 0) else self._mapped(cex, original)
+        if getattr(cex, "omitted", 0):
+            mapped = self._rerun(cex, original)
+        else:
+            mapped = self._mapped(cex, original)
         return mapped if mapped is not None else super().trace(cex, original, budget)
+
+    @staticmethod
+    def _rerun(cex: Counterexample, original: Program) -> Counterexample | None:
+        plan = getattr(cex, "plan", None)
+        if plan is None:
+            return None
+        run, _ = run_counterexample(original, cex.initial, PlanSeq(plan), False, getattr(cex, "length", 0) + 100)
+        if run is not None:
+            run.plan = list(plan)
+        return run
 
     def _mapped(self, cex: Counterexample, original: Program) -> Counterexample | None:
         ev = Evaluator("math")
