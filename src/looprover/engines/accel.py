@@ -8,12 +8,13 @@ program proves nothing, and the engine declares FALSE only. Branches whose guard
 second stage (`stages`). No confirming engine: the expansion is exact, a
 counterexample that does not replay is a bug in the transform, not a hint.
 
-The loops are accelerated on the program sliced to its assertions first (`OnSlice`): a buffer the program only
-writes (the output of a copy loop, whose bounds the assertions check but whose contents nothing reads) would
-otherwise become an array fill, a z3 lambda, in every accelerated branch, and BMC's queries on it ran from one
-second to over a minute on the same program, as z3's instantiations happened to go (Verisec mime_fromqp at
-BASE_SZ 1000). A counterexample of the slice is replayed on the program; one that does not replay (a path a
-dropped branch condition opened) leaves the time left to acceleration of the program itself.
+A program with an array it writes and never reads (the output of a copy loop, whose bounds the assertions check
+but whose contents nothing reads) has its loops accelerated on its slice to the assertions (`OnSlice`), which
+drops those writes: otherwise each becomes an array fill, a z3 lambda, in every accelerated branch, and BMC's
+queries on it ran from one second to over a minute on the same program, as z3's instantiations happened to go
+(Verisec mime_fromqp at BASE_SZ 1000). A counterexample of the slice is replayed on the program; one that does
+not replay (a path a dropped branch condition opened), or a run too long to run again in the time left, leaves
+that time to acceleration of the program itself.
 """
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ from typing import Any, ClassVar
 from looprover.engines.base import Run, Task
 from looprover.engines.bmc import BMC
 from looprover.engines.transformed import OnSlice, TransformThenEngine
-from looprover.program.cfa import Program
+from looprover.program.cfa import Assert, Assign, Assume, Program
+from looprover.program.expr import ArrayType, Store, free_vars
 from looprover.transforms.accelerate import AccelerateTransform, AccelOptions
 from looprover.transforms.base import Transformed
 from looprover.verdict import Verdict
@@ -48,7 +50,7 @@ class Accel(TransformThenEngine):
     slice_first: ClassVar[bool] = True
 
     def solve(self, program: Program, task: Task, run: Run) -> Verdict:
-        if not self.slice_first:
+        if not self.slice_first or not write_only_arrays(program):
             return super().solve(program, task, run)
         return OnSlice(_AccelOfProgram()).solve(program, task, run)
 
@@ -66,6 +68,27 @@ class Accel(TransformThenEngine):
         own: AccelOptions = super().settings(run)
         left = run.deadline.left()
         return dataclasses.replace(own, deadline=run.deadline.cap(left * TRANSFORM_SHARE))
+
+
+def write_only_arrays(program: Program) -> set[str]:
+    """The arrays `program` writes and never reads: `a = Store(a, i, v)` reads the indices and values it
+    stores, not a's cells."""
+    written: set[str] = set()
+    read: set[str] = set()
+    for e in program.edges:
+        for st in e.stmts:
+            exprs = [st.rhs] if isinstance(st, Assign) else [st.cond] if isinstance(st, (Assume, Assert)) else []
+            if isinstance(st, Assign) and isinstance(st.lhs.type, ArrayType):
+                written.add(st.lhs.name)
+                rhs, exprs = st.rhs, []
+                while isinstance(rhs, Store):
+                    exprs += [rhs.index, rhs.value]
+                    rhs = rhs.array
+                if rhs != st.lhs:
+                    exprs.append(rhs)
+            for x in exprs:
+                read |= {v.name for v in free_vars(x) if isinstance(v.type, ArrayType)}
+    return written - read
 
 
 class _AccelOfProgram(Accel):

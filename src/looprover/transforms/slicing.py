@@ -268,23 +268,22 @@ class SameEdges(RunOnInputs):
     while the original runs it 100,000 times first), the original is run on the trace's inputs
     (`RunOnInputs`). A run too long to store (`evidence.deep.RunCounterexample`) that knows every havoc value
     of its run (`plan`: an accelerated one) is run again on the original with those values, a run as long as
-    the slice's, and keeps them, compressed, as its own."""
+    the slice's, if the budget allows that many steps (a compiled one of 10^8 edges is not), and keeps them,
+    compressed, as its own."""
 
     def trace(self, cex: Counterexample, original: Program, budget: float) -> Counterexample | None:
-        if getattr(cex, "omitted", 0):
-            mapped = self._rerun(cex, original)
-        else:
-            mapped = self._mapped(cex, original)
+        if getattr(cex, "omitted", 0) and getattr(cex, "plan", None) is not None:
+            return self._rerun(cex, original, budget)
+        mapped = None if getattr(cex, "omitted", 0) else self._mapped(cex, original)
         return mapped if mapped is not None else super().trace(cex, original, budget)
 
-    @staticmethod
-    def _rerun(cex: Counterexample, original: Program) -> Counterexample | None:
-        plan = getattr(cex, "plan", None)
-        if plan is None:
+    def _rerun(self, cex: Counterexample, original: Program, budget: float) -> Counterexample | None:
+        steps = getattr(cex, "length", 0) + 100
+        if steps > min(self.MAX_STEPS, self.STEPS_PER_SECOND * max(budget, 0.0)):
             return None
-        run, _ = run_counterexample(original, cex.initial, PlanSeq(plan), False, getattr(cex, "length", 0) + 100)
+        run, _ = run_counterexample(original, cex.initial, PlanSeq(cex.plan), False, steps)
         if run is not None:
-            run.plan = list(plan)
+            run.plan = list(cex.plan)
         return run
 
     def _mapped(self, cex: Counterexample, original: Program) -> Counterexample | None:
