@@ -104,16 +104,8 @@ class _EdgeSolver:
             s.pop()
 
 
-ARRAY_CELLS = (0, 0, 1, 2, 3)   # how many cells of a random array differ from its default (one picked) ...
-ARRAY_SPAN = 8                  # ... at indices below this,
-ZERO_CELL = 0.4                 # each a 0 with this chance
-
-
 def _random_value(rng: random.Random, t, consts: list[int] | None = None) -> Any:
-    """A random value of type `t`; one of `consts` (wrapped into `t`), when given, for an integer. An array
-    has a random default and, in most, a few other cells near the start, often 0: a uniform buffer of a
-    thousand cells is a string no short run gets to the end of, and the loops after its copy or scan got
-    samples only where the cells were all 0 (a scan's candidate `s[i] == 0` then held in every sample)."""
+    """A random value of type `t`; one of `consts` (wrapped into `t`), when given, for an integer."""
     if isinstance(t, BoolType):
         return rng.random() < 0.5
     if isinstance(t, IntType) and consts:
@@ -126,11 +118,7 @@ def _random_value(rng: random.Random, t, consts: list[int] | None = None) -> Any
         if r < 0.85:
             return rng.choice([t.min, t.max, t.min + 1, t.max - 1])
         return rng.randint(t.min, t.max)
-    arr = ArrayValue(_random_value(rng, t.elem, consts))
-    for _ in range(rng.choice(ARRAY_CELLS)):
-        zero = isinstance(t.elem, IntType) and rng.random() < ZERO_CELL
-        arr.cells[rng.randint(0, ARRAY_SPAN - 1)] = 0 if zero else _random_value(rng, t.elem, consts)
-    return arr
+    return ArrayValue(_random_value(rng, t.elem, consts))
 
 
 LONG_RUNS = 2              # runs for the points no short run reached ...
