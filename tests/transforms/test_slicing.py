@@ -13,12 +13,12 @@ from looprover.engines.transformed import OnSlice
 from looprover.evidence.proofs import TransformedProof
 from looprover.evidence.recheck import evidence_failure
 from looprover.program.cfa import Assert, Assign, Assume, Edge, Havoc, ProgramBuilder
-from looprover.program.expr import I32, BoolType, IntType
+from looprover.program.expr import I32, U8, BoolType, IntType, cast
 from looprover.program.interp import Evaluator, InputOracle, Oracle, UndefinedBehavior, commit, run, try_edge
 from looprover.transforms.slicing import control_dependences, slice_program
 from looprover.verdict import Status
 
-from helpers.progdsl import Prog, add, c, eq, ge, lt, ne
+from helpers.progdsl import Prog, add, c, eq, ge, gt, le, lt, ne
 from helpers.randprog import random_program
 
 
@@ -220,3 +220,37 @@ def test_the_wrapper_refuses_what_its_engine_refuses():
     assert get_engine("termination").refuses(task, run_) is not None
     assert OnSlice(get_engine("termination")).refuses(task, run_) == get_engine("termination").refuses(task, run_)
     assert OnSlice(get_engine("bmc")).refuses(task, run_) is None
+
+
+def _parting_paths(u8_loop: bool):
+    """`havoc x, t; if (t > 0) havoc u; havoc w; while (w <= 255) havoc w; i counts to 300; assert(x != 1000)`
+    with w a u8, the w loop never ends (found by a review): the slice drops the branch and the loop's condition,
+    so its runs may take `havoc u` where the program does not, and leave the w loop. With `u8_loop` False, w is
+    an int and the loop ends at a w above 255."""
+    p = Prog("parting")
+    x, t, u, i = (p.var(n, I32) for n in ("x", "t", "u", "i"))
+    w = p.var("w", U8 if u8_loop else I32)
+    p.havoc(x, t)
+    with p.if_(gt(t, c(0))):
+        p.havoc(u)
+    p.havoc(w)
+    with p.while_(le(cast(I32, w), c(255))):
+        p.havoc(w)
+    p.assign(i, c(0))
+    with p.while_(lt(i, c(300))):
+        p.assign(i, add(i, c(1)))
+    p.assert_(ne(x, c(1000)))
+    return p.build()
+
+
+def test_a_deep_slice_run_reruns_on_the_program_only_with_values_of_each_havocs_type():
+    """The slice run's plan [x = 1000, t = 0, u = 300, w = 7] on the program (t = 0: no `havoc u`) gives w the
+    value 300. For a u8 w that is no value a havoc can give: the rerun is refused, as the program never gets
+    past the w loop. For an int w it is a run the program can make, and a real violation."""
+    from looprover.evidence.deep import RunCounterexample
+    from looprover.transforms.slicing import SameEdges
+    plan = [1000, 0, 300, 7]
+    for u8_loop, real in ((True, False), (False, True)):
+        cex = RunCounterexample([], [], {}, True, None, None, length=700, omitted=500, omitted_at=100, plan=plan)
+        rerun = SameEdges().trace(cex, _parting_paths(u8_loop), 10.0)
+        assert (rerun is not None and rerun.validated) == real, u8_loop

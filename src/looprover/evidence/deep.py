@@ -113,9 +113,11 @@ def run_from_model(program: Program, sys, model, prefix: int, depth: int, bitvec
 
 
 def run_counterexample(program: Program, initial: dict[str, Any], havocs: Sequence[Any], bitvector: bool,
-                       max_steps: int) -> tuple[RunCounterexample | None, str]:
-    """Run the program from `initial` with the prefix `havocs`; a validated counterexample or (None, why not)."""
-    oracle = InputOracle(program, havocs=havocs)
+                       max_steps: int, typed: bool = False) -> tuple[RunCounterexample | None, str]:
+    """Run the program from `initial` with the prefix `havocs`; a validated counterexample or (None, why not).
+    `typed`: the havoc values were recorded on another program and must each be a value of the havoc's type
+    (`InputOracle`)."""
+    oracle = InputOracle(program, havocs=havocs, typed=typed)
     res = run(program, oracle, initial, max_steps=max_steps, signed_overflow="wrap" if bitvector else "math")
     if res.outcome != "violation":
         return None, f"the run from the found initial state ended with '{res.outcome}' after {res.steps} edges"

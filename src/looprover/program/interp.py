@@ -255,6 +255,16 @@ class Evaluator:
         raise TypeError(op)
 
 
+def is_value_of(val: Value, t) -> bool:
+    """Is `val` a value of type `t` (a bounded integer in its range, a Boolean, an array of such cells)?"""
+    if isinstance(t, BoolType):
+        return isinstance(val, bool)
+    if isinstance(t, IntType):
+        return isinstance(val, int) and not isinstance(val, bool) and (not t.bounded or t.min <= val <= t.max)
+    return isinstance(val, ArrayValue) and is_value_of(val.default, t.elem) and all(
+        is_value_of(k, t.index) and is_value_of(x, t.elem) for k, x in val.cells.items())
+
+
 def default_value(t) -> Value:
     if isinstance(t, BoolType):
         return False
@@ -285,12 +295,16 @@ class InputOracle(Oracle):
     out too) and every other havoc reads its type's default, as a compiled test harness does
     (`__VERIFIER_nondet_*()` returns the next input, uninitialised memory is 0), but for an allocation's success
     flag, which is true (its malloc succeeds). With `strict`, running out of
-    recorded havocs is an error instead: a replay must follow its trace exactly. `read()` lists the values the
-    `nondet` scalars took, i.e. the inputs a harness for this run needs.
+    recorded havocs is an error instead: a replay must follow its trace exactly. With `typed`, a recorded value
+    that is not one of its variable's type is undefined behaviour (the run stops): values recorded on another
+    program's path (a slice's) may land in other havocs when the paths part, and a run from a state no havoc
+    can produce proves nothing, while one whose every value is legal is a run of the program. `read()` lists
+    the values the `nondet` scalars took, i.e. the inputs a harness for this run needs.
     """
 
     def __init__(self, program: Program, inputs: Sequence[Value] = (), havocs: Sequence[Value] = (),
-                 strict: bool = False):
+                 strict: bool = False, typed: bool = False):
+        self.typed = typed
         self.kinds = {n: i.kind for n, i in program.variables.items()}
         self.inputs = list(inputs)
         # a lazy sequence (an accelerated run's compressed havoc plan, `evidence.deep.PlanSeq`) is read in place
@@ -306,6 +320,8 @@ class InputOracle(Oracle):
         if self.pos < len(self.havocs):
             val = self.havocs[self.pos]
             self.pos += 1
+            if self.typed and not is_value_of(val, v.type):
+                raise UndefinedBehavior(f"recorded havoc value {val!r} is no value of {v.name}'s type {v.type}")
             if isinstance(val, ArrayValue):
                 val = val.copy()
         elif self.strict:

@@ -269,7 +269,9 @@ class SameEdges(RunOnInputs):
     (`RunOnInputs`). A run too long to store (`evidence.deep.RunCounterexample`) that knows every havoc value
     of its run (`plan`: an accelerated one) is run again on the original with those values, a run as long as
     the slice's, if the budget allows that many steps (a compiled one of 10^8 edges is not), and keeps them,
-    compressed, as its own."""
+    compressed, as its own. Where the original's path parts from the slice's, the values go to other havocs:
+    each must then be a value of its havoc's type (`typed`), so that the run, whatever path it takes, is one the
+    program can make; at a nondeterministic branch the run stops."""
 
     def trace(self, cex: Counterexample, original: Program, budget: float) -> Counterexample | None:
         if getattr(cex, "omitted", 0) and getattr(cex, "plan", None) is not None:
@@ -281,7 +283,7 @@ class SameEdges(RunOnInputs):
         steps = getattr(cex, "length", 0) + 100
         if steps > min(self.MAX_STEPS, self.STEPS_PER_SECOND * max(budget, 0.0)):
             return None
-        run, _ = run_counterexample(original, cex.initial, PlanSeq(cex.plan), False, steps)
+        run, _ = run_counterexample(original, cex.initial, PlanSeq(cex.plan), False, steps, typed=True)
         if run is not None:
             run.plan = list(cex.plan)
         return run
