@@ -260,7 +260,7 @@ def is_value_of(val: Value, t) -> bool:
     if isinstance(t, BoolType):
         return isinstance(val, bool)
     if isinstance(t, IntType):
-        return isinstance(val, int) and not isinstance(val, bool) and (not t.bounded or t.min <= val <= t.max)
+        return isinstance(val, int) and not isinstance(val, bool) and t.contains(val)
     return isinstance(val, ArrayValue) and is_value_of(val.default, t.elem) and all(
         is_value_of(k, t.index) and is_value_of(x, t.elem) for k, x in val.cells.items())
 
