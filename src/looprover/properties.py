@@ -56,6 +56,7 @@ UNMODELLED_MEMTRACK = "unmodelled-memtrack"
 UNMODELLED_HEAP = "unmodelled-heap"
 UNMODELLED_REFUSED = "unmodelled-refused"
 UNMODELLED_VOID = "unmodelled-void"
+UNMODELLED_OVERLAP = "unmodelled-overlap"
 UNMODELLED = {
     # `frontend/c/main_args.py`
     UNMODELLED_ARGV: "an element of argv past the argument strings that have objects in the model",
@@ -102,6 +103,8 @@ UNMODELLED = {
     UNMODELLED_VOID: "a use of a void * (a conversion to another pointer type, a memset or memcpy, arithmetic) "
                      "that may point into an object whose elements are not of the type the use reads (the bytes "
                      "of a struct or of a wider integer)",
+    # `frontend/c/format_functions.py`: C11 7.21.6.6p2 leaves copying between overlapping objects undefined
+    UNMODELLED_OVERLAP: "a sprintf or snprintf whose %s argument points into the object it writes",
 }
 
 # properties the engines can check (others are recognised and reported as unsupported)

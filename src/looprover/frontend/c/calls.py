@@ -14,8 +14,8 @@ from looprover.frontend.c import clang_api as capi
 from looprover.frontend.c.ctype import OFF, CBool, CInt, CPtr, CVoid, is_char
 from looprover.frontend.c.cursors import INCDEC_OPS, TK, K, base_decl, called_function, children
 from looprover.frontend.c.known_functions import (
-    ASSERT_FAILURES, ASSUME_FUNCTIONS, INPUT_FUNCTIONS, NONDET_TYPES, OUTPUT_FUNCTIONS, TERMINATING_FUNCTIONS,
-    nondet_suffix,
+    ASSERT_FAILURES, ASSUME_FUNCTIONS, FORMAT_FUNCTIONS, INPUT_FUNCTIONS, NONDET_TYPES, OUTPUT_FUNCTIONS,
+    TERMINATING_FUNCTIONS, nondet_suffix,
 )
 from looprover.frontend.c.byte_functions import BYTE_FUNCTIONS
 from looprover.frontend.c.heap import ALLOCATORS
@@ -117,6 +117,8 @@ class CallMixin(LoweringState):
             return self.input_call(c, name, args, want)
         if name in OUTPUT_FUNCTIONS and ref.get_definition() is None:
             return self.output_call(c, name, args, want)
+        if name in FORMAT_FUNCTIONS and ref.get_definition() is None:
+            return self.format_call(c, name, args, want)
         if name in BYTE_FUNCTIONS and ref.get_definition() is None:
             return self.byte_function_call(c, name, args, want)
         if name in ALLOCATORS and ref.get_definition() is None:

@@ -21,6 +21,8 @@ OUTPUT_FUNCTIONS = {
     "printf": (0, (), None), "fprintf": (1, (), 0), "puts": (None, (0,), None), "fputs": (None, (0,), 1),
     "putchar": (None, (), None), "putc": (None, (), 1), "fputc": (None, (), 1), "fflush": (None, (), 0),
 }
+# <stdio.h>'s formatting into memory (`format_functions.py`): name -> index of the format argument
+FORMAT_FUNCTIONS = {"sprintf": 1, "snprintf": 2}
 
 # SV-COMP: `__VERIFIER_nondet_X()` returns an arbitrary value of type X, whatever the program declares.
 # (bits, signed); "long" means the data model's long; None: _Bool.

@@ -55,6 +55,7 @@ from looprover.frontend.c.input_functions import InputFunctionsMixin, reseeded
 from looprover.frontend.c.lvalues import LValueMixin
 from looprover.frontend.c.memory import idx_const
 from looprover.frontend.c.main_args import MainArgsMixin
+from looprover.frontend.c.format_functions import FormatFunctionsMixin
 from looprover.frontend.c.output_functions import OutputFunctionsMixin
 from looprover.frontend.c.object_ids import narrowed, resolved_ids
 from looprover.frontend.c.parse import Parsed
@@ -85,8 +86,8 @@ class Relower(Exception):
 
 
 class Lowerer(StatementMixin, ExpressionMixin, CallMixin, FunctionPointerMixin, InputFunctionsMixin,
-              OutputFunctionsMixin, ByteFunctionsMixin, HeapMixin, VoidPointerMixin, MemtrackMixin, MainArgsMixin,
-              LValueMixin, SideEffectMixin, InitialiserMixin, StorageMixin):
+              OutputFunctionsMixin, FormatFunctionsMixin, ByteFunctionsMixin, HeapMixin, VoidPointerMixin,
+              MemtrackMixin, MainArgsMixin, LValueMixin, SideEffectMixin, InitialiserMixin, StorageMixin):
     """The lowering of one translation unit, composed from one mixin per responsibility over the shared
     `LoweringState`; `run` lowers main (inlining every call) and the static initialisers, then simplifies the
     CFA."""

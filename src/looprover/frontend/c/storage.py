@@ -17,14 +17,14 @@ from looprover.frontend.c.cursors import (
     ARRAY_KINDS, FUNCTION_KINDS, K, called_function, children, designated, is_array_decay, pointee_member,
     strip_implicit, strip_parens,
 )
-from looprover.frontend.c.known_functions import OUTPUT_FUNCTIONS, TERMINATING_FUNCTIONS
+from looprover.frontend.c.known_functions import FORMAT_FUNCTIONS, OUTPUT_FUNCTIONS, TERMINATING_FUNCTIONS
 from looprover.frontend.c.memory import FUNCTION_ID_BASE, LV, Cell, Obj, idx_const, single
 from looprover.frontend.c.state import Frame, LoweringState
 from looprover.program.cfa import Assign
 from looprover.program.expr import BOOL, FALSE, TRUE, Binary, Expr, IntConst, Var
 
 # functions (without a body) whose string literal arguments need no objects
-_LITERALS_UNUSED = TERMINATING_FUNCTIONS | OUTPUT_FUNCTIONS.keys()
+_LITERALS_UNUSED = TERMINATING_FUNCTIONS | OUTPUT_FUNCTIONS.keys() | FORMAT_FUNCTIONS.keys()
 
 
 class StorageMixin(LoweringState):
@@ -70,7 +70,8 @@ class StorageMixin(LoweringState):
                             and ref.get_definition() is None:
                         # `__assert_fail("0", "file.c", ...)` in every SV-COMP reach_error: the arguments are
                         # not used (`calls.py`); printf's literals are read without objects
-                        # (`output_functions.py`); and literal objects would give the program arrays
+                        # (`output_functions.py`), sprintf's copied from their bytes (`format_functions.py`); and
+                        # literal objects would give the program arrays
                         stack += [(a, c) for a in children(c)[1:] if strip_implicit(a).kind != K.STRING_LITERAL]
                         continue
                     if ref is not None and ref.kind == K.FUNCTION_DECL and ref not in seen_refs:
